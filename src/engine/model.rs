@@ -1,0 +1,101 @@
+//! The interface between a system under verification and the checker.
+//!
+//! A [`Model`] is a transition system: initial states, the actions enabled in a state, the
+//! state an action leads to, and named [`Property`]s to check. The engine never looks inside a
+//! state; it only asks the model for the state's canonical byte encoding, which it fingerprints
+//! (or stores whole in exact mode).
+
+use std::fmt::Debug;
+
+/// When a [`Property`]'s condition must hold for the model to be correct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expectation {
+    /// A safety invariant: the condition holds in every reachable state. A reachable state where
+    /// it fails is a violation, reported with the path that reaches it.
+    Always,
+    /// A reachability goal: the condition holds in at least one reachable state. The first such
+    /// state found is reported as an example; an exhaustive search that finds none is a failure.
+    Sometimes,
+}
+
+/// A named condition over states, checked by the engine in every state it stores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Property {
+    /// The user-facing name, used in reports and traces.
+    pub name: String,
+    /// Whether the condition must hold always or sometimes.
+    pub expectation: Expectation,
+}
+
+impl Property {
+    /// A safety invariant named `name`.
+    pub fn always(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            expectation: Expectation::Always,
+        }
+    }
+
+    /// A reachability goal named `name`.
+    pub fn sometimes(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            expectation: Expectation::Sometimes,
+        }
+    }
+}
+
+/// A transition system the engine can explore.
+///
+/// Implementations must be deterministic: the same state and action always give the same next
+/// state, and `actions` lists the enabled actions in the same order every time. Counterexamples
+/// are replayed through these functions, so nondeterminism would make them unreplayable.
+///
+/// The hot path is `actions`, `next_state`, `encode` and `holds`: they should not allocate beyond
+/// the returned state, take locks or format text.
+pub trait Model: Sync {
+    /// A state of the system. Cloned when a path is replayed or work moves between threads.
+    type State: Clone + Send + Sync + Debug;
+    /// One transition: one atomic step of the system.
+    type Action: Clone + Send + Sync + Debug;
+
+    /// The states the system may start in.
+    fn init_states(&self) -> Vec<Self::State>;
+
+    /// Appends the actions enabled in `state` to `actions` (which the caller has cleared).
+    fn actions(&self, state: &Self::State, actions: &mut Vec<Self::Action>);
+
+    /// The state reached by taking `action` in `state`, or `None` when the action turns out to
+    /// change nothing worth exploring (the engine then treats it as not taken).
+    fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
+
+    /// Writes the canonical byte encoding of `state` to `out` (which the caller has cleared).
+    /// Two states that behave the same must encode to the same bytes and different states to
+    /// different bytes: the engine identifies states by these bytes alone.
+    fn encode(&self, state: &Self::State, out: &mut Vec<u8>);
+
+    /// The properties to check, in a fixed order; [`Model::holds`] takes an index into it.
+    fn properties(&self) -> Vec<Property>;
+
+    /// Whether property number `property` (an index into [`Model::properties`]) holds in `state`.
+    fn holds(&self, property: usize, state: &Self::State) -> bool;
+
+    /// Whether a state without enabled actions is an error (a deadlock, or SPIN's "invalid end
+    /// state") unless [`Model::is_valid_end_state`] accepts it. Off by default.
+    fn checks_deadlock(&self) -> bool {
+        false
+    }
+
+    /// Whether `state`, which has no enabled actions, is an acceptable place for the system to
+    /// stop. Only consulted when [`Model::checks_deadlock`] is on.
+    fn is_valid_end_state(&self, _state: &Self::State) -> bool {
+        true
+    }
+
+    /// A one-line, human-readable description of `action` taken in `state`, for traces. Only
+    /// called when a trace is printed, never during the search.
+    fn describe_action(&self, _state: &Self::State, action: &Self::Action) -> String {
+        format!("{action:?}")
+    }
+}

@@ -1,0 +1,6 @@
+//! kivi: a parallel explicit-state verifier for Kubernetes cluster configurations.
+//!
+//! The crate is layered; each folder under `src/` is one layer:
+//! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
+
+pub mod engine;
