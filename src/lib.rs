@@ -3,4 +3,9 @@
 //! The crate is layered; each folder under `src/` is one layer:
 //! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
 
+pub mod cluster;
+pub mod controllers;
 pub mod engine;
+pub mod events;
+pub mod input;
+pub mod intents;
