@@ -58,7 +58,7 @@ pub trait Model: Sync {
     /// A state of the system. Cloned when a path is replayed or work moves between threads.
     type State: Clone + Send + Sync + Debug;
     /// One transition: one atomic step of the system.
-    type Action: Clone + Send + Sync + Debug;
+    type Action: Clone + Send + Sync + Debug + PartialEq;
 
     /// The states the system may start in.
     fn init_states(&self) -> Vec<Self::State>;
