@@ -2,5 +2,7 @@
 //!
 //! The crate is layered; each folder under `src/` is one layer:
 //! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
+//! - [`cli`]: the `kivi` command line.
 
+pub mod cli;
 pub mod engine;

@@ -5,11 +5,11 @@
 //! index in the previous level and the action), so a violation found at level `d` yields a
 //! path of exactly `d` steps: the shortest counterexample.
 
-use super::{path_from, Search, Via, POLL_INTERVAL};
+use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
 use crate::engine::stats::WorkerStats;
 use crate::engine::trace::Path;
-use crate::engine::visited::{Insertion, StateKey, VisitedPin, VisitedSet};
+use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -104,7 +104,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let model = search.model;
         let mut pin = search.visited.pin();
         let mut actions = Vec::new();
-        let mut encoding = Vec::new();
+        let mut successors = SuccessorBatch::new();
         let mut found: Vec<Found<M>> = Vec::new();
         let mut countdown = POLL_INTERVAL;
         'chunks: loop {
@@ -128,14 +128,10 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     search.check_end_state(state, || self.path_to(parent, None));
                     continue;
                 }
-                for action in &actions {
-                    let Some(next) = model.next_state(state, action) else {
-                        continue;
-                    };
-                    stats.transitions += 1;
-                    encoding.clear();
-                    model.encode(&next, &mut encoding);
-                    match pin.insert_if_new(StateKey::new(&encoding)) {
+                successors.fill(model, state, &actions, false, &pin);
+                stats.transitions += successors.entries.len() as u64;
+                for (successor, key) in successors.drain() {
+                    match pin.insert_if_new(key) {
                         Insertion::Seen => {}
                         Insertion::Full => {
                             search.record_full();
@@ -144,10 +140,12 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                         Insertion::New => {
                             stats.stored += 1;
                             stats.max_depth = stats.max_depth.max(self.depth + 1);
-                            if !search.check_new_state(&next, || self.path_to(parent, Some(action)))
-                            {
+                            let action = &actions[successor.action];
+                            if !search.check_new_state(&successor.state, || {
+                                self.path_to(parent, Some(action))
+                            }) {
                                 found.push(Found {
-                                    state: next,
+                                    state: successor.state,
                                     link: Link {
                                         parent,
                                         via: Via::Action(action.clone()),

@@ -17,12 +17,12 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, Search, Via, POLL_INTERVAL};
+use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
 use crate::engine::rng::SplitMix64;
 use crate::engine::stats::WorkerStats;
-use crate::engine::visited::{Insertion, StateKey, VisitedPin, VisitedSet};
+use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
 use crossbeam_deque::{Injector, Steal};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,10 +39,13 @@ struct Task<M: Model> {
     via: Via<M::Action>,
 }
 
+/// The path from an initial state to a donated task's parent, shared by its siblings.
+type Ancestors<A> = Arc<[Via<A>]>;
+
 /// A task handed from one worker to another, with the path to its parent.
 struct Donation<M: Model> {
     task: Task<M>,
-    ancestors: Arc<[Via<M::Action>]>,
+    ancestors: Ancestors<M::Action>,
 }
 
 /// Work-sharing state of one depth-first check.
@@ -67,7 +70,7 @@ pub fn explore<M: Model, V: VisitedSet>(
         hungry: AtomicUsize::new(0),
         done: AtomicBool::new(false),
     };
-    let no_ancestors: Arc<[Via<M::Action>]> = Arc::from(Vec::new());
+    let no_ancestors: Ancestors<M::Action> = Arc::from(Vec::new());
     for (index, state) in initial {
         pool.injector.push(Donation {
             task: Task {
@@ -102,7 +105,7 @@ struct Worker<'s, 'm, M: Model, V: VisitedSet> {
     stack: VecDeque<Task<M>>,
     path: Vec<Via<M::Action>>,
     actions: Vec<M::Action>,
-    encoding: Vec<u8>,
+    successors: SuccessorBatch<M>,
     shuffle: Option<SplitMix64>,
     stats: WorkerStats,
 }
@@ -119,7 +122,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             stack: VecDeque::new(),
             path: Vec::new(),
             actions: Vec::new(),
-            encoding: Vec::new(),
+            successors: SuccessorBatch::new(),
             shuffle,
             stats: WorkerStats::default(),
         }
@@ -218,15 +221,12 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         if let Some(rng) = &mut self.shuffle {
             rng.shuffle(&mut self.actions);
         }
-        // Pushed in reverse so that the first action is explored first.
-        for action in self.actions.iter().rev() {
-            let Some(next) = model.next_state(&state, action) else {
-                continue;
-            };
-            self.stats.transitions += 1;
-            self.encoding.clear();
-            model.encode(&next, &mut self.encoding);
-            match pin.insert_if_new(StateKey::new(&self.encoding)) {
+        // Filled in reverse so that the first action ends on top of the stack.
+        self.successors
+            .fill(model, &state, &self.actions, true, pin);
+        self.stats.transitions += self.successors.entries.len() as u64;
+        for (successor, key) in self.successors.drain() {
+            match pin.insert_if_new(key) {
                 Insertion::Seen => {}
                 Insertion::Full => {
                     search.record_full();
@@ -235,8 +235,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                 Insertion::New => {
                     self.stats.stored += 1;
                     self.stats.max_depth = self.stats.max_depth.max(depth + 1);
+                    let action = &self.actions[successor.action];
                     let path = &self.path;
-                    let violates = search.check_new_state(&next, || {
+                    let violates = search.check_new_state(&successor.state, || {
                         path_from(
                             path.iter()
                                 .cloned()
@@ -245,7 +246,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     });
                     if !violates {
                         self.stack.push_back(Task {
-                            state: next,
+                            state: successor.state,
                             depth: depth + 1,
                             via: Via::Action(action.clone()),
                         });
@@ -263,7 +264,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         }
         let count = (self.stack.len() / 2).min(MAX_DONATION);
         pool.outstanding.fetch_add(count, Ordering::SeqCst);
-        let mut ancestors: Option<(u32, Arc<[Via<M::Action>]>)> = None;
+        let mut ancestors: Option<(u32, Ancestors<M::Action>)> = None;
         for _ in 0..count {
             let task = self
                 .stack
@@ -272,8 +273,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             let shared = match &ancestors {
                 Some((depth, shared)) if *depth == task.depth => shared.clone(),
                 _ => {
-                    let shared: Arc<[Via<M::Action>]> =
-                        Arc::from(&self.path[..task.depth as usize]);
+                    let shared: Ancestors<M::Action> = Arc::from(&self.path[..task.depth as usize]);
                     ancestors = Some((task.depth, shared.clone()));
                     shared
                 }

@@ -7,8 +7,9 @@ use super::model::{Expectation, Model};
 use super::options::CheckOptions;
 use super::outcome::{Failure, Incompleteness};
 use super::trace::Path;
-use super::visited::VisitedSet;
+use super::visited::{StateKey, VisitedPin, VisitedSet};
 use parking_lot::Mutex;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -35,6 +36,82 @@ pub fn path_from<A: Clone>(vias: impl IntoIterator<Item = Via<A>>) -> Path<A> {
         }
     }
     Path { init, actions }
+}
+
+/// One successor of the state being expanded, fingerprinted but not yet inserted.
+pub struct Successor<M: Model> {
+    /// The successor state.
+    pub state: M::State,
+    /// Index of the action that leads to it in the expanded state's action list.
+    pub action: usize,
+    fingerprint: u64,
+    encoding: Range<usize>,
+}
+
+/// The successors of one state. They are all computed, encoded and fingerprinted before any
+/// is inserted, and their visited-set lines are prefetched as they are fingerprinted: the
+/// inserts' cache misses then overlap instead of following one another.
+pub struct SuccessorBatch<M: Model> {
+    /// The successors, in the order they should be inserted.
+    pub entries: Vec<Successor<M>>,
+    encodings: Vec<u8>,
+}
+
+impl<M: Model> SuccessorBatch<M> {
+    /// An empty batch; its buffers are reused from one expansion to the next.
+    pub fn new() -> Self {
+        Self {
+            entries: Vec::new(),
+            encodings: Vec::new(),
+        }
+    }
+
+    /// Computes the successors of `state` through `actions`, in reverse order when `reverse`.
+    pub fn fill(
+        &mut self,
+        model: &M,
+        state: &M::State,
+        actions: &[M::Action],
+        reverse: bool,
+        pin: &impl VisitedPin,
+    ) {
+        self.entries.clear();
+        self.encodings.clear();
+        let count = actions.len();
+        for position in 0..count {
+            let action = if reverse {
+                count - 1 - position
+            } else {
+                position
+            };
+            let Some(next) = model.next_state(state, &actions[action]) else {
+                continue;
+            };
+            let start = self.encodings.len();
+            model.encode(&next, &mut self.encodings);
+            let encoding = start..self.encodings.len();
+            let fingerprint = StateKey::new(&self.encodings[encoding.clone()]).fingerprint;
+            pin.prefetch(fingerprint);
+            self.entries.push(Successor {
+                state: next,
+                action,
+                fingerprint,
+                encoding,
+            });
+        }
+    }
+
+    /// Takes the successors out one by one, each with its visited-set key.
+    pub fn drain(&mut self) -> impl Iterator<Item = (Successor<M>, StateKey<'_>)> {
+        let encodings = &self.encodings;
+        self.entries.drain(..).map(move |successor| {
+            let key = StateKey {
+                fingerprint: successor.fingerprint,
+                bytes: &encodings[successor.encoding.clone()],
+            };
+            (successor, key)
+        })
+    }
 }
 
 /// What the workers found, as paths still to be replayed.

@@ -92,6 +92,10 @@ pub trait VisitedSet: Send + Sync {
 
 /// A pinned handle on a [`VisitedSet`], held by one worker.
 pub trait VisitedPin {
+    /// Hints that `fingerprint` will be inserted soon, so its memory can be fetched while the
+    /// worker computes other successors. Does nothing by default.
+    fn prefetch(&self, _fingerprint: u64) {}
+
     /// Inserts `key` unless it is already present.
     fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion;
 }
