@@ -94,7 +94,7 @@ impl Drop for SlotArray {
 
 impl Slots {
     fn new(len: usize) -> Self {
-        debug_assert!(len % SLOTS_PER_LINE == 0 && len >= SLOTS_PER_LINE);
+        debug_assert!(len.is_multiple_of(SLOTS_PER_LINE) && len >= SLOTS_PER_LINE);
         Self {
             slots: SlotArray::zeroed(len),
             lines: len / SLOTS_PER_LINE,
