@@ -4,3 +4,4 @@
 //! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
 
 pub mod engine;
+pub mod scaler;
