@@ -168,7 +168,7 @@ impl Search {
         }
         if violated {
             self.verdicts[index] = Verdict::Violated;
-            if self.first_violation.map_or(true, |first| index < first) {
+            if self.first_violation.is_none_or(|first| index < first) {
                 self.first_violation = Some(index);
             }
         } else {
@@ -182,7 +182,7 @@ impl Search {
     pub fn still_needed(&self, topology: &Topology) -> bool {
         self.positions.get(topology).is_some_and(|&index| {
             self.verdicts[index] == Verdict::Pending
-                && self.first_violation.map_or(true, |first| index < first)
+                && self.first_violation.is_none_or(|first| index < first)
         })
     }
 
@@ -229,7 +229,7 @@ impl Search {
             .next_probe
             .checked_sub(1)
             .and_then(|i| self.probes.get(i).copied());
-        if ramping && last_probe.map_or(true, |p| self.verdicts[p] != Verdict::Pending) {
+        if ramping && last_probe.is_none_or(|p| self.verdicts[p] != Verdict::Pending) {
             if let Some(&probe) = self.probes.get(self.next_probe) {
                 self.next_probe += 1;
                 return Some(probe);
