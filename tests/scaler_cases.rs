@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use kivi::scaler::{
-    enumerate, instantiate, EnumerationOptions, FastFind, Search, Template, Topology,
+    enumerate, instantiate, EnumerationOptions, FastFind, ReportError, Search, Template, Topology,
 };
 use serde_json::Value;
 
@@ -383,4 +383,32 @@ fn topologies_read_like_kivi() {
     );
     assert_eq!(topology.total_nodes(), 3);
     assert_eq!(topology.total_replicas(), 3);
+}
+
+#[test]
+fn search_rejects_stray_verdicts_and_releases_needless_checks() {
+    let template = template("c2", false);
+    let mut search = Search::new(&template, &EnumerationOptions::default(), 4);
+    let batch = search.next_batch();
+    assert_eq!(batch.len(), 4);
+    assert!(search.next_batch().is_empty(), "the window is full");
+    let stray = Topology::new(vec![9], vec![9]);
+    assert_eq!(
+        search.report(&stray, false),
+        Err(ReportError::NotIssued(stray))
+    );
+    search.report(&batch[1], true).unwrap();
+    assert_eq!(
+        search.report(&batch[1], true),
+        Err(ReportError::AlreadyReported(batch[1].clone()))
+    );
+    assert!(search.still_needed(&batch[0]));
+    assert!(!search.still_needed(&batch[2]));
+    assert!(!search.is_finished());
+    assert!(search.next_batch().is_empty(), "nothing after a violation");
+    search.report(&batch[0], false).unwrap();
+    let outcome = search.outcome().expect("finished");
+    assert_eq!(outcome.violation.as_ref(), Some(&batch[1]));
+    assert_eq!(outcome.position, Some(2));
+    assert!(outcome.guaranteed_minimal);
 }

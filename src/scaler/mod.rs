@@ -5,7 +5,7 @@
 //! - [`topology`]: one topology (node and replica counts per type) and Kivi's words for it.
 //! - [`enumeration`]: Kivi's ordered list of topologies up to the confident size.
 //! - [`search`]: the state machine that hands out topologies and takes verdicts.
-//! - [`instantiate`]: the cluster document for one topology.
+//! - [`instantiate`](mod@instantiate): the cluster document for one topology.
 //! - [`error`]: the error for a malformed template.
 
 pub mod enumeration;
