@@ -71,6 +71,9 @@ pub struct Template {
     pub max_pods_per_node: Option<u64>,
 }
 
+/// The path that names the whole document in errors.
+const ROOT: &str = "$";
+
 /// One JSON object being read, with its path for error messages.
 struct Fields<'a> {
     path: String,
@@ -86,7 +89,7 @@ impl<'a> Fields<'a> {
     }
 
     fn child_path(&self, key: &str) -> String {
-        if self.path.is_empty() {
+        if self.path == ROOT {
             key.to_string()
         } else {
             format!("{}.{}", self.path, key)
@@ -245,7 +248,7 @@ impl Template {
     pub fn from_json(document: &Value) -> Result<Template, TemplateError> {
         let root = Fields::of(
             document,
-            String::new(),
+            ROOT.to_string(),
             "give the template as a JSON object",
         )?;
         Fields::of(
