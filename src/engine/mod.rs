@@ -1,1 +1,29 @@
+//! The model-agnostic parallel model checker.
+//!
+//! A [`Model`] describes a transition system; [`check`] explores it with the strategy, thread
+//! count and bounds of [`CheckOptions`] and returns an [`Outcome`]: the [`Verdict`], replayed
+//! counterexamples and [`Statistics`]. Nothing here knows about Kubernetes.
+//!
+//! - [`visited`]: the lock-free fingerprint table and the exact set.
+//! - `search`: depth-first (with work donation and exact termination), swarm and
+//!   level-synchronous breadth-first workers.
+//! - [`trace`]: paths and their replay.
+//! - [`synthetic`]: models with known state counts, for tests and benchmarks.
+
+mod check;
 pub mod model;
+pub mod options;
+pub mod outcome;
+mod rng;
+mod search;
+pub mod stats;
+pub mod synthetic;
+pub mod trace;
+pub mod visited;
+
+pub use check::{check, failure_names};
+pub use model::{Expectation, Model, Property};
+pub use options::{default_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind};
+pub use outcome::{Example, Failure, Incompleteness, Outcome, Verdict, Violation};
+pub use stats::{Statistics, WorkerStats};
+pub use trace::{replay, Path, ReplayError, Step, Trace};

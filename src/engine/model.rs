@@ -58,7 +58,7 @@ pub trait Model: Sync {
     /// A state of the system. Cloned when a path is replayed or work moves between threads.
     type State: Clone + Send + Sync + Debug;
     /// One transition: one atomic step of the system.
-    type Action: Clone + Send + Sync + Debug;
+    type Action: Clone + Send + Sync + Debug + PartialEq;
 
     /// The states the system may start in.
     fn init_states(&self) -> Vec<Self::State>;
@@ -70,7 +70,8 @@ pub trait Model: Sync {
     /// change nothing worth exploring (the engine then treats it as not taken).
     fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
 
-    /// Writes the canonical byte encoding of `state` to `out` (which the caller has cleared).
+    /// Appends the canonical byte encoding of `state` to `out` (which may already hold other
+    /// states' encodings: append, never clear or overwrite).
     /// Two states that behave the same must encode to the same bytes and different states to
     /// different bytes: the engine identifies states by these bytes alone.
     fn encode(&self, state: &Self::State, out: &mut Vec<u8>);

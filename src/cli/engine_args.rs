@@ -1,0 +1,108 @@
+//! Flags that configure the engine, shared by every command that runs a check.
+
+use crate::engine::{CheckOptions, Strategy, VisitedKind};
+use clap::Args;
+use std::time::Duration;
+
+/// How to explore: threads, strategy, bounds, visited set.
+#[derive(Clone, Debug, Args)]
+pub struct EngineArgs {
+    /// Worker threads (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+    /// Exploration order: dfs, bfs (shortest counterexample) or swarm (randomised dfs).
+    #[arg(long, value_enum, default_value = "dfs")]
+    pub strategy: Strategy,
+    /// Seed of the swarm strategy's successor orders.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Do not expand states deeper than this (bounded model checking).
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
+    /// Stop after this many seconds; the result is then incomplete.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+    /// Cap on the visited set's memory, e.g. 512M, 4G (default: a quarter of RAM).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub memory: Option<u64>,
+    /// Store full states instead of 64-bit fingerprints: no chance of missing a state.
+    #[arg(long)]
+    pub exact: bool,
+    /// Report every violated property, not only the first.
+    #[arg(short = 'a', long = "all-violations")]
+    pub all_violations: bool,
+}
+
+impl EngineArgs {
+    /// The engine options these flags describe.
+    pub fn check_options(&self) -> CheckOptions {
+        let defaults = CheckOptions::default();
+        CheckOptions {
+            threads: self.threads.map_or(defaults.threads, |t| t as usize),
+            strategy: self.strategy,
+            visited: if self.exact {
+                VisitedKind::Exact
+            } else {
+                VisitedKind::Fingerprint
+            },
+            depth_limit: self.depth,
+            timeout: self.timeout,
+            memory_budget: self.memory.unwrap_or(defaults.memory_budget),
+            seed: self.seed,
+            all_violations: self.all_violations,
+            cancel: None,
+        }
+    }
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds < 0.0 {
+        return Err(format!("'{text}': give a non-negative number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Parses a byte size with an optional binary unit: `1048576`, `64K`, `512M`, `4G`, `1T`
+/// (`KiB`, `MB`, … are accepted and also mean powers of 1024).
+pub fn parse_memory(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size; write e.g. 512M or 4G"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("'{text}': unknown unit '{unit}'; use K, M, G or T")),
+    };
+    let bytes = value * (1u64 << shift) as f64;
+    if bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}': the size must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_memory;
+
+    #[test]
+    fn parses_sizes_with_units() {
+        assert_eq!(parse_memory("1024"), Ok(1024));
+        assert_eq!(parse_memory("64K"), Ok(64 << 10));
+        assert_eq!(parse_memory("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_memory("1.5G"), Ok(3 << 29));
+        assert!(parse_memory("12X").is_err());
+        assert!(parse_memory("").is_err());
+        assert!(parse_memory("0").is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! The `kivi` command line: clap definitions and dispatch to the subcommands.
+//!
+//! Exit codes: 0 no violation, 1 violation found, 2 usage or input error, 3 incomplete (a
+//! memory, time or depth bound was hit).
+
+mod bench;
+mod engine_args;
+
+pub use engine_args::EngineArgs;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code for usage and input errors.
+pub const EXIT_INPUT_ERROR: i32 = 2;
+
+/// kivi: verify Kubernetes cluster configurations by exploring every interleaving of
+/// controllers and events.
+#[derive(Debug, Parser)]
+#[command(name = "kivi", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Benchmarks: explore synthetic models and print throughput figures.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Parses the command line, runs the command and returns the process exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let code = if error.use_stderr() {
+                EXIT_INPUT_ERROR
+            } else {
+                0
+            };
+            let _ = error.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Bench(command) => command.run(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            EXIT_INPUT_ERROR
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The entry point: run one check of a model.
+
+use super::model::Model;
+use super::options::{CheckOptions, Strategy, VisitedKind};
+use super::outcome::{Example, Failure, Outcome, Violation};
+use super::search::{bfs, dfs, Search};
+use super::stats::Statistics;
+use super::trace::{replay_example, replay_violation, Path, ReplayError};
+use super::visited::{
+    ExactSet, FingerprintTable, Insertion, ShardedFingerprints, StateKey, VisitedPin, VisitedSet,
+};
+use std::time::Instant;
+
+/// Explores `model` as `options` say and returns what was found.
+///
+/// Runs on the caller's thread, and on the current rayon pool's threads when
+/// `options.threads > 1`; it spawns no thread of its own, so many checks can share one pool.
+/// Every counterexample is replayed and re-checked before it is returned; a path that does not
+/// replay is returned as an error.
+pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, ReplayError> {
+    match options.visited {
+        VisitedKind::Fingerprint => check_with(
+            model,
+            options,
+            &FingerprintTable::new(options.memory_budget),
+        ),
+        VisitedKind::Exact => check_with(model, options, &ExactSet::new(options.memory_budget)),
+        VisitedKind::Dashmap => check_with(
+            model,
+            options,
+            &ShardedFingerprints::new(options.memory_budget),
+        ),
+    }
+}
+
+fn check_with<M: Model, V: VisitedSet>(
+    model: &M,
+    options: &CheckOptions,
+    visited: &V,
+) -> Result<Outcome<M>, ReplayError> {
+    let started = Instant::now();
+    let search = Search::new(model, visited, options);
+    let initial = store_initial_states(&search);
+    let initial_count = initial.len() as u64;
+    let workers = if initial.is_empty() || search.stopped() {
+        vec![Default::default(); options.threads.max(1)]
+    } else {
+        match options.strategy {
+            Strategy::Dfs | Strategy::Swarm => dfs::explore(&search, initial),
+            Strategy::Bfs => bfs::explore(&search, initial),
+        }
+    };
+    let elapsed = started.elapsed();
+    let unreached = search.unreached();
+    let (findings, incomplete) = search.into_results();
+    let stats = Statistics::new(initial_count, workers, visited.stats(), elapsed);
+    let violations = findings
+        .violations
+        .into_iter()
+        .map(|(failure, path)| {
+            replay_violation(model, &path, &failure).map(|trace| Violation { failure, trace })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let examples = findings
+        .examples
+        .into_iter()
+        .map(|(property, path)| {
+            replay_example(model, &path, &property).map(|trace| Example { property, trace })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Outcome {
+        violations,
+        examples,
+        unreached,
+        incomplete,
+        stats,
+    })
+}
+
+/// Stores the initial states and checks their properties; returns those still to expand.
+fn store_initial_states<M: Model, V: VisitedSet>(
+    search: &Search<'_, M, V>,
+) -> Vec<(usize, M::State)> {
+    let mut pin = search.visited.pin();
+    let mut encoding = Vec::new();
+    let mut initial = Vec::new();
+    for (index, state) in search.model.init_states().into_iter().enumerate() {
+        encoding.clear();
+        search.model.encode(&state, &mut encoding);
+        match pin.insert_if_new(StateKey::new(&encoding)) {
+            Insertion::Seen => continue,
+            Insertion::Full => {
+                search.record_full();
+                break;
+            }
+            Insertion::New => {}
+        }
+        let path = || Path {
+            init: index,
+            actions: Vec::new(),
+        };
+        if !search.check_new_state(&state, path) {
+            initial.push((index, state));
+        }
+    }
+    initial
+}
+
+/// The failures of `outcome`, by name, for quick assertions and summaries.
+pub fn failure_names<M: Model>(outcome: &Outcome<M>) -> Vec<String> {
+    outcome
+        .violations
+        .iter()
+        .map(|violation| match &violation.failure {
+            Failure::Invariant(name) => name.clone(),
+            Failure::Deadlock => "deadlock".to_string(),
+        })
+        .collect()
+}

@@ -1,0 +1,111 @@
+//! How a check is run: strategy, threads, bounds.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The order in which the state space is explored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Depth-first on every worker, idle workers take work from busy ones.
+    Dfs,
+    /// Level-synchronous breadth-first: the counterexample is a shortest one.
+    Bfs,
+    /// Depth-first, each worker visiting successors in its own seeded random order.
+    Swarm,
+}
+
+/// Which visited set a check uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum VisitedKind {
+    /// 64-bit fingerprints in the lock-free table (the default).
+    Fingerprint,
+    /// Full state encodings: no chance of omission.
+    Exact,
+    /// 64-bit fingerprints in a DashMap (benchmark peer only).
+    Dashmap,
+}
+
+/// A flag that asks a running check to stop; cheap to clone and share.
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    /// A token that has not been cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks every check holding this token to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`CancelToken::cancel`] has been called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything that configures one check.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Worker count; at least 1.
+    pub threads: usize,
+    /// Exploration order.
+    pub strategy: Strategy,
+    /// Visited-set implementation.
+    pub visited: VisitedKind,
+    /// States at this depth are not expanded (bounded model checking).
+    pub depth_limit: Option<u32>,
+    /// Wall-clock limit.
+    pub timeout: Option<Duration>,
+    /// Cap on the visited set's memory, in bytes.
+    pub memory_budget: u64,
+    /// Seed of the swarm strategy's successor orders.
+    pub seed: u64,
+    /// Go on after a violation and report every violating state found.
+    pub all_violations: bool,
+    /// Stops the check early when cancelled (the result is then incomplete).
+    pub cancel: Option<CancelToken>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            threads: num_cpus::get(),
+            strategy: Strategy::Dfs,
+            visited: VisitedKind::Fingerprint,
+            depth_limit: None,
+            timeout: None,
+            memory_budget: default_memory_budget(),
+            seed: 0,
+            all_violations: false,
+            cancel: None,
+        }
+    }
+}
+
+impl CheckOptions {
+    /// The defaults with `threads` workers.
+    pub fn with_threads(threads: usize) -> Self {
+        Self {
+            threads,
+            ..Self::default()
+        }
+    }
+}
+
+/// A quarter of the machine's physical memory (4 GiB where it cannot be read).
+pub fn default_memory_budget() -> u64 {
+    physical_memory().unwrap_or(16 << 30) / 4
+}
+
+fn physical_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

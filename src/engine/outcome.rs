@@ -1,0 +1,159 @@
+//! The result of a check: verdict, counterexamples, statistics.
+
+use super::model::Model;
+use super::stats::Statistics;
+use super::trace::Trace;
+
+/// Why a search stopped before covering the whole state space.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum Incompleteness {
+    /// States at the depth limit were not expanded.
+    DepthLimit {
+        /// The limit.
+        depth: u32,
+    },
+    /// The time limit ran out.
+    Timeout {
+        /// The limit, in seconds.
+        seconds: f64,
+    },
+    /// The visited set reached the memory budget.
+    MemoryBudget {
+        /// The budget, in bytes.
+        budget: u64,
+        /// What the set would have needed to go on growing.
+        needed: u64,
+    },
+    /// The caller cancelled the check.
+    Cancelled,
+}
+
+impl std::fmt::Display for Incompleteness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DepthLimit { depth } => write!(f, "depth limit {depth} reached"),
+            Self::Timeout { seconds } => write!(f, "time limit of {seconds} s reached"),
+            Self::MemoryBudget { budget, needed } => write!(
+                f,
+                "memory budget of {} MiB reached; at least {} MiB are needed to go on (--memory)",
+                budget >> 20,
+                needed.div_ceil(1 << 20)
+            ),
+            Self::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+
+/// What kind of failure a [`Violation`] is.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "property")]
+pub enum Failure {
+    /// An `always` property fails in the last state of the trace.
+    Invariant(String),
+    /// The last state of the trace has no enabled action and is not a valid end state.
+    Deadlock,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invariant(name) => write!(f, "{name}"),
+            Self::Deadlock => write!(f, "deadlock (invalid end state)"),
+        }
+    }
+}
+
+/// A counterexample: a replayed path to a failing state.
+#[derive(Clone, Debug)]
+pub struct Violation<M: Model> {
+    /// What fails.
+    pub failure: Failure,
+    /// How to get there.
+    pub trace: Trace<M>,
+}
+
+/// A witness for a `sometimes` property.
+#[derive(Clone, Debug)]
+pub struct Example<M: Model> {
+    /// The property's name.
+    pub property: String,
+    /// A replayed path to a state where it holds.
+    pub trace: Trace<M>,
+}
+
+/// The overall answer of a check, which decides the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The whole state space was explored and every property holds (exit 0).
+    NoViolation,
+    /// A property fails (exit 1).
+    Violation,
+    /// No violation was found, but a bound cut the search short: not a proof (exit 3).
+    Incomplete,
+}
+
+impl Verdict {
+    /// The process exit code for this verdict.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Self::NoViolation => 0,
+            Self::Violation => 1,
+            Self::Incomplete => 3,
+        }
+    }
+}
+
+/// Everything a check found out.
+#[derive(Clone, Debug)]
+pub struct Outcome<M: Model> {
+    /// Counterexamples, each replayed and re-checked.
+    pub violations: Vec<Violation<M>>,
+    /// Witnesses of `sometimes` properties.
+    pub examples: Vec<Example<M>>,
+    /// `sometimes` properties for which no witness was found.
+    pub unreached: Vec<String>,
+    /// Set when the search did not cover the whole state space.
+    pub incomplete: Option<Incompleteness>,
+    /// Figures of the search.
+    pub stats: Statistics,
+}
+
+impl<M: Model> Outcome<M> {
+    /// The overall answer. An unreached `sometimes` property is a failure only once the
+    /// search was complete.
+    pub fn verdict(&self) -> Verdict {
+        if !self.violations.is_empty() {
+            Verdict::Violation
+        } else if self.incomplete.is_some() {
+            Verdict::Incomplete
+        } else if !self.unreached.is_empty() {
+            Verdict::Violation
+        } else {
+            Verdict::NoViolation
+        }
+    }
+
+    /// A one-line summary of the verdict, qualified by any bound that was hit.
+    pub fn summary(&self) -> String {
+        match (self.verdict(), &self.incomplete) {
+            (Verdict::Violation, _) if !self.violations.is_empty() => {
+                let names: Vec<String> = self
+                    .violations
+                    .iter()
+                    .map(|v| v.failure.to_string())
+                    .collect();
+                format!("violation: {}", names.join(", "))
+            }
+            (Verdict::Violation, _) => {
+                format!("never reached: {}", self.unreached.join(", "))
+            }
+            (_, Some(Incompleteness::DepthLimit { depth })) => {
+                format!("no violation up to depth {depth} (incomplete: deeper states not explored)")
+            }
+            (_, Some(reason)) => format!("no violation found before the search stopped: {reason}"),
+            (_, None) => "no violation".to_string(),
+        }
+    }
+}

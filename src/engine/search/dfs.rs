@@ -1,0 +1,300 @@
+//! Parallel depth-first search with work donation (the `dfs` and `swarm` strategies).
+//!
+//! Every worker runs depth-first on a private stack. The stack holds, for each pending state,
+//! how it was reached (its [`Via`]) and its depth; the worker's current path is the chain of
+//! `Via`s from an initial state to the state being expanded. By the usual property of
+//! depth-first search, every pending state at depth `d` is a child of the current path's node
+//! at depth `d - 1`, so a counterexample is simply the current path plus one step: no parent
+//! log is kept and nothing is stored per state beyond its fingerprint.
+//!
+//! Load balance: a worker that runs dry announces itself as hungry and waits on a shared
+//! injector (crossbeam-deque). Busy workers notice a hungry peer between two expansions and
+//! donate the bottom half of their stack — the shallowest states, with the largest subtrees —
+//! each together with a copy of its ancestor path, so the thief knows how it was reached.
+//!
+//! Termination is exact: one counter holds the number of busy workers plus the number of
+//! donations waiting in the injector. A worker counts itself busy before it tries to take a
+//! donation, so work is always counted somewhere, and the counter reaches zero only when no
+//! state is left anywhere.
+
+use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
+use crate::engine::model::Model;
+use crate::engine::options::Strategy;
+use crate::engine::rng::SplitMix64;
+use crate::engine::stats::WorkerStats;
+use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
+use crossbeam_deque::{Injector, Steal};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most states handed over in one donation.
+const MAX_DONATION: usize = 256;
+
+/// A state waiting on a worker's stack.
+struct Task<M: Model> {
+    state: M::State,
+    depth: u32,
+    via: Via<M::Action>,
+}
+
+/// The path from an initial state to a donated task's parent, shared by its siblings.
+type Ancestors<A> = Arc<[Via<A>]>;
+
+/// A task handed from one worker to another, with the path to its parent.
+struct Donation<M: Model> {
+    task: Task<M>,
+    ancestors: Ancestors<M::Action>,
+}
+
+/// Work-sharing state of one depth-first check.
+struct Pool<M: Model> {
+    injector: Injector<Donation<M>>,
+    /// Busy workers plus donations waiting in the injector.
+    outstanding: AtomicUsize,
+    /// Workers waiting for a donation.
+    hungry: AtomicUsize,
+    done: AtomicBool,
+}
+
+/// Explores from `initial` (initial-state index, state) until the search is exhausted or
+/// stopped, on `search.options.threads` workers; returns each worker's figures.
+pub fn explore<M: Model, V: VisitedSet>(
+    search: &Search<'_, M, V>,
+    initial: Vec<(usize, M::State)>,
+) -> Vec<WorkerStats> {
+    let pool = Pool {
+        injector: Injector::new(),
+        outstanding: AtomicUsize::new(initial.len()),
+        hungry: AtomicUsize::new(0),
+        done: AtomicBool::new(false),
+    };
+    let no_ancestors: Ancestors<M::Action> = Arc::from(Vec::new());
+    for (index, state) in initial {
+        pool.injector.push(Donation {
+            task: Task {
+                state,
+                depth: 0,
+                via: Via::Init(index),
+            },
+            ancestors: no_ancestors.clone(),
+        });
+    }
+    let threads = search.options.threads.max(1);
+    let mut stats = vec![WorkerStats::default(); threads];
+    let (first, rest) = stats.split_first_mut().expect("at least one worker");
+    if rest.is_empty() {
+        *first = Worker::new(search, &pool, 0).run();
+    } else {
+        let pool = &pool;
+        rayon::scope(|scope| {
+            for (offset, slot) in rest.iter_mut().enumerate() {
+                scope.spawn(move |_| *slot = Worker::new(search, pool, offset + 1).run());
+            }
+            *first = Worker::new(search, pool, 0).run();
+        });
+    }
+    stats
+}
+
+/// One depth-first worker.
+struct Worker<'s, 'm, M: Model, V: VisitedSet> {
+    search: &'s Search<'m, M, V>,
+    pool: &'s Pool<M>,
+    stack: VecDeque<Task<M>>,
+    path: Vec<Via<M::Action>>,
+    actions: Vec<M::Action>,
+    successors: SuccessorBatch<M>,
+    shuffle: Option<SplitMix64>,
+    stats: WorkerStats,
+}
+
+impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
+    fn new(search: &'s Search<'m, M, V>, pool: &'s Pool<M>, id: usize) -> Self {
+        let options = search.options;
+        let shuffle = (options.strategy == Strategy::Swarm).then(|| {
+            SplitMix64::new(options.seed ^ (id as u64).wrapping_mul(0xA24B_AED4_963E_E407))
+        });
+        Self {
+            search,
+            pool,
+            stack: VecDeque::new(),
+            path: Vec::new(),
+            actions: Vec::new(),
+            successors: SuccessorBatch::new(),
+            shuffle,
+            stats: WorkerStats::default(),
+        }
+    }
+
+    fn run(mut self) -> WorkerStats {
+        while self.acquire() {
+            self.drain_stack();
+            self.stack.clear();
+            self.pool.outstanding.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.stats
+    }
+
+    /// Waits for a donation and installs it; `false` when the search is over. On `true` the
+    /// worker is counted as busy.
+    fn acquire(&mut self) -> bool {
+        let pool = self.pool;
+        pool.hungry.fetch_add(1, Ordering::SeqCst);
+        let mut waits = 0u32;
+        let acquired = loop {
+            if self.search.stopped() || pool.done.load(Ordering::SeqCst) {
+                break false;
+            }
+            pool.outstanding.fetch_add(1, Ordering::SeqCst);
+            match pool.injector.steal() {
+                Steal::Success(donation) => {
+                    // The donation's count becomes this worker's.
+                    pool.outstanding.fetch_sub(1, Ordering::SeqCst);
+                    self.path.clear();
+                    self.path.extend(donation.ancestors.iter().cloned());
+                    self.stack.push_back(donation.task);
+                    break true;
+                }
+                Steal::Retry => {
+                    pool.outstanding.fetch_sub(1, Ordering::SeqCst);
+                }
+                Steal::Empty => {
+                    if pool.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
+                        pool.done.store(true, Ordering::SeqCst);
+                        break false;
+                    }
+                    wait(waits);
+                    waits += 1;
+                }
+            }
+        };
+        pool.hungry.fetch_sub(1, Ordering::SeqCst);
+        acquired
+    }
+
+    /// Explores depth-first until the stack is empty or the search stops.
+    fn drain_stack(&mut self) {
+        let search = self.search;
+        let mut pin = search.visited.pin();
+        let mut countdown = POLL_INTERVAL;
+        while let Some(task) = self.stack.pop_back() {
+            self.path.truncate(task.depth as usize);
+            self.path.push(task.via);
+            self.expand(&mut pin, task.state, task.depth);
+            if search.stopped() {
+                return;
+            }
+            if self.pool.hungry.load(Ordering::Relaxed) > 0 && self.stack.len() > 1 {
+                self.donate();
+            }
+            if search.visited.grow_pending() {
+                drop(pin);
+                search.visited.grow();
+                pin = search.visited.pin();
+            }
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = POLL_INTERVAL;
+                search.poll_bounds();
+            }
+        }
+    }
+
+    /// Generates the successors of `state` (the last node of the current path) and pushes the
+    /// new ones.
+    fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) {
+        let search = self.search;
+        let model = search.model;
+        self.actions.clear();
+        model.actions(&state, &mut self.actions);
+        if !search.may_expand(depth, !self.actions.is_empty()) {
+            return;
+        }
+        self.stats.expanded += 1;
+        if self.actions.is_empty() {
+            let path = &self.path;
+            search.check_end_state(&state, || path_from(path.iter().cloned()));
+            return;
+        }
+        if let Some(rng) = &mut self.shuffle {
+            rng.shuffle(&mut self.actions);
+        }
+        // Filled in reverse so that the first action ends on top of the stack.
+        self.successors
+            .fill(model, &state, &self.actions, true, pin);
+        self.stats.transitions += self.successors.entries.len() as u64;
+        for (successor, key) in self.successors.drain() {
+            match pin.insert_if_new(key) {
+                Insertion::Seen => {}
+                Insertion::Full => {
+                    search.record_full();
+                    return;
+                }
+                Insertion::New => {
+                    self.stats.stored += 1;
+                    self.stats.max_depth = self.stats.max_depth.max(depth + 1);
+                    let action = &self.actions[successor.action];
+                    let path = &self.path;
+                    let violates = search.check_new_state(&successor.state, || {
+                        path_from(
+                            path.iter()
+                                .cloned()
+                                .chain(std::iter::once(Via::Action(action.clone()))),
+                        )
+                    });
+                    if !violates {
+                        self.stack.push_back(Task {
+                            state: successor.state,
+                            depth: depth + 1,
+                            via: Via::Action(action.clone()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands the bottom half of the stack to hungry workers.
+    fn donate(&mut self) {
+        let pool = self.pool;
+        if !pool.injector.is_empty() {
+            return;
+        }
+        let count = (self.stack.len() / 2).min(MAX_DONATION);
+        pool.outstanding.fetch_add(count, Ordering::SeqCst);
+        let mut ancestors: Option<(u32, Ancestors<M::Action>)> = None;
+        for _ in 0..count {
+            let task = self
+                .stack
+                .pop_front()
+                .expect("count is below the stack length");
+            let shared = match &ancestors {
+                Some((depth, shared)) if *depth == task.depth => shared.clone(),
+                _ => {
+                    let shared: Ancestors<M::Action> = Arc::from(&self.path[..task.depth as usize]);
+                    ancestors = Some((task.depth, shared.clone()));
+                    shared
+                }
+            };
+            pool.injector.push(Donation {
+                task,
+                ancestors: shared,
+            });
+        }
+    }
+}
+
+/// Backs off while waiting for work: spin briefly, then yield, then sleep.
+fn wait(waits: u32) {
+    if waits < 6 {
+        for _ in 0..(1 << waits) {
+            std::hint::spin_loop();
+        }
+    } else if waits < 20 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}

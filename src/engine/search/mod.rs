@@ -1,0 +1,304 @@
+//! The searches, and the bookkeeping they share: property checks, findings, bounds, stopping.
+
+pub mod bfs;
+pub mod dfs;
+
+use super::model::{Expectation, Model};
+use super::options::CheckOptions;
+use super::outcome::{Failure, Incompleteness};
+use super::trace::Path;
+use super::visited::{StateKey, VisitedPin, VisitedSet};
+use parking_lot::Mutex;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// How many expansions a worker performs between looks at the clock and the cancel token.
+pub const POLL_INTERVAL: u32 = 256;
+
+/// One element of a recorded path: how a state was reached from its parent.
+#[derive(Clone, Debug)]
+pub enum Via<A> {
+    /// The state is initial state number `usize`.
+    Init(usize),
+    /// The state was reached by this action.
+    Action(A),
+}
+
+/// Turns a chain of [`Via`]s, starting with an initial state, into a [`Path`].
+pub fn path_from<A: Clone>(vias: impl IntoIterator<Item = Via<A>>) -> Path<A> {
+    let mut init = 0;
+    let mut actions = Vec::new();
+    for via in vias {
+        match via {
+            Via::Init(index) => init = index,
+            Via::Action(action) => actions.push(action),
+        }
+    }
+    Path { init, actions }
+}
+
+/// One successor of the state being expanded, fingerprinted but not yet inserted.
+pub struct Successor<M: Model> {
+    /// The successor state.
+    pub state: M::State,
+    /// Index of the action that leads to it in the expanded state's action list.
+    pub action: usize,
+    fingerprint: u64,
+    encoding: Range<usize>,
+}
+
+/// The successors of one state. They are all computed, encoded and fingerprinted before any
+/// is inserted, and their visited-set lines are prefetched as they are fingerprinted: the
+/// inserts' cache misses then overlap instead of following one another.
+pub struct SuccessorBatch<M: Model> {
+    /// The successors, in the order they should be inserted.
+    pub entries: Vec<Successor<M>>,
+    encodings: Vec<u8>,
+}
+
+impl<M: Model> SuccessorBatch<M> {
+    /// An empty batch; its buffers are reused from one expansion to the next.
+    pub fn new() -> Self {
+        Self {
+            entries: Vec::new(),
+            encodings: Vec::new(),
+        }
+    }
+
+    /// Computes the successors of `state` through `actions`, in reverse order when `reverse`.
+    pub fn fill(
+        &mut self,
+        model: &M,
+        state: &M::State,
+        actions: &[M::Action],
+        reverse: bool,
+        pin: &impl VisitedPin,
+    ) {
+        self.entries.clear();
+        self.encodings.clear();
+        let count = actions.len();
+        for position in 0..count {
+            let action = if reverse {
+                count - 1 - position
+            } else {
+                position
+            };
+            let Some(next) = model.next_state(state, &actions[action]) else {
+                continue;
+            };
+            let start = self.encodings.len();
+            model.encode(&next, &mut self.encodings);
+            let encoding = start..self.encodings.len();
+            let fingerprint = StateKey::new(&self.encodings[encoding.clone()]).fingerprint;
+            pin.prefetch(fingerprint);
+            self.entries.push(Successor {
+                state: next,
+                action,
+                fingerprint,
+                encoding,
+            });
+        }
+    }
+
+    /// Takes the successors out one by one, each with its visited-set key.
+    pub fn drain(&mut self) -> impl Iterator<Item = (Successor<M>, StateKey<'_>)> {
+        let encodings = &self.encodings;
+        self.entries.drain(..).map(move |successor| {
+            let key = StateKey {
+                fingerprint: successor.fingerprint,
+                bytes: &encodings[successor.encoding.clone()],
+            };
+            (successor, key)
+        })
+    }
+}
+
+/// What the workers found, as paths still to be replayed.
+pub struct Findings<A> {
+    /// Failures with the paths that reach them, at most one per failure.
+    pub violations: Vec<(Failure, Path<A>)>,
+    /// `sometimes` properties with the paths that reach a witness.
+    pub examples: Vec<(String, Path<A>)>,
+}
+
+/// State shared by the workers of one check.
+pub struct Search<'a, M: Model, V: VisitedSet> {
+    /// The model under check.
+    pub model: &'a M,
+    /// The shared visited set.
+    pub visited: &'a V,
+    /// The check's configuration.
+    pub options: &'a CheckOptions,
+    names: Vec<String>,
+    always: Vec<usize>,
+    sometimes: Vec<usize>,
+    sometimes_found: Vec<AtomicBool>,
+    /// Failures that can still be reported (all `always` properties, plus deadlock if checked).
+    failure_kinds: usize,
+    stop: AtomicBool,
+    findings: Mutex<Findings<M::Action>>,
+    incomplete: Mutex<Option<Incompleteness>>,
+    started: Instant,
+}
+
+impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
+    /// Bookkeeping for a check of `model` starting now.
+    pub fn new(model: &'a M, visited: &'a V, options: &'a CheckOptions) -> Self {
+        let properties = model.properties();
+        let indices_of = |expectation| {
+            properties
+                .iter()
+                .enumerate()
+                .filter(|(_, property)| property.expectation == expectation)
+                .map(|(index, _)| index)
+                .collect::<Vec<_>>()
+        };
+        let always = indices_of(Expectation::Always);
+        let sometimes = indices_of(Expectation::Sometimes);
+        Self {
+            model,
+            visited,
+            options,
+            failure_kinds: always.len() + usize::from(model.checks_deadlock()),
+            sometimes_found: sometimes.iter().map(|_| AtomicBool::new(false)).collect(),
+            names: properties
+                .into_iter()
+                .map(|property| property.name)
+                .collect(),
+            always,
+            sometimes,
+            stop: AtomicBool::new(false),
+            findings: Mutex::new(Findings {
+                violations: Vec::new(),
+                examples: Vec::new(),
+            }),
+            incomplete: Mutex::new(None),
+            started: Instant::now(),
+        }
+    }
+
+    /// Whether workers should stop now.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Checks the properties in a newly stored state. Returns `true` when the state violates an
+    /// `always` property (the caller then does not expand it). `path` is called only when
+    /// something is found.
+    pub fn check_new_state(&self, state: &M::State, path: impl Fn() -> Path<M::Action>) -> bool {
+        for (slot, &index) in self.sometimes.iter().enumerate() {
+            if !self.sometimes_found[slot].load(Ordering::Relaxed)
+                && self.model.holds(index, state)
+                && !self.sometimes_found[slot].swap(true, Ordering::Relaxed)
+            {
+                self.findings
+                    .lock()
+                    .examples
+                    .push((self.names[index].clone(), path()));
+            }
+        }
+        for &index in &self.always {
+            if !self.model.holds(index, state) {
+                self.record_violation(Failure::Invariant(self.names[index].clone()), path());
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Checks a state without enabled actions for a deadlock.
+    pub fn check_end_state(&self, state: &M::State, path: impl Fn() -> Path<M::Action>) {
+        if self.model.checks_deadlock() && !self.model.is_valid_end_state(state) {
+            self.record_violation(Failure::Deadlock, path());
+        }
+    }
+
+    fn record_violation(&self, failure: Failure, path: Path<M::Action>) {
+        let mut findings = self.findings.lock();
+        if !self.options.all_violations && !findings.violations.is_empty() {
+            return;
+        }
+        if findings
+            .violations
+            .iter()
+            .any(|(known, _)| *known == failure)
+        {
+            return;
+        }
+        findings.violations.push((failure, path));
+        if !self.options.all_violations || findings.violations.len() == self.failure_kinds {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Records that the search could not finish, and stops it unless the reason is only the
+    /// depth limit (which cuts single branches, not the search).
+    pub fn record_incomplete(&self, reason: Incompleteness) {
+        let stops = !matches!(reason, Incompleteness::DepthLimit { .. });
+        let mut incomplete = self.incomplete.lock();
+        if incomplete.is_none() || stops {
+            *incomplete = Some(reason);
+        }
+        if stops {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Records that the visited set is full and stops the search.
+    pub fn record_full(&self) {
+        self.record_incomplete(Incompleteness::MemoryBudget {
+            budget: self.options.memory_budget,
+            needed: self.visited.bytes_needed_to_continue(),
+        });
+    }
+
+    /// Looks at the clock and the cancel token; stops the search if either says so.
+    pub fn poll_bounds(&self) {
+        if let Some(timeout) = self.options.timeout {
+            if self.started.elapsed() >= timeout {
+                self.record_incomplete(Incompleteness::Timeout {
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+        }
+        if self
+            .options
+            .cancel
+            .as_ref()
+            .is_some_and(|cancel| cancel.is_cancelled())
+        {
+            self.record_incomplete(Incompleteness::Cancelled);
+        }
+    }
+
+    /// Whether a state at `depth` may be expanded; records the depth limit when it may not.
+    /// `has_actions` tells whether the state has successors (a leaf does not make the search
+    /// incomplete).
+    pub fn may_expand(&self, depth: u32, has_actions: bool) -> bool {
+        match self.options.depth_limit {
+            Some(limit) if depth >= limit => {
+                if has_actions {
+                    self.record_incomplete(Incompleteness::DepthLimit { depth: limit });
+                }
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// The `sometimes` properties with no witness yet.
+    pub fn unreached(&self) -> Vec<String> {
+        self.sometimes
+            .iter()
+            .zip(&self.sometimes_found)
+            .filter(|(_, found)| !found.load(Ordering::Relaxed))
+            .map(|(&index, _)| self.names[index].clone())
+            .collect()
+    }
+
+    /// Hands over what was found and why the search was cut short, if it was.
+    pub fn into_results(self) -> (Findings<M::Action>, Option<Incompleteness>) {
+        (self.findings.into_inner(), self.incomplete.into_inner())
+    }
+}

@@ -1,0 +1,151 @@
+//! Counterexample paths and their replay.
+//!
+//! The search records a path as an initial-state index and a list of actions. Before anything
+//! is reported the path is replayed through the model: every action must be enabled where it is
+//! taken, and the last state must show the failure. A path that does not replay is a bug in the
+//! engine or a nondeterministic model, never a result.
+
+use super::model::Model;
+use super::outcome::Failure;
+
+/// A path as the search records it.
+#[derive(Clone, Debug)]
+pub struct Path<A> {
+    /// Index into [`Model::init_states`].
+    pub init: usize,
+    /// Actions from that initial state.
+    pub actions: Vec<A>,
+}
+
+/// One step of a replayed trace: the action taken and the state it led to.
+#[derive(Clone, Debug)]
+pub struct Step<M: Model> {
+    /// The action.
+    pub action: M::Action,
+    /// The state after it.
+    pub state: M::State,
+}
+
+/// A replayed path: the initial state and every step from it.
+#[derive(Clone, Debug)]
+pub struct Trace<M: Model> {
+    /// Where the path starts.
+    pub init: M::State,
+    /// The steps, in order.
+    pub steps: Vec<Step<M>>,
+}
+
+impl<M: Model> Trace<M> {
+    /// The state the trace ends in.
+    pub fn last_state(&self) -> &M::State {
+        self.steps.last().map_or(&self.init, |step| &step.state)
+    }
+
+    /// The number of steps.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether the trace has no steps (the initial state itself is the witness).
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+/// Why a path did not replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayError(pub String);
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "internal error: counterexample does not replay: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// Replays `path` through `model`, checking that each action is enabled where it is taken.
+pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, ReplayError> {
+    let init = model
+        .init_states()
+        .into_iter()
+        .nth(path.init)
+        .ok_or_else(|| ReplayError(format!("no initial state number {}", path.init)))?;
+    let mut steps: Vec<Step<M>> = Vec::with_capacity(path.actions.len());
+    let mut enabled = Vec::new();
+    for (index, action) in path.actions.iter().enumerate() {
+        let state = steps.last().map_or(&init, |step| &step.state);
+        enabled.clear();
+        model.actions(state, &mut enabled);
+        if !enabled.contains(action) {
+            return Err(ReplayError(format!(
+                "step {index}: action {action:?} is not enabled"
+            )));
+        }
+        let next = model.next_state(state, action).ok_or_else(|| {
+            ReplayError(format!("step {index}: action {action:?} has no next state"))
+        })?;
+        steps.push(Step {
+            action: action.clone(),
+            state: next,
+        });
+    }
+    Ok(Trace { init, steps })
+}
+
+/// Replays `path` and checks that its last state shows `failure`.
+pub fn replay_violation<M: Model>(
+    model: &M,
+    path: &Path<M::Action>,
+    failure: &Failure,
+) -> Result<Trace<M>, ReplayError> {
+    let trace = replay(model, path)?;
+    let last = trace.last_state();
+    let reproduced = match failure {
+        Failure::Invariant(name) => {
+            let index = property_index(model, name)?;
+            !model.holds(index, last)
+        }
+        Failure::Deadlock => {
+            let mut enabled = Vec::new();
+            model.actions(last, &mut enabled);
+            enabled.is_empty() && !model.is_valid_end_state(last)
+        }
+    };
+    if reproduced {
+        Ok(trace)
+    } else {
+        Err(ReplayError(format!(
+            "the last state does not show the failure ({failure})"
+        )))
+    }
+}
+
+/// Replays `path` and checks that `property` holds in its last state.
+pub fn replay_example<M: Model>(
+    model: &M,
+    path: &Path<M::Action>,
+    property: &str,
+) -> Result<Trace<M>, ReplayError> {
+    let trace = replay(model, path)?;
+    let index = property_index(model, property)?;
+    if model.holds(index, trace.last_state()) {
+        Ok(trace)
+    } else {
+        Err(ReplayError(format!(
+            "the last state does not satisfy {property}"
+        )))
+    }
+}
+
+fn property_index<M: Model>(model: &M, name: &str) -> Result<usize, ReplayError> {
+    model
+        .properties()
+        .iter()
+        .position(|property| property.name == name)
+        .ok_or_else(|| ReplayError(format!("no property named {name}")))
+}

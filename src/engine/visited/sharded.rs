@@ -1,0 +1,197 @@
+//! Visited sets built on DashMap's sharded locks: the exact set, and a fingerprint set kept
+//! as a benchmark peer of [`super::FingerprintTable`].
+
+use super::{omission_probability, Insertion, StateKey, VisitedPin, VisitedSet, VisitedStats};
+use dashmap::DashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// A hasher for keys that are already well-mixed hashes: DashMap picks a shard and a bucket
+/// from the fingerprint itself.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
+type PassThroughBuild = BuildHasherDefault<PassThrough>;
+
+/// Memory accounting shared by the sharded sets: inserts are refused once the estimate of
+/// the set's size passes the budget.
+struct Budget {
+    limit: u64,
+    used: AtomicU64,
+    stored: AtomicU64,
+    full: AtomicBool,
+}
+
+impl Budget {
+    fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            used: AtomicU64::new(0),
+            stored: AtomicU64::new(0),
+            full: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether `bytes` more fit; marks the set full if not.
+    fn admits(&self, bytes: u64) -> bool {
+        if self.full.load(Ordering::Relaxed) {
+            return false;
+        }
+        if self.used.load(Ordering::Relaxed) + bytes > self.limit {
+            self.full.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn record(&self, bytes: u64) {
+        self.used.fetch_add(bytes, Ordering::Relaxed);
+        self.stored.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn bytes_needed_to_continue(&self) -> u64 {
+        self.used.load(Ordering::Relaxed).max(self.limit) * 2
+    }
+}
+
+/// Estimated bytes DashMap spends on one entry beyond the key itself (bucket, control byte,
+/// spare capacity).
+const ENTRY_OVERHEAD: u64 = 24;
+
+/// The exact visited set (`--exact`): full canonical encodings in a sharded hash set, so no
+/// state can be hidden by a fingerprint collision.
+pub struct ExactSet {
+    states: DashSet<Box<[u8]>, xxhash_rust::xxh3::Xxh3Builder>,
+    budget: Budget,
+}
+
+impl ExactSet {
+    /// An empty set that refuses inserts once it holds about `memory_budget` bytes.
+    pub fn new(memory_budget: u64) -> Self {
+        Self {
+            states: DashSet::with_hasher(xxhash_rust::xxh3::Xxh3Builder::new()),
+            budget: Budget::new(memory_budget),
+        }
+    }
+}
+
+impl VisitedSet for ExactSet {
+    type Pin<'a> = &'a ExactSet;
+
+    fn pin(&self) -> &ExactSet {
+        self
+    }
+
+    fn grow_pending(&self) -> bool {
+        false
+    }
+
+    fn grow(&self) {}
+
+    fn stats(&self) -> VisitedStats {
+        VisitedStats {
+            stored: self.budget.stored.load(Ordering::Relaxed),
+            bytes: self.budget.used.load(Ordering::Relaxed),
+            load: 0.0,
+            omission_probability: 0.0,
+        }
+    }
+
+    fn bytes_needed_to_continue(&self) -> u64 {
+        self.budget.bytes_needed_to_continue()
+    }
+}
+
+impl VisitedPin for &ExactSet {
+    fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion {
+        if self.states.contains(key.bytes) {
+            return Insertion::Seen;
+        }
+        let bytes = key.bytes.len() as u64 + ENTRY_OVERHEAD;
+        if !self.budget.admits(bytes) {
+            return Insertion::Full;
+        }
+        if self.states.insert(key.bytes.into()) {
+            self.budget.record(bytes);
+            Insertion::New
+        } else {
+            Insertion::Seen
+        }
+    }
+}
+
+/// A fingerprint set on DashMap's sharded locks. Not used by checks: the engine benchmark
+/// compares it with [`super::FingerprintTable`] to show what lock-freedom buys.
+pub struct ShardedFingerprints {
+    fingerprints: DashSet<u64, PassThroughBuild>,
+    budget: Budget,
+}
+
+impl ShardedFingerprints {
+    /// An empty set that refuses inserts once it holds about `memory_budget` bytes.
+    pub fn new(memory_budget: u64) -> Self {
+        Self {
+            fingerprints: DashSet::with_hasher(PassThroughBuild::default()),
+            budget: Budget::new(memory_budget),
+        }
+    }
+}
+
+impl VisitedSet for ShardedFingerprints {
+    type Pin<'a> = &'a ShardedFingerprints;
+
+    fn pin(&self) -> &ShardedFingerprints {
+        self
+    }
+
+    fn grow_pending(&self) -> bool {
+        false
+    }
+
+    fn grow(&self) {}
+
+    fn stats(&self) -> VisitedStats {
+        let stored = self.budget.stored.load(Ordering::Relaxed);
+        VisitedStats {
+            stored,
+            bytes: self.budget.used.load(Ordering::Relaxed),
+            load: 0.0,
+            omission_probability: omission_probability(stored),
+        }
+    }
+
+    fn bytes_needed_to_continue(&self) -> u64 {
+        self.budget.bytes_needed_to_continue()
+    }
+}
+
+impl VisitedPin for &ShardedFingerprints {
+    fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion {
+        let bytes = 8 + ENTRY_OVERHEAD;
+        if !self.budget.admits(bytes) {
+            return Insertion::Full;
+        }
+        if self.fingerprints.insert(key.fingerprint) {
+            self.budget.record(bytes);
+            Insertion::New
+        } else {
+            Insertion::Seen
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! The search for the first violating topology, as a state machine the caller drives.
+//!
+//! The caller asks for a batch of topologies with [`Search::next_batch`],
+//! checks them (in any order, concurrently if it likes), and reports each
+//! verdict with [`Search::report`]. When [`Search::is_finished`] holds,
+//! [`Search::outcome`] gives the answer.
+//!
+//! Kivi's answer is the *first* violating topology in its level-0 order
+//! ([`FastFind::Exhaustive`]); that is what "minimal" means here.
+//!
+//! - Levels 0, 1 and 2 check their own enumeration in order and stop at the
+//!   first violation, as Kivi does. A batch holds the next topologies in
+//!   order, up to the window of outstanding checks.
+//! - Level 3 ([`FastFind::Gallop`]) *ramps*: it probes the level-0
+//!   topologies at positions 1, 2, 4, 8, … (1-based) and the last one, one
+//!   probe at a time, until a probe violates or the probes run out. Spare
+//!   room in the window *backfills*: it checks, in order, the unchecked
+//!   topologies below the latest probe, or, once a violation is known, below
+//!   the lowest violating position. The search finishes once everything
+//!   before that position passed. Its answer is therefore always the level-0
+//!   minimum, whatever the model does; the ramp finds an upper bound after
+//!   logarithmically many sequential rounds, and with a window of 1 the
+//!   backfill then hands out the whole remaining prefix, one at a time.
+//!
+//! [`Outcome::guaranteed_minimal`] says whether every level-0 topology before
+//! the answer (or every level-0 topology, when no violation was found) was
+//! checked and passed, i.e. whether the answer is the one Kivi's exhaustive
+//! search would give.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::enumeration::{enumerate, EnumerationOptions, FastFind};
+use super::template::Template;
+use super::topology::Topology;
+
+/// Where one candidate stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Unissued,
+    Pending,
+    Passed,
+    Violated,
+}
+
+/// The result of a finished search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The first violating topology found, or `None` if every checked one passed.
+    pub violation: Option<Topology>,
+    /// Its 1-based position in the order this search's mode enumerates.
+    pub position: Option<usize>,
+    /// Whether the answer equals that of Kivi's exhaustive (level-0) search.
+    pub guaranteed_minimal: bool,
+    /// How many topologies got a verdict.
+    pub checked: usize,
+}
+
+/// A verdict the search cannot accept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReportError {
+    /// The topology was never handed out by [`Search::next_batch`].
+    NotIssued(Topology),
+    /// The topology already has a verdict.
+    AlreadyReported(Topology),
+}
+
+impl fmt::Display for ReportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReportError::NotIssued(t) => write!(f, "topology {t} was not handed out by next_batch"),
+            ReportError::AlreadyReported(t) => write!(f, "topology {t} already has a verdict"),
+        }
+    }
+}
+
+impl std::error::Error for ReportError {}
+
+/// The search state machine; see the module documentation.
+#[derive(Debug, Clone)]
+pub struct Search {
+    mode: FastFind,
+    candidates: Vec<Topology>,
+    positions: HashMap<Topology, usize>,
+    verdicts: Vec<Verdict>,
+    reference: Vec<Topology>,
+    probes: Vec<usize>,
+    next_probe: usize,
+    next_in_order: usize,
+    first_violation: Option<usize>,
+    window: usize,
+}
+
+impl Search {
+    /// A search over `template` in the mode of `options.fast_find`, keeping at
+    /// most `window` checks outstanding (at least 1; Kivi's own behaviour is 1).
+    pub fn new(template: &Template, options: &EnumerationOptions, window: usize) -> Search {
+        let exhaustive = EnumerationOptions {
+            fast_find: FastFind::Exhaustive,
+            ..*options
+        };
+        let reference = enumerate(template, &exhaustive);
+        let candidates = match options.fast_find {
+            FastFind::Exhaustive | FastFind::Gallop => reference.clone(),
+            FastFind::StepTwo | FastFind::ProportionalRamp => enumerate(template, options),
+        };
+        let probes = if options.fast_find == FastFind::Gallop {
+            gallop_probes(candidates.len())
+        } else {
+            Vec::new()
+        };
+        let positions = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i))
+            .collect();
+        Search {
+            mode: options.fast_find,
+            verdicts: vec![Verdict::Unissued; candidates.len()],
+            candidates,
+            positions,
+            reference,
+            probes,
+            next_probe: 0,
+            next_in_order: 0,
+            first_violation: None,
+            window: window.max(1),
+        }
+    }
+
+    /// The mode this search runs in.
+    pub fn mode(&self) -> FastFind {
+        self.mode
+    }
+
+    /// Every topology this search may hand out, in its mode's order.
+    pub fn candidates(&self) -> &[Topology] {
+        &self.candidates
+    }
+
+    /// The next topologies to check; empty when the search is finished or
+    /// waiting for verdicts on the outstanding ones.
+    pub fn next_batch(&mut self) -> Vec<Topology> {
+        let mut batch = Vec::new();
+        let mut outstanding = self.count(Verdict::Pending);
+        while outstanding < self.window && !self.is_finished() {
+            let Some(index) = self.next_index() else {
+                break;
+            };
+            self.verdicts[index] = Verdict::Pending;
+            batch.push(self.candidates[index].clone());
+            outstanding += 1;
+        }
+        batch
+    }
+
+    /// Records the verdict for a topology handed out by [`Search::next_batch`].
+    pub fn report(&mut self, topology: &Topology, violated: bool) -> Result<(), ReportError> {
+        let Some(&index) = self.positions.get(topology) else {
+            return Err(ReportError::NotIssued(topology.clone()));
+        };
+        match self.verdicts[index] {
+            Verdict::Unissued => return Err(ReportError::NotIssued(topology.clone())),
+            Verdict::Passed | Verdict::Violated => {
+                return Err(ReportError::AlreadyReported(topology.clone()))
+            }
+            Verdict::Pending => {}
+        }
+        if violated {
+            self.verdicts[index] = Verdict::Violated;
+            if self.first_violation.is_none_or(|first| index < first) {
+                self.first_violation = Some(index);
+            }
+        } else {
+            self.verdicts[index] = Verdict::Passed;
+        }
+        Ok(())
+    }
+
+    /// Whether the verdict on `topology` can still change the answer; a
+    /// scheduler may cancel outstanding checks for which this is false.
+    pub fn still_needed(&self, topology: &Topology) -> bool {
+        self.positions.get(topology).is_some_and(|&index| {
+            self.verdicts[index] == Verdict::Pending
+                && self.first_violation.is_none_or(|first| index < first)
+        })
+    }
+
+    /// Whether the answer is known: everything before the first violation
+    /// passed, or every candidate passed.
+    pub fn is_finished(&self) -> bool {
+        let bound = self.first_violation.unwrap_or(self.candidates.len());
+        self.verdicts[..bound].iter().all(|&v| v == Verdict::Passed)
+    }
+
+    /// The answer, once the search is finished.
+    pub fn outcome(&self) -> Option<Outcome> {
+        if !self.is_finished() {
+            return None;
+        }
+        let violation = self.first_violation.map(|i| self.candidates[i].clone());
+        let reference_bound = match &violation {
+            Some(topology) => self.reference.iter().position(|t| t == topology),
+            None => Some(self.reference.len()),
+        };
+        let guaranteed_minimal = reference_bound.is_some_and(|bound| {
+            self.reference[..bound].iter().all(|t| {
+                self.positions
+                    .get(t)
+                    .is_some_and(|&i| self.verdicts[i] == Verdict::Passed)
+            })
+        });
+        Some(Outcome {
+            violation,
+            position: self.first_violation.map(|i| i + 1),
+            guaranteed_minimal,
+            checked: self.count(Verdict::Passed) + self.count(Verdict::Violated),
+        })
+    }
+
+    fn count(&self, verdict: Verdict) -> usize {
+        self.verdicts.iter().filter(|&&v| v == verdict).count()
+    }
+
+    /// The next candidate to hand out, if any may be handed out now.
+    fn next_index(&mut self) -> Option<usize> {
+        let ramping = self.mode == FastFind::Gallop && self.first_violation.is_none();
+        let last_probe = self
+            .next_probe
+            .checked_sub(1)
+            .and_then(|i| self.probes.get(i).copied());
+        if ramping && last_probe.is_none_or(|p| self.verdicts[p] != Verdict::Pending) {
+            if let Some(&probe) = self.probes.get(self.next_probe) {
+                self.next_probe += 1;
+                return Some(probe);
+            }
+        }
+        let bound = match self.first_violation {
+            Some(first) => first,
+            None if ramping => last_probe.unwrap_or(0),
+            None => self.candidates.len(),
+        };
+        while self.next_in_order < bound {
+            let index = self.next_in_order;
+            self.next_in_order += 1;
+            if self.verdicts[index] == Verdict::Unissued {
+                return Some(index);
+            }
+        }
+        None
+    }
+}
+
+/// Gallop probe indices (0-based): 0, 1, 3, 7, …, and the last index.
+fn gallop_probes(len: usize) -> Vec<usize> {
+    let mut probes = Vec::new();
+    let mut position = 1usize;
+    while position <= len {
+        probes.push(position - 1);
+        position = position.saturating_mul(2);
+    }
+    if len > 0 && probes.last() != Some(&(len - 1)) {
+        probes.push(len - 1);
+    }
+    probes
+}

@@ -1,0 +1,329 @@
+//! The typed view of a Kivi scaling template.
+//!
+//! A template is Kivi's cluster document in "template form": the usual
+//! `setup`/`controllers`/`events`/`intents`/`userCommand` sections, except that
+//! `setup` carries no nodes, deployments or pods. Instead, `userDefined` lists
+//! the node types and deployment types, each with a JSON template of one
+//! instance and the range of instance counts the scaling algorithm may pick.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::error::TemplateError;
+
+/// How the instance counts of one kind of type (nodes or deployments) grow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleType {
+    /// Every type's count ranges independently from its `minSize` to its `maxSize`.
+    Free,
+    /// All types grow together from a common base, each count being
+    /// `ceil(base × proportion)` clamped into `[minSize, maxSize]`.
+    Proportion,
+}
+
+/// One node type: the JSON of one node and how many such nodes a topology may hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeType {
+    /// The node's JSON; instantiation copies it and assigns `id` and `name`.
+    pub template: Map<String, Value>,
+    /// Fewest nodes of this type in a topology.
+    pub min_size: u64,
+    /// Most nodes of this type in a topology.
+    pub max_size: u64,
+    /// Weight against the other node types under [`ScaleType::Proportion`]; 0 when free.
+    pub proportion: f64,
+}
+
+/// One deployment type: the JSON of one deployment and how many replicas it may have.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeploymentType {
+    /// The deployment's JSON; instantiation copies it and fills in replica sets and counts.
+    pub template: Map<String, Value>,
+    /// Fewest replicas.
+    pub min_size: u64,
+    /// Most replicas.
+    pub max_size: u64,
+    /// Weight against the other deployment types under [`ScaleType::Proportion`]; 0 when free.
+    pub proportion: f64,
+    /// Replicas per node (`proportionNodeSpec`), read when both kinds scale proportionally.
+    pub replicas_per_node: Option<f64>,
+    /// Factor from spec replicas to the HPA's `maxReplicas` (`HPAfactor`),
+    /// present whenever the template's HPA is enabled.
+    pub hpa_factor: Option<u64>,
+    /// Whether the template has an `hpaSpec` with `isEnabled` equal to 1.
+    pub hpa_enabled: bool,
+}
+
+/// A parsed scaling template: the scaling description plus the document it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    /// The whole template document, kept to copy its other sections into instances.
+    pub(crate) document: Map<String, Value>,
+    /// Node types in `userDefined.nodesTypes` order.
+    pub node_types: Vec<NodeType>,
+    /// Deployment types in `userDefined.dTypes` order.
+    pub deployment_types: Vec<DeploymentType>,
+    /// `userDefined.nodesScaleType`.
+    pub node_scale: ScaleType,
+    /// `userDefined.dScaleType`.
+    pub deployment_scale: ScaleType,
+    /// `userDefined.max_pod_per_node`: caps replicas and HPA maxima at this many per node.
+    pub max_pods_per_node: Option<u64>,
+}
+
+/// The path that names the whole document in errors.
+const ROOT: &str = "$";
+
+/// One JSON object being read, with its path for error messages.
+struct Fields<'a> {
+    path: String,
+    object: &'a Map<String, Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(value: &'a Value, path: String, fix: &str) -> Result<Self, TemplateError> {
+        match value.as_object() {
+            Some(object) => Ok(Fields { path, object }),
+            None => Err(TemplateError::new(path, "expected a JSON object", fix)),
+        }
+    }
+
+    fn child_path(&self, key: &str) -> String {
+        if self.path == ROOT {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.path, key)
+        }
+    }
+
+    fn optional<T: DeserializeOwned>(
+        &self,
+        key: &str,
+        fix: &str,
+    ) -> Result<Option<T>, TemplateError> {
+        match self.object.get(key) {
+            None => Ok(None),
+            Some(value) => serde_json::from_value(value.clone())
+                .map(Some)
+                .map_err(|error| TemplateError::new(self.child_path(key), error.to_string(), fix)),
+        }
+    }
+
+    fn required<T: DeserializeOwned>(&self, key: &str, fix: &str) -> Result<T, TemplateError> {
+        self.optional(key, fix)?
+            .ok_or_else(|| TemplateError::new(self.child_path(key), "missing", fix))
+    }
+
+    fn required_value(&self, key: &str, fix: &str) -> Result<&'a Value, TemplateError> {
+        self.object
+            .get(key)
+            .ok_or_else(|| TemplateError::new(self.child_path(key), "missing", fix))
+    }
+}
+
+fn scale_type(fields: &Fields<'_>, key: &str) -> Result<ScaleType, TemplateError> {
+    let fix = "write \"free\" or \"proportion\"";
+    let name: String = fields.required(key, fix)?;
+    match name.as_str() {
+        "free" => Ok(ScaleType::Free),
+        "proportion" => Ok(ScaleType::Proportion),
+        other => Err(TemplateError::new(
+            fields.child_path(key),
+            format!("unknown scale type {other:?}"),
+            fix,
+        )),
+    }
+}
+
+fn proportion(fields: &Fields<'_>, scale: ScaleType) -> Result<f64, TemplateError> {
+    let fix = "give a positive number: this type's weight against the other types";
+    let weight: Option<f64> = fields.optional("proportion", fix)?;
+    match (scale, weight) {
+        (ScaleType::Free, weight) => Ok(weight.unwrap_or(0.0)),
+        (ScaleType::Proportion, Some(weight)) if weight > 0.0 => Ok(weight),
+        (ScaleType::Proportion, Some(weight)) => Err(TemplateError::new(
+            fields.child_path("proportion"),
+            format!("{weight} is not positive, but the scale type is \"proportion\""),
+            fix,
+        )),
+        (ScaleType::Proportion, None) => Err(TemplateError::new(
+            fields.child_path("proportion"),
+            "missing, but the scale type is \"proportion\"",
+            fix,
+        )),
+    }
+}
+
+fn instance_template(fields: &Fields<'_>) -> Result<Map<String, Value>, TemplateError> {
+    let fix = "give the JSON object of one instance of this type";
+    let value = fields.required_value("template", fix)?;
+    Fields::of(value, fields.child_path("template"), fix).map(|template| template.object.clone())
+}
+
+const SIZE_FIX: &str = "give a non-negative integer";
+
+fn node_type(value: &Value, path: String, scale: ScaleType) -> Result<NodeType, TemplateError> {
+    let fields = Fields::of(
+        value,
+        path,
+        "give an object with template, minSize and maxSize",
+    )?;
+    Ok(NodeType {
+        template: instance_template(&fields)?,
+        min_size: fields.required("minSize", SIZE_FIX)?,
+        max_size: fields.required("maxSize", SIZE_FIX)?,
+        proportion: proportion(&fields, scale)?,
+    })
+}
+
+fn hpa_enabled(template: &Map<String, Value>, path: &str) -> Result<bool, TemplateError> {
+    let Some(hpa) = template.get("hpaSpec") else {
+        return Ok(false);
+    };
+    let fix = "give hpaSpec an isEnabled field, 1 to enable the autoscaler and 0 to disable it";
+    let hpa = Fields::of(hpa, format!("{path}.template.hpaSpec"), fix)?;
+    let enabled = hpa.required_value("isEnabled", fix)?;
+    Ok(enabled.as_f64() == Some(1.0) || enabled.as_bool() == Some(true))
+}
+
+fn deployment_type(
+    value: &Value,
+    path: String,
+    scale: ScaleType,
+    both_proportional: bool,
+) -> Result<DeploymentType, TemplateError> {
+    let fields = Fields::of(
+        value,
+        path,
+        "give an object with template, minSize and maxSize",
+    )?;
+    let template = instance_template(&fields)?;
+    let hpa_enabled = hpa_enabled(&template, &fields.path)?;
+    let hpa_factor: Option<u64> = fields.optional(
+        "HPAfactor",
+        "give a non-negative integer: the HPA's maxReplicas is specReplicas times it",
+    )?;
+    if hpa_enabled && hpa_factor.is_none() {
+        return Err(TemplateError::new(
+            fields.child_path("HPAfactor"),
+            "missing, but the template's HPA is enabled and its maxReplicas is specReplicas times HPAfactor",
+            "add an integer HPAfactor (Kivi's case templates use 2)",
+        ));
+    }
+    let replicas_fix = "give a positive number: replicas per node of this type";
+    let replicas_per_node: Option<f64> = fields.optional("proportionNodeSpec", replicas_fix)?;
+    if both_proportional && replicas_per_node.is_none() {
+        return Err(TemplateError::new(
+            fields.child_path("proportionNodeSpec"),
+            "missing, but nodes and deployments both scale by proportion",
+            replicas_fix,
+        ));
+    }
+    Ok(DeploymentType {
+        min_size: fields.required("minSize", SIZE_FIX)?,
+        max_size: fields.required("maxSize", SIZE_FIX)?,
+        proportion: proportion(&fields, scale)?,
+        template,
+        replicas_per_node,
+        hpa_factor,
+        hpa_enabled,
+    })
+}
+
+fn type_list<'a>(fields: &Fields<'a>, key: &str) -> Result<&'a Vec<Value>, TemplateError> {
+    let fix = "give a JSON array of types";
+    match fields.required_value(key, fix)? {
+        Value::Array(items) => Ok(items),
+        _ => Err(TemplateError::new(
+            fields.child_path(key),
+            "expected a JSON array",
+            fix,
+        )),
+    }
+}
+
+impl Template {
+    /// Parses a template document, checking every field that enumeration and
+    /// instantiation read, so that both can run without failing afterwards.
+    pub fn from_json(document: &Value) -> Result<Template, TemplateError> {
+        let root = Fields::of(
+            document,
+            ROOT.to_string(),
+            "give the template as a JSON object",
+        )?;
+        Fields::of(
+            root.required_value("setup", "add a \"setup\" object (it may be empty)")?,
+            "setup".to_string(),
+            "make \"setup\" a JSON object",
+        )?;
+        if let Some(commands) = root.object.get("userCommand") {
+            if !commands.is_array() {
+                return Err(TemplateError::new(
+                    "userCommand",
+                    "expected a JSON array",
+                    "make userCommand a list of commands, or leave it out",
+                ));
+            }
+        }
+        let user_defined = Fields::of(
+            root.required_value(
+                "userDefined",
+                "add the userDefined section with nodesTypes and dTypes",
+            )?,
+            "userDefined".to_string(),
+            "make userDefined a JSON object",
+        )?;
+        let node_scale = scale_type(&user_defined, "nodesScaleType")?;
+        let deployment_scale = scale_type(&user_defined, "dScaleType")?;
+        let both_proportional =
+            node_scale == ScaleType::Proportion && deployment_scale == ScaleType::Proportion;
+        let node_types = type_list(&user_defined, "nodesTypes")?
+            .iter()
+            .enumerate()
+            .map(|(i, value)| node_type(value, format!("userDefined.nodesTypes[{i}]"), node_scale))
+            .collect::<Result<Vec<_>, _>>()?;
+        let deployment_types = type_list(&user_defined, "dTypes")?
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                deployment_type(
+                    value,
+                    format!("userDefined.dTypes[{i}]"),
+                    deployment_scale,
+                    both_proportional,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let per_node_fix = "give a positive integer: the most pods one node may run";
+        let max_pods_per_node: Option<u64> =
+            user_defined.optional("max_pod_per_node", per_node_fix)?;
+        if deployment_scale == ScaleType::Free && max_pods_per_node.is_none() {
+            return Err(TemplateError::new(
+                "userDefined.max_pod_per_node",
+                "missing, but deployments scale freely and their replicas are bounded per node",
+                per_node_fix,
+            ));
+        }
+        Ok(Template {
+            document: root.object.clone(),
+            node_types,
+            deployment_types,
+            node_scale,
+            deployment_scale,
+            max_pods_per_node,
+        })
+    }
+
+    /// Sets every type's maximum as Kivi's `--scale` does for its case templates:
+    /// each node type may have up to `scale` nodes and each deployment type up to
+    /// `8 × scale` replicas. Nothing else changes.
+    pub fn with_scale(mut self, scale: u64) -> Template {
+        for node_type in &mut self.node_types {
+            node_type.max_size = scale;
+        }
+        for deployment_type in &mut self.deployment_types {
+            deployment_type.max_size = scale.saturating_mul(8);
+        }
+        self
+    }
+}

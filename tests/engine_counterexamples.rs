@@ -1,0 +1,120 @@
+//! Counterexamples: shortest under bfs, replayable under every strategy; bounds qualify the
+//! verdict.
+
+use kivi::engine::synthetic::Counters;
+use kivi::engine::{
+    check, replay, CheckOptions, Failure, Incompleteness, Model, Strategy, Verdict,
+};
+
+fn forbidden() -> Counters {
+    // The only violating state, all three counters at 4, lies at depth exactly 12.
+    Counters::new(3, 4).forbidding_all_at_max()
+}
+
+#[test]
+fn bfs_returns_a_shortest_counterexample() {
+    for threads in [1, 2, 4, 8] {
+        let options = CheckOptions {
+            strategy: Strategy::Bfs,
+            ..CheckOptions::with_threads(threads)
+        };
+        let outcome = check(&forbidden(), &options).expect("replays");
+        assert_eq!(outcome.verdict(), Verdict::Violation);
+        let violation = &outcome.violations[0];
+        assert_eq!(
+            violation.failure,
+            Failure::Invariant("never all at max".into())
+        );
+        assert_eq!(violation.trace.len(), 12, "{threads} threads");
+    }
+}
+
+#[test]
+fn dfs_and_swarm_traces_replay_to_the_violation() {
+    let model = forbidden();
+    for strategy in [Strategy::Dfs, Strategy::Swarm] {
+        for threads in [1, 2, 4, 8] {
+            let options = CheckOptions {
+                strategy,
+                seed: 7,
+                ..CheckOptions::with_threads(threads)
+            };
+            let outcome = check(&model, &options).expect("replays");
+            let trace = &outcome.violations[0].trace;
+            let mut path_state = trace.init;
+            let actions: Vec<u8> = trace.steps.iter().map(|step| step.action).collect();
+            for action in &actions {
+                path_state = model.next_state(&path_state, action).expect("enabled");
+            }
+            assert_eq!(&path_state, trace.last_state());
+            assert!(!model.holds(1, trace.last_state()), "{strategy:?}");
+            let replayed = replay(
+                &model,
+                &kivi::engine::Path {
+                    init: 0,
+                    actions: actions.clone(),
+                },
+            )
+            .expect("replays");
+            assert_eq!(replayed.last_state(), trace.last_state());
+        }
+    }
+}
+
+#[test]
+fn a_depth_limit_below_the_violation_is_incomplete_not_a_proof() {
+    let options = CheckOptions {
+        depth_limit: Some(11),
+        ..CheckOptions::with_threads(2)
+    };
+    let outcome = check(&forbidden(), &options).expect("replays");
+    assert_eq!(outcome.verdict(), Verdict::Incomplete);
+    assert_eq!(
+        outcome.incomplete,
+        Some(Incompleteness::DepthLimit { depth: 11 })
+    );
+    assert!(outcome.summary().contains("up to depth 11"));
+}
+
+#[test]
+fn a_depth_limit_beyond_the_diameter_is_complete() {
+    let options = CheckOptions {
+        depth_limit: Some(13),
+        ..CheckOptions::with_threads(2)
+    };
+    let outcome = check(&Counters::new(3, 4), &options).expect("replays");
+    assert_eq!(outcome.verdict(), Verdict::NoViolation);
+    assert_eq!(outcome.stats.states_stored, 125);
+}
+
+#[test]
+fn a_tiny_memory_budget_stops_cleanly() {
+    let options = CheckOptions {
+        memory_budget: 16 * 1024,
+        ..CheckOptions::with_threads(4)
+    };
+    let outcome = check(&Counters::new(6, 9), &options).expect("replays");
+    assert_eq!(outcome.verdict(), Verdict::Incomplete);
+    match outcome.incomplete {
+        Some(Incompleteness::MemoryBudget { budget, needed }) => {
+            assert_eq!(budget, 16 * 1024);
+            assert!(needed > budget);
+        }
+        other => panic!("expected a memory bound, got {other:?}"),
+    }
+    assert!(outcome.stats.states_stored < 1_000_000);
+}
+
+#[test]
+fn a_timeout_is_incomplete() {
+    let options = CheckOptions {
+        timeout: Some(std::time::Duration::ZERO),
+        ..CheckOptions::with_threads(2)
+    };
+    let outcome = check(&Counters::new(8, 9), &options).expect("replays");
+    assert_eq!(outcome.verdict(), Verdict::Incomplete);
+    assert!(matches!(
+        outcome.incomplete,
+        Some(Incompleteness::Timeout { .. })
+    ));
+}
