@@ -228,3 +228,16 @@ impl Model for ClusterModel {
         }
     }
 }
+
+/// Loading Kivi's reference cases for unit tests.
+#[cfg(test)]
+pub(crate) mod test_cases {
+    use super::ClusterModel;
+
+    /// The model of `cases/<case>/<file>.json`.
+    pub fn load(case: &str, file: &str) -> ClusterModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("cases/{case}/{file}.json"));
+        crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
