@@ -249,6 +249,12 @@ pub enum IntentKind {
         /// Deployment id.
         deployment: u8,
     },
+    /// `no_oscillation_eviction` (`checkEvictionCycle`): a deployment's pods are not removed
+    /// and re-added `LOOP_TIMES` times over.
+    NoOscillationEviction {
+        /// Deployment id.
+        deployment: u8,
+    },
     /// `replica_num_always_meet_exp` (`checkExpReplicas`): the same for a fixed count.
     ReplicaNumAlwaysMeetExp {
         /// Deployment id.
@@ -267,6 +273,7 @@ impl IntentKind {
             IntentKind::NoOscillationReplicaNum { .. } => "no_oscillation_replica_num",
             IntentKind::ReplicaNumAlwaysMeetMin { .. } => "replica_num_always_meet_min",
             IntentKind::ReplicaNumAlwaysMeetExp { .. } => "replica_num_always_meet_exp",
+            IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
         }
     }
 }
@@ -336,6 +343,14 @@ impl ClusterSpec {
         self.events
             .iter()
             .any(|e| matches!(e.kind, EventKind::KernelPanic))
+    }
+
+    /// Whether the kubelet records removals and additions per deployment for the
+    /// `no_oscillation_eviction` monitor (Kivi's `CHECK_EVICTION_CYCLE`).
+    pub fn tracks_evictions(&self) -> bool {
+        self.intents
+            .iter()
+            .any(|i| matches!(i, IntentKind::NoOscillationEviction { .. }))
     }
 
     /// Whether any pod template has a CPU usage pattern, which starts Kivi's pattern process.

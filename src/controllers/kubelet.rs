@@ -28,7 +28,7 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         dep.replica_sets[cur].pods |= 1 << (pod - 1);
         dep.replicas += 1;
         dep.in_creation -= 1;
-        if spec.descheduler.is_some() {
+        if spec.tracks_evictions() {
             dep.added = true;
         }
         state.enqueue_descheduler(spec, d);
@@ -73,7 +73,7 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         format!("Deleted pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
     });
     if p.owned {
-        if spec.descheduler.is_some() {
+        if spec.tracks_evictions() {
             state.deployment_mut(d).evicted = true;
         }
         state.deployment_queue.push(d);

@@ -894,6 +894,9 @@ fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
         "replica_num_always_meet_min" | "checkMinReplicas" => {
             IntentKind::ReplicaNumAlwaysMeetMin { deployment: did()? }
         }
+        "no_oscillation_eviction" | "checkEvictionCycle" => {
+            IntentKind::NoOscillationEviction { deployment: did()? }
+        }
         "replica_num_always_meet_exp" | "checkExpReplicas" => IntentKind::ReplicaNumAlwaysMeetExp {
             deployment: did()?,
             expected: ranged(&para, &ppath, "expReplicas", -1, 0, 10_000)? as i32,
@@ -903,7 +906,8 @@ fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
                 format!("{path}.name"),
                 format!("unsupported intent `{other}`"),
                 "use pod_always_schedulable, no_kernel_panic, no_oscillation_replica_num, \
-                 replica_num_always_meet_min or replica_num_always_meet_exp",
+                 replica_num_always_meet_min, replica_num_always_meet_exp or \
+                 no_oscillation_eviction",
             ))
         }
     })
