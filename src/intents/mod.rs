@@ -120,14 +120,15 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
 fn eviction_cycle(state: &mut ClusterState, i: usize, d: usize, rec: &mut Recorder) {
     loop {
         let stage = state.monitors.stage[i];
+        let (cycles, awaiting_addition) = (stage >> 1, stage & 1 == 1);
         let dep = state.deployment_mut(d);
-        if stage % 2 == 0 && dep.evicted {
+        if !awaiting_addition && dep.evicted {
             dep.evicted = false;
-            state.monitors.stage[i] = stage + 1;
-        } else if stage % 2 == 1 && dep.added {
+            state.monitors.stage[i] = stage | 1;
+        } else if awaiting_addition && dep.added {
             dep.added = false;
-            state.monitors.stage[i] = stage + 1;
-            if (stage + 1) / 2 >= LOOP_TIMES {
+            state.monitors.stage[i] = (cycles + 1) << 1;
+            if cycles + 1 >= LOOP_TIMES {
                 violate(state, i);
                 rec.log(Some("checkEvictionCycle"), || {
                     format!("Pods are being scheduled and descheduled in deployment {d}!")
