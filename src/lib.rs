@@ -5,5 +5,10 @@
 //! - [`cli`]: the `kivi` command line.
 
 pub mod cli;
+pub mod cluster;
+pub mod controllers;
 pub mod engine;
+pub mod events;
+pub mod input;
+pub mod intents;
 pub mod scaler;

@@ -1,0 +1,58 @@
+//! The transitions of the cluster model.
+
+/// One atomic step: one run of a controller's loop, or one event or user command.
+///
+/// Kivi runs each controller with `BACK_TO_BACK_OPT`: a controller's loop is one atomic block
+/// that keeps taking items from its queue while its guard holds, so one controller step drains
+/// its queue as far as its guard allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClusterAction {
+    /// The scheduler places every queued pod.
+    Scheduler,
+    /// The deployment controller reconciles queued deployments (only while the kubelet is idle).
+    DeploymentController,
+    /// The HPA evaluates queued deployments (after its wait period, or when the cluster is quiet).
+    Hpa,
+    /// The node controller evicts the pods of queued nodes that are not ready.
+    NodeController,
+    /// The kubelet starts and removes queued pods.
+    Kubelet,
+    /// The cluster became quiet for the first time: the `after_stable` events start.
+    StartAfterStable,
+    /// `eventCpuChange` number `event` adds `delta` CPU to the pod at `index` of the target
+    /// deployment's current replica set.
+    CpuChange {
+        /// Index of the event in the spec.
+        event: u8,
+        /// Position in the replica set's ascending pod list.
+        index: u8,
+        /// CPU added (1–6).
+        delta: u8,
+    },
+    /// Every pod whose CPU usage pattern is due moves to its next step.
+    CpuPattern,
+    /// Node `node` kernel-panics: its CPU is nearly exhausted.
+    KernelPanic {
+        /// Node id.
+        node: u8,
+    },
+    /// Node `node` recovers from a kernel panic.
+    KernelRecover {
+        /// Node id.
+        node: u8,
+    },
+    /// User command number `event` (create or apply a deployment) runs.
+    UserCommand {
+        /// Index of the command in the spec.
+        event: u8,
+    },
+    /// `scaleDeployment` number `event` changes deployment `deployment`'s replicas by `delta`.
+    ScaleDeployment {
+        /// Index of the command in the spec.
+        event: u8,
+        /// Deployment id.
+        deployment: u8,
+        /// Change of specReplicas (-3..=3).
+        delta: i8,
+    },
+}

@@ -1,0 +1,230 @@
+//! The Kubernetes cluster model: Kivi's semantics as native transition functions.
+//!
+//! # State split
+//!
+//! As in Kivi, a cluster is split in two. The [`ClusterSpec`] holds what never changes during the
+//! search: node capacities and labels, pod and deployment templates, autoscaler configurations,
+//! the events and intents to run. It is built once by the loader
+//! ([`crate::input::uniform`]) and shared read-only. The [`ClusterState`] holds what controllers
+//! and events change: per node its free CPU and memory, status, pod count and panic count; per
+//! pod its placement, phase, usage and pattern position; per deployment its replica counters,
+//! its two replica sets (as pod bit masks) and the fields `kubectl apply` may change; the
+//! controllers' work queues; the clock; and the intent monitors. It is fixed-size, so a successor
+//! state is a copy plus edits, and [`ClusterState::encode`] writes only the entries in use.
+//!
+//! # Clock
+//!
+//! Kivi's `time` only grows, which makes the state space of an oscillating cluster infinite. It
+//! is only ever read as "time since X" compared with X's period (the HPA's wait, an event's
+//! delay, a pod's CPU pattern step). The [`Clock`] therefore keeps, for each such X, the time
+//! since X saturated at X's period: everything the enabling conditions can observe, and nothing
+//! more. Verdicts are unchanged and the state space is finite.
+//!
+//! # Steps
+//!
+//! One [`ClusterAction`] is one atomic block of Kivi: a controller loop draining its queue (Kivi's
+//! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
+//! step; their variables live in the state, and a violated intent stays violated.
+
+pub mod action;
+pub mod ops;
+pub mod spec;
+pub mod state;
+pub mod timing;
+pub mod trace;
+
+pub use action::ClusterAction;
+pub use spec::*;
+pub use state::{
+    Clock, ClusterState, DeploymentState, NodeState, NodeStatus, PodPhase, PodState,
+    ReplicaSetState, WorkQueue,
+};
+pub use trace::{Recorder, TraceLine};
+
+use crate::engine::model::{Model, Property};
+use crate::{controllers, events, intents};
+
+/// A cluster ready to be checked: its stable spec and its initial state.
+#[derive(Clone, Debug)]
+pub struct ClusterModel {
+    spec: ClusterSpec,
+    init: ClusterState,
+}
+
+impl ClusterModel {
+    /// Builds the model from a loaded spec and the input's state: Kivi's `init` seeds the HPA
+    /// and descheduler queues with every deployment, and commands marked `first` run before
+    /// anything else.
+    pub fn new(spec: ClusterSpec, mut init: ClusterState, first: &[EventSpec]) -> Self {
+        for d in 1..=spec.deployments.len() {
+            init.enqueue_hpa(&spec, d);
+            init.enqueue_descheduler(&spec, d);
+        }
+        for command in first {
+            events::run_first(&spec, &mut init, command);
+        }
+        intents::observe(&spec, &mut init, &mut Recorder::off());
+        Self { spec, init }
+    }
+
+    /// The stable part of the cluster.
+    pub fn spec(&self) -> &ClusterSpec {
+        &self.spec
+    }
+
+    /// The state the search starts from.
+    pub fn initial_state(&self) -> &ClusterState {
+        &self.init
+    }
+
+    /// The intents checked, by Kivi's user-facing names, in property order.
+    pub fn intent_names(&self) -> Vec<&'static str> {
+        self.spec.intents.iter().map(|i| i.name()).collect()
+    }
+
+    /// Takes `action` in `state`, recording Kivi's trace messages into `rec`.
+    pub fn step(
+        &self,
+        state: &ClusterState,
+        action: &ClusterAction,
+        rec: &mut Recorder,
+    ) -> ClusterState {
+        let mut next = *state;
+        let spec = &self.spec;
+        match *action {
+            ClusterAction::Scheduler => controllers::scheduler::run(spec, &mut next, rec),
+            ClusterAction::DeploymentController => {
+                controllers::deployment::run(spec, &mut next, rec)
+            }
+            ClusterAction::Hpa => controllers::hpa::run(spec, &mut next, rec),
+            ClusterAction::NodeController => controllers::node_controller::run(spec, &mut next),
+            ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
+            ClusterAction::StartAfterStable => next.events.after_stable_started = true,
+            _ => events::run(spec, &mut next, action, rec),
+        }
+        intents::observe(spec, &mut next, rec);
+        next
+    }
+
+    /// Kivi's trace lines for taking `action` in `before` (none for silent steps; several when
+    /// one atomic step prints several).
+    pub fn describe_step(&self, before: &ClusterState, action: &ClusterAction) -> Vec<TraceLine> {
+        let mut rec = Recorder::on();
+        self.step(before, action, &mut rec);
+        rec.into_lines()
+    }
+
+    /// The counterexample `steps` taken from `init`, as Kivi prints it: one numbered line per
+    /// message, silent steps left out.
+    pub fn kivi_trace(
+        &self,
+        init: &ClusterState,
+        steps: &[(ClusterAction, ClusterState)],
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut state = init;
+        for (action, next) in steps {
+            for line in self.describe_step(state, action) {
+                lines.push(line.render(lines.len()));
+            }
+            state = next;
+        }
+        lines
+    }
+
+    /// Whether any step is enabled in `state`.
+    pub fn any_enabled(&self, state: &ClusterState) -> bool {
+        let mut found = false;
+        self.for_each_action(state, |_| {
+            found = true;
+            false
+        });
+        found
+    }
+
+    /// Calls `visit` on each enabled action in a fixed order until it returns false.
+    fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
+        let spec = &self.spec;
+        let quiet = s.is_quiet();
+        let controllers = [
+            (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
+            (
+                !s.deployment_queue.is_empty() && s.kubelet_queue.is_empty(),
+                ClusterAction::DeploymentController,
+            ),
+            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
+            (!s.node_queue.is_empty(), ClusterAction::NodeController),
+            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (
+                quiet
+                    && !s.events.after_stable_started
+                    && spec.events.iter().any(|e| e.after_stable),
+                ClusterAction::StartAfterStable,
+            ),
+        ];
+        for (enabled, action) in controllers {
+            if enabled && !visit(action) {
+                return;
+            }
+        }
+        events::for_each_enabled(spec, s, &mut visit);
+    }
+}
+
+impl Model for ClusterModel {
+    type State = ClusterState;
+    type Action = ClusterAction;
+
+    fn init_states(&self) -> Vec<ClusterState> {
+        vec![self.init]
+    }
+
+    fn actions(&self, state: &ClusterState, actions: &mut Vec<ClusterAction>) {
+        self.for_each_action(state, |a| {
+            actions.push(a);
+            true
+        });
+    }
+
+    fn next_state(&self, state: &ClusterState, action: &ClusterAction) -> Option<ClusterState> {
+        Some(self.step(state, action, &mut Recorder::off()))
+    }
+
+    fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
+        state.encode(
+            self.spec.nodes.len(),
+            self.spec.pods.len(),
+            self.spec.deployments.len(),
+            self.spec.events.len(),
+            self.spec.intents.len(),
+            out,
+        );
+    }
+
+    fn properties(&self) -> Vec<Property> {
+        self.intent_names()
+            .into_iter()
+            .map(Property::always)
+            .collect()
+    }
+
+    fn holds(&self, property: usize, state: &ClusterState) -> bool {
+        intents::holds(&self.spec, state, property, || self.any_enabled(state))
+    }
+
+    fn describe_action(&self, state: &ClusterState, action: &ClusterAction) -> String {
+        let lines = self.describe_step(state, action);
+        if lines.is_empty() {
+            format!("{action:?}")
+        } else {
+            lines
+                .iter()
+                .map(|l| match l.controller {
+                    Some(c) => format!("[{c}] {}", l.message),
+                    None => l.message.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! State updates shared by several controllers and events.
+
+use super::spec::{ClusterSpec, EventKind};
+use super::state::{ClusterState, PodPhase};
+use super::timing::*;
+use super::trace::Recorder;
+
+impl EventKind {
+    /// How long the event waits before it may fire without the cluster being quiet; its clock
+    /// saturates there (0: the event has no clock).
+    pub fn period(&self) -> u16 {
+        match self {
+            EventKind::CpuChange { .. } => EVENT_CPU_TIME,
+            _ => 0,
+        }
+    }
+}
+
+impl ClusterState {
+    /// Advances Kivi's clock by `delta`: every "time since" counter grows, saturating at the
+    /// value beyond which no enabling condition can tell the difference.
+    pub fn advance(&mut self, spec: &ClusterSpec, delta: u32) {
+        if delta == 0 {
+            return;
+        }
+        let grow = |v: u16, cap: u16| (v as u32 + delta).min(cap as u32) as u16;
+        if spec.hpa_enabled {
+            self.clock.hpa_idle = grow(self.clock.hpa_idle, HPA_WAIT_TIME);
+        }
+        if spec.descheduler.is_some() {
+            self.clock.descheduler_idle = grow(self.clock.descheduler_idle, DESCHEDULER_WAIT_TIME);
+        }
+        for (i, e) in spec.events.iter().enumerate() {
+            if self.event_started(spec, i) && self.events.done & (1 << i) == 0 {
+                self.clock.event_idle[i] = grow(self.clock.event_idle[i], e.kind.period());
+            }
+        }
+        if spec.max_pattern_time > 0 {
+            let cap = spec.max_pattern_time as u16;
+            for id in 1..=spec.pods.len() {
+                let pod = *self.pod(id);
+                let pattern = spec
+                    .pod_template(pod.template)
+                    .map_or(0, |t| t.cpu_pattern.len());
+                let age = &mut self.pod_mut(id).age;
+                *age = if pod.phase == PodPhase::Running && (pod.cpu_index as usize) < pattern {
+                    grow(*age, cap)
+                } else {
+                    0
+                };
+            }
+        }
+    }
+
+    /// Whether event `i` has been started: at the beginning, or once the cluster was first
+    /// quiet for `after_stable` events.
+    pub fn event_started(&self, spec: &ClusterSpec, i: usize) -> bool {
+        !spec.events[i].after_stable || self.events.after_stable_started
+    }
+
+    /// Queues deployment `d` for the HPA, when an HPA runs at all.
+    pub fn enqueue_hpa(&mut self, spec: &ClusterSpec, d: usize) {
+        if spec.hpa_enabled {
+            self.hpa_queue.push(d);
+        }
+    }
+
+    /// Queues deployment `d` for the descheduler, when one runs.
+    pub fn enqueue_descheduler(&mut self, spec: &ClusterSpec, d: usize) {
+        if spec.descheduler.is_some() {
+            self.descheduler_queue.push(d);
+        }
+    }
+
+    /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
+    /// `deleteAPodUpdate`).
+    pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {
+        if let Some(dep) = self.deployments.get_mut(d.wrapping_sub(1)) {
+            dep.in_deletion += 1;
+        }
+        self.pod_mut(pod).phase = PodPhase::Terminating;
+        self.kubelet_queue.push(pod);
+    }
+
+    /// Changes `pod`'s CPU usage by `change` (clamped to 0..=64) and its node's free CPU with
+    /// it (Kivi's `updatePodCpuUsageOnNode`).
+    pub fn change_pod_cpu(&mut self, pod: usize, change: i32, rec: &mut Recorder) {
+        let loc = self.pod(pod).loc as usize;
+        let old = self.pod(pod).cpu as i32;
+        let new = (old + change).clamp(0, POD_CPU_MAX);
+        self.pod_mut(pod).cpu = new as i16;
+        let mut left = 0;
+        if let Some(node) = self.nodes.get_mut(loc.wrapping_sub(1)) {
+            node.cpu_left = node.cpu_left.wrapping_add((old - new) as i16);
+            left = node.cpu_left;
+        }
+        rec.log(Some("CPU Change"), || {
+            format!("CPU change {change} on pod {pod}, now {new}, and node {loc}, now {left}")
+        });
+    }
+}

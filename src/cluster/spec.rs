@@ -1,0 +1,387 @@
+//! The stable part of a cluster: everything that no controller or event ever changes.
+//!
+//! A [`ClusterSpec`] is built once by the loader and shared read-only by every state of the
+//! search. Identifiers follow Kivi: nodes, pods, deployments and templates are numbered from 1,
+//! and 0 means "none". Labels are interned: every label key gets an index and every value of a
+//! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
+//! label is absent.
+
+/// Scheduling facts about one node that never change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// The node's name as Kivi numbers it (matched by a pod template's `nodeName`).
+    pub name: i64,
+    /// Allocatable CPU in Kivi's units.
+    pub cpu: i32,
+    /// Allocatable memory in Kivi's units.
+    pub memory: i32,
+    /// Value number per label key (0 = label absent); includes the default `hostname` label.
+    pub labels: Vec<u16>,
+    /// Which distinct taint set the node carries (0 = untainted), as Kivi's `taintType`.
+    pub taint_type: u8,
+}
+
+/// Facts about one pod slot that the search never changes: its labels before any controller
+/// recreates it from a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSpec {
+    /// Value number per label key of the pod as given in the input.
+    pub labels: Vec<u16>,
+}
+
+/// A required or preferred node-affinity term, already resolved to the nodes it matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeAffinityTerm {
+    /// `requiredDuringScheduling…` (true) or `preferredDuringScheduling…` (false).
+    pub required: bool,
+    /// The preferred term's weight (1–100).
+    pub weight: i32,
+    /// Ids of the nodes whose labels satisfy the term.
+    pub matched_nodes: Vec<u8>,
+}
+
+/// What the scheduler does when a topology spread constraint cannot be met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhenUnsatisfiable {
+    /// A hard constraint, enforced by the filter.
+    DoNotSchedule,
+    /// A soft constraint, used only for scoring.
+    ScheduleAnyway,
+}
+
+/// A pod topology spread constraint with its label selector resolved to label numbers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologySpreadConstraint {
+    /// The largest allowed difference between a domain's matching pods and the minimum.
+    pub max_skew: i32,
+    /// Below this many eligible domains the global minimum is taken as 0.
+    pub min_domains: i32,
+    /// Index of the node label key that defines the domains.
+    pub topology_key: usize,
+    /// Hard or soft.
+    pub when_unsatisfiable: WhenUnsatisfiable,
+    /// `(key, value)` pairs a pod must carry to be counted.
+    pub match_labels: Vec<(usize, u16)>,
+    /// `nodeAffinityPolicy: Honor`: only nodes that pass node affinity count.
+    pub honor_node_affinity: bool,
+    /// `nodeTaintsPolicy: Honor`: tainted nodes the pod does not tolerate do not count.
+    pub honor_node_taints: bool,
+}
+
+/// One step of a pod's CPU usage pattern (`curCpuRequest[i]` from `timeCpuRequest[i]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuUsageStep {
+    /// CPU usage from this step on.
+    pub usage: i32,
+    /// Time after the pod's start when the step begins (Kivi's units of 0.1 s).
+    pub at: u32,
+}
+
+/// A pod template: what a deployment stamps onto the pods it creates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodTemplate {
+    /// Value number per label key.
+    pub labels: Vec<u16>,
+    /// Requested CPU (used by the scheduler filter and HPA utilisation).
+    pub cpu_requested: i32,
+    /// Requested memory.
+    pub mem_requested: i32,
+    /// Node affinity terms, in input order.
+    pub affinity: Vec<NodeAffinityTerm>,
+    /// `nodeName` (0 = unset): bypasses the scheduler when set.
+    pub node_name: i64,
+    /// Node taint types the pod does not tolerate with effect NoExecute.
+    pub no_execute: Vec<u8>,
+    /// Node taint types the pod does not tolerate with effect NoSchedule.
+    pub no_schedule: Vec<u8>,
+    /// Node taint types the pod does not tolerate with effect PreferNoSchedule.
+    pub prefer_no_schedule: Vec<u8>,
+    /// Topology spread constraints, user-given or Kivi's system defaults.
+    pub spread: Vec<TopologySpreadConstraint>,
+    /// The CPU usage pattern; empty when the template has none (`maxCpuChange` 0).
+    pub cpu_pattern: Vec<CpuUsageStep>,
+}
+
+impl PodTemplate {
+    /// The CPU a freshly created pod uses: the pattern's first step, or the request.
+    pub fn initial_cpu(&self) -> i32 {
+        self.cpu_pattern
+            .first()
+            .map_or(self.cpu_requested, |step| step.usage)
+    }
+}
+
+/// The resource an HPA metric measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricResource {
+    /// CPU usage.
+    Cpu,
+    /// Memory usage.
+    Memory,
+}
+
+/// How an HPA metric's target is expressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MetricTarget {
+    /// An average value per pod.
+    Value,
+    /// A percentage of the pods' requests.
+    Utilization,
+}
+
+/// One HPA metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HpaMetric {
+    /// What is measured.
+    pub resource: MetricResource,
+    /// How the target is expressed.
+    pub kind: MetricTarget,
+    /// The target value.
+    pub target: i32,
+}
+
+/// A HorizontalPodAutoscaler attached to a deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HpaSpec {
+    /// Whether the autoscaler acts at all.
+    pub enabled: bool,
+    /// Lower bound on replicas.
+    pub min_replicas: i32,
+    /// Upper bound on replicas.
+    pub max_replicas: i32,
+    /// The metrics, each proposing a replica count; the largest wins.
+    pub metrics: Vec<HpaMetric>,
+}
+
+/// Deployment strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Strategy {
+    /// Kill all old pods before creating new ones.
+    #[default]
+    Recreate,
+    /// Replace pods gradually within maxSurge/maxUnavailable.
+    RollingUpdate,
+}
+
+/// The unchanging identity of a deployment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploymentSpec {
+    /// The deployment's name as Kivi numbers it (matched by `applyDeployment`).
+    pub name: i64,
+}
+
+/// A deployment template for the `applyDeployment` and `createDeployment` user commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeploymentTemplate {
+    /// Name of the deployment the template creates or updates.
+    pub name: i64,
+    /// Pod template id (0 = keep the deployment's current one).
+    pub pod_template: u8,
+    /// maxSurge in percent.
+    pub max_surge: u8,
+    /// maxUnavailable in percent.
+    pub max_unavailable: u8,
+    /// Strategy.
+    pub strategy: Strategy,
+    /// Desired replicas; Kubernetes' default of 1 when the manifest leaves it out.
+    pub spec_replicas: i32,
+    /// Index into [`ClusterSpec::hpa_specs`] of the template's autoscaler.
+    pub hpa: u8,
+}
+
+/// What an event or user command does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// `eventCpuChange`: one pod of the deployment gains 1–6 CPU.
+    CpuChange {
+        /// Deployment id whose current replica set is picked from.
+        deployment: u8,
+    },
+    /// `kernelPanic`: every node may panic when its CPU is nearly exhausted, and recover.
+    KernelPanic,
+    /// `createTargetDeployment`: activates a deployment defined in the setup.
+    CreateTargetDeployment {
+        /// Deployment id.
+        deployment: u8,
+    },
+    /// `createDeployment`: creates a deployment from a template (fails if it exists).
+    CreateDeployment {
+        /// Deployment template id.
+        template: u8,
+    },
+    /// `applyDeployment`: `kubectl apply` of a deployment template.
+    ApplyDeployment {
+        /// Deployment template id.
+        template: u8,
+    },
+    /// `scaleDeployment`: changes one deployment's replicas by -3..=3.
+    ScaleDeployment {
+        /// Largest deployment id that may be picked.
+        max_deployment: u8,
+    },
+}
+
+/// One entry of the input's `events` or `userCommand` lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    /// What it does.
+    pub kind: EventKind,
+    /// Whether it starts only once the cluster has first become quiet (`after_stable`).
+    pub after_stable: bool,
+}
+
+/// The intents Kivi can check, by their user-facing names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntentKind {
+    /// `pod_always_schedulable` (Kivi's `no_feasible_node`): the scheduler always finds a node.
+    PodAlwaysSchedulable,
+    /// `no_kernel_panic` (Kivi's `kernel_panic`): no node panics `LOOP_TIMES` times.
+    NoKernelPanic,
+    /// `no_oscillation_replica_num` (`checkOscillationReplicaNum`): once at maxReplicas, the
+    /// replica count does not fall back to minReplicas or by 3 or more.
+    NoOscillationReplicaNum {
+        /// Deployment id.
+        deployment: u8,
+    },
+    /// `replica_num_always_meet_min` (`checkMinReplicas`): once reached, replicas never drop
+    /// below minReplicas (or specReplicas without HPA), and they are eventually reached.
+    ReplicaNumAlwaysMeetMin {
+        /// Deployment id.
+        deployment: u8,
+    },
+    /// `replica_num_always_meet_exp` (`checkExpReplicas`): the same for a fixed count.
+    ReplicaNumAlwaysMeetExp {
+        /// Deployment id.
+        deployment: u8,
+        /// The expected replica count.
+        expected: i32,
+    },
+}
+
+impl IntentKind {
+    /// Kivi's user-facing name of the intent.
+    pub fn name(&self) -> &'static str {
+        match self {
+            IntentKind::PodAlwaysSchedulable => "pod_always_schedulable",
+            IntentKind::NoKernelPanic => "no_kernel_panic",
+            IntentKind::NoOscillationReplicaNum { .. } => "no_oscillation_replica_num",
+            IntentKind::ReplicaNumAlwaysMeetMin { .. } => "replica_num_always_meet_min",
+            IntentKind::ReplicaNumAlwaysMeetExp { .. } => "replica_num_always_meet_exp",
+        }
+    }
+}
+
+/// The descheduler's configuration as given in `controllers.descheduler`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeschedulerSpec {
+    /// Plugin names per profile, in order.
+    pub profiles: Vec<Vec<String>>,
+    /// The default evictor's `evictSystemCriticalPods` argument.
+    pub evict_system_critical_pods: bool,
+    /// `constraintsTopologySpread`: 0 DoNotSchedule, 1 ScheduleAnyway, 2 both.
+    pub constraints_topology_spread: u8,
+    /// `maxNoOfPodsToEvictPerNode`.
+    pub max_pods_to_evict_per_node: u32,
+    /// `maxNoOfPodsToEvictPerNamespace`.
+    pub max_pods_to_evict_per_namespace: u32,
+}
+
+/// Everything about a cluster that stays fixed during the search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterSpec {
+    /// Nodes; node id `i` is `nodes[i - 1]`.
+    pub nodes: Vec<NodeSpec>,
+    /// Pod slots; pod id `i` is `pods[i - 1]`.
+    pub pods: Vec<PodSpec>,
+    /// Deployments; deployment id `i` is `deployments[i - 1]`.
+    pub deployments: Vec<DeploymentSpec>,
+    /// Pod templates; template id `i` is `pod_templates[i - 1]`.
+    pub pod_templates: Vec<PodTemplate>,
+    /// Deployment templates; template id `i` is `deployment_templates[i - 1]`.
+    pub deployment_templates: Vec<DeploymentTemplate>,
+    /// Every autoscaler configuration a deployment can take (from the setup and templates).
+    pub hpa_specs: Vec<HpaSpec>,
+    /// Label key names, indexed by key number.
+    pub label_keys: Vec<String>,
+    /// Number of distinct values per label key (values are numbered `1..=n`).
+    pub label_value_counts: Vec<u16>,
+    /// Whether any deployment has an enabled autoscaler (Kivi's `HPA_ENABLED`): only then does
+    /// the HPA controller run and do other controllers enqueue work for it.
+    pub hpa_enabled: bool,
+    /// Events and user commands, in input order (events first).
+    pub events: Vec<EventSpec>,
+    /// Intents to check, always starting with `pod_always_schedulable`.
+    pub intents: Vec<IntentKind>,
+    /// The descheduler, when configured.
+    pub descheduler: Option<DeschedulerSpec>,
+    /// The latest start of any CPU usage step, where pod ages saturate.
+    pub max_pattern_time: u32,
+}
+
+impl ClusterSpec {
+    /// The node with id `id` (1-based).
+    pub fn node(&self, id: usize) -> &NodeSpec {
+        &self.nodes[id - 1]
+    }
+
+    /// The pod template with id `id`, or `None` for 0 or an unknown id.
+    pub fn pod_template(&self, id: u8) -> Option<&PodTemplate> {
+        (id as usize)
+            .checked_sub(1)
+            .and_then(|i| self.pod_templates.get(i))
+    }
+
+    /// Whether a kernel panic event is configured.
+    pub fn kernel_panic_enabled(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::KernelPanic))
+    }
+
+    /// Whether any pod template has a CPU usage pattern, which starts Kivi's pattern process.
+    pub fn cpu_pattern_enabled(&self) -> bool {
+        self.pod_templates.iter().any(|t| !t.cpu_pattern.is_empty())
+    }
+}
+
+/// The template of pods that have none (Kivi's all-zero `podTemplates[0]`).
+pub static NO_TEMPLATE: PodTemplate = PodTemplate {
+    labels: Vec::new(),
+    cpu_requested: 0,
+    mem_requested: 0,
+    affinity: Vec::new(),
+    node_name: 0,
+    no_execute: Vec::new(),
+    no_schedule: Vec::new(),
+    prefer_no_schedule: Vec::new(),
+    spread: Vec::new(),
+    cpu_pattern: Vec::new(),
+};
+
+/// The value number of label `key` in `labels` (0 when absent).
+pub fn label_value(labels: &[u16], key: usize) -> u16 {
+    labels.get(key).copied().unwrap_or(0)
+}
+
+impl ClusterSpec {
+    /// The template of a pod with template id `id`, or [`NO_TEMPLATE`].
+    pub fn template_or_none(&self, id: u8) -> &PodTemplate {
+        self.pod_template(id).unwrap_or(&NO_TEMPLATE)
+    }
+
+    /// The labels pod `id` currently carries: its template's once a deployment created it,
+    /// the input's before.
+    pub fn pod_labels<'a>(&'a self, state: &crate::cluster::ClusterState, id: usize) -> &'a [u16] {
+        let pod = state.pod(id);
+        if pod.template_labels {
+            &self.template_or_none(pod.template).labels
+        } else {
+            &self.pods[id - 1].labels
+        }
+    }
+}
+
+/// Most distinct label keys an input may use.
+pub const MAX_LABEL_KEYS: usize = 16;
+/// Most distinct values one label key may take.
+pub const MAX_LABEL_VALUES: usize = 64;

@@ -1,0 +1,440 @@
+//! The mutable part of a cluster: what controllers and events change, hashed and stored per
+//! state.
+//!
+//! Everything is fixed-size so that cloning a state is a plain copy and building a successor
+//! allocates nothing. Only the first `n` entries of each array are in use (`n` from the
+//! [`ClusterSpec`](super::ClusterSpec)); [`ClusterState::encode`] writes only those.
+
+/// Most nodes a cluster may have.
+pub const MAX_NODES: usize = 32;
+/// Most pod slots a cluster may have (a replica set's members are a 64-bit mask).
+pub const MAX_PODS: usize = 64;
+/// Most deployments a cluster may have.
+pub const MAX_DEPLOYMENTS: usize = 8;
+/// Most events and user commands an input may list.
+pub const MAX_EVENTS: usize = 16;
+/// Most intents an input may list (including the implicit `pod_always_schedulable`).
+pub const MAX_INTENTS: usize = 16;
+
+/// A node's condition, as Kivi's `nodes[i].status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NodeStatus {
+    /// Not ready (down for maintenance or failed).
+    #[default]
+    NotReady = 0,
+    /// Ready: the only status the scheduler places pods on.
+    Ready = 1,
+    /// Unhealthy after a kernel panic.
+    Unhealthy = 2,
+}
+
+/// A pod slot's phase, as Kivi's `pods[i].status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PodPhase {
+    /// The slot is free (no pod).
+    #[default]
+    Idle = 0,
+    /// Running on its node.
+    Running = 1,
+    /// Created, waiting for the scheduler or the kubelet.
+    Pending = 2,
+    /// Being deleted; still counted as a replica until the kubelet removes it.
+    Terminating = 3,
+}
+
+/// Mutable node fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeState {
+    /// CPU not yet requested by pods placed here.
+    pub cpu_left: i16,
+    /// Memory not yet requested by pods placed here.
+    pub mem_left: i16,
+    /// Ready, not ready or unhealthy.
+    pub status: NodeStatus,
+    /// Pods placed on the node.
+    pub num_pods: u8,
+    /// Whether the node has been through maintenance.
+    pub maintained: bool,
+    /// How many times the node has kernel-panicked (saturates at the intent's threshold).
+    pub panics: u8,
+}
+
+/// Mutable pod fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PodState {
+    /// Node id the pod is bound to (0 = none).
+    pub loc: u8,
+    /// Lifecycle phase.
+    pub phase: PodPhase,
+    /// Next step of the template's CPU usage pattern.
+    pub cpu_index: u8,
+    /// Current CPU usage.
+    pub cpu: i16,
+    /// Current memory usage.
+    pub memory: i16,
+    /// Whether a deployment owns the pod (Kivi's `workloadType == 1`).
+    pub owned: bool,
+    /// Owning deployment id.
+    pub deployment: u8,
+    /// Pod template id the pod was made from (0 = none).
+    pub template: u8,
+    /// Whether the pod's labels are its template's (true once a deployment created it) rather
+    /// than the input's.
+    pub template_labels: bool,
+    /// Time since the pod started, saturated at the latest CPU pattern step.
+    pub age: u16,
+}
+
+/// Mutable replica set fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ReplicaSetState {
+    /// The replica set's desired replicas.
+    pub spec_replicas: i16,
+    /// Member pods (bit `i - 1` for pod id `i`), in Kivi's ascending `podIds` order.
+    pub pods: u64,
+}
+
+impl ReplicaSetState {
+    /// Number of member pods (Kivi's `replicas`).
+    pub fn replicas(&self) -> i32 {
+        self.pods.count_ones() as i32
+    }
+
+    /// The pod id at position `index` of the ascending member list, if any.
+    pub fn pod_at(&self, index: usize) -> Option<usize> {
+        let mut rest = self.pods;
+        for _ in 0..index {
+            rest &= rest.wrapping_sub(1);
+        }
+        (rest != 0).then(|| rest.trailing_zeros() as usize + 1)
+    }
+}
+
+/// Mutable deployment fields (including what `kubectl apply` can change).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DeploymentState {
+    /// Whether the deployment exists.
+    pub active: bool,
+    /// Which replica set (0 or 1) is current.
+    pub cur_version: u8,
+    /// Desired replicas.
+    pub spec_replicas: i16,
+    /// Running or terminating replicas over both replica sets.
+    pub replicas: i16,
+    /// Pods created and not yet started.
+    pub in_creation: i16,
+    /// Pods marked for deletion and not yet removed.
+    pub in_deletion: i16,
+    /// The two replica set versions.
+    pub replica_sets: [ReplicaSetState; 2],
+    /// Pod template id.
+    pub template: u8,
+    /// maxSurge in percent.
+    pub max_surge: u8,
+    /// maxUnavailable in percent.
+    pub max_unavailable: u8,
+    /// Rollout strategy.
+    pub strategy: crate::cluster::Strategy,
+    /// Index into the spec's HPA configurations for enablement, bounds and metrics.
+    pub hpa: u8,
+    /// Index into the spec's HPA configurations whose metric targets apply (Kivi's apply keeps
+    /// the old targets).
+    pub hpa_targets: u8,
+    /// A pod of the deployment was removed since the eviction monitor last looked.
+    pub evicted: bool,
+    /// A pod of the deployment was started since the eviction monitor last looked.
+    pub added: bool,
+}
+
+impl DeploymentState {
+    /// The current replica set.
+    pub fn current(&self) -> &ReplicaSetState {
+        &self.replica_sets[self.cur_version as usize]
+    }
+}
+
+/// A controller's work queue: pending ids in FIFO order, without duplicates (Kivi's
+/// `updateQueue` skips items already pending).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WorkQueue<const N: usize> {
+    items: [u8; N],
+    len: u8,
+}
+
+impl<const N: usize> Default for WorkQueue<N> {
+    fn default() -> Self {
+        Self {
+            items: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> WorkQueue<N> {
+    /// Appends `id` unless it is already pending.
+    pub fn push(&mut self, id: usize) {
+        let id = id as u8;
+        if !self.pending().contains(&id) && (self.len as usize) < N {
+            self.items[self.len as usize] = id;
+            self.len += 1;
+        }
+    }
+
+    /// Removes and returns the oldest pending id.
+    pub fn pop(&mut self) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        let first = self.items[0];
+        self.items.copy_within(1..self.len as usize, 0);
+        self.len -= 1;
+        self.items[self.len as usize] = 0;
+        Some(first as usize)
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pending ids, oldest first.
+    pub fn pending(&self) -> &[u8] {
+        &self.items[..self.len as usize]
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.len);
+        out.extend_from_slice(self.pending());
+    }
+}
+
+/// Kivi's logical clock, reduced to what the enabling conditions can observe.
+///
+/// Kivi keeps one ever-growing `time` and, per periodic process, the `time` it last ran; a
+/// process may fire when the difference reaches its period. Only those differences are ever
+/// compared, and only against the period, so each is kept here as "time since", saturated at the
+/// period: two states that differ only beyond saturation enable exactly the same steps. This keeps
+/// oscillating runs finite without changing any verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Clock {
+    /// Time since the HPA last ran, saturated at its wait period.
+    pub hpa_idle: u16,
+    /// Time since the descheduler last ran, saturated at its period.
+    pub descheduler_idle: u16,
+    /// Per event: time since it was started, saturated at its period.
+    pub event_idle: [u16; MAX_EVENTS],
+}
+
+/// Bookkeeping of events and user commands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EventsState {
+    /// Bit `i`: event `i` has run (each runs once).
+    pub done: u16,
+    /// Whether the cluster became quiet and the `after_stable` events were started.
+    pub after_stable_started: bool,
+}
+
+/// The intent monitors' variables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MonitorState {
+    /// Per intent: its stage (monitors that wait for a precondition first).
+    pub stage: [u8; MAX_INTENTS],
+    /// Bit `i`: intent `i` has been violated.
+    pub violated: u16,
+}
+
+/// One state of the cluster: the mutable part only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClusterState {
+    /// Nodes by id - 1.
+    pub nodes: [NodeState; MAX_NODES],
+    /// Pods by id - 1.
+    pub pods: [PodState; MAX_PODS],
+    /// Deployments by id - 1.
+    pub deployments: [DeploymentState; MAX_DEPLOYMENTS],
+    /// Pods waiting for the scheduler.
+    pub scheduler_queue: WorkQueue<MAX_PODS>,
+    /// Pods waiting for the kubelet (to start or to remove).
+    pub kubelet_queue: WorkQueue<MAX_PODS>,
+    /// Deployments waiting for the deployment controller.
+    pub deployment_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    /// Deployments waiting for the HPA.
+    pub hpa_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    /// Nodes waiting for the node controller.
+    pub node_queue: WorkQueue<MAX_NODES>,
+    /// Deployments waiting for the descheduler.
+    pub descheduler_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    /// Pods waiting for the taint manager.
+    pub taint_queue: WorkQueue<MAX_PODS>,
+    /// The logical clock.
+    pub clock: Clock,
+    /// Events and user commands.
+    pub events: EventsState,
+    /// Intent monitors.
+    pub monitors: MonitorState,
+}
+
+impl Default for ClusterState {
+    fn default() -> Self {
+        Self {
+            nodes: [NodeState::default(); MAX_NODES],
+            pods: [PodState::default(); MAX_PODS],
+            deployments: [DeploymentState::default(); MAX_DEPLOYMENTS],
+            scheduler_queue: WorkQueue::default(),
+            kubelet_queue: WorkQueue::default(),
+            deployment_queue: WorkQueue::default(),
+            hpa_queue: WorkQueue::default(),
+            node_queue: WorkQueue::default(),
+            descheduler_queue: WorkQueue::default(),
+            taint_queue: WorkQueue::default(),
+            clock: Clock::default(),
+            events: EventsState::default(),
+            monitors: MonitorState::default(),
+        }
+    }
+}
+
+impl ClusterState {
+    /// Node with id `id` (1-based).
+    pub fn node(&self, id: usize) -> &NodeState {
+        &self.nodes[id - 1]
+    }
+
+    /// Mutable node with id `id` (1-based).
+    pub fn node_mut(&mut self, id: usize) -> &mut NodeState {
+        &mut self.nodes[id - 1]
+    }
+
+    /// Pod with id `id` (1-based).
+    pub fn pod(&self, id: usize) -> &PodState {
+        &self.pods[id - 1]
+    }
+
+    /// Mutable pod with id `id` (1-based).
+    pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
+        &mut self.pods[id - 1]
+    }
+
+    /// Deployment with id `id` (1-based).
+    pub fn deployment(&self, id: usize) -> &DeploymentState {
+        &self.deployments[id - 1]
+    }
+
+    /// Mutable deployment with id `id` (1-based).
+    pub fn deployment_mut(&mut self, id: usize) -> &mut DeploymentState {
+        &mut self.deployments[id - 1]
+    }
+
+    /// Kivi's "cluster is stable" test: no work pending for the node controller, HPA,
+    /// scheduler, kubelet or deployment controller.
+    pub fn is_quiet(&self) -> bool {
+        self.hpa_queue.is_empty() && self.others_quiet()
+    }
+
+    /// The HPA's view of a quiet cluster: no work pending for the node controller, scheduler,
+    /// kubelet or deployment controller (its own queue does not count).
+    pub fn others_quiet(&self) -> bool {
+        self.node_queue.is_empty()
+            && self.scheduler_queue.is_empty()
+            && self.kubelet_queue.is_empty()
+            && self.deployment_queue.is_empty()
+    }
+
+    /// Writes the canonical encoding of the first `nodes`, `pods`, `deployments` and `events`
+    /// entries: every field that can differ between reachable states, in a fixed order.
+    pub fn encode(
+        &self,
+        nodes: usize,
+        pods: usize,
+        deployments: usize,
+        events: usize,
+        intents: usize,
+        out: &mut Vec<u8>,
+    ) {
+        for n in &self.nodes[..nodes] {
+            out.extend_from_slice(&n.cpu_left.to_le_bytes());
+            out.extend_from_slice(&n.mem_left.to_le_bytes());
+            out.push(n.status as u8 | (n.maintained as u8) << 2);
+            out.push(n.num_pods);
+            out.push(n.panics);
+        }
+        for p in &self.pods[..pods] {
+            out.push(p.loc);
+            out.push(p.phase as u8 | (p.owned as u8) << 2 | (p.template_labels as u8) << 3);
+            out.push(p.cpu_index);
+            out.extend_from_slice(&p.cpu.to_le_bytes());
+            out.extend_from_slice(&p.memory.to_le_bytes());
+            out.push(p.deployment);
+            out.push(p.template);
+            out.extend_from_slice(&p.age.to_le_bytes());
+        }
+        for d in &self.deployments[..deployments] {
+            out.push(
+                d.active as u8
+                    | d.cur_version << 1
+                    | (d.strategy as u8) << 2
+                    | (d.evicted as u8) << 3
+                    | (d.added as u8) << 4,
+            );
+            for v in [d.spec_replicas, d.replicas, d.in_creation, d.in_deletion] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            for rs in &d.replica_sets {
+                out.extend_from_slice(&rs.spec_replicas.to_le_bytes());
+                out.extend_from_slice(&rs.pods.to_le_bytes()[..pods.div_ceil(8)]);
+            }
+            out.extend_from_slice(&[
+                d.template,
+                d.max_surge,
+                d.max_unavailable,
+                d.hpa,
+                d.hpa_targets,
+            ]);
+        }
+        self.scheduler_queue.encode(out);
+        self.kubelet_queue.encode(out);
+        self.deployment_queue.encode(out);
+        self.hpa_queue.encode(out);
+        self.node_queue.encode(out);
+        self.descheduler_queue.encode(out);
+        self.taint_queue.encode(out);
+        out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
+        out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
+        for idle in &self.clock.event_idle[..events] {
+            out.extend_from_slice(&idle.to_le_bytes());
+        }
+        out.extend_from_slice(&self.events.done.to_le_bytes());
+        out.push(self.events.after_stable_started as u8);
+        out.extend_from_slice(&self.monitors.stage[..intents]);
+        out.extend_from_slice(&self.monitors.violated.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_is_fifo_without_duplicates() {
+        let mut q = WorkQueue::<4>::default();
+        q.push(3);
+        q.push(1);
+        q.push(3);
+        assert_eq!(q.pending(), &[3, 1]);
+        assert_eq!(q.pop(), Some(3));
+        q.push(3);
+        assert_eq!(q.pending(), &[1, 3]);
+    }
+
+    #[test]
+    fn replica_set_members_are_indexed_in_ascending_order() {
+        let rs = ReplicaSetState {
+            spec_replicas: 3,
+            pods: 0b1011_0000,
+        };
+        assert_eq!(rs.replicas(), 3);
+        assert_eq!(rs.pod_at(0), Some(5));
+        assert_eq!(rs.pod_at(2), Some(8));
+        assert_eq!(rs.pod_at(3), None);
+    }
+}

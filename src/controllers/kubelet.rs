@@ -1,0 +1,90 @@
+//! The kubelet (Kivi's `kubelet.pml`): starts pods bound to a node and removes terminating pods,
+//! keeping replica sets, deployments and node resources in step.
+
+use crate::cluster::timing::CONTROLLER_RUN_TIME;
+use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
+
+/// One kubelet step: handles every queued pod.
+pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    while let Some(pod) = state.kubelet_queue.pop() {
+        let p = *state.pod(pod);
+        match p.phase {
+            PodPhase::Pending if p.loc != 0 => start(spec, state, pod, rec),
+            PodPhase::Terminating => remove(spec, state, pod, rec),
+            _ => {}
+        }
+        state.advance(spec, CONTROLLER_RUN_TIME);
+    }
+}
+
+fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
+    let p = state.pod_mut(pod);
+    p.phase = PodPhase::Running;
+    p.age = 0;
+    let (loc, owned, d) = (p.loc, p.owned, p.deployment as usize);
+    if owned {
+        let dep = state.deployment_mut(d);
+        let cur = dep.cur_version as usize;
+        dep.replica_sets[cur].pods |= 1 << (pod - 1);
+        dep.replicas += 1;
+        dep.in_creation -= 1;
+        if spec.descheduler.is_some() {
+            dep.added = true;
+        }
+        state.enqueue_descheduler(spec, d);
+    }
+    if spec.nodes.iter().any(|n| n.taint_type != 0) {
+        state.taint_queue.push(pod);
+    }
+    let replicas = deployment_replicas(state, d);
+    rec.log(Some("Kubelet"), || {
+        format!("Created pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
+    });
+}
+
+fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
+    let p = *state.pod(pod);
+    let d = p.deployment as usize;
+    {
+        let pod_state = state.pod_mut(pod);
+        pod_state.cpu_index = 0;
+        pod_state.phase = PodPhase::Idle;
+    }
+    if let Some(dep) = state.deployments.get_mut(d.wrapping_sub(1)) {
+        let cur = dep.cur_version as usize;
+        let bit = 1 << (pod - 1);
+        if dep.replica_sets[cur].pods & bit != 0 {
+            dep.replica_sets[cur].pods &= !bit;
+            dep.replicas -= 1;
+        } else if dep.in_creation > 0 {
+            dep.in_creation -= 1;
+        }
+        dep.in_deletion -= 1;
+    }
+    let loc = p.loc as usize;
+    if loc != 0 {
+        let node = state.node_mut(loc);
+        node.num_pods = node.num_pods.wrapping_sub(1);
+        node.cpu_left = node.cpu_left.wrapping_add(p.cpu);
+        node.mem_left = node.mem_left.wrapping_add(p.memory);
+    }
+    let replicas = deployment_replicas(state, d);
+    rec.log(Some("Kubelet"), || {
+        format!("Deleted pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
+    });
+    if p.owned {
+        if spec.descheduler.is_some() {
+            state.deployment_mut(d).evicted = true;
+        }
+        state.deployment_queue.push(d);
+        state.enqueue_hpa(spec, d);
+        state.enqueue_descheduler(spec, d);
+    }
+}
+
+fn deployment_replicas(state: &ClusterState, d: usize) -> i16 {
+    state
+        .deployments
+        .get(d.wrapping_sub(1))
+        .map_or(0, |dep| dep.replicas)
+}

@@ -1,0 +1,10 @@
+//! Kubernetes controllers as transition functions over a [`ClusterState`](crate::cluster::ClusterState).
+//!
+//! Each controller's `run` is one atomic step: it drains its work queue for as long as its
+//! guard holds, as Kivi's controller loops do.
+
+pub mod deployment;
+pub mod hpa;
+pub mod kubelet;
+pub mod node_controller;
+pub mod scheduler;

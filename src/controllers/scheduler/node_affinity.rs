@@ -1,0 +1,41 @@
+//! NodeAffinity: required terms filter (ORed), preferred terms score by weight.
+
+use super::Cycle;
+
+/// Rejects nodes matched by no required term; without required terms every node passes.
+/// Passing nodes are remembered for the spread constraints' node inclusion policy.
+pub fn filter(c: &mut Cycle) {
+    let mut any_required = false;
+    for term in c.template.affinity.iter().filter(|t| t.required) {
+        any_required = true;
+        for &n in &term.matched_nodes {
+            let n = n as usize;
+            if c.feasible(n) {
+                c.score[n] = 1;
+                c.affinity[n] = true;
+            }
+        }
+    }
+    if !any_required {
+        for n in c.node_ids() {
+            if c.feasible(n) {
+                c.score[n] = 1;
+                c.affinity[n] = true;
+            }
+        }
+    }
+    c.settle_marks();
+}
+
+/// Adds the weights of matching preferred terms, normalised, with weight 2.
+pub fn score(c: &mut Cycle) {
+    for term in c.template.affinity.iter().filter(|t| !t.required) {
+        for &n in &term.matched_nodes {
+            let n = n as usize;
+            if c.feasible(n) {
+                c.plugin_score[n] += term.weight;
+            }
+        }
+    }
+    c.normalize_and_add(false, 2);
+}

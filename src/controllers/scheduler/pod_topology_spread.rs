@@ -1,0 +1,189 @@
+//! PodTopologySpread: hard constraints filter nodes whose domain would exceed `maxSkew`; soft
+//! constraints score nodes by how many matching pods their domains already hold.
+//!
+//! As in Kivi, a node without the topology label belongs to domain 0, which takes part in the
+//! counts but never in the minimum or the number of domains; pods count when running or pending
+//! on the node.
+
+use super::Cycle;
+use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
+use crate::cluster::timing::MAX_NODE_SCORE;
+use crate::cluster::{label_value, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable};
+
+const UNDEFINED: i32 = -1;
+
+/// Matching pods per (topology key, domain value); domain 0 starts at 0, others undefined.
+struct DomainCounts([[i32; MAX_LABEL_VALUES + 1]; MAX_LABEL_KEYS]);
+
+impl DomainCounts {
+    fn new() -> Self {
+        let mut row = [UNDEFINED; MAX_LABEL_VALUES + 1];
+        row[0] = 0;
+        Self([row; MAX_LABEL_KEYS])
+    }
+
+    fn get(&self, key: usize, value: u16) -> i32 {
+        self.0[key][value as usize]
+    }
+
+    fn add(&mut self, key: usize, value: u16, count: i32) {
+        let slot = &mut self.0[key][value as usize];
+        *slot = if *slot == UNDEFINED {
+            count
+        } else {
+            *slot + count
+        };
+    }
+
+    fn set(&mut self, key: usize, value: u16, count: i32) {
+        self.0[key][value as usize] = count;
+    }
+
+    /// The defined counts of key `key` over domains 1..=values.
+    fn defined(&self, key: usize, values: u16) -> impl Iterator<Item = i32> + '_ {
+        self.0[key][1..=values as usize]
+            .iter()
+            .copied()
+            .filter(|&c| c != UNDEFINED)
+    }
+}
+
+fn domain(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> u16 {
+    label_value(&c.spec.node(node).labels, con.topology_key)
+}
+
+/// Pods running or pending on `node` that carry the constraint's labels.
+fn matching_pods(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> i32 {
+    (1..=c.spec.pods.len())
+        .filter(|&p| {
+            let pod = c.state.pod(p);
+            (pod.phase == PodPhase::Running || pod.phase == PodPhase::Pending)
+                && pod.loc as usize == node
+                && c.pod_matches(p, &con.match_labels)
+        })
+        .count() as i32
+}
+
+fn hard(con: &TopologySpreadConstraint) -> bool {
+    con.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+}
+
+/// Rejects nodes where a DoNotSchedule constraint's skew would exceed `maxSkew`.
+pub fn filter(c: &mut Cycle) {
+    let spread = &c.template.spread;
+    if !spread.iter().any(hard) {
+        return;
+    }
+    let mut counts = DomainCounts::new();
+    for n in c.node_ids() {
+        for con in spread.iter().filter(|con| hard(con)) {
+            if (con.honor_node_affinity && !c.affinity[n])
+                || (con.honor_node_taints && c.tainted[n])
+            {
+                break;
+            }
+            let found = matching_pods(c, n, con);
+            counts.add(con.topology_key, domain(c, n, con), found);
+        }
+    }
+    let pods = c.spec.pods.len() as i32;
+    let mut domains = [0i32; MAX_LABEL_KEYS];
+    let mut min_match = [pods; MAX_LABEL_KEYS];
+    for (key, &values) in c.spec.label_value_counts.iter().enumerate() {
+        domains[key] = counts.defined(key, values).count() as i32;
+        min_match[key] = counts.defined(key, values).fold(pods, i32::min);
+    }
+    for n in c.node_ids() {
+        if !c.feasible(n) {
+            continue;
+        }
+        for con in spread.iter().filter(|con| hard(con)) {
+            let key = con.topology_key;
+            let min = if domains[key] < con.min_domains {
+                0
+            } else {
+                min_match[key]
+            };
+            let own = c.pod_matches(c.pod, &con.match_labels) as i32;
+            if counts.get(key, domain(c, n, con)) + own - min > con.max_skew {
+                c.score[n] = -1;
+            }
+        }
+    }
+}
+
+/// Kivi's rounded `log(size + 2)` topology weight.
+fn log_weight(size: i32) -> i32 {
+    match size {
+        ..=1 => 0,
+        2..=4 => 1,
+        5..=12 => 2,
+        13..=33 => 3,
+        34..=90 => 4,
+        91..=244 => 5,
+        245..=665 => 6,
+        666..=1808 => 7,
+        1809..=4914 => 8,
+        _ => 9,
+    }
+}
+
+/// Scores feasible nodes by the matching pods in their ScheduleAnyway domains (fewer is
+/// better), normalised and added with weight 2.
+pub fn score(c: &mut Cycle) {
+    let spread = &c.template.spread;
+    let mut counts = DomainCounts::new();
+    let mut sizes = [0i32; MAX_LABEL_KEYS];
+    for n in c.node_ids() {
+        if !c.feasible(n) {
+            continue;
+        }
+        for con in spread.iter().filter(|con| !hard(con)) {
+            let value = domain(c, n, con);
+            if counts.get(con.topology_key, value) == UNDEFINED {
+                counts.set(con.topology_key, value, 0);
+                sizes[con.topology_key] += 1;
+            }
+        }
+    }
+    for n in c.node_ids() {
+        for con in spread.iter().filter(|con| !hard(con)) {
+            let value = domain(c, n, con);
+            if !c.affinity[n] || counts.get(con.topology_key, value) == UNDEFINED {
+                continue;
+            }
+            let found = matching_pods(c, n, con);
+            counts.add(con.topology_key, value, found);
+        }
+    }
+    for n in c.node_ids() {
+        if !c.feasible(n) {
+            continue;
+        }
+        for con in spread.iter().filter(|con| !hard(con)) {
+            let weight = log_weight(sizes[con.topology_key] + 2);
+            c.plugin_score[n] +=
+                counts.get(con.topology_key, domain(c, n, con)) * weight + con.max_skew - 1;
+        }
+    }
+    let mut min = MAX_NODE_SCORE;
+    let mut max = -1;
+    for n in c.node_ids() {
+        if !c.feasible(n) {
+            c.plugin_score[n] = -1;
+            continue;
+        }
+        min = min.min(c.plugin_score[n]);
+        max = max.max(c.plugin_score[n]);
+    }
+    for n in c.node_ids() {
+        if c.feasible(n) && c.plugin_score[n] != -1 {
+            c.score[n] += 2 * if max == 0 {
+                MAX_NODE_SCORE
+            } else {
+                MAX_NODE_SCORE * (max + min - c.plugin_score[n]) / max
+            };
+        }
+        c.plugin_score[n] = 0;
+    }
+}

@@ -1,0 +1,54 @@
+//! Kernel panics (Kivi's `kernelPanic`): a ready node whose free CPU is at most 2 % of its
+//! capacity becomes unhealthy (and its pods are evicted by the node controller); it recovers
+//! once its free CPU is above 2 % again.
+
+use crate::cluster::timing::LOOP_TIMES;
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
+use crate::intents;
+
+fn exhausted(spec: &ClusterSpec, state: &ClusterState, n: usize) -> bool {
+    let cpu = spec.node(n).cpu;
+    cpu != 0 && state.node(n).cpu_left as i32 * 100 / cpu <= 2
+}
+
+/// Visits each node's panic or recovery when enabled. Returns false when `visit` asked to stop.
+pub fn for_each(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    for n in 1..=spec.nodes.len() {
+        let node = n as u8;
+        let action = match state.node(n).status {
+            NodeStatus::Ready if exhausted(spec, state, n) => ClusterAction::KernelPanic { node },
+            NodeStatus::Unhealthy if !exhausted(spec, state, n) && spec.node(n).cpu != 0 => {
+                ClusterAction::KernelRecover { node }
+            }
+            _ => continue,
+        };
+        if !visit(action) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Node `n` panics: it turns unhealthy and is queued for the node controller. The count of
+/// panics saturates at Kivi's `LOOP_TIMES`, where `no_kernel_panic` is violated.
+pub fn panic(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    let node = state.node_mut(n);
+    node.panics = (node.panics + 1).min(LOOP_TIMES);
+    node.status = NodeStatus::Unhealthy;
+    let times = node.panics;
+    state.node_queue.push(n);
+    rec.log(None, || format!("node {n} kernel panic, times {times}"));
+    if times >= LOOP_TIMES {
+        intents::violate_no_kernel_panic(spec, state, n, rec);
+    }
+}
+
+/// Node `n` recovers from its panic.
+pub fn recover(state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    state.node_mut(n).status = NodeStatus::Ready;
+    rec.log(None, || format!("node {n} kernel panic recovered"));
+}

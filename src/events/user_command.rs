@@ -1,0 +1,132 @@
+//! User commands: `createTargetDeployment`, `createDeployment`, `applyDeployment` and
+//! `scaleDeployment`, each queueing the deployment for its controller.
+
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
+
+/// Visits every choice of `scaleDeployment` number `event`: a deployment id in
+/// `1..=max_deployment` and a change in `-3..=3`. Returns false when `visit` asked to stop.
+pub fn for_each_scale(
+    event: u8,
+    max_deployment: u8,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    for deployment in 1..=max_deployment {
+        for delta in -3..=3 {
+            let action = ClusterAction::ScaleDeployment {
+                event,
+                deployment,
+                delta,
+            };
+            if !visit(action) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// `scaleDeployment`: changes deployment `d`'s desired replicas by `delta`.
+pub fn scale(state: &mut ClusterState, d: usize, delta: i8) {
+    state.deployment_mut(d).spec_replicas += delta as i16;
+    state.deployment_queue.push(d);
+}
+
+/// Runs a create or apply command.
+pub fn run(spec: &ClusterSpec, state: &mut ClusterState, kind: &EventKind, rec: &mut Recorder) {
+    match *kind {
+        EventKind::CreateTargetDeployment { deployment } => {
+            let d = deployment as usize;
+            if !state.deployment(d).active {
+                state.deployment_mut(d).active = true;
+                state.deployment_queue.push(d);
+                rec.log(Some("createTargetDeployment"), || {
+                    format!("Created deployment {d}")
+                });
+            }
+        }
+        EventKind::CreateDeployment { template } => create(spec, state, template as usize, rec),
+        EventKind::ApplyDeployment { template } => apply(spec, state, template as usize, rec),
+        _ => {}
+    }
+}
+
+fn existing(spec: &ClusterSpec, state: &ClusterState, template: usize) -> Option<usize> {
+    let name = spec.deployment_templates[template - 1].name;
+    (1..=spec.deployments.len())
+        .find(|&d| state.deployment(d).active && spec.deployments[d - 1].name == name)
+}
+
+fn free_slot(spec: &ClusterSpec, state: &ClusterState) -> Option<usize> {
+    (1..=spec.deployments.len()).find(|&d| !state.deployment(d).active)
+}
+
+/// `kubectl create`: refuses an existing deployment, otherwise fills a free deployment slot.
+fn create(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mut Recorder) {
+    if existing(spec, state, template).is_some() {
+        rec.log(Some("createDeployment"), || {
+            format!("{template} deployment exists!")
+        });
+        return;
+    }
+    if let Some(d) = free_slot(spec, state) {
+        let name = spec.deployments[d - 1].name;
+        rec.log(Some("createDeployment"), || {
+            format!("Create the template {template} to new deployment {{Id {name}, index {d}}}")
+        });
+        activate(spec, state, d, template);
+    }
+}
+
+/// `kubectl apply`: updates the deployment with the template's name, or creates it.
+fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mut Recorder) {
+    if let Some(d) = existing(spec, state, template) {
+        let name = spec.deployments[d - 1].name;
+        rec.log(Some("applyDeployment"), || {
+            format!(
+                "Applying the template {template} to existing deployment {{Id {name}, index {d}}}"
+            )
+        });
+        copy_template(spec, state, d, template, false);
+        state.deployment_queue.push(d);
+    } else if let Some(d) = free_slot(spec, state) {
+        let name = spec.deployments[d - 1].name;
+        rec.log(Some("applyDeployment"), || {
+            format!("Applying the template {template} to new deployment {{Id {name}, index {d}}}")
+        });
+        activate(spec, state, d, template);
+    }
+}
+
+fn activate(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {
+    let dep = state.deployment_mut(d);
+    dep.active = true;
+    dep.in_creation = 0;
+    dep.in_deletion = 0;
+    copy_template(spec, state, d, template, true);
+    state.deployment_queue.push(d);
+}
+
+/// Kivi's `copyDeploymentWithTemplate`: the template's strategy, surge, unavailability and
+/// replicas (1 when the manifest gave none) replace the deployment's; its pod template only when
+/// it names one; its autoscaler when it has one or when `overwrite` (a new deployment). The
+/// metric targets stay the deployment's, as in Kivi.
+fn copy_template(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    template: usize,
+    overwrite: bool,
+) {
+    let t = &spec.deployment_templates[template - 1];
+    let dep = state.deployment_mut(d);
+    if t.pod_template != 0 {
+        dep.template = t.pod_template;
+    }
+    dep.max_surge = t.max_surge;
+    dep.max_unavailable = t.max_unavailable;
+    dep.strategy = t.strategy;
+    dep.spec_replicas = t.spec_replicas as i16;
+    if spec.hpa_specs[t.hpa as usize].enabled || overwrite {
+        dep.hpa = t.hpa;
+    }
+}

@@ -1,0 +1,1070 @@
+//! The loader for Kivi's uniform JSON.
+//!
+//! The document has a `setup` (nodes, pods, deployments `d` with their two replica sets, pod and
+//! deployment templates), `controllers`, `events`, `userCommand` and `intents`; the template form
+//! adds `userDefined`, which only the topology scaler reads and this loader ignores. Missing
+//! fields get the defaults Kivi's `processing_default.py` fills in: pod and deployment defaults,
+//! the two system-default topology spread constraints, the `hostname` node label, constraint
+//! policies and `minDomains`, and a `specReplicas` of 1 for deployment templates.
+
+use std::fmt;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::cluster::spec::*;
+use crate::cluster::state::*;
+use crate::cluster::ClusterModel;
+
+/// Why an input document could not be loaded: where, what, and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    /// The file the document came from, when known.
+    pub file: Option<String>,
+    /// JSON path of the offending value, e.g. `setup.nodes[2].cpu`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub fix: String,
+}
+
+impl LoadError {
+    fn new(path: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            file: None,
+            path: path.into(),
+            message: message.into(),
+            fix: fix.into(),
+        }
+    }
+
+    /// The same error, attributed to `file`.
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        write!(f, "{}: {} ({})", self.path, self.message, self.fix)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+type Result<T> = std::result::Result<T, LoadError>;
+
+/// Reads and loads the single-topology uniform JSON file at `path`.
+pub fn load_uniform_file(path: &Path) -> Result<ClusterModel> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        LoadError::new("$", format!("cannot read the file: {e}"), "check the path").in_file(&file)
+    })?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        LoadError::new("$", format!("not valid JSON: {e}"), "fix the JSON syntax").in_file(&file)
+    })?;
+    load_uniform(&doc).map_err(|e| e.in_file(&file))
+}
+
+/// Builds the model of a single-topology uniform JSON document.
+pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
+    let root = object(doc, "$")?;
+    let setup = object(
+        root.get("setup")
+            .ok_or_else(|| missing("setup", "add the cluster's `setup` object"))?,
+        "setup",
+    )?;
+    let nodes_json = list(setup.get("nodes"), "setup.nodes")?;
+    let pods_json = list(setup.get("pods"), "setup.pods")?;
+    let deps_json = list(setup.get("d"), "setup.d")?;
+    let pts_json = list(setup.get("podTemplates"), "setup.podTemplates")?;
+    let dts_json = list(
+        setup.get("deploymentTemplates"),
+        "setup.deploymentTemplates",
+    )?;
+    check_count(nodes_json.len(), MAX_NODES, "setup.nodes")?;
+    check_count(pods_json.len(), MAX_PODS, "setup.pods")?;
+    check_count(deps_json.len(), MAX_DEPLOYMENTS, "setup.d")?;
+    check_count(pts_json.len(), 255, "setup.podTemplates")?;
+    check_count(dts_json.len(), 255, "setup.deploymentTemplates")?;
+
+    let mut labels = LabelTable::default();
+    let node_labels = node_label_maps(nodes_json)?;
+    let pod_labels = pods_json
+        .iter()
+        .enumerate()
+        .map(|(i, p)| label_map(p, &format!("setup.pods[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let template_labels = pts_json
+        .iter()
+        .enumerate()
+        .map(|(i, p)| label_map(p, &format!("setup.podTemplates[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    for map in node_labels
+        .iter()
+        .chain(&pod_labels)
+        .chain(&template_labels)
+    {
+        for (k, v) in map {
+            labels.intern(k, v);
+        }
+    }
+    let raw_constraints = pts_json
+        .iter()
+        .enumerate()
+        .map(|(i, pt)| raw_spread_constraints(pt, &template_labels[i], i))
+        .collect::<Result<Vec<_>>>()?;
+    for constraints in &raw_constraints {
+        for c in constraints {
+            labels.key(&c.topology_key);
+            for (k, v) in &c.labels {
+                labels.intern(k, v);
+            }
+        }
+    }
+
+    check_count(labels.keys.len(), MAX_LABEL_KEYS, "label keys")?;
+    for (k, values) in labels.keys.iter().zip(&labels.values) {
+        check_count(
+            values.len(),
+            MAX_LABEL_VALUES,
+            &format!("values of label `{k}`"),
+        )?;
+    }
+    let (taint_types, node_taint_type) = taint_types(nodes_json)?;
+    let mut nodes = Vec::new();
+    let mut state = ClusterState::default();
+    for (i, n) in nodes_json.iter().enumerate() {
+        let path = format!("setup.nodes[{i}]");
+        nodes.push(NodeSpec {
+            name: int(n, &path, "name", None)?,
+            cpu: small(n, &path, "cpu", None)? as i32,
+            memory: small(n, &path, "memory", None)? as i32,
+            labels: labels.vector(&node_labels[i]),
+            taint_type: node_taint_type[i],
+        });
+        state.nodes[i] = NodeState {
+            cpu_left: small(n, &path, "cpuLeft", None)?,
+            mem_left: small(n, &path, "memLeft", None)?,
+            status: match int(n, &path, "status", None)? {
+                0 => NodeStatus::NotReady,
+                1 => NodeStatus::Ready,
+                2 => NodeStatus::Unhealthy,
+                _ => return Err(bad(&path, "status", "use 0 (not ready), 1 (ready) or 2")),
+            },
+            num_pods: ranged(n, &path, "numPod", 0, 0, 255)? as u8,
+            maintained: int(n, &path, "maintained", Some(0))? != 0,
+            panics: 0,
+        };
+    }
+
+    let mut pod_templates = Vec::new();
+    for (i, pt) in pts_json.iter().enumerate() {
+        pod_templates.push(pod_template(
+            pt,
+            i,
+            &labels,
+            &template_labels[i],
+            &raw_constraints[i],
+            &node_labels,
+            &taint_types,
+        )?);
+    }
+    let max_pattern_time = pod_templates
+        .iter()
+        .flat_map(|t| t.cpu_pattern.iter().map(|s| s.at))
+        .max()
+        .unwrap_or(0);
+    if max_pattern_time > u16::MAX as u32 {
+        return Err(LoadError::new(
+            "setup.podTemplates[].timeCpuRequest",
+            "a CPU pattern step starts too late",
+            "keep timeCpuRequest below 65536",
+        ));
+    }
+
+    let mut pods = Vec::new();
+    for (i, p) in pods_json.iter().enumerate() {
+        let path = format!("setup.pods[{i}]");
+        pods.push(PodSpec {
+            labels: labels.vector(&pod_labels[i]),
+        });
+        if int(p, &path, "startTime", Some(0))? != 0 {
+            return Err(bad(&path, "startTime", "pods start at time 0; set it to 0"));
+        }
+        state.pods[i] = PodState {
+            loc: ranged(p, &path, "loc", 0, 0, 255)? as u8,
+            phase: match int(p, &path, "status", Some(0))? {
+                0 => PodPhase::Idle,
+                1 => PodPhase::Running,
+                2 => PodPhase::Pending,
+                3 => PodPhase::Terminating,
+                _ => return Err(bad(&path, "status", "use 0, 1, 2 or 3")),
+            },
+            cpu_index: ranged(p, &path, "curCpuIndex", 1, 0, 255)? as u8,
+            cpu: small(p, &path, "cpu", Some(0))?,
+            memory: small(p, &path, "memory", Some(0))?,
+            owned: int(p, &path, "workloadType", Some(0))? == 1,
+            deployment: ranged(p, &path, "workloadId", 0, 0, deps_json.len() as i64)? as u8,
+            template: ranged(p, &path, "podTemplateId", 0, 0, pts_json.len() as i64)? as u8,
+            template_labels: false,
+            age: 0,
+        };
+        let loc = state.pods[i].loc as usize;
+        if state.pods[i].phase != PodPhase::Idle && loc > nodes.len() {
+            return Err(bad(
+                &path,
+                "loc",
+                "a placed pod's loc must be a node id or 0",
+            ));
+        }
+    }
+
+    let mut hpa_specs = vec![HpaSpec {
+        enabled: false,
+        min_replicas: 1,
+        max_replicas: 0,
+        metrics: Vec::new(),
+    }];
+    let mut deployments = Vec::new();
+    for (i, d) in deps_json.iter().enumerate() {
+        let path = format!("setup.d[{i}]");
+        deployments.push(DeploymentSpec {
+            name: int(d, &path, "name", None)?,
+        });
+        let hpa = match d.get("hpaSpec") {
+            Some(h) => hpa_spec(h, &format!("{path}.hpaSpec"))?,
+            None => hpa_specs[0].clone(),
+        };
+        hpa_specs.push(hpa);
+        let hpa_index = (hpa_specs.len() - 1) as u8;
+        state.deployments[i] = deployment_state(d, &path, pods_json.len(), pts_json.len())?;
+        state.deployments[i].hpa = hpa_index;
+        state.deployments[i].hpa_targets = hpa_index;
+    }
+    let hpa_enabled = hpa_specs.iter().any(|h| h.enabled);
+
+    let mut deployment_templates = Vec::new();
+    for (i, t) in dts_json.iter().enumerate() {
+        let path = format!("setup.deploymentTemplates[{i}]");
+        let hpa = match t.get("hpaSpec") {
+            Some(h) => {
+                hpa_specs.push(hpa_spec(h, &format!("{path}.hpaSpec"))?);
+                (hpa_specs.len() - 1) as u8
+            }
+            None => 0,
+        };
+        deployment_templates.push(DeploymentTemplate {
+            name: int(t, &path, "name", None)?,
+            pod_template: ranged(t, &path, "podTemplateId", 0, 0, pts_json.len() as i64)? as u8,
+            max_surge: ranged(t, &path, "maxSurge", 25, 0, 100)? as u8,
+            max_unavailable: ranged(t, &path, "maxUnavailable", 25, 0, 100)? as u8,
+            strategy: strategy(t, &path)?,
+            spec_replicas: ranged(t, &path, "specReplicas", 1, 0, MAX_PODS as i64)? as i32,
+            hpa,
+        });
+    }
+    if hpa_specs.len() > 255 {
+        return Err(LoadError::new(
+            "setup",
+            "too many autoscaler configurations",
+            "use at most 254 deployments and templates with hpaSpec",
+        ));
+    }
+
+    let mut events = Vec::new();
+    let mut first = Vec::new();
+    for key in ["events", "userCommand"] {
+        for (i, e) in list(root.get(key), key)?.iter().enumerate() {
+            let path = format!("{key}[{i}]");
+            let (spec, runs_first) = event(e, &path, &deployments, deps_json, dts_json.len())?;
+            if runs_first {
+                first.push(spec);
+            } else {
+                events.push(spec);
+            }
+        }
+    }
+    check_count(events.len(), MAX_EVENTS, "events + userCommand")?;
+
+    let mut intents = vec![IntentKind::PodAlwaysSchedulable];
+    for (i, it) in list(root.get("intents"), "intents")?.iter().enumerate() {
+        let intent = intent(it, &format!("intents[{i}]"), deps_json.len())?;
+        if !intents.contains(&intent) {
+            intents.push(intent);
+        }
+    }
+    check_count(intents.len(), MAX_INTENTS, "intents")?;
+
+    let descheduler = descheduler(root.get("controllers"))?;
+
+    let spec = ClusterSpec {
+        nodes,
+        pods,
+        deployments,
+        pod_templates,
+        deployment_templates,
+        hpa_specs,
+        label_value_counts: labels.values.iter().map(|v| v.len() as u16).collect(),
+        label_keys: labels.keys,
+        hpa_enabled,
+        events,
+        intents,
+        descheduler,
+        max_pattern_time,
+    };
+    Ok(ClusterModel::new(spec, state, &first))
+}
+
+/// Label keys and, per key, its values in first-seen order (value number = position + 1).
+#[derive(Default)]
+struct LabelTable {
+    keys: Vec<String>,
+    values: Vec<Vec<Value>>,
+}
+
+impl LabelTable {
+    fn key(&mut self, key: &str) -> usize {
+        match self.keys.iter().position(|k| k == key) {
+            Some(i) => i,
+            None => {
+                self.keys.push(key.to_string());
+                self.values.push(Vec::new());
+                self.keys.len() - 1
+            }
+        }
+    }
+
+    fn intern(&mut self, key: &str, value: &Value) -> (usize, u16) {
+        let k = self.key(key);
+        let values = &mut self.values[k];
+        let v = match values.iter().position(|x| x == value) {
+            Some(i) => i,
+            None => {
+                values.push(value.clone());
+                values.len() - 1
+            }
+        };
+        (k, v as u16 + 1)
+    }
+
+    fn lookup(&self, key: &str, value: &Value) -> (usize, u16) {
+        let k = self.keys.iter().position(|x| x == key).unwrap_or(0);
+        let v = self.values[k].iter().position(|x| x == value).unwrap_or(0);
+        (k, v as u16 + 1)
+    }
+
+    fn vector(&self, map: &[(String, Value)]) -> Vec<u16> {
+        let mut out = vec![0; self.keys.len()];
+        for (k, v) in map {
+            let (k, v) = self.lookup(k, v);
+            out[k] = v;
+        }
+        out
+    }
+}
+
+type LabelMap = Vec<(String, Value)>;
+
+fn label_map(obj: &Value, path: &str) -> Result<LabelMap> {
+    match obj.get("labels") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(_) | Value::Number(_) => Ok((k.clone(), v.clone())),
+                _ => Err(LoadError::new(
+                    format!("{path}.labels.{k}"),
+                    "a label value must be a string or a number",
+                    "quote the value",
+                )),
+            })
+            .collect(),
+        Some(_) => Err(LoadError::new(
+            format!("{path}.labels"),
+            "labels must be an object",
+            "write labels as {\"key\": value}",
+        )),
+    }
+}
+
+/// Node labels with Kivi's default `hostname` label (the node's name) added.
+fn node_label_maps(nodes: &[Value]) -> Result<Vec<LabelMap>> {
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let path = format!("setup.nodes[{i}]");
+            let mut map = label_map(n, &path)?;
+            let name = n
+                .get("name")
+                .cloned()
+                .ok_or_else(|| missing(&format!("{path}.name"), "give every node a name"))?;
+            match map.iter_mut().find(|(k, _)| k == "hostname") {
+                Some(entry) => entry.1 = name,
+                None => map.push(("hostname".to_string(), name)),
+            }
+            Ok(map)
+        })
+        .collect()
+}
+
+/// A spread constraint before its labels are interned.
+struct RawConstraint {
+    max_skew: i32,
+    min_domains: i32,
+    topology_key: String,
+    schedule_anyway: bool,
+    labels: LabelMap,
+    honor_node_affinity: bool,
+    honor_node_taints: bool,
+}
+
+/// The template's spread constraints, or Kivi's system defaults (hostname maxSkew 3, zone
+/// maxSkew 5, both ScheduleAnyway, selecting the template's own labels).
+fn raw_spread_constraints(
+    pt: &Value,
+    template_labels: &LabelMap,
+    index: usize,
+) -> Result<Vec<RawConstraint>> {
+    let path = format!("setup.podTemplates[{index}]");
+    let defaults = [("hostname", 3), ("zone", 5)].map(|(key, skew)| {
+        let mut m = Map::new();
+        m.insert("maxSkew".into(), skew.into());
+        m.insert("topologyKey".into(), key.into());
+        m.insert("whenUnsatisfiable".into(), 1.into());
+        Value::Object(m)
+    });
+    let given = pt.get("topoSpreadConstraints");
+    let list: Vec<&Value> = match given {
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(_) => {
+            return Err(LoadError::new(
+                format!("{path}.topoSpreadConstraints"),
+                "must be a list",
+                "write a JSON list of constraints",
+            ))
+        }
+        None => defaults.iter().collect(),
+    };
+    let count = ranged(pt, &path, "numTopoSpreadConstraints", 2, 0, 64)? as usize;
+    if count > list.len() {
+        return Err(LoadError::new(
+            format!("{path}.numTopoSpreadConstraints"),
+            format!("says {count} constraints but {} are given", list.len()),
+            "make numTopoSpreadConstraints match the list",
+        ));
+    }
+    list[..count]
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            let cpath = format!("{path}.topoSpreadConstraints[{j}]");
+            let topology_key = match c.get("topologyKey") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                _ => {
+                    return Err(missing(
+                        &format!("{cpath}.topologyKey"),
+                        "name a node label",
+                    ))
+                }
+            };
+            let labels = match c.get("labels") {
+                None | Some(Value::Null) => template_labels.clone(),
+                Some(_) => label_map(c, &cpath)?,
+            };
+            Ok(RawConstraint {
+                max_skew: ranged(c, &cpath, "maxSkew", 1, 1, 10_000)? as i32,
+                min_domains: ranged(c, &cpath, "minDomains", 1, 0, 10_000)? as i32,
+                topology_key,
+                schedule_anyway: ranged(c, &cpath, "whenUnsatisfiable", 0, 0, 1)? == 1,
+                labels,
+                honor_node_affinity: ranged(c, &cpath, "nodeAffinityPolicy", 1, 0, 1)? == 1,
+                honor_node_taints: ranged(c, &cpath, "nodeTaintsPolicy", 0, 0, 1)? == 1,
+            })
+        })
+        .collect()
+}
+
+/// Groups nodes by their taint list as Kivi does: each distinct list is one taint type,
+/// numbered from 1 in order of first appearance. Returns the lists and each node's type.
+fn taint_types(nodes: &[Value]) -> Result<(Vec<Vec<String>>, Vec<u8>)> {
+    let mut types: Vec<Vec<String>> = Vec::new();
+    let mut per_node = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let path = format!("setup.nodes[{i}].taint");
+        let t = match n.get("taint") {
+            None | Some(Value::Null) => {
+                per_node.push(0);
+                continue;
+            }
+            Some(v) => strings(v, &path)?,
+        };
+        for s in &t {
+            if !s.contains(':') {
+                return Err(LoadError::new(
+                    &path,
+                    format!("taint `{s}` has no effect"),
+                    "write taints as \"key:Effect\"",
+                ));
+            }
+        }
+        let index = match types.iter().position(|x| *x == t) {
+            Some(p) => p,
+            None => {
+                types.push(t);
+                types.len() - 1
+            }
+        };
+        per_node.push(index as u8 + 1);
+    }
+    Ok((types, per_node))
+}
+
+fn split_taint(s: &str) -> (&str, &str) {
+    let mut parts = s.splitn(3, ':');
+    let key = parts.next().unwrap_or("");
+    let effect = parts.next().unwrap_or("").trim();
+    (key, effect)
+}
+
+/// Taint types (per effect) that a toleration list does not fully tolerate, as Kivi's
+/// `taint_match`: a type is untolerated for an effect when one of its taints with that effect
+/// has no toleration with the same key and effect.
+fn untolerated(types: &[Vec<String>], tolerations: &[String]) -> [Vec<u8>; 3] {
+    let mut out: [Vec<u8>; 3] = Default::default();
+    for (i, taints) in types.iter().enumerate() {
+        for (slot, effect) in ["NoExecute", "NoSchedule", "PreferNoSchedule"]
+            .iter()
+            .enumerate()
+        {
+            let untolerated = taints.iter().any(|t| {
+                let (key, e) = split_taint(t);
+                e == *effect
+                    && !tolerations.iter().any(|tol| {
+                        let (tk, te) = split_taint(tol);
+                        tk == key && te == e
+                    })
+            });
+            if untolerated {
+                out[slot].push(i as u8 + 1);
+            }
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pod_template(
+    pt: &Value,
+    index: usize,
+    labels: &LabelTable,
+    own_labels: &LabelMap,
+    raw_constraints: &[RawConstraint],
+    node_labels: &[LabelMap],
+    taint_types: &[Vec<String>],
+) -> Result<PodTemplate> {
+    let path = format!("setup.podTemplates[{index}]");
+    let num_rules = ranged(pt, &path, "numRules", 0, 0, 64)? as usize;
+    let rules = list(pt.get("affinityRules"), &format!("{path}.affinityRules"))?;
+    if rules.len() < num_rules {
+        return Err(LoadError::new(
+            format!("{path}.affinityRules"),
+            format!(
+                "numRules is {num_rules} but {} rules are given",
+                rules.len()
+            ),
+            "make numRules match the list",
+        ));
+    }
+    let mut affinity = Vec::new();
+    for (j, rule) in rules[..num_rules].iter().enumerate() {
+        let rpath = format!("{path}.affinityRules[{j}]");
+        let wanted = label_map(rule, &rpath)?;
+        let matched_nodes = node_labels
+            .iter()
+            .enumerate()
+            .filter(|(_, node)| {
+                wanted
+                    .iter()
+                    .all(|(k, v)| node.iter().any(|(nk, nv)| nk == k && nv == v))
+            })
+            .map(|(n, _)| n as u8 + 1)
+            .collect();
+        affinity.push(NodeAffinityTerm {
+            required: ranged(rule, &rpath, "isRequired", 0, 0, 1)? == 1,
+            weight: ranged(rule, &rpath, "weight", 0, 0, 100)? as i32,
+            matched_nodes,
+        });
+    }
+    let tolerations = match pt.get("toleration") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(v) => strings(v, &format!("{path}.toleration"))?,
+    };
+    let [no_execute, no_schedule, prefer_no_schedule] = untolerated(taint_types, &tolerations);
+    let spread = raw_constraints
+        .iter()
+        .map(|c| TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            min_domains: c.min_domains,
+            topology_key: labels
+                .keys
+                .iter()
+                .position(|k| *k == c.topology_key)
+                .unwrap_or(0),
+            when_unsatisfiable: if c.schedule_anyway {
+                WhenUnsatisfiable::ScheduleAnyway
+            } else {
+                WhenUnsatisfiable::DoNotSchedule
+            },
+            match_labels: c.labels.iter().map(|(k, v)| labels.lookup(k, v)).collect(),
+            honor_node_affinity: c.honor_node_affinity,
+            honor_node_taints: c.honor_node_taints,
+        })
+        .collect();
+    let steps = ranged(pt, &path, "maxCpuChange", 0, 0, 255)? as usize;
+    let mut cpu_pattern = Vec::new();
+    if steps > 0 {
+        let usage = list(pt.get("curCpuRequest"), &format!("{path}.curCpuRequest"))?;
+        let times = list(pt.get("timeCpuRequest"), &format!("{path}.timeCpuRequest"))?;
+        if usage.len() < steps || times.len() < steps {
+            return Err(LoadError::new(
+                &path,
+                format!("maxCpuChange is {steps} but curCpuRequest/timeCpuRequest are shorter"),
+                "give maxCpuChange entries in both lists",
+            ));
+        }
+        for j in 0..steps {
+            let at = number(&times[j], &format!("{path}.timeCpuRequest[{j}]"))?;
+            if at < 0 {
+                return Err(LoadError::new(
+                    format!("{path}.timeCpuRequest[{j}]"),
+                    "negative time",
+                    "use times from 0",
+                ));
+            }
+            cpu_pattern.push(CpuUsageStep {
+                usage: number(&usage[j], &format!("{path}.curCpuRequest[{j}]"))? as i32,
+                at: at as u32,
+            });
+        }
+    }
+    Ok(PodTemplate {
+        labels: labels.vector(own_labels),
+        cpu_requested: small(pt, &path, "cpuRequested", Some(0))? as i32,
+        mem_requested: small(pt, &path, "memRequested", Some(0))? as i32,
+        affinity,
+        node_name: int(pt, &path, "nodeName", Some(0))?,
+        no_execute,
+        no_schedule,
+        prefer_no_schedule,
+        spread,
+        cpu_pattern,
+    })
+}
+
+fn hpa_spec(h: &Value, path: &str) -> Result<HpaSpec> {
+    let n = ranged(h, path, "numMetrics", 0, 0, 16)? as usize;
+    let names = list(h.get("metricNames"), &format!("{path}.metricNames"))?;
+    let targets = list(h.get("metricTargets"), &format!("{path}.metricTargets"))?;
+    let types = list(h.get("metricTypes"), &format!("{path}.metricTypes"))?;
+    if names.len() < n || targets.len() < n || types.len() < n {
+        return Err(LoadError::new(
+            path,
+            format!("numMetrics is {n} but a metric list is shorter"),
+            "give numMetrics entries in metricNames, metricTargets and metricTypes",
+        ));
+    }
+    let mut metrics = Vec::new();
+    for j in 0..n {
+        let resource = match number(&names[j], &format!("{path}.metricNames[{j}]"))? {
+            0 => MetricResource::Cpu,
+            1 => MetricResource::Memory,
+            _ => return Err(bad(path, "metricNames", "use 0 (CPU) or 1 (memory)")),
+        };
+        let kind = match number(&types[j], &format!("{path}.metricTypes[{j}]"))? {
+            0 => MetricTarget::Value,
+            1 => MetricTarget::Utilization,
+            _ => return Err(bad(path, "metricTypes", "use 0 (value) or 1 (utilisation)")),
+        };
+        let target = number(&targets[j], &format!("{path}.metricTargets[{j}]"))?;
+        if target <= 0 {
+            return Err(bad(path, "metricTargets", "targets must be positive"));
+        }
+        metrics.push(HpaMetric {
+            resource,
+            kind,
+            target: target as i32,
+        });
+    }
+    Ok(HpaSpec {
+        enabled: int(h, path, "isEnabled", Some(0))? != 0,
+        min_replicas: ranged(h, path, "minReplicas", 0, 0, 10_000)? as i32,
+        max_replicas: ranged(h, path, "maxReplicas", 0, 0, 10_000)? as i32,
+        metrics,
+    })
+}
+
+fn strategy(obj: &Value, path: &str) -> Result<Strategy> {
+    Ok(match int(obj, path, "strategy", Some(0))? {
+        0 => Strategy::Recreate,
+        1 => Strategy::RollingUpdate,
+        _ => {
+            return Err(bad(
+                path,
+                "strategy",
+                "use 0 (Recreate) or 1 (RollingUpdate)",
+            ))
+        }
+    })
+}
+
+fn deployment_state(
+    d: &Value,
+    path: &str,
+    pods: usize,
+    templates: usize,
+) -> Result<DeploymentState> {
+    let sets = list(d.get("replicaSets"), &format!("{path}.replicaSets"))?;
+    if sets.len() != 2 {
+        return Err(LoadError::new(
+            format!("{path}.replicaSets"),
+            "a deployment needs exactly two replica sets",
+            "list the current and the next version",
+        ));
+    }
+    let mut replica_sets = [ReplicaSetState::default(); 2];
+    for (v, rs) in sets.iter().enumerate() {
+        let rpath = format!("{path}.replicaSets[{v}]");
+        let ids = list(rs.get("podIds"), &format!("{rpath}.podIds"))?;
+        let mut mask = 0u64;
+        for (j, id) in ids.iter().enumerate() {
+            let id = number(id, &format!("{rpath}.podIds[{j}]"))?;
+            if id < 1 || id as usize > pods {
+                return Err(LoadError::new(
+                    format!("{rpath}.podIds[{j}]"),
+                    format!("pod id {id} does not exist"),
+                    "use pod ids from 1 to the number of pods",
+                ));
+            }
+            mask |= 1 << (id - 1);
+        }
+        let replicas = ranged(rs, &rpath, "replicas", 0, 0, MAX_PODS as i64)?;
+        if replicas != mask.count_ones() as i64 {
+            return Err(LoadError::new(
+                format!("{rpath}.replicas"),
+                format!(
+                    "{replicas} replicas but {} distinct podIds",
+                    mask.count_ones()
+                ),
+                "list exactly one pod id per replica",
+            ));
+        }
+        replica_sets[v] = ReplicaSetState {
+            spec_replicas: ranged(rs, &rpath, "specReplicas", 0, 0, MAX_PODS as i64)? as i16,
+            pods: mask,
+        };
+    }
+    Ok(DeploymentState {
+        active: int(d, path, "status", Some(0))? != 0,
+        cur_version: ranged(d, path, "curVersion", 0, 0, 1)? as u8,
+        spec_replicas: ranged(d, path, "specReplicas", 1, 0, 10_000)? as i16,
+        replicas: ranged(d, path, "replicas", -1, 0, MAX_PODS as i64)? as i16,
+        in_creation: 0,
+        in_deletion: 0,
+        replica_sets,
+        template: ranged(d, path, "podTemplateId", -1, 1, templates as i64)? as u8,
+        max_surge: ranged(d, path, "maxSurge", 25, 0, 100)? as u8,
+        max_unavailable: ranged(d, path, "maxUnavailable", 25, 0, 100)? as u8,
+        strategy: strategy(d, path)?,
+        hpa: 0,
+        hpa_targets: 0,
+        evicted: false,
+        added: false,
+    })
+}
+
+fn event(
+    e: &Value,
+    path: &str,
+    deployments: &[DeploymentSpec],
+    deps_json: &[Value],
+    templates: usize,
+) -> Result<(EventSpec, bool)> {
+    let name = match e.get("name") {
+        Some(Value::String(s)) => s.as_str(),
+        _ => {
+            return Err(missing(
+                &format!("{path}.name"),
+                "name the event or command",
+            ))
+        }
+    };
+    let para = e.get("para");
+    let para_int = |max: usize, what: &str| -> Result<u8> {
+        let v =
+            para.ok_or_else(|| missing(&format!("{path}.para"), &format!("give the {what}")))?;
+        let n = number(v, &format!("{path}.para")).map_err(|err| LoadError {
+            fix: "instantiate the template form with the topology scaler first".into(),
+            ..err
+        })?;
+        if n < 1 || n as usize > max {
+            return Err(LoadError::new(
+                format!("{path}.para"),
+                format!("{what} {n} does not exist"),
+                format!("use a {what} from 1 to {max}"),
+            ));
+        }
+        Ok(n as u8)
+    };
+    let kind = match name {
+        "eventCpuChange" => {
+            let target = para
+                .and_then(|p| p.get("targetDeployment"))
+                .ok_or_else(|| {
+                    missing(
+                        &format!("{path}.para.targetDeployment"),
+                        "name the deployment whose pods change CPU",
+                    )
+                })?;
+            let wanted = scalar_text(target);
+            let index = deps_json
+                .iter()
+                .position(|d| d.get("name").map(scalar_text) == Some(wanted.clone()))
+                .ok_or_else(|| {
+                    LoadError::new(
+                        format!("{path}.para.targetDeployment"),
+                        format!("no deployment is named {wanted}"),
+                        "use the name of a deployment in setup.d",
+                    )
+                })?;
+            debug_assert_eq!(deployments.len(), deps_json.len());
+            EventKind::CpuChange {
+                deployment: index as u8 + 1,
+            }
+        }
+        "kernelPanic" => EventKind::KernelPanic,
+        "createTargetDeployment" => EventKind::CreateTargetDeployment {
+            deployment: para_int(deployments.len(), "deployment id")?,
+        },
+        "createDeployment" => EventKind::CreateDeployment {
+            template: para_int(templates, "deployment template id")?,
+        },
+        "applyDeployment" => EventKind::ApplyDeployment {
+            template: para_int(templates, "deployment template id")?,
+        },
+        "scaleDeployment" => EventKind::ScaleDeployment {
+            max_deployment: para_int(deployments.len(), "deployment id")?,
+        },
+        other => {
+            return Err(LoadError::new(
+                format!("{path}.name"),
+                format!("unsupported event or command `{other}`"),
+                "use eventCpuChange, kernelPanic, createTargetDeployment, createDeployment, \
+                 applyDeployment or scaleDeployment",
+            ))
+        }
+    };
+    let after_stable = matches!(e.get("after_stable"), Some(Value::Bool(true)));
+    let first = e.get("first").is_some();
+    Ok((EventSpec { kind, after_stable }, first))
+}
+
+fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
+    let name = match it.get("name") {
+        Some(Value::String(s)) => s.as_str(),
+        _ => return Err(missing(&format!("{path}.name"), "name the intent")),
+    };
+    let para = it.get("para").cloned().unwrap_or(Value::Null);
+    let ppath = format!("{path}.para");
+    let did =
+        || -> Result<u8> { Ok(ranged(&para, &ppath, "did", -1, 1, deployments as i64)? as u8) };
+    Ok(match name {
+        "pod_always_schedulable" | "no_feasible_node" => IntentKind::PodAlwaysSchedulable,
+        "no_kernel_panic" | "kernel_panic" => IntentKind::NoKernelPanic,
+        "no_oscillation_replica_num" | "checkOscillationReplicaNum" => {
+            IntentKind::NoOscillationReplicaNum { deployment: did()? }
+        }
+        "replica_num_always_meet_min" | "checkMinReplicas" => {
+            IntentKind::ReplicaNumAlwaysMeetMin { deployment: did()? }
+        }
+        "replica_num_always_meet_exp" | "checkExpReplicas" => IntentKind::ReplicaNumAlwaysMeetExp {
+            deployment: did()?,
+            expected: ranged(&para, &ppath, "expReplicas", -1, 0, 10_000)? as i32,
+        },
+        other => {
+            return Err(LoadError::new(
+                format!("{path}.name"),
+                format!("unsupported intent `{other}`"),
+                "use pod_always_schedulable, no_kernel_panic, no_oscillation_replica_num, \
+                 replica_num_always_meet_min or replica_num_always_meet_exp",
+            ))
+        }
+    })
+}
+
+fn descheduler(controllers: Option<&Value>) -> Result<Option<DeschedulerSpec>> {
+    let Some(Value::Object(map)) = controllers else {
+        return Ok(None);
+    };
+    let Some(d) = map.get("descheduler") else {
+        return Ok(None);
+    };
+    let path = "controllers.descheduler";
+    let profiles = list(d.get("profiles"), &format!("{path}.profiles"))?
+        .iter()
+        .enumerate()
+        .map(|(i, p)| strings(p, &format!("{path}.profiles[{i}]")))
+        .collect::<Result<Vec<_>>>()?;
+    let args = d.get("args").cloned().unwrap_or(Value::Null);
+    let configs = d.get("configs").cloned().unwrap_or(Value::Null);
+    let apath = format!("{path}.args");
+    let cpath = format!("{path}.configs");
+    Ok(Some(DeschedulerSpec {
+        profiles,
+        evict_system_critical_pods: ranged(&args, &apath, "evictSystemCriticalPods", 0, 0, 1)? == 1,
+        constraints_topology_spread: ranged(&args, &apath, "constraintsTopologySpread", 0, 0, 2)?
+            as u8,
+        max_pods_to_evict_per_node: ranged(
+            &configs,
+            &cpath,
+            "maxNoOfPodsToEvictPerNode",
+            5000,
+            0,
+            u32::MAX as i64,
+        )? as u32,
+        max_pods_to_evict_per_namespace: ranged(
+            &configs,
+            &cpath,
+            "maxNoOfPodsToEvictPerNamespace",
+            5000,
+            0,
+            u32::MAX as i64,
+        )? as u32,
+    }))
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| LoadError::new(path, "expected an object", "write a JSON object here"))
+}
+
+fn list<'a>(v: Option<&'a Value>, path: &str) -> Result<&'a [Value]> {
+    match v {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(Value::Object(m)) if m.is_empty() => Ok(&[]),
+        Some(_) => Err(LoadError::new(
+            path,
+            "expected a list",
+            "write a JSON list here",
+        )),
+    }
+}
+
+fn strings(v: &Value, path: &str) -> Result<Vec<String>> {
+    match v {
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .map(|(i, s)| match s {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err(LoadError::new(
+                    format!("{path}[{i}]"),
+                    "expected a string",
+                    "quote the entry",
+                )),
+            })
+            .collect(),
+        Value::String(s) => Ok(vec![s.clone()]),
+        _ => Err(LoadError::new(
+            path,
+            "expected a list of strings",
+            "write a JSON list",
+        )),
+    }
+}
+
+fn number(v: &Value, path: &str) -> Result<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().ok_or_else(|| {
+            LoadError::new(path, format!("{n} is not an integer"), "use a whole number")
+        }),
+        Value::Bool(b) => Ok(*b as i64),
+        _ => Err(LoadError::new(
+            path,
+            "expected an integer",
+            "use a whole number",
+        )),
+    }
+}
+
+fn missing(path: &str, fix: &str) -> LoadError {
+    LoadError::new(path, "missing", fix)
+}
+
+fn bad(path: &str, key: &str, fix: &str) -> LoadError {
+    LoadError::new(format!("{path}.{key}"), "invalid value", fix)
+}
+
+/// Integer field `key` of `obj`, or `default` when absent (`None`: required).
+fn int(obj: &Value, path: &str, key: &str, default: Option<i64>) -> Result<i64> {
+    match obj.get(key) {
+        None | Some(Value::Null) => default.ok_or_else(|| {
+            missing(
+                &format!("{path}.{key}"),
+                &format!("add `{key}`; it has no default"),
+            )
+        }),
+        Some(v) => number(v, &format!("{path}.{key}")),
+    }
+}
+
+/// Integer field within `lo..=hi`; a negative `default` means required.
+fn ranged(obj: &Value, path: &str, key: &str, default: i64, lo: i64, hi: i64) -> Result<i64> {
+    let v = int(obj, path, key, (default >= 0).then_some(default))?;
+    if v < lo || v > hi {
+        return Err(LoadError::new(
+            format!("{path}.{key}"),
+            format!("{v} is out of range"),
+            format!("use a value from {lo} to {hi}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// A resource quantity that fits Kivi's 16-bit fields.
+fn small(obj: &Value, path: &str, key: &str, default: Option<i64>) -> Result<i16> {
+    let v = int(obj, path, key, default)?;
+    i16::try_from(v).map_err(|_| {
+        LoadError::new(
+            format!("{path}.{key}"),
+            format!("{v} does not fit Kivi's 16-bit resource fields"),
+            "scale resources to below 32768",
+        )
+    })
+}
+
+fn check_count(n: usize, max: usize, path: &str) -> Result<()> {
+    if n > max {
+        return Err(LoadError::new(
+            path,
+            format!("{n} entries, more than the {max} supported"),
+            format!("use at most {max}"),
+        ));
+    }
+    Ok(())
+}
