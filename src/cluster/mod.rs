@@ -53,15 +53,11 @@ pub struct ClusterModel {
 
 impl ClusterModel {
     /// Builds the model from a loaded spec and the input's state: Kivi's `init` seeds the HPA
-    /// and descheduler queues with every deployment, and commands marked `first` run before
-    /// anything else.
-    pub fn new(spec: ClusterSpec, mut init: ClusterState, first: &[EventSpec]) -> Self {
+    /// and descheduler queues with every deployment.
+    pub fn new(spec: ClusterSpec, mut init: ClusterState) -> Self {
         for d in 1..=spec.deployments.len() {
             init.enqueue_hpa(&spec, d);
             init.enqueue_descheduler(&spec, d);
-        }
-        for command in first {
-            events::run_first(&spec, &mut init, command);
         }
         intents::observe(&spec, &mut init, &mut Recorder::off());
         Self { spec, init }
@@ -145,6 +141,10 @@ impl ClusterModel {
     /// Calls `visit` on each enabled action in a fixed order until it returns false.
     fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
         let spec = &self.spec;
+        if s.first_pending(spec) {
+            events::for_each_enabled(spec, s, &mut visit);
+            return;
+        }
         let quiet = s.is_quiet();
         let controllers = [
             (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),

@@ -228,6 +228,9 @@ pub struct EventSpec {
     pub kind: EventKind,
     /// Whether it starts only once the cluster has first become quiet (`after_stable`).
     pub after_stable: bool,
+    /// Whether it runs before any controller starts (Kivi's `first` commands, which its `init`
+    /// runs and waits for).
+    pub first: bool,
 }
 
 /// The intents Kivi can check, by their user-facing names.

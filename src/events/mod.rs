@@ -9,17 +9,19 @@ pub mod cpu_pattern;
 pub mod kernel_panic;
 pub mod user_command;
 
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, EventSpec, Recorder};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
 
-/// Calls `visit` on each enabled event action in a fixed order until it returns false.
+/// Calls `visit` on each enabled event action in a fixed order until it returns false. While a
+/// `first` command is pending, only `first` commands are enabled.
 pub fn for_each_enabled(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) {
+    let only_first = state.first_pending(spec);
     let mut kernel_panic_started = false;
     for (i, e) in spec.events.iter().enumerate() {
-        if !state.event_started(spec, i) {
+        if !state.event_started(spec, i) || (only_first && !e.first) {
             continue;
         }
         if let EventKind::KernelPanic = e.kind {
@@ -43,7 +45,7 @@ pub fn for_each_enabled(
             return;
         }
     }
-    if kernel_panic_started && !kernel_panic::for_each(spec, state, visit) {
+    if only_first || (kernel_panic_started && !kernel_panic::for_each(spec, state, visit)) {
         return;
     }
     if cpu_pattern::due(spec, state) {
@@ -81,11 +83,6 @@ pub fn run(
         }
         _ => {}
     }
-}
-
-/// Runs a command marked `first` while building the initial state.
-pub fn run_first(spec: &ClusterSpec, state: &mut ClusterState, command: &EventSpec) {
-    user_command::run(spec, state, &command.kind, &mut Recorder::off());
 }
 
 #[cfg(test)]

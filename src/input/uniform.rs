@@ -278,16 +278,10 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
     }
 
     let mut events = Vec::new();
-    let mut first = Vec::new();
     for key in ["events", "userCommand"] {
         for (i, e) in list(root.get(key), key)?.iter().enumerate() {
             let path = format!("{key}[{i}]");
-            let (spec, runs_first) = event(e, &path, &deployments, deps_json, dts_json.len())?;
-            if runs_first {
-                first.push(spec);
-            } else {
-                events.push(spec);
-            }
+            events.push(event(e, &path, &deployments, deps_json, dts_json.len())?);
         }
     }
     check_count(events.len(), MAX_EVENTS, "events + userCommand")?;
@@ -318,7 +312,7 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
         descheduler,
         max_pattern_time,
     };
-    Ok(ClusterModel::new(spec, state, &first))
+    Ok(ClusterModel::new(spec, state))
 }
 
 /// Label keys and, per key, its values in first-seen order (value number = position + 1).
@@ -796,7 +790,7 @@ fn event(
     deployments: &[DeploymentSpec],
     deps_json: &[Value],
     templates: usize,
-) -> Result<(EventSpec, bool)> {
+) -> Result<EventSpec> {
     let name = match e.get("name") {
         Some(Value::String(s)) => s.as_str(),
         _ => {
@@ -873,7 +867,18 @@ fn event(
     };
     let after_stable = matches!(e.get("after_stable"), Some(Value::Bool(true)));
     let first = e.get("first").is_some();
-    Ok((EventSpec { kind, after_stable }, first))
+    if first && matches!(kind, EventKind::CpuChange { .. } | EventKind::KernelPanic) {
+        return Err(LoadError::new(
+            format!("{path}.first"),
+            format!("`{name}` cannot run first"),
+            "mark only user commands with `first`",
+        ));
+    }
+    Ok(EventSpec {
+        kind,
+        after_stable,
+        first,
+    })
 }
 
 fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {

@@ -152,31 +152,28 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
 }
 
 /// One scheduler step: schedules every queued pod that is not running or terminating. A pod
-/// with no feasible node violates `pod_always_schedulable` and is bound to no node, as in Kivi.
+/// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
+/// the step (and the run) with the pod unbound.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     while let Some(pod) = state.scheduler_queue.pop() {
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let chosen = schedule_one(spec, state, pod);
-            match chosen {
-                Some(n) => {
-                    rec.log(Some("Scheduler"), || {
-                        format!("Pod {pod} is scheduled on node {n}")
-                    });
-                    let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
-                    let node = state.node_mut(n);
-                    node.num_pods = node.num_pods.wrapping_add(1);
-                    node.cpu_left = node.cpu_left.wrapping_sub(cpu);
-                    node.mem_left = node.mem_left.wrapping_sub(memory);
-                }
-                None => {
-                    rec.log(Some("Scheduler - no_feasible_node"), || {
-                        "No feasible node!".to_string()
-                    });
-                    intents::violate_pod_always_schedulable(spec, state);
-                }
-            }
-            state.pod_mut(pod).loc = chosen.unwrap_or(0) as u8;
+            let Some(n) = schedule_one(spec, state, pod) else {
+                rec.log(Some("Scheduler - no_feasible_node"), || {
+                    "No feasible node!".to_string()
+                });
+                intents::violate_pod_always_schedulable(spec, state);
+                return;
+            };
+            rec.log(Some("Scheduler"), || {
+                format!("Pod {pod} is scheduled on node {n}")
+            });
+            let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
+            let node = state.node_mut(n);
+            node.num_pods = node.num_pods.wrapping_add(1);
+            node.cpu_left = node.cpu_left.wrapping_sub(cpu);
+            node.mem_left = node.mem_left.wrapping_sub(memory);
+            state.pod_mut(pod).loc = n as u8;
             state.kubelet_queue.push(pod);
             if state.pod(pod).owned {
                 let d = state.pod(pod).deployment as usize;
