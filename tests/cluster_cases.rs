@@ -33,13 +33,7 @@ fn traces(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Vec<(String,
     outcome
         .violations
         .iter()
-        .map(|v| {
-            let steps: Vec<_> = v.trace.steps.iter().map(|s| (s.action, s.state)).collect();
-            (
-                v.failure.to_string(),
-                model.kivi_trace(&v.trace.init, &steps),
-            )
-        })
+        .map(|v| (v.failure.to_string(), model.counterexample(&v.trace)))
         .collect()
 }
 

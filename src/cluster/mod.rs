@@ -25,6 +25,22 @@
 //! One [`ClusterAction`] is one atomic block of Kivi: a controller loop draining its queue (Kivi's
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
+//!
+//! # Where the remaining Kivi components plug in
+//!
+//! - Taint manager: node taints are [`NodeSpec::taint_type`], a template's untolerated taint
+//!   types per effect are [`PodTemplate::no_execute`] (and `no_schedule`,
+//!   `prefer_no_schedule`, already used by the scheduler); the kubelet queues every started pod
+//!   on [`ClusterState::taint_queue`] when any node is tainted, and
+//!   [`ClusterState::mark_for_deletion`] is Kivi's eviction.
+//! - Descheduler: [`ClusterSpec::descheduler`] holds its profiles and arguments; the kubelet and
+//!   `init` fill [`ClusterState::descheduler_queue`] when it is configured, and
+//!   [`Clock::descheduler_idle`] saturates at its period.
+//! - `no_oscillation_eviction`: the monitor is implemented; the kubelet records removals and
+//!   additions in [`DeploymentState::evicted`] and [`DeploymentState::added`].
+//! - Maintenance and node failure: new [`EventKind`] variants with their own clocks in
+//!   [`Clock::event_idle`] ([`EventKind::period`]); [`NodeState::maintained`] and
+//!   [`NodeStatus::NotReady`] exist. The loader rejects these events until then.
 
 pub mod action;
 pub mod ops;
@@ -126,6 +142,12 @@ impl ClusterModel {
             state = next;
         }
         lines
+    }
+
+    /// Kivi's counterexample lines for an engine trace.
+    pub fn counterexample(&self, trace: &crate::engine::Trace<ClusterModel>) -> Vec<String> {
+        let steps: Vec<_> = trace.steps.iter().map(|s| (s.action, s.state)).collect();
+        self.kivi_trace(&trace.init, &steps)
     }
 
     /// Whether any step is enabled in `state`.
