@@ -106,7 +106,11 @@ fn cases_give_kivi_verdicts() {
         let result = search(&model);
         for (name, path) in &result.violations {
             let lines = replay_lines(&model, path);
-            eprintln!("{case}: {name} after {} steps\n{}", path.len(), lines.join("\n"));
+            eprintln!(
+                "{case}: {name} after {} steps\n{}",
+                path.len(),
+                lines.join("\n")
+            );
         }
         assert!(
             result.violations.iter().any(|(name, _)| name == intent),
