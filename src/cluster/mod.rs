@@ -36,8 +36,8 @@ pub mod trace;
 pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
-    Clock, ClusterState, DeploymentState, NodeState, NodeStatus, PodPhase, PodState,
-    ReplicaSetState, WorkQueue,
+    Clock, ClusterState, DeploymentState, EvictionCounts, MaintenancePhase, NodeState, NodeStatus,
+    PodPhase, PodState, ReplicaSetState, WorkQueue,
 };
 pub use trace::{Recorder, TraceLine};
 
@@ -99,6 +99,8 @@ impl ClusterModel {
             ClusterAction::Hpa => controllers::hpa::run(spec, &mut next, rec),
             ClusterAction::NodeController => controllers::node_controller::run(spec, &mut next),
             ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
+            ClusterAction::Descheduler => controllers::descheduler::run(spec, &mut next, rec),
+            ClusterAction::TaintManager => controllers::taint_manager::run(spec, &mut next, rec),
             ClusterAction::StartAfterStable => next.events.after_stable_started = true,
             _ => events::run(spec, &mut next, action, rec),
         }
@@ -155,6 +157,14 @@ impl ClusterModel {
             (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
             (!s.node_queue.is_empty(), ClusterAction::NodeController),
             (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (
+                controllers::descheduler::enabled(spec, s),
+                ClusterAction::Descheduler,
+            ),
+            (
+                controllers::taint_manager::enabled(s),
+                ClusterAction::TaintManager,
+            ),
             (
                 quiet
                     && !s.events.after_stable_started

@@ -28,12 +28,11 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         dep.replica_sets[cur].pods |= 1 << (pod - 1);
         dep.replicas += 1;
         dep.in_creation -= 1;
-        if spec.descheduler.is_some() {
-            dep.added = true;
-        }
+        dep.added |= spec.checks_eviction_cycle();
+        dep.added_for_balance |= spec.checks_balance();
         state.enqueue_descheduler(spec, d);
     }
-    if spec.nodes.iter().any(|n| n.taint_type != 0) {
+    if spec.has_taints() {
         state.taint_queue.push(pod);
     }
     let replicas = deployment_replicas(state, d);
@@ -73,7 +72,7 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         format!("Deleted pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
     });
     if p.owned {
-        if spec.descheduler.is_some() {
+        if spec.checks_eviction_cycle() {
             state.deployment_mut(d).evicted = true;
         }
         state.deployment_queue.push(d);

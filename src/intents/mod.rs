@@ -7,6 +7,9 @@
 //! state). `pod_always_schedulable` and `no_kernel_panic` are asserted by the scheduler and the
 //! kernel panic event themselves.
 
+mod balance;
+mod eviction_cycle;
+
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};
 
@@ -106,6 +109,19 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                     )
                 });
             }
+            IntentKind::NoOscillationEviction { deployment } => {
+                if eviction_cycle::observe(state, i, deployment as usize, rec) {
+                    violate(state, i);
+                }
+            }
+            IntentKind::PodBalanceAcrossNode {
+                deployment,
+                max_skew,
+            } => {
+                if balance::observe(spec, state, i, deployment as usize, max_skew, rec) {
+                    violate(state, i);
+                }
+            }
             IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => {}
         }
     }
@@ -142,7 +158,9 @@ pub fn holds(
         return false;
     }
     match spec.intents[intent] {
-        IntentKind::ReplicaNumAlwaysMeetMin { .. } | IntentKind::ReplicaNumAlwaysMeetExp { .. } => {
+        IntentKind::ReplicaNumAlwaysMeetMin { .. }
+        | IntentKind::ReplicaNumAlwaysMeetExp { .. }
+        | IntentKind::PodBalanceAcrossNode { .. } => {
             state.monitors.stage[intent] != 0 || can_move()
         }
         _ => true,
