@@ -2,8 +2,17 @@
 //!
 //! The crate is layered; each folder under `src/` is one layer:
 //! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
+//! - [`cluster`]: the cluster's stable spec and compact mutable state, and the `Model` over them.
+//! - [`controllers`]: scheduler, deployment controller, HPA, kubelet, node controller.
+//! - [`events`]: CPU changes, kernel panics, user commands.
+//! - [`intents`]: the monitors behind Kivi's intents.
+//! - [`input`]: loaders from Kivi's uniform JSON.
+//! - [`scaler`]: topology enumeration, instantiation and the topology job scheduler.
+//! - [`report`]: counterexample text, JSON reports, progress.
+//! - [`cases`]: the paper's cases C1–C8, embedded.
 //! - [`cli`]: the `kivi` command line.
 
+pub mod cases;
 pub mod cli;
 pub mod cluster;
 pub mod controllers;
@@ -11,4 +20,5 @@ pub mod engine;
 pub mod events;
 pub mod input;
 pub mod intents;
+pub mod report;
 pub mod scaler;

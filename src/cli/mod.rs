@@ -4,6 +4,7 @@
 //! memory, time or depth bound was hit).
 
 mod bench;
+mod check;
 mod engine_args;
 
 pub use engine_args::EngineArgs;
@@ -24,6 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Verify a built-in case or a cluster configuration.
+    Check(check::CheckArgs),
     /// Benchmarks: explore synthetic models and print throughput figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -44,6 +47,7 @@ pub fn run() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Check(args) => args.run(),
         Command::Bench(command) => command.run(),
     };
     match result {

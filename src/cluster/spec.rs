@@ -243,6 +243,9 @@ pub struct EventSpec {
     pub kind: EventKind,
     /// Whether it starts only once the cluster has first become quiet (`after_stable`).
     pub after_stable: bool,
+    /// Whether it runs before any controller starts (Kivi's `first` commands, which its `init`
+    /// runs and waits for).
+    pub first: bool,
 }
 
 /// The intents Kivi can check, by their user-facing names.
@@ -264,18 +267,18 @@ pub enum IntentKind {
         /// Deployment id.
         deployment: u8,
     },
+    /// `no_oscillation_eviction` (`checkEvictionCycle`): a deployment's pods are not removed
+    /// and re-added `LOOP_TIMES` times over.
+    NoOscillationEviction {
+        /// Deployment id.
+        deployment: u8,
+    },
     /// `replica_num_always_meet_exp` (`checkExpReplicas`): the same for a fixed count.
     ReplicaNumAlwaysMeetExp {
         /// Deployment id.
         deployment: u8,
         /// The expected replica count.
         expected: i32,
-    },
-    /// `no_oscillation_eviction` (`checkEvictionCycle`): the deployment's pods are not removed
-    /// and then started again `LOOP_TIMES` times over.
-    NoOscillationEviction {
-        /// Deployment id.
-        deployment: u8,
     },
     /// `pod_balance_across_node` (`checkBalanceNode`): once the deployment has its replicas, no
     /// ready node runs more than `max_skew` pods beyond the least loaded ready node.
@@ -410,9 +413,9 @@ impl ClusterSpec {
             .any(|e| matches!(e.kind, EventKind::KernelPanic))
     }
 
-    /// Whether `no_oscillation_eviction` is checked (Kivi's `CHECK_EVICTION_CYCLE`): only then
-    /// does the kubelet flag deployments whose pods were removed or started.
-    pub fn checks_eviction_cycle(&self) -> bool {
+    /// Whether the kubelet records removals and additions per deployment for the
+    /// `no_oscillation_eviction` monitor (Kivi's `CHECK_EVICTION_CYCLE`).
+    pub fn tracks_evictions(&self) -> bool {
         self.intents
             .iter()
             .any(|i| matches!(i, IntentKind::NoOscillationEviction { .. }))

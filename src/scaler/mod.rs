@@ -7,10 +7,14 @@
 //! - [`search`]: the state machine that hands out topologies and takes verdicts.
 //! - [`instantiate`](mod@instantiate): the cluster document for one topology.
 //! - [`error`]: the error for a malformed template.
+//! - [`jobs`]: the job scheduler that checks topologies concurrently on a shared pool.
+//! - [`journal`]: the resumable record of decided topologies (`--journal`).
 
 pub mod enumeration;
 pub mod error;
 pub mod instantiate;
+pub mod jobs;
+pub mod journal;
 pub mod search;
 pub mod template;
 pub mod topology;

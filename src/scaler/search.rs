@@ -177,6 +177,17 @@ impl Search {
         Ok(())
     }
 
+    /// Takes back a topology handed out by [`Search::next_batch`] whose check was abandoned
+    /// because its verdict no longer matters ([`Search::still_needed`] is false), so that it
+    /// stops counting against the window of outstanding checks.
+    pub fn withdraw(&mut self, topology: &Topology) {
+        if let Some(&index) = self.positions.get(topology) {
+            if self.verdicts[index] == Verdict::Pending && !self.still_needed(topology) {
+                self.verdicts[index] = Verdict::Unissued;
+            }
+        }
+    }
+
     /// Whether the verdict on `topology` can still change the answer; a
     /// scheduler may cancel outstanding checks for which this is false.
     pub fn still_needed(&self, topology: &Topology) -> bool {

@@ -1,0 +1,402 @@
+//! `kivi check`: verify a built-in case or a uniform-JSON file, as a single topology or as a
+//! scaling sweep over every topology up to the confident size.
+
+use super::engine_args::EngineArgs;
+use crate::cases;
+use crate::cluster::ClusterModel;
+use crate::engine::{check, CheckOptions, Outcome, Verdict};
+use crate::input::load_uniform;
+use crate::report::counterexample::Verbosity;
+use crate::report::progress::SweepProgress;
+use crate::report::sweep::{SweepReport, TopologyRow, ViolatingTopology};
+use crate::report::{single, Format};
+use crate::scaler::jobs::{run_plan, Exhaustive, JobContext, JobReport, JobVerdict};
+use crate::scaler::journal::{Journal, JournalEntry};
+use crate::scaler::{
+    enumerate, instantiate, EnumerationOptions, FastFind, Search, Template, Topology,
+};
+use clap::Args;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `kivi check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A file in Kivi's uniform JSON: a single topology, or a scaling template (with
+    /// `userDefined`), which is swept unless --original is given.
+    #[arg(required_unless_present = "case", conflicts_with = "case")]
+    input: Option<PathBuf>,
+    /// Check a built-in case of the paper: c1 … c8.
+    #[arg(short = 'c', long, value_name = "CASE")]
+    case: Option<String>,
+    /// Check the single topology instead of sweeping topologies (Kivi's -o).
+    #[arg(short = 'o', long)]
+    original: bool,
+    /// Use the case's variant that has no violation (Kivi's -cn).
+    #[arg(long = "non-violation", visible_alias = "cn", requires = "case")]
+    non_violation: bool,
+    /// Largest number of nodes per node type in a sweep (Kivi's -s; the cases' default is 3).
+    #[arg(short = 's', long, value_parser = clap::value_parser!(u64).range(1..=32))]
+    scale: Option<u64>,
+    /// How fast a sweep ramps up: 0 every topology, 1 and 2 as Kivi, 3 galloping (see README).
+    #[arg(short = 'f', long = "fast-find", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    fast_find: u8,
+    /// Confident size: nodes per node type (default 6).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=32))]
+    confident_nodes: Option<u64>,
+    /// Confident size: pods per node (default 6).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    confident_ratio: Option<u64>,
+    /// Append each decided topology to FILE and skip the ones it already holds.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Counterexample detail, Kivi's levels: 1 reasons only, 2 steps, 3 all steps, 4 values.
+    #[arg(short = 'v', long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
+    verbose: u8,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+impl CheckArgs {
+    /// Runs the check; returns the exit code, or an input error.
+    pub fn run(self) -> Result<i32, String> {
+        let (name, text) = self.read_input()?;
+        let document: Value = serde_json::from_str(&text).map_err(|error| {
+            format!(
+                "{name}:{}:{}: not valid JSON: {error}; fix the syntax at that place",
+                error.line(),
+                error.column()
+            )
+        })?;
+        let is_template = document.get("userDefined").is_some();
+        let options = self.engine.check_options();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .build()
+            .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
+        if self.original || !is_template {
+            if is_template {
+                return Err(format!(
+                    "{name}: this is a scaling template (it has userDefined); drop --original to \
+                     sweep its topologies, or give a single-topology document"
+                ));
+            }
+            if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) {
+                return Err(
+                    "the built-in single topologies are at scale 3; drop --scale, or drop \
+                     --original to sweep up to --scale nodes per type"
+                        .to_string(),
+                );
+            }
+            let model =
+                load_uniform(&document).map_err(|error| error.in_file(&name).to_string())?;
+            let outcome = pool
+                .install(|| check(&model, &options))
+                .map_err(|error| error.to_string())?;
+            self.print_single(&model, &outcome);
+            Ok(outcome.verdict().exit_code())
+        } else {
+            let report = self.sweep(&name, &document, &options, &pool)?;
+            match self.format {
+                Format::Text => print!("{}", report.to_text(self.verbosity())),
+                Format::Json => println!("{}", report.to_json()),
+            }
+            Ok(report.exit_code())
+        }
+    }
+
+    fn verbosity(&self) -> Verbosity {
+        Verbosity::from_level(self.verbose).expect("clap keeps the level in 1..=4")
+    }
+
+    /// The input's name (for messages) and text.
+    fn read_input(&self) -> Result<(String, String), String> {
+        if let Some(name) = &self.case {
+            let case = cases::find(name)
+                .ok_or_else(|| format!("unknown case '{name}': the built-in cases are c1 to c8"))?;
+            let text = case.document(self.original, self.non_violation);
+            return Ok((format!("case {}", case.name), text.to_string()));
+        }
+        let path = self
+            .input
+            .as_ref()
+            .expect("clap requires an input or a case");
+        if path.is_dir() {
+            return Err(format!(
+                "{}: is a directory; give a uniform-JSON file (directories of Kubernetes \
+                 manifests are not supported yet)",
+                path.display()
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
+        Ok((path.display().to_string(), text))
+    }
+
+    fn print_single(&self, model: &ClusterModel, outcome: &Outcome<ClusterModel>) {
+        match self.format {
+            Format::Text => print!("{}", single::to_text(model, outcome, self.verbosity())),
+            Format::Json => println!("{}", single::to_json(model, outcome)),
+        }
+    }
+
+    fn enumeration_options(&self) -> Result<EnumerationOptions, String> {
+        let defaults = EnumerationOptions::default();
+        Ok(EnumerationOptions {
+            confident_nodes: self.confident_nodes.unwrap_or(defaults.confident_nodes),
+            pods_per_node: self.confident_ratio.unwrap_or(defaults.pods_per_node),
+            fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
+        })
+    }
+
+    /// Sweeps the template's topologies on `pool`.
+    fn sweep(
+        &self,
+        name: &str,
+        document: &Value,
+        options: &CheckOptions,
+        pool: &rayon::ThreadPool,
+    ) -> Result<SweepReport, String> {
+        let mut template =
+            Template::from_json(document).map_err(|error| format!("{name}: {error}"))?;
+        if let Some(scale) = self.scale {
+            template = template.with_scale(scale);
+        }
+        let enumeration = self.enumeration_options()?;
+        let level0 = EnumerationOptions {
+            fast_find: FastFind::Exhaustive,
+            ..enumeration
+        };
+        let order = enumerate(&template, &level0);
+        let positions: HashMap<Topology, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(index, topology)| (topology.clone(), index + 1))
+            .collect();
+        let mut journal = match &self.journal {
+            Some(path) => Some(Journal::open(path, &self.input_fingerprint(document))?),
+            None => None,
+        };
+        let passed: Arc<HashMap<Topology, JournalEntry>> =
+            Arc::new(journal.as_ref().map(Journal::passed).unwrap_or_default());
+        let template = Arc::new(template);
+        let job = {
+            let (template, options, passed) = (template.clone(), options.clone(), passed.clone());
+            move |topology: &Topology, context: JobContext| {
+                check_topology(&template, &options, &passed, topology, context)
+            }
+        };
+        let started = Instant::now();
+        let mut progress = SweepProgress::new(order.len() as u64, self.quiet);
+        let mut journal_error = None;
+        let on_report = |report: &JobReport<TopologyCheck>| {
+            progress.finished(&report.topology.to_string(), report.output.states);
+            if let (Some(journal), false) = (&mut journal, report.output.from_journal) {
+                if let Err(error) = journal.record(
+                    &report.topology,
+                    report.verdict,
+                    report.output.states,
+                    report.output.transitions,
+                    report.elapsed.as_secs_f64(),
+                ) {
+                    journal_error.get_or_insert(error);
+                }
+            }
+        };
+        let threads = options.threads;
+        let (reports, candidates, guaranteed_minimal, first) = if self.engine.all_violations {
+            let mut plan = Exhaustive::new(order.clone());
+            let reports = run_plan(pool, threads, &mut plan, job, on_report);
+            (reports, order.len(), true, None)
+        } else {
+            let mut search = Search::new(&template, &enumeration, threads);
+            let candidates = search.candidates().len();
+            let reports = run_plan(pool, threads, &mut search, job, on_report);
+            let outcome = search.outcome();
+            let guaranteed = outcome.as_ref().is_some_and(|o| o.guaranteed_minimal);
+            let first = outcome.and_then(|o| o.violation);
+            (reports, candidates, guaranteed, first)
+        };
+        progress.finish();
+        if let Some(error) = journal_error {
+            return Err(error);
+        }
+        if let Some(error) = reports
+            .iter()
+            .find_map(|report| report.output.error.clone())
+        {
+            return Err(format!("{name}: {error}"));
+        }
+        Ok(self.assemble(
+            reports,
+            &positions,
+            &template,
+            candidates,
+            guaranteed_minimal,
+            first,
+            started,
+            threads,
+        ))
+    }
+
+    /// Fingerprint of everything that changes a sweep's verdicts, for the journal.
+    fn input_fingerprint(&self, document: &Value) -> String {
+        let key = format!(
+            "{document}|scale={:?}|nodes={:?}|ratio={:?}|depth={:?}|exact={}",
+            self.scale,
+            self.confident_nodes,
+            self.confident_ratio,
+            self.engine.depth,
+            self.engine.exact
+        );
+        format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        &self,
+        reports: Vec<JobReport<TopologyCheck>>,
+        positions: &HashMap<Topology, usize>,
+        template: &Template,
+        candidates: usize,
+        guaranteed_minimal: bool,
+        first: Option<Topology>,
+        started: Instant,
+        threads: usize,
+    ) -> SweepReport {
+        let mut rows = Vec::new();
+        let mut violations = Vec::new();
+        for report in reports {
+            let row = TopologyRow {
+                position: positions[&report.topology],
+                pods: template.pod_count(&report.topology),
+                topology: report.topology,
+                verdict: report.verdict,
+                states: report.output.states,
+                transitions: report.output.transitions,
+                elapsed_s: report.output.elapsed_s,
+                threads: report.threads,
+                from_journal: report.output.from_journal,
+            };
+            let counts = self.engine.all_violations || first.as_ref() == Some(&row.topology);
+            if let (true, Some((model, outcome))) = (counts, report.output.violation) {
+                violations.push(ViolatingTopology {
+                    row: row.clone(),
+                    model,
+                    outcome,
+                });
+            }
+            rows.push(row);
+        }
+        rows.sort_by_key(|row| row.position);
+        violations.sort_by_key(|violation| violation.row.position);
+        let answer = violations.first().map(|v| v.row.position);
+        let incomplete = rows
+            .iter()
+            .find(|row| {
+                row.verdict == JobVerdict::Incomplete && answer.is_none_or(|p| row.position < p)
+            })
+            .map(|row| {
+                format!(
+                    "the check of {} was cut short by a bound (--timeout, --memory or --depth)",
+                    row.topology
+                )
+            });
+        SweepReport {
+            fast_find: self.fast_find,
+            candidates,
+            rows,
+            violations,
+            guaranteed_minimal,
+            incomplete,
+            elapsed_s: started.elapsed().as_secs_f64(),
+            threads,
+        }
+    }
+}
+
+/// What one topology's check produced.
+pub struct TopologyCheck {
+    states: u64,
+    transitions: u64,
+    elapsed_s: f64,
+    from_journal: bool,
+    violation: Option<(ClusterModel, Outcome<ClusterModel>)>,
+    error: Option<String>,
+}
+
+/// Checks one topology of the sweep (or takes its verdict from the journal).
+fn check_topology(
+    template: &Template,
+    base: &CheckOptions,
+    passed: &HashMap<Topology, JournalEntry>,
+    topology: &Topology,
+    context: JobContext,
+) -> (JobVerdict, TopologyCheck) {
+    if let Some(entry) = passed.get(topology) {
+        return (
+            JobVerdict::NoViolation,
+            TopologyCheck {
+                states: entry.states,
+                transitions: entry.transitions,
+                elapsed_s: entry.elapsed_s,
+                from_journal: true,
+                violation: None,
+                error: None,
+            },
+        );
+    }
+    let failed = |error: String| {
+        (
+            JobVerdict::Incomplete,
+            TopologyCheck {
+                states: 0,
+                transitions: 0,
+                elapsed_s: 0.0,
+                from_journal: false,
+                violation: None,
+                error: Some(error),
+            },
+        )
+    };
+    let model = match load_uniform(&instantiate(template, topology)) {
+        Ok(model) => model,
+        Err(error) => return failed(format!("topology {topology}: {error}")),
+    };
+    let options = CheckOptions {
+        threads: context.threads,
+        cancel: Some(context.cancel),
+        ..base.clone()
+    };
+    let outcome = match check(&model, &options) {
+        Ok(outcome) => outcome,
+        Err(error) => return failed(format!("topology {topology}: {error}")),
+    };
+    let stats = &outcome.stats;
+    let mut result = TopologyCheck {
+        states: stats.states_stored,
+        transitions: stats.transitions,
+        elapsed_s: stats.elapsed_s,
+        from_journal: false,
+        violation: None,
+        error: None,
+    };
+    let verdict = match outcome.verdict() {
+        Verdict::NoViolation => JobVerdict::NoViolation,
+        Verdict::Incomplete => JobVerdict::Incomplete,
+        Verdict::Violation => {
+            result.violation = Some((model, outcome));
+            JobVerdict::Violation
+        }
+    };
+    (verdict, result)
+}

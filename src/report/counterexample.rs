@@ -1,0 +1,109 @@
+//! One counterexample of the cluster model, as Kivi prints it and as structured data.
+
+use super::snapshot::snapshot;
+use crate::cluster::{ClusterAction, ClusterModel, ClusterState};
+use crate::engine::{Failure, Trace};
+use serde_json::{json, Value};
+
+/// How much of a counterexample to print, as Kivi's `-v` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// 1: only the reason, the last message of the trace.
+    Reasons,
+    /// 2 (default): every step that prints a message.
+    Steps,
+    /// 3: every step, including silent ones, by action name.
+    AllSteps,
+    /// 4: every step followed by the cluster state after it.
+    Values,
+}
+
+impl Verbosity {
+    /// The level for Kivi's number 1..=4.
+    pub fn from_level(level: u8) -> Option<Self> {
+        match level {
+            1 => Some(Self::Reasons),
+            2 => Some(Self::Steps),
+            3 => Some(Self::AllSteps),
+            4 => Some(Self::Values),
+            _ => None,
+        }
+    }
+}
+
+/// A violation with its trace, ready to print.
+pub struct Counterexample<'a> {
+    /// The model the trace belongs to.
+    pub model: &'a ClusterModel,
+    /// What fails.
+    pub failure: &'a Failure,
+    /// The replayed trace.
+    pub trace: &'a Trace<ClusterModel>,
+}
+
+impl Counterexample<'_> {
+    fn steps(&self) -> impl Iterator<Item = (&ClusterState, &ClusterAction, &ClusterState)> {
+        let mut before = &self.trace.init;
+        self.trace.steps.iter().map(move |step| {
+            let from = before;
+            before = &step.state;
+            (from, &step.action, &step.state)
+        })
+    }
+
+    /// The counterexample's lines at `verbosity`, numbered as Kivi numbers them.
+    pub fn lines(&self, verbosity: Verbosity) -> Vec<String> {
+        let spec = self.model.spec();
+        let mut lines = Vec::new();
+        for (before, action, after) in self.steps() {
+            let messages = self.model.describe_step(before, action);
+            if messages.is_empty() && verbosity >= Verbosity::AllSteps {
+                lines.push(format!("[{}][{action:?}]", lines.len()));
+            }
+            for message in messages {
+                lines.push(message.render(lines.len()));
+            }
+            if verbosity >= Verbosity::Values {
+                lines.push(format!("    state: {}", snapshot(spec, after)));
+            }
+        }
+        if verbosity == Verbosity::Reasons {
+            lines.split_off(lines.len().saturating_sub(1))
+        } else {
+            lines
+        }
+    }
+
+    /// The counterexample as JSON: the failure and every step with its controller, messages,
+    /// action and the state after it.
+    pub fn to_json(&self) -> Value {
+        let spec = self.model.spec();
+        let steps: Vec<Value> = self
+            .steps()
+            .enumerate()
+            .map(|(index, (before, action, after))| {
+                let messages: Vec<Value> = self
+                    .model
+                    .describe_step(before, action)
+                    .into_iter()
+                    .map(|line| json!({ "controller": line.controller, "message": line.message }))
+                    .collect();
+                json!({
+                    "step": index,
+                    "action": format!("{action:?}"),
+                    "messages": messages,
+                    "state": snapshot(spec, after),
+                })
+            })
+            .collect();
+        json!({
+            "intent": self.failure.to_string(),
+            "kiviTrace": self.model.kivi_trace(
+                &self.trace.init,
+                &self.trace.steps.iter().map(|s| (s.action, s.state)).collect::<Vec<_>>(),
+            ),
+            "initialState": snapshot(spec, &self.trace.init),
+            "steps": steps,
+        })
+    }
+}

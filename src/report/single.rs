@@ -1,0 +1,123 @@
+//! The report of a single-topology check, in Kivi's words or as JSON.
+
+use super::counterexample::{Counterexample, Verbosity};
+use crate::cluster::ClusterModel;
+use crate::engine::{Outcome, Verdict};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// How big the checked cluster is.
+pub fn setup_json(model: &ClusterModel) -> Value {
+    let spec = model.spec();
+    json!({
+        "nodes": spec.nodes.len(),
+        "pods": spec.pods.len(),
+        "deployments": spec.deployments.len(),
+    })
+}
+
+fn setup_text(model: &ClusterModel) -> String {
+    let spec = model.spec();
+    format!(
+        "{} node(s), {} pod slot(s), {} deployment(s)",
+        spec.nodes.len(),
+        spec.pods.len(),
+        spec.deployments.len()
+    )
+}
+
+/// The counterexamples of `outcome`, one block per failure, as Kivi prints them.
+pub fn failures_text(
+    model: &ClusterModel,
+    outcome: &Outcome<ClusterModel>,
+    verbosity: Verbosity,
+) -> String {
+    let mut text = String::new();
+    if outcome.violations.is_empty() {
+        return text;
+    }
+    let _ = writeln!(text, "========================");
+    let _ = writeln!(text, "{} failure(s) are found!", outcome.violations.len());
+    for (number, violation) in outcome.violations.iter().enumerate() {
+        let _ = writeln!(text, "-----Failure #{}-----", number + 1);
+        let _ = writeln!(text, "Violated intent: {}", violation.failure);
+        let _ = writeln!(text, "Counterexample:");
+        let counterexample = Counterexample {
+            model,
+            failure: &violation.failure,
+            trace: &violation.trace,
+        };
+        for line in counterexample.lines(verbosity) {
+            let _ = writeln!(text, "{line}");
+        }
+        let _ = writeln!(text);
+    }
+    text
+}
+
+/// The whole text report of a single-topology check.
+pub fn to_text(
+    model: &ClusterModel,
+    outcome: &Outcome<ClusterModel>,
+    verbosity: Verbosity,
+) -> String {
+    let mut text = format!(
+        "Working on the intents: {}\n",
+        model.intent_names().join(", ")
+    );
+    text.push_str(&failures_text(model, outcome, verbosity));
+    let stats = &outcome.stats;
+    let _ = writeln!(text, "Summary:");
+    match outcome.verdict() {
+        Verdict::Violation => {
+            let _ = writeln!(text, "    {} failure(s) found!", outcome.violations.len());
+            let names: Vec<String> = outcome
+                .violations
+                .iter()
+                .map(|v| v.failure.to_string())
+                .collect();
+            let _ = writeln!(text, "    Violating intent(s): {}", names.join(", "));
+        }
+        Verdict::NoViolation => {
+            let _ = writeln!(text, "    No failure is found!");
+        }
+        Verdict::Incomplete => {
+            let _ = writeln!(text, "    Incomplete: {}", outcome.summary());
+        }
+    }
+    let _ = writeln!(text, "    Setup: {}", setup_text(model));
+    let _ = writeln!(
+        text,
+        "    States: {} stored, {} transitions, max depth {}, {} thread(s)",
+        stats.states_stored, stats.transitions, stats.max_depth, stats.threads
+    );
+    let _ = writeln!(text, "    Elapsed time: {:.3} seconds", stats.elapsed_s);
+    text
+}
+
+/// The JSON report of a single-topology check.
+pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
+    let counterexamples: Vec<Value> = outcome
+        .violations
+        .iter()
+        .map(|violation| {
+            Counterexample {
+                model,
+                failure: &violation.failure,
+                trace: &violation.trace,
+            }
+            .to_json()
+        })
+        .collect();
+    json!({
+        "mode": "single",
+        "verdict": outcome.verdict(),
+        "summary": outcome.summary(),
+        "intents": model.intent_names(),
+        "violatedIntents": outcome.violations.iter().map(|v| v.failure.to_string()).collect::<Vec<_>>(),
+        "incomplete": outcome.incomplete,
+        "setup": setup_json(model),
+        "counterexamples": counterexamples,
+        "stats": outcome.stats,
+    })
+}

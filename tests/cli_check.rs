@@ -1,0 +1,252 @@
+//! `kivi check` end to end: verdicts, exit codes, scaling answers, journals and bad input.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn kivi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .output()
+        .expect("kivi runs")
+}
+
+fn json_of(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "stdout is not JSON ({error}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn expected(case: &str) -> Value {
+    let path = format!("{}/cases/{case}/expected.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("expected.json")).expect("JSON")
+}
+
+/// The cases whose semantics are modelled so far, with the intent Kivi + SPIN report at
+/// scale 3.
+const SINGLE_TOPOLOGY_CASES: [&str; 4] = ["c1", "c2", "c3", "c4"];
+
+#[test]
+fn single_topologies_violate_the_intent_kivi_reports() {
+    for case in SINGLE_TOPOLOGY_CASES {
+        let intent = expected(case)["original"]["violatedIntents"][0]
+            .as_str()
+            .expect("an intent")
+            .to_string();
+        for extra in [&[][..], &["--threads", "1"], &["--strategy", "bfs"]] {
+            let mut args = vec!["check", "--case", case, "--original", "--format", "json"];
+            args.extend_from_slice(extra);
+            let output = kivi(&args);
+            assert_eq!(output.status.code(), Some(1), "{case} {extra:?}");
+            let report = json_of(&output);
+            let violated: Vec<&str> = report["violatedIntents"]
+                .as_array()
+                .expect("list")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(violated, vec![intent.as_str()], "{case} {extra:?}");
+            let trace = report["counterexamples"][0]["kiviTrace"]
+                .as_array()
+                .expect("a trace");
+            assert!(!trace.is_empty(), "{case}: empty counterexample");
+        }
+    }
+}
+
+#[test]
+fn non_violation_variants_have_no_violation() {
+    for case in SINGLE_TOPOLOGY_CASES {
+        for extra in [&[][..], &["--threads", "1"], &["--strategy", "bfs"]] {
+            let mut args = vec!["check", "--case", case, "--original", "--non-violation"];
+            args.extend_from_slice(extra);
+            let output = kivi(&args);
+            assert_eq!(output.status.code(), Some(0), "{case} {extra:?}");
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(text.contains("No failure is found!"), "{case}: {text}");
+        }
+    }
+}
+
+/// Kivi + SPIN's scaling results: topologies tried and the minimal violating topology.
+const SCALING: [(&str, u64, &str); 4] = [
+    ("c1", 3, "{node type 0: 1, deployment type 0: 3}"),
+    ("c2", 2, "{node type 0: 1, deployment type 0: 2}"),
+    (
+        "c3",
+        58,
+        "{node type 0: 1, node type 1: 2, deployment type 0: 3}",
+    ),
+    ("c4", 5, "{node type 0: 2, deployment type 0: 5}"),
+];
+
+#[test]
+fn scaling_finds_kivis_minimal_topology_with_any_thread_count() {
+    for (case, tried, minimal) in SCALING {
+        for threads in ["1", "2", "4"] {
+            let output = kivi(&[
+                "check",
+                "--case",
+                case,
+                "--format",
+                "json",
+                "--threads",
+                threads,
+            ]);
+            assert_eq!(output.status.code(), Some(1), "{case} {threads}");
+            let report = json_of(&output);
+            assert_eq!(report["minimal"]["kivi"], minimal, "{case} {threads}");
+            assert_eq!(report["topologiesDecided"], tried, "{case} {threads}");
+            assert_eq!(report["minimal"]["guaranteedMinimal"], true);
+        }
+    }
+}
+
+#[test]
+fn gallop_reports_the_same_minimal_topology() {
+    for (case, _, minimal) in SCALING {
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "--format",
+            "json",
+            "--fast-find",
+            "3",
+        ]);
+        assert_eq!(output.status.code(), Some(1), "{case}");
+        let report = json_of(&output);
+        assert_eq!(report["minimal"]["kivi"], minimal, "{case}");
+        assert_eq!(report["minimal"]["guaranteedMinimal"], true, "{case}");
+    }
+}
+
+#[test]
+fn non_violation_sweeps_check_every_topology() {
+    for (case, count) in [("c1", 36), ("c2", 36), ("c3", 264), ("c4", 20)] {
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "--non-violation",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{case}");
+        let report = json_of(&output);
+        assert_eq!(report["candidates"], count, "{case}");
+        assert_eq!(report["checksFinished"], count, "{case}");
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_from_its_journal() {
+    let dir = scratch("journal");
+    let journal = dir.join("c3.jsonl");
+    let journal_arg = journal.to_str().expect("utf-8 path");
+    let args = [
+        "check",
+        "--case",
+        "c3",
+        "--non-violation",
+        "--format",
+        "json",
+        "--journal",
+        journal_arg,
+    ];
+    let full = json_of(&kivi(&args));
+    let lines: Vec<String> = std::fs::read_to_string(&journal)
+        .expect("journal written")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 264);
+    // Interrupt: keep the first hundred lines, as if the process had been killed there.
+    std::fs::write(&journal, lines[..100].join("\n") + "\n").expect("truncate");
+    let resumed = json_of(&kivi(&args));
+    assert_eq!(resumed["verdict"], full["verdict"]);
+    assert_eq!(resumed["checksFinished"], 264);
+    let from_journal = resumed["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|row| row["fromJournal"] == true)
+        .count();
+    assert_eq!(from_journal, 100);
+    assert_eq!(
+        std::fs::read_to_string(&journal)
+            .expect("journal")
+            .lines()
+            .count(),
+        264
+    );
+}
+
+#[test]
+fn malformed_input_names_the_place_and_exits_2() {
+    let dir = scratch("malformed");
+    let file = dir.join("broken.json");
+    std::fs::write(&file, "{\n  \"setup\": {\n    \"nodes\": [1, 2,\n}\n").expect("write");
+    let output = kivi(&["check", file.to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("broken.json:4:1"), "{message}");
+
+    let output = kivi(&["check", "--case", "c9"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("c1 to c8"));
+
+    let output = kivi(&["check", "--case", "c3", "--fast-find", "7"]);
+    assert_eq!(output.status.code(), Some(2));
+
+    let output = kivi(&["check", dir.to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is a directory"));
+}
+
+#[test]
+fn a_tiny_memory_budget_exits_3_and_says_what_is_needed() {
+    let output = kivi(&[
+        "bench", "engine", "--vars", "6", "--max", "9", "--memory", "64K",
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("memory budget"), "{text}");
+    assert!(text.contains("--memory"), "{text}");
+}
+
+#[test]
+fn bench_engine_counts_a_million_states_on_any_thread_count() {
+    for threads in ["1", "2", "4"] {
+        let output = kivi(&[
+            "bench",
+            "engine",
+            "--model",
+            "counters",
+            "--vars",
+            "6",
+            "--max",
+            "9",
+            "--threads",
+            threads,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(output.status.code(), Some(0));
+        let report = json_of(&output);
+        assert_eq!(report["states_stored"], 1_000_000, "{threads} threads");
+        assert_eq!(report["threads"], threads.parse::<u64>().unwrap());
+        assert!(report["bytes_per_state"].as_f64().unwrap() <= 16.0);
+    }
+}
