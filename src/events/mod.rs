@@ -11,28 +11,33 @@ pub mod user_command;
 
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
 
-/// Calls `visit` on each enabled event action in a fixed order until it returns false. While a
-/// `first` command is pending, only `first` commands are enabled.
+/// Calls `visit` on each enabled event action until it returns false, in the reverse of the
+/// order Kivi starts their processes (SPIN's search tries the newest process first): the CPU
+/// pattern process, then the listed events and commands from last to first. While a `first`
+/// command is pending, only `first` commands are enabled. Returns false when `visit` asked to
+/// stop.
 pub fn for_each_enabled(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
-) {
+) -> bool {
     let only_first = state.first_pending(spec);
-    let mut kernel_panic_started = false;
-    for (i, e) in spec.events.iter().enumerate() {
+    if !only_first && cpu_pattern::due(spec, state) && !visit(ClusterAction::CpuPattern) {
+        return false;
+    }
+    let mut kernel_panic_seen = false;
+    for (i, e) in spec.events.iter().enumerate().rev() {
         if !state.event_started(spec, i) || (only_first && !e.first) {
-            continue;
-        }
-        if let EventKind::KernelPanic = e.kind {
-            kernel_panic_started = true;
-            continue;
-        }
-        if state.events.done & (1 << i) != 0 {
             continue;
         }
         let event = i as u8;
         let go_on = match e.kind {
+            EventKind::KernelPanic if kernel_panic_seen => true,
+            EventKind::KernelPanic => {
+                kernel_panic_seen = true;
+                kernel_panic::for_each(spec, state, visit)
+            }
+            _ if state.events.done & (1 << i) != 0 => true,
             EventKind::CpuChange { deployment } => {
                 cpu_change::for_each(state, i, deployment as usize, visit)
             }
@@ -42,15 +47,10 @@ pub fn for_each_enabled(
             _ => visit(ClusterAction::UserCommand { event }),
         };
         if !go_on {
-            return;
+            return false;
         }
     }
-    if only_first || (kernel_panic_started && !kernel_panic::for_each(spec, state, visit)) {
-        return;
-    }
-    if cpu_pattern::due(spec, state) {
-        visit(ClusterAction::CpuPattern);
-    }
+    true
 }
 
 /// Takes event action `action`.
