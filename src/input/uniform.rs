@@ -296,6 +296,21 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
     check_count(intents.len(), MAX_INTENTS, "intents")?;
 
     let descheduler = descheduler(root.get("controllers"))?;
+    if descheduler.is_some() {
+        return Err(LoadError::new(
+            "controllers.descheduler",
+            "the descheduler is not modelled yet",
+            "remove the descheduler from `controllers`",
+        ));
+    }
+    if let Some(i) = pod_templates.iter().position(|t| !t.no_execute.is_empty()) {
+        return Err(LoadError::new(
+            format!("setup.podTemplates[{i}].toleration"),
+            "the pod does not tolerate a NoExecute taint, and the taint manager that would \
+             evict it is not modelled yet",
+            "tolerate the node's NoExecute taints or remove them",
+        ));
+    }
 
     let spec = ClusterSpec {
         nodes,
@@ -1251,6 +1266,39 @@ mod tests {
 
         assert_eq!(err(&json!([])).path, "$");
         assert_eq!(err(&json!({})).path, "setup");
+    }
+
+    #[test]
+    fn components_not_modelled_yet_are_refused() {
+        let mut doc = case("c3", "original");
+        doc["controllers"]["descheduler"] = json!({"profiles": [["RemoveDuplicates"]]});
+        assert_eq!(err(&doc).path, "controllers.descheduler");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][0]["taint"] = json!(["spot:NoExecute"]);
+        assert_eq!(err(&doc).path, "setup.podTemplates[0].toleration");
+        doc["setup"]["podTemplates"][0]["toleration"] = json!(["spot:NoExecute"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().nodes[0].taint_type, 1);
+        assert!(model.spec().pod_templates[0].no_execute.is_empty());
+    }
+
+    #[test]
+    fn untolerated_no_schedule_taints_keep_pods_off_the_node() {
+        let mut doc = case("c3", "original-non-violation");
+        doc["setup"]["nodes"][1]["taint"] = json!(["dedicated:NoSchedule"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().pod_templates[0].no_schedule, [1]);
+        let mut s = *model.initial_state();
+        let pod = s.pod_mut(6);
+        pod.phase = PodPhase::Pending;
+        pod.template = 1;
+        pod.template_labels = true;
+        assert_eq!(
+            crate::controllers::scheduler::schedule_one(model.spec(), &s, 6),
+            None,
+            "node 2 is tainted and nodes 1 and 3 are at the spread limit"
+        );
     }
 
     #[test]
