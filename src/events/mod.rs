@@ -90,6 +90,7 @@ mod tests {
     use super::*;
     use crate::cluster::test_cases::load;
     use crate::cluster::{ClusterModel, NodeStatus, PodPhase};
+    use crate::engine::Model;
 
     fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
         let mut out = Vec::new();
@@ -200,6 +201,71 @@ mod tests {
         );
         assert_eq!(s.hpa_queue.pending(), &[1]);
         assert!(!cpu_pattern::due(model.spec(), &s));
+    }
+
+    #[test]
+    fn scale_deployment_offers_every_deployment_and_change_once() {
+        let model = load("c2", "original");
+        let mut spec = model.spec().clone();
+        spec.events = vec![crate::cluster::EventSpec {
+            kind: EventKind::ScaleDeployment { max_deployment: 1 },
+            after_stable: false,
+            first: false,
+        }];
+        let mut s = *model.initial_state();
+        let mut offered = Vec::new();
+        for_each_enabled(&spec, &s, &mut |a| {
+            offered.push(a);
+            true
+        });
+        assert_eq!(offered.len(), 7);
+        run(&spec, &mut s, &offered[0], &mut Recorder::off());
+        assert_eq!(s.deployment(1).spec_replicas, 0, "3 - 3");
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+        let mut again = Vec::new();
+        for_each_enabled(&spec, &s, &mut |a| {
+            again.push(a);
+            true
+        });
+        assert!(again.is_empty(), "the command runs once: {again:?}");
+    }
+
+    #[test]
+    fn create_deployment_fills_a_free_slot_from_the_template() {
+        let model = load("c2", "original");
+        let mut spec = model.spec().clone();
+        spec.events[0].kind = EventKind::CreateDeployment { template: 1 };
+        let mut s = *model.initial_state();
+        s.deployment_mut(1).active = false;
+        let mut rec = Recorder::on();
+        run(
+            &spec,
+            &mut s,
+            &ClusterAction::UserCommand { event: 0 },
+            &mut rec,
+        );
+        assert!(s.deployment(1).active);
+        assert_eq!(s.deployment(1).spec_replicas, 1);
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "Create the template 1 to new deployment {Id 10, index 1}"
+        );
+        let mut rec = Recorder::on();
+        run(
+            &spec,
+            &mut s,
+            &ClusterAction::UserCommand { event: 0 },
+            &mut rec,
+        );
+        assert_eq!(rec.into_lines()[0].message, "1 deployment exists!");
+    }
+
+    #[test]
+    fn first_commands_run_before_anything_else() {
+        let model = load("c1", "minimal");
+        let mut offered = Vec::new();
+        model.actions(model.initial_state(), &mut offered);
+        assert_eq!(offered, [ClusterAction::UserCommand { event: 1 }]);
     }
 
     #[test]
