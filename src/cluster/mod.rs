@@ -163,33 +163,34 @@ impl ClusterModel {
         found
     }
 
-    /// Calls `visit` on each enabled action in a fixed order until it returns false.
+    /// Calls `visit` on each enabled action until it returns false, in a fixed order: the
+    /// reverse of the order in which Kivi's `init` starts the processes (events, then the
+    /// controllers, then `init`'s own after-stable step), which is the order SPIN's depth-first
+    /// search tries them in.
     fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
         let spec = &self.spec;
-        if s.first_pending(spec) {
-            events::for_each_enabled(spec, s, &mut visit);
+        if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
             return;
         }
-        let quiet = s.is_quiet();
         let controllers = [
+            (
+                controllers::descheduler::enabled(spec, s),
+                ClusterAction::Descheduler,
+            ),
+            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (
+                controllers::taint_manager::enabled(s),
+                ClusterAction::TaintManager,
+            ),
+            (!s.node_queue.is_empty(), ClusterAction::NodeController),
+            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
             (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
             (
                 !s.deployment_queue.is_empty() && s.kubelet_queue.is_empty(),
                 ClusterAction::DeploymentController,
             ),
-            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
-            (!s.node_queue.is_empty(), ClusterAction::NodeController),
-            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
             (
-                controllers::descheduler::enabled(spec, s),
-                ClusterAction::Descheduler,
-            ),
-            (
-                controllers::taint_manager::enabled(s),
-                ClusterAction::TaintManager,
-            ),
-            (
-                quiet
+                s.is_quiet()
                     && !s.events.after_stable_started
                     && spec.events.iter().any(|e| e.after_stable),
                 ClusterAction::StartAfterStable,
@@ -200,7 +201,6 @@ impl ClusterModel {
                 return;
             }
         }
-        events::for_each_enabled(spec, s, &mut visit);
     }
 }
 

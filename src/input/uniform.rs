@@ -1338,6 +1338,114 @@ mod tests {
     }
 
     #[test]
+    fn descheduler_profiles_and_no_execute_taints_load() {
+        let mut doc = case("c3", "original");
+        doc["controllers"]["descheduler"] = json!({
+            "profiles": [["RemoveDuplicates"], {"RemovePodsViolatingTopologySpreadConstraint": {}}],
+            "args": {"constraintsTopologySpread": 1, "evictSystemCriticalPods": 1},
+            "configs": {"maxNoOfPodsToEvictPerNode": 2}
+        });
+        let model = load_uniform(&doc).unwrap();
+        let d = model.spec().descheduler.as_ref().unwrap();
+        assert_eq!(d.profiles[0].plugins, [BalancePlugin::RemoveDuplicates]);
+        assert_eq!(
+            d.profiles[0].constraints_topology_spread,
+            ConstraintsTopologySpread::DoNotSchedule,
+            "args configure only the last profile, as in Kivi"
+        );
+        assert!(!d.profiles[0].evict_system_critical_pods);
+        assert_eq!(
+            d.profiles[1].plugins,
+            [BalancePlugin::RemovePodsViolatingTopologySpreadConstraint]
+        );
+        assert_eq!(
+            d.profiles[1].constraints_topology_spread,
+            ConstraintsTopologySpread::ScheduleAnyway
+        );
+        assert!(d.profiles[1].evict_system_critical_pods);
+        assert_eq!(d.max_pods_to_evict_per_node, 2);
+        assert_eq!(d.max_pods_to_evict_per_namespace, 5000);
+
+        doc["controllers"]["descheduler"] = json!({"profiles": [["LowNodeUtilization"]]});
+        assert_eq!(err(&doc).path, "controllers.descheduler.profiles[0]");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][0]["taint"] = json!(["spot:NoExecute"]);
+        assert_eq!(
+            load_uniform(&doc).unwrap().spec().pod_templates[0].no_execute,
+            [1]
+        );
+        doc["setup"]["podTemplates"][0]["toleration"] = json!(["spot:NoExecute"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().nodes[0].taint_type, 1);
+        assert!(model.spec().pod_templates[0].no_execute.is_empty());
+    }
+
+    #[test]
+    fn maintenance_node_failure_and_eviction_intents_load() {
+        let mut doc = case("c3", "original");
+        doc["events"] = json!([
+            {"name": "maintenance", "para": {"p": 2}, "after_stable": true},
+            {"name": "nodeFailure", "para": 3}
+        ]);
+        doc["intents"] = json!([
+            {"name": "checkEvictionCycle", "para": {"did": 1}},
+            {"name": "pod_balance_across_node", "para": {"did": 1}},
+            {"name": "checkExpReplicas", "para": {"did": 1, "expReplicas": "d[did].specReplicas - 2"}}
+        ]);
+        let model = load_uniform(&doc).unwrap();
+        let kinds: Vec<_> = model.spec().events.iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::Maintenance { parallel: 2 },
+                EventKind::NodeFailure { node: 3 }
+            ]
+        );
+        let spec_replicas = model.initial_state().deployment(1).spec_replicas as i32;
+        assert_eq!(
+            model.spec().intents[1..],
+            [
+                IntentKind::NoOscillationEviction { deployment: 1 },
+                IntentKind::PodBalanceAcrossNode {
+                    deployment: 1,
+                    max_skew: 2
+                },
+                IntentKind::ReplicaNumAlwaysMeetExp {
+                    deployment: 1,
+                    expected: spec_replicas - 2
+                },
+            ]
+        );
+
+        doc["events"] = json!([{"name": "maintenance", "para": {"p": 0}}]);
+        assert_eq!(err(&doc).path, "events[0].para.p");
+        doc["events"] = json!([{"name": "nodeFailure", "para": 9}]);
+        assert_eq!(err(&doc).path, "events[0].para");
+        doc["events"] = json!([]);
+        doc["intents"] = json!([{"name": "checkExpReplicas", "para": {"did": 1, "expReplicas": "d[1].replicas"}}]);
+        assert_eq!(err(&doc).path, "intents[0].para.expReplicas");
+    }
+
+    #[test]
+    fn untolerated_no_schedule_taints_keep_pods_off_the_node() {
+        let mut doc = case("c3", "original-non-violation");
+        doc["setup"]["nodes"][1]["taint"] = json!(["dedicated:NoSchedule"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().pod_templates[0].no_schedule, [1]);
+        let mut s = *model.initial_state();
+        let pod = s.pod_mut(6);
+        pod.phase = PodPhase::Pending;
+        pod.template = 1;
+        pod.template_labels = true;
+        assert_eq!(
+            crate::controllers::scheduler::schedule_one(model.spec(), &s, 6),
+            None,
+            "node 2 is tainted and nodes 1 and 3 are at the spread limit"
+        );
+    }
+
+    #[test]
     fn file_errors_name_the_file() {
         let e = load_uniform_file(Path::new("/nonexistent/cluster.json")).unwrap_err();
         assert_eq!(e.file.as_deref(), Some("/nonexistent/cluster.json"));
