@@ -95,30 +95,42 @@ fn non_violation_variants_are_clean() {
 
 #[test]
 fn loop_search_finds_the_oscillations_as_lassos() {
-    use kivi::cluster::eviction_loop::{evicts_pod, find_eviction_loop, loop_lines};
+    use kivi::cluster::eviction_loop::{evicts_pod, find_eviction_loop, fold_repeats};
     for case in ["c5", "c8"] {
         let model = load(case, "original");
-        let lasso = find_eviction_loop(&model, 1_000_000)
+        let found = find_eviction_loop(&model, 1_000_000)
             .expect("within the bound")
             .unwrap_or_else(|| panic!("{case}: an eviction loop"));
+        let (model, lasso) = (&found.model, &found.lasso);
         assert!(!lasso.cycle.is_empty());
         let mut state = lasso.init;
         let mut evictions = 0;
         for (i, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
-            let next = kivi::engine::Model::next_state(&model, &state, &step.action).unwrap();
+            let next = kivi::engine::Model::next_state(model, &state, &step.action).unwrap();
             assert_eq!(next, step.state, "{case}: step {i} replays");
-            if i >= lasso.prefix.len() && evicts_pod(&model, &state, &step.action, &next) {
+            if i >= lasso.prefix.len() && evicts_pod(model, &state, &step.action, &next) {
                 evictions += 1;
             }
             state = next;
         }
         assert_eq!(&state, lasso.entry(), "{case}: the cycle closes");
         assert!(evictions > 0, "{case}: the cycle evicts");
-        let lines = loop_lines(&model, &lasso);
+        let lines = found.lines();
         eprintln!(
             "{case} prefix:\n{}\n{case} cycle:\n{}",
-            lines.prefix.join("\n"),
+            fold_repeats(&lines.prefix).join("\n"),
             lines.cycle.join("\n")
+        );
+        assert!(
+            lines
+                .cycle
+                .iter()
+                .any(|l| l.contains("pending for deletion")),
+            "{case}: the cycle shows the eviction"
+        );
+        assert!(
+            lines.cycle.iter().any(|l| l.contains("Adding a new pod")),
+            "{case}: the cycle shows the re-creation"
         );
     }
     for case in ["c5", "c8"] {
