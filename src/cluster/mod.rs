@@ -26,21 +26,24 @@
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
 //!
-//! # Where the remaining Kivi components plug in
+//! # Descheduler, taint manager, maintenance and node failure
 //!
-//! - Taint manager: node taints are [`NodeSpec::taint_type`], a template's untolerated taint
-//!   types per effect are [`PodTemplate::no_execute`] (and `no_schedule`,
-//!   `prefer_no_schedule`, already used by the scheduler); the kubelet queues every started pod
-//!   on [`ClusterState::taint_queue`] when any node is tainted, and
-//!   [`ClusterState::mark_for_deletion`] is Kivi's eviction.
-//! - Descheduler: [`ClusterSpec::descheduler`] holds its profiles and arguments; the kubelet and
-//!   `init` fill [`ClusterState::descheduler_queue`] when it is configured, and
-//!   [`Clock::descheduler_idle`] saturates at its period.
-//! - `no_oscillation_eviction`: the monitor is implemented; the kubelet records removals and
-//!   additions in [`DeploymentState::evicted`] and [`DeploymentState::added`].
-//! - Maintenance and node failure: new [`EventKind`] variants with their own clocks in
-//!   [`Clock::event_idle`] ([`EventKind::period`]); [`NodeState::maintained`] and
-//!   [`NodeStatus::NotReady`] exist. The loader rejects these events until then.
+//! - The descheduler ([`crate::controllers::descheduler`]) runs its profiles' balance plugins
+//!   once per deployment on [`ClusterState::descheduler_queue`], after its period
+//!   ([`Clock::descheduler_idle`]) or while the other controllers are idle; its evictions are
+//!   [`ClusterState::mark_for_deletion`], counted in [`ClusterState::evictions`] when a limit is
+//!   set.
+//! - The taint manager ([`crate::controllers::taint_manager`]) handles one pod of
+//!   [`ClusterState::taint_queue`] per step and evicts it from a node whose NoExecute taint its
+//!   template does not tolerate ([`PodTemplate::no_execute`]).
+//! - Maintenance ([`crate::events::maintenance`]) keeps its walk over the nodes in
+//!   [`EventsState::progress`](state::EventsState::progress) and each node's part in
+//!   [`NodeState::maintenance`] and [`NodeState::maintenance_elapsed`]; node failure
+//!   ([`crate::events::node_failure`]) is three separate steps.
+//! - `no_oscillation_eviction` reads the kubelet's [`DeploymentState::evicted`] and
+//!   [`DeploymentState::added`], `pod_balance_across_node` its
+//!   [`DeploymentState::added_for_balance`].
+//! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
 
 pub mod action;
 pub mod eviction_loop;
