@@ -55,3 +55,63 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::ClusterModel;
+
+    fn with_limits(node: u32, namespace: u32, critical_pod: Option<usize>) -> ClusterModel {
+        let model = load("c5", "original");
+        let mut spec = model.spec().clone();
+        let d = spec.descheduler.as_mut().unwrap();
+        d.max_pods_to_evict_per_node = node;
+        d.max_pods_to_evict_per_namespace = namespace;
+        if let Some(p) = critical_pod {
+            spec.pods[p - 1].critical = true;
+        }
+        ClusterModel::new(spec, *model.initial_state())
+    }
+
+    #[test]
+    fn per_node_limit_counts_over_the_whole_run() {
+        let model = with_limits(1, 5000, None);
+        let (spec, mut state) = (model.spec(), *model.initial_state());
+        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
+        assert!(
+            !evict(spec, &mut state, 5, &mut Recorder::off()),
+            "node 3 is at its limit"
+        );
+        assert!(
+            evict(spec, &mut state, 1, &mut Recorder::off()),
+            "node 1 is not"
+        );
+        assert_eq!(state.evictions.per_node[..3], [1, 0, 1]);
+        assert_eq!(state.evictions.namespace, 0, "no namespace limit below 256");
+    }
+
+    #[test]
+    fn namespace_limit_stops_every_node() {
+        let model = with_limits(5000, 1, None);
+        let (spec, mut state) = (model.spec(), *model.initial_state());
+        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
+        assert!(!evict(spec, &mut state, 1, &mut Recorder::off()));
+        assert_eq!(state.pod(1).phase, PodPhase::Running);
+    }
+
+    #[test]
+    fn filter_skips_terminating_and_critical_pods() {
+        let model = with_limits(5000, 5000, Some(5));
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        let mut profile = spec.descheduler.as_ref().unwrap().profiles[0].clone();
+        assert!(passes_filter(spec, &state, &profile, 4));
+        assert!(!passes_filter(spec, &state, &profile, 5), "critical");
+        assert!(!passes_filter(spec, &state, &profile, 7), "idle slot");
+        profile.evict_system_critical_pods = true;
+        assert!(passes_filter(spec, &state, &profile, 5));
+        state.mark_for_deletion(1, 4);
+        assert!(!passes_filter(spec, &state, &profile, 4), "terminating");
+    }
+}

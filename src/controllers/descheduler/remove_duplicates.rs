@@ -123,3 +123,50 @@ fn balance_owner(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, PodPhase, Recorder};
+    use crate::controllers::descheduler;
+
+    fn terminating(model: &ClusterModel, state: &crate::cluster::ClusterState) -> Vec<usize> {
+        (1..=model.spec().pods.len())
+            .filter(|&p| state.pod(p).phase == PodPhase::Terminating)
+            .collect()
+    }
+
+    #[test]
+    fn evicts_duplicates_above_the_rounded_up_average_even_without_room_elsewhere() {
+        let model = load("c5", "original");
+        let mut state = *model.initial_state();
+        let mut rec = Recorder::on();
+        descheduler::run(model.spec(), &mut state, &mut rec);
+        assert_eq!(
+            terminating(&model, &state),
+            [4],
+            "5 pods on 3 nodes: average 2, node 3 holds 3"
+        );
+        assert_eq!(state.kubelet_queue.pending(), [4]);
+        assert_eq!(state.deployment(1).in_deletion, 1);
+        assert!(state.descheduler_queue.is_empty());
+        let lines: Vec<_> = rec.into_lines().into_iter().map(|l| l.message).collect();
+        assert_eq!(
+            lines,
+            [
+                "Duplicated Pod 4 (status 1) on node 3 pending for deletion!",
+                "Pod 4 on node 3 pending for deletion!"
+            ]
+        );
+    }
+
+    #[test]
+    fn needs_two_feasible_nodes() {
+        let model = load("c5", "original");
+        let mut state = *model.initial_state();
+        state.node_mut(2).status = crate::cluster::NodeStatus::NotReady;
+        state.node_mut(1).status = crate::cluster::NodeStatus::NotReady;
+        descheduler::run(model.spec(), &mut state, &mut Recorder::off());
+        assert!(terminating(&model, &state).is_empty());
+    }
+}

@@ -176,3 +176,82 @@ fn balance(sorted: &mut [Domain], total: i32, max_skew: i32) {
         sorted[low].pods += moved;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn domains(pods: &[i32]) -> Vec<Domain> {
+        pods.iter()
+            .enumerate()
+            .map(|(i, &pods)| Domain {
+                value: i as u16 + 1,
+                pods,
+                evict: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn moves_half_the_excess_skew_towards_the_average() {
+        let mut d = domains(&[1, 2, 3]);
+        balance(&mut d, 6, 1);
+        let evict: Vec<_> = d.iter().map(|d| d.evict).collect();
+        assert_eq!(evict, [0, 0, 1]);
+    }
+
+    #[test]
+    fn fills_the_emptiest_domains_one_after_another() {
+        let mut d = domains(&[0, 0, 6]);
+        balance(&mut d, 6, 1);
+        let evict: Vec<_> = d.iter().map(|d| d.evict).collect();
+        let after: Vec<_> = d.iter().map(|d| d.pods).collect();
+        assert_eq!(evict, [0, 0, 4]);
+        assert_eq!(after, [2, 2, 2]);
+    }
+
+    #[test]
+    fn a_skew_within_max_skew_moves_nothing() {
+        let mut d = domains(&[2, 3, 3]);
+        balance(&mut d, 8, 1);
+        assert!(d.iter().all(|d| d.evict == 0));
+    }
+
+    #[test]
+    fn constraints_topology_spread_selects_the_constraints() {
+        use crate::cluster::ConstraintsTopologySpread as C;
+        use crate::cluster::WhenUnsatisfiable as W;
+        assert!(C::DoNotSchedule.covers(W::DoNotSchedule));
+        assert!(!C::DoNotSchedule.covers(W::ScheduleAnyway));
+        assert!(C::ScheduleAnyway.covers(W::ScheduleAnyway));
+        assert!(!C::ScheduleAnyway.covers(W::DoNotSchedule));
+        assert!(C::Both.covers(W::ScheduleAnyway) && C::Both.covers(W::DoNotSchedule));
+    }
+
+    #[test]
+    fn c8_evicts_the_first_pod_of_the_fullest_hostname_domain() {
+        let model = crate::cluster::test_cases::load("c8", "original");
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        for (pod, node) in [(1, 1), (2, 2), (3, 3), (4, 1), (5, 2), (6, 1)] {
+            let p = state.pod_mut(pod);
+            p.phase = crate::cluster::PodPhase::Running;
+            p.loc = node;
+            p.template = 1;
+            p.template_labels = true;
+        }
+        let profile = &spec.descheduler.as_ref().unwrap().profiles[0];
+        let mut rec = Recorder::on();
+        run(spec, &mut state, profile, &mut rec);
+        let moved: Vec<_> = (1..=6)
+            .filter(|&p| state.pod(p).phase == crate::cluster::PodPhase::Terminating)
+            .collect();
+        assert_eq!(
+            moved,
+            [1],
+            "hostname: 3/2/1 pods, maxSkew 1; lifecycle: 3/3"
+        );
+        let tags: Vec<_> = rec.into_lines().iter().map(|l| l.controller).collect();
+        assert_eq!(tags, [Some("DeScheduler"), Some("Descheduler")]);
+    }
+}
