@@ -37,3 +37,35 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     }
     state.advance(spec, CONTROLLER_RUN_TIME);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn evicts_one_untolerating_pod_per_step() {
+        let model = load("c7", "original");
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        for (pod, node) in [(1, 1), (2, 2)] {
+            let p = state.pod_mut(pod);
+            p.phase = PodPhase::Running;
+            p.loc = node;
+            p.template = 1;
+            state.taint_queue.push(pod);
+        }
+        let mut rec = Recorder::on();
+        run(spec, &mut state, &mut rec);
+        assert_eq!(state.pod(1).phase, PodPhase::Terminating);
+        assert_eq!(state.kubelet_queue.pending(), [1]);
+        assert_eq!(state.taint_queue.pending(), [2], "one pod per step");
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "The pod 1 is pending for eviction as it cannot tolerate the taint on node 1"
+        );
+        run(spec, &mut state, &mut Recorder::off());
+        assert_eq!(state.pod(2).phase, PodPhase::Running, "node 2 is untainted");
+        assert!(!enabled(&state));
+    }
+}

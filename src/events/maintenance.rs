@@ -116,3 +116,94 @@ pub fn end(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
         (MAINTENANCE_WAIT_TIME - elapsed.min(MAINTENANCE_WAIT_TIME)) as u32,
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, EventKind};
+
+    fn with_parallel(parallel: u8) -> ClusterModel {
+        let model = load("c6", "original");
+        let mut spec = model.spec().clone();
+        spec.events[0].kind = EventKind::Maintenance { parallel };
+        let mut init = *model.initial_state();
+        init.events.after_stable_started = true;
+        ClusterModel::new(spec, init)
+    }
+
+    fn steps(spec: &ClusterSpec, state: &ClusterState) -> Vec<ClusterAction> {
+        let mut out = Vec::new();
+        for_each_node_step(spec, state, &mut |a| {
+            out.push(a);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn picks_up_to_p_nodes_in_order_and_waits_for_one_to_return() {
+        let model = with_parallel(2);
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        pick(spec, &mut state, 0, 2);
+        let phases: Vec<_> = (1..=3).map(|n| state.node(n).maintenance).collect();
+        assert_eq!(
+            phases,
+            [
+                MaintenancePhase::Picked,
+                MaintenancePhase::Picked,
+                MaintenancePhase::Idle
+            ]
+        );
+        assert_eq!(state.events.progress[0], 2, "waits at node 3");
+        assert_eq!(state.events.done, 0);
+        let mut visited = Vec::new();
+        for_each_pick(spec, &state, 0, 2, &mut |a| {
+            visited.push(a);
+            true
+        });
+        assert!(visited.is_empty(), "two nodes are in maintenance");
+
+        start(&mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).status, NodeStatus::NotReady);
+        assert_eq!(state.node_queue.pending(), [1]);
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceStart { node: 2 }],
+            "node 1 waits for the cluster to settle"
+        );
+        state.advance(spec, 700);
+        assert_eq!(state.node(1).maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+        assert!(steps(spec, &state).contains(&ClusterAction::MaintenanceEnd { node: 1 }));
+        end(spec, &mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).status, NodeStatus::Ready);
+        assert!(state.node(1).maintained);
+        pick(spec, &mut state, 0, 2);
+        assert_eq!(state.node(3).maintenance, MaintenancePhase::Picked);
+        assert_eq!(state.events.done, 1, "every node has been passed");
+    }
+
+    #[test]
+    fn returning_early_moves_the_clock_to_the_end_of_the_wait() {
+        let model = with_parallel(1);
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        pick(spec, &mut state, 0, 1);
+        start(&mut state, 1, &mut Recorder::off());
+        state.advance(spec, 10);
+        assert_eq!(state.node(1).maintenance_elapsed, 10);
+        state.node_queue.pop();
+        assert!(state.is_quiet());
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceEnd { node: 1 }]
+        );
+        let before = state;
+        end(spec, &mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).maintenance, MaintenancePhase::Idle);
+        let mut expected = before;
+        expected.advance(spec, (MAINTENANCE_WAIT_TIME - 10) as u32);
+        assert_eq!(state.clock, expected.clock);
+    }
+}

@@ -26,3 +26,24 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
         state.events.done |= 1 << event;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn fails_queues_and_recovers_in_three_steps() {
+        let model = load("c6", "original");
+        let mut state = *model.initial_state();
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::NotReady);
+        assert!(state.node_queue.is_empty());
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node_queue.pending(), [2]);
+        assert_eq!(state.events.done, 0);
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::Ready);
+        assert_eq!(state.events.done, 1);
+    }
+}

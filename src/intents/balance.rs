@@ -53,3 +53,31 @@ pub fn observe(
     });
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn unbalanced_after_a_start_once_the_deployment_is_complete() {
+        let model = load("c6", "original");
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        assert!(!observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()));
+        assert_eq!(state.monitors.stage[1], 1, "3 of 3 replicas");
+        state.pod_mut(2).loc = 1;
+        assert!(
+            !observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()),
+            "no pod of the deployment has started yet"
+        );
+        state.deployment_mut(1).added_for_balance = true;
+        let mut rec = Recorder::on();
+        assert!(observe(spec, &mut state, 1, 1, 0, &mut rec));
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "The pods are unbalanced on Node! With a skew 2"
+        );
+        assert!(!observe(spec, &mut state, 1, 1, 2, &mut Recorder::off()));
+    }
+}
