@@ -5,6 +5,7 @@
 
 mod bench;
 mod engine_args;
+mod plot;
 
 pub use engine_args::EngineArgs;
 
