@@ -214,7 +214,8 @@ fn render(
     if y_max <= y_min {
         y_max = y_min + 1.0;
     }
-    let y_max = y_max * 1.05;
+    // Headroom above the highest point for the legend in the upper left corner.
+    let y_max = y_max * 1.25;
     let integer_x = series.values().flatten().all(|&(x, _)| x.fract() == 0.0);
     let x_format = move |value: &f64| {
         if integer_x && value.fract() != 0.0 {
