@@ -108,11 +108,6 @@ if uses spin; then
     else
         note "warning: pan.c has no 32-bit hash selection to patch; HC4 may merge states"
     fi
-    MEM_MB=$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 }' /proc/meminfo)
-    SPIN_MEMLIM=$((MEM_MB / 2))
-    # Hash table slots: the next power of two above the state count (-w).
-    SPIN_W=$(awk -v e="$EXPECTED" 'BEGIN { w = 10; while (2 ^ w < e) w++; print (w > 32 ? 32 : w) }')
-    SPIN_FLAGS="-O2 -DSAFETY -DHC4 -DNOREDUCE -DMEMLIM=$SPIN_MEMLIM"
     # Multi-core pan copies states in frames of VMAX bytes: fit them to this model's state
     # vector, read from a single-core run of the same model with counters 0..1.
     mkdir "$WORK/probe"
@@ -122,6 +117,17 @@ if uses spin; then
     VECTOR=$(sed -n 's/^State-vector \([0-9]*\) byte.*/\1/p' "$WORK/probe/pan.out")
     is_uint "$VECTOR" || die "cannot read the state-vector size from pan's output"
     SPIN_VMAX="-DVMAX=$(((VECTOR + 7) / 8 * 8))"
+    # Hash table slots: the next power of two above the state count (-w).
+    SPIN_W=$(awk -v e="$EXPECTED" 'BEGIN { w = 10; while (2 ^ w < e) w++; print (w > 32 ? 32 : w) }')
+    # pan's memory limit (MB; multi-core pan reserves it as shared memory): twice what the
+    # states (stored vector plus 20 bytes of node), the hash table and the work queues need,
+    # at least pan's default of 2048 and at most half the machine's memory.
+    SPIN_MEMLIM=$(awk -v e="$EXPECTED" -v v="$VECTOR" -v w="$SPIN_W" '
+        /^MemTotal:/ { half = $2 / 2048 }
+        END { need = 2 * (e * (v + 20) + 8 * 2 ^ w) / 1048576 + 1024
+              if (need < 2048) need = 2048; if (need > half) need = half; printf "%d", need }' \
+        /proc/meminfo)
+    SPIN_FLAGS="-O2 -DSAFETY -DHC4 -DNOREDUCE -DMEMLIM=$SPIN_MEMLIM"
 fi
 
 # --- Runs ------------------------------------------------------------------------------------
