@@ -18,6 +18,8 @@
 #   OUT_PREFIX [results/engine-scaling]  LABEL [] (a line put at the top of the .md)
 #   CARGO_TARGET_DIR [target]  PEER_TARGET_DIR [$CARGO_TARGET_DIR/stateright-counters]
 set -euo pipefail
+# Decimal points in times, awk and sort whatever the locale.
+export LC_ALL=C
 
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
