@@ -6,6 +6,7 @@
 mod bench;
 mod check;
 mod engine_args;
+mod plot;
 
 pub use engine_args::EngineArgs;
 
