@@ -70,7 +70,7 @@ pub mod trace;
 pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
-    Clock, ClusterState, DeploymentState, NodeState, NodeStatus, PodPhase, PodState,
+    Clock, ClusterState, DeploymentState, NodeState, NodeStatus, PodPhase, PodSet, PodState,
     ReplicaSetState, WorkQueue,
 };
 pub use trace::{Recorder, TraceLine};
