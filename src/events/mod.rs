@@ -7,6 +7,8 @@
 pub mod cpu_change;
 pub mod cpu_pattern;
 pub mod kernel_panic;
+pub mod maintenance;
+pub mod node_failure;
 pub mod user_command;
 
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
@@ -22,6 +24,9 @@ pub fn for_each_enabled(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     let only_first = state.first_pending(spec);
+    if !only_first && !maintenance::for_each_node_step(spec, state, visit) {
+        return false;
+    }
     if !only_first && cpu_pattern::due(spec, state) && !visit(ClusterAction::CpuPattern) {
         return false;
     }
@@ -44,6 +49,10 @@ pub fn for_each_enabled(
             EventKind::ScaleDeployment { max_deployment } => {
                 user_command::for_each_scale(event, max_deployment, visit)
             }
+            EventKind::Maintenance { parallel } => {
+                maintenance::for_each_pick(spec, state, i, parallel, visit)
+            }
+            EventKind::NodeFailure { .. } => visit(ClusterAction::NodeFailure { event }),
             _ => visit(ClusterAction::UserCommand { event }),
         };
         if !go_on {
@@ -80,6 +89,18 @@ pub fn run(
         } => {
             state.events.done |= 1 << event;
             user_command::scale(state, deployment as usize, delta);
+        }
+        ClusterAction::Maintenance { event } => {
+            if let EventKind::Maintenance { parallel } = spec.events[event as usize].kind {
+                maintenance::pick(spec, state, event as usize, parallel);
+            }
+        }
+        ClusterAction::MaintenanceStart { node } => maintenance::start(state, node as usize, rec),
+        ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
+        ClusterAction::NodeFailure { event } => {
+            if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
+                node_failure::step(state, event as usize, node as usize, rec);
+            }
         }
         _ => {}
     }
