@@ -80,7 +80,9 @@ pub struct CheckTimes {
 impl SweepReport {
     /// The distribution of check times of the topologies actually checked.
     pub fn check_times(&self) -> Option<CheckTimes> {
-        let mut histogram = Histogram::<u64>::new(3).expect("3 significant figures are valid");
+        // Microseconds, from 1 µs to 10^10 µs (almost three hours) at three significant figures.
+        let mut histogram =
+            Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("the bounds are valid");
         for row in self.rows.iter().filter(|row| !row.from_journal) {
             histogram.saturating_record((row.elapsed_s * 1e6).round().max(1.0) as u64);
         }
@@ -254,4 +256,41 @@ fn row_json(row: &TopologyRow) -> Value {
         "threads": row.threads,
         "fromJournal": row.from_journal,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(position: usize, elapsed_s: f64) -> TopologyRow {
+        TopologyRow {
+            topology: Topology::new(vec![1], vec![position as u64]),
+            position,
+            pods: 1,
+            verdict: JobVerdict::NoViolation,
+            states: 1,
+            transitions: 0,
+            elapsed_s,
+            threads: 1,
+            from_journal: false,
+        }
+    }
+
+    #[test]
+    fn check_times_cover_slow_topologies() {
+        let report = SweepReport {
+            fast_find: 0,
+            candidates: 3,
+            rows: vec![row(1, 0.0005), row(2, 0.003), row(3, 7.5)],
+            violations: Vec::new(),
+            guaranteed_minimal: true,
+            incomplete: None,
+            elapsed_s: 7.6,
+            threads: 1,
+        };
+        let times = report.check_times().expect("three rows");
+        assert!((times.p50_ms - 3.0).abs() < 0.01, "{times:?}");
+        assert!((times.max_ms - 7500.0).abs() < 10.0, "{times:?}");
+        assert_eq!(report.exit_code(), 0);
+    }
 }
