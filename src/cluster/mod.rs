@@ -26,6 +26,24 @@
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
 //!
+//! # Where this model departs from Kivi
+//!
+//! Kivi's own quirks are kept (they decide verdicts); these are the exceptions, all outside what
+//! the reference cases exercise:
+//! - `init` is atomic here; in Kivi its statements interleave with the processes it starts.
+//!   Together with the saturated clock this is why SPIN stores many more states than we do.
+//! - Intent monitors observe every step (see [`crate::intents`]); Kivi's are asynchronous, so
+//!   its traces may print a monitor's line a few steps after the violating step.
+//! - The scheduler's per-node `curAffinity`/`curTaint` scratch flags are recomputed for each
+//!   pod; Kivi keeps stale values in hidden variables across scheduling cycles.
+//! - A rolling update does one surge-or-shrink pass per reconcile; Kivi's loop never ends when
+//!   it has to surge.
+//! - An HPA metric Kivi cannot compute (no requests, no target) proposes nothing; Kivi stops
+//!   with an internal assertion.
+//! - `scaleDeployment` picks deployment ids from 1 (Kivi also picks 0, which makes it assert),
+//!   and `createDeployment` of an existing deployment does nothing (Kivi asserts).
+//! - A node's kernel panic count saturates at `LOOP_TIMES`.
+//!
 //! # Descheduler, taint manager, maintenance and node failure
 //!
 //! - The descheduler ([`crate::controllers::descheduler`]) runs its profiles' balance plugins
@@ -44,6 +62,21 @@
 //!   [`DeploymentState::added`], `pod_balance_across_node` its
 //!   [`DeploymentState::added_for_balance`].
 //! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
+//!
+//! Kept Kivi quirks: descheduler `args` configure only the last profile; eviction limits count
+//! over the whole run; pending pods with a node are counted and evicted by both plugins; the
+//! descheduler's period is measured from the start and never restarted. Departures:
+//! - The topology plugin counts nodes without the topology key as one more domain, as Kivi
+//!   does, but where Kivi then reads a stale slot of its sorted-domains array, kivi reads an
+//!   empty domain and never evicts from it.
+//! - RemoveDuplicates' feasible nodes leave out nodes with a NoSchedule taint the template does
+//!   not tolerate; Kivi's check indexes the taint list with the wrong loop variable.
+//! - `nodeFailure` prints when the node fails and comes back (Kivi prints nothing).
+//! - A maintenance event waiting at a node that never becomes ready simply stays disabled; SPIN
+//!   reports that as an invalid end state. `p = 0` is refused by the loader for that reason.
+//! - `expReplicas: "d[did].specReplicas - n"` is evaluated once, with the initial desired
+//!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
+//!   command changes `specReplicas`).
 
 pub mod action;
 pub mod eviction_loop;

@@ -217,6 +217,13 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
             template_labels: false,
             age: 0,
         };
+        if state.pods[i].owned && state.pods[i].deployment == 0 {
+            return Err(bad(
+                &path,
+                "workloadId",
+                "a pod owned by a deployment names its id",
+            ));
+        }
         let loc = state.pods[i].loc as usize;
         if state.pods[i].phase != PodPhase::Idle && loc > nodes.len() {
             return Err(bad(
@@ -1316,6 +1323,10 @@ mod tests {
         let mut doc = case("c3", "original");
         doc["setup"]["pods"][0]["loc"] = json!(7);
         assert_eq!(err(&doc).path, "setup.pods[0].loc");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["pods"][0]["workloadId"] = json!(0);
+        assert_eq!(err(&doc).path, "setup.pods[0].workloadId");
 
         let mut doc = case("c3", "original");
         doc["intents"] = json!([{"name": "no_such_intent"}]);
