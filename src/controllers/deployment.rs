@@ -139,15 +139,15 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
     rec.log(Some("Deployment"), || {
         format!("Adding a new pod {pod} to deployment {d}")
     });
-    let named = spec
-        .nodes
-        .iter()
-        .position(|n| template.node_name != 0 && n.name == template.node_name);
     if template.node_name != 0 {
         rec.log(Some("Deployment"), || {
             format!("The nodeName has been defined in the deployment {pod}, enqueue to kubelet directly")
         });
-        state.pods[index].loc = named.map_or(0, |n| n as u8 + 1);
+        // Kivi binds the pod to the node whose id is the template's nodeName.
+        state.pods[index].loc = usize::try_from(template.node_name)
+            .ok()
+            .filter(|&n| n <= spec.nodes.len())
+            .unwrap_or(0) as u8;
         state.kubelet_queue.push(pod);
     } else {
         state.scheduler_queue.push(pod);
