@@ -90,7 +90,7 @@ pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
     Clock, ClusterState, DeploymentState, EvictionCounts, MaintenancePhase, NodeState, NodeStatus,
-    PodPhase, PodState, ReplicaSetState, WorkQueue,
+    PodPhase, PodSet, PodState, ReplicaSetState, WorkQueue,
 };
 pub use trace::{Recorder, TraceLine};
 

@@ -753,7 +753,7 @@ fn deployment_state(
     for (v, rs) in sets.iter().enumerate() {
         let rpath = format!("{path}.replicaSets[{v}]");
         let ids = list(rs.get("podIds"), &format!("{rpath}.podIds"))?;
-        let mut mask = 0u64;
+        let mut members = PodSet::default();
         for (j, id) in ids.iter().enumerate() {
             let id = number(id, &format!("{rpath}.podIds[{j}]"))?;
             if id < 1 || id as usize > pods {
@@ -763,22 +763,19 @@ fn deployment_state(
                     "use pod ids from 1 to the number of pods",
                 ));
             }
-            mask |= 1 << (id - 1);
+            members.insert(id as usize);
         }
         let replicas = ranged(rs, &rpath, "replicas", 0, 0, MAX_PODS as i64)?;
-        if replicas != mask.count_ones() as i64 {
+        if replicas != members.len() as i64 {
             return Err(LoadError::new(
                 format!("{rpath}.replicas"),
-                format!(
-                    "{replicas} replicas but {} distinct podIds",
-                    mask.count_ones()
-                ),
+                format!("{replicas} replicas but {} distinct podIds", members.len()),
                 "list exactly one pod id per replica",
             ));
         }
         replica_sets[v] = ReplicaSetState {
             spec_replicas: ranged(rs, &rpath, "specReplicas", 0, 0, MAX_PODS as i64)? as i16,
-            pods: mask,
+            pods: members,
         };
     }
     Ok(DeploymentState {
