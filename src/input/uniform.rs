@@ -462,7 +462,14 @@ fn raw_spread_constraints(
         }
         None => defaults.iter().collect(),
     };
-    let count = ranged(pt, &path, "numTopoSpreadConstraints", 2, 0, 64)? as usize;
+    let count = ranged(
+        pt,
+        &path,
+        "numTopoSpreadConstraints",
+        2,
+        0,
+        MAX_SPREAD_CONSTRAINTS as i64,
+    )? as usize;
     if count > list.len() {
         return Err(LoadError::new(
             format!("{path}.numTopoSpreadConstraints"),
