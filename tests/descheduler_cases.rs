@@ -139,3 +139,46 @@ fn loop_search_finds_the_oscillations_as_lassos() {
         assert!(lasso.is_none(), "{case}-non-violation has no eviction loop");
     }
 }
+
+/// Kivi + SPIN's counterexample for `case`.
+fn kivi_counterexample(case: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/expected.json"));
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    expected["original"]["counterexample"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn counterexamples_read_as_kivis() {
+    let reason = |line: &str| line.split_once(']').unwrap().1.to_string();
+    for case in ["c5", "c6", "c7", "c8"] {
+        let model = load(case, "original");
+        let ours = lines(&model, &run(&model, 1, Strategy::Dfs));
+        let kivi = kivi_counterexample(case);
+        assert_eq!(
+            reason(ours.last().unwrap()),
+            reason(kivi.last().unwrap()),
+            "{case}"
+        );
+        match case {
+            "c5" | "c6" => assert_eq!(ours, kivi, "{case}: Kivi's counterexample, line for line"),
+            "c8" => assert_eq!(
+                ours[..ours.len() - 1],
+                kivi[..ours.len() - 1],
+                "{case}: Kivi's steps, up to the monitor's earlier report"
+            ),
+            _ => {
+                let evictions = ours.iter().filter(|l| l.contains("[taintManger]")).count();
+                assert!(
+                    evictions >= 3,
+                    "{case}: the taint manager evicts every round"
+                );
+            }
+        }
+    }
+}

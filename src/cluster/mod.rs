@@ -62,6 +62,21 @@
 //!   [`DeploymentState::added`], `pod_balance_across_node` its
 //!   [`DeploymentState::added_for_balance`].
 //! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
+//!
+//! Kept Kivi quirks: descheduler `args` configure only the last profile; eviction limits count
+//! over the whole run; pending pods with a node are counted and evicted by both plugins; the
+//! descheduler's period is measured from the start and never restarted. Departures:
+//! - The topology plugin counts nodes without the topology key as one more domain, as Kivi
+//!   does, but where Kivi then reads a stale slot of its sorted-domains array, kivi reads an
+//!   empty domain and never evicts from it.
+//! - RemoveDuplicates' feasible nodes leave out nodes with a NoSchedule taint the template does
+//!   not tolerate; Kivi's check indexes the taint list with the wrong loop variable.
+//! - `nodeFailure` prints when the node fails and comes back (Kivi prints nothing).
+//! - A maintenance event waiting at a node that never becomes ready simply stays disabled; SPIN
+//!   reports that as an invalid end state. `p = 0` is refused by the loader for that reason.
+//! - `expReplicas: "d[did].specReplicas - n"` is evaluated once, with the initial desired
+//!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
+//!   command changes `specReplicas`).
 
 pub mod action;
 pub mod eviction_loop;

@@ -143,14 +143,11 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
         rec.log(Some("Deployment"), || {
             format!("The nodeName has been defined in the deployment {pod}, enqueue to kubelet directly")
         });
-        // As in Kivi, the deployment controller takes nodeName as the node's position (1-based),
-        // not its name: instantiated topologies number their nodes from 0.
-        let position = template.node_name as usize;
-        state.pods[index].loc = if position <= spec.nodes.len() {
-            position as u8
-        } else {
-            0
-        };
+        // Kivi binds the pod to the node whose id is the template's nodeName.
+        state.pods[index].loc = usize::try_from(template.node_name)
+            .ok()
+            .filter(|&n| n <= spec.nodes.len())
+            .unwrap_or(0) as u8;
         state.kubelet_queue.push(pod);
     } else {
         state.scheduler_queue.push(pod);

@@ -988,8 +988,9 @@ fn expected_replicas(para: &Value, path: &str, did: u8, state: &ClusterState) ->
 }
 
 /// The descheduler's profiles and limits. As in Kivi, `args` configure the last profile only;
-/// earlier profiles keep the defaults. A profile is a list of plugin names, or an object whose
-/// keys name the plugins.
+/// earlier profiles keep the defaults. A profile is a list of plugin names, run in list order,
+/// or Kivi's object form with one plugin as its key (the JSON reader does not keep the order
+/// of several keys, so an object naming several plugins is refused).
 fn descheduler(controllers: Option<&Value>) -> Result<Option<DeschedulerSpec>> {
     let Some(Value::Object(map)) = controllers else {
         return Ok(None);
@@ -1030,6 +1031,13 @@ fn descheduler(controllers: Option<&Value>) -> Result<Option<DeschedulerSpec>> {
 /// One descheduler profile with the default evictor arguments.
 fn descheduler_profile(p: &Value, path: &str) -> Result<DeschedulerProfile> {
     let names = match p {
+        Value::Object(plugins) if plugins.len() > 1 => {
+            return Err(LoadError::new(
+                path,
+                "a profile object names several plugins, whose order would be lost",
+                "list the plugins in the order they run, e.g. [\"RemoveDuplicates\", \"RemovePodsViolatingTopologySpreadConstraint\"]",
+            ))
+        }
         Value::Object(plugins) => plugins.keys().cloned().collect(),
         other => strings(other, path)?,
     };
@@ -1383,6 +1391,10 @@ mod tests {
 
         doc["controllers"]["descheduler"] = json!({"profiles": [["LowNodeUtilization"]]});
         assert_eq!(err(&doc).path, "controllers.descheduler.profiles[0]");
+        doc["controllers"]["descheduler"] = json!({"profiles": [{
+            "RemovePodsViolatingTopologySpreadConstraint": {}, "RemoveDuplicates": {}
+        }]});
+        assert!(err(&doc).fix.contains("in the order they run"));
 
         let mut doc = case("c3", "original");
         doc["setup"]["nodes"][0]["taint"] = json!(["spot:NoExecute"]);

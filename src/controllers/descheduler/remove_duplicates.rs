@@ -11,7 +11,7 @@
 
 use super::evictor;
 use crate::cluster::state::MAX_NODES;
-use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder};
 
 /// Runs the plugin for every deployment.
 pub fn run(
@@ -25,9 +25,9 @@ pub fn run(
     }
 }
 
-/// Duplicates of one owner: per node (index = node id), a bit mask of duplicate pods.
+/// Duplicates of one owner: per node (index = node id), its duplicate pods.
 struct Duplicates {
-    pods: [u64; MAX_NODES + 1],
+    pods: [PodSet; MAX_NODES + 1],
     occurrences: i32,
 }
 
@@ -38,7 +38,7 @@ fn duplicates(
     d: usize,
 ) -> Duplicates {
     let mut dup = Duplicates {
-        pods: [0; MAX_NODES + 1],
+        pods: [PodSet::default(); MAX_NODES + 1],
         occurrences: 0,
     };
     for n in 1..=spec.nodes.len() {
@@ -56,7 +56,7 @@ fn duplicates(
             }
             dup.occurrences += 1;
             if seen {
-                dup.pods[n] |= 1 << (pod - 1);
+                dup.pods[n].insert(pod);
             }
             seen = true;
         }
@@ -96,7 +96,7 @@ fn balance_owner(
     rec: &mut Recorder,
 ) {
     let dup = duplicates(spec, state, profile, d);
-    if dup.pods.iter().all(|&m| m == 0) {
+    if dup.pods.iter().all(PodSet::is_empty) {
         return;
     }
     let targets = target_nodes(spec, state, d);
@@ -105,14 +105,12 @@ fn balance_owner(
     }
     let upper_avg = (dup.occurrences + targets - 1) / targets;
     for n in 1..=spec.nodes.len() {
-        let count = dup.pods[n].count_ones() as i32;
+        let count = dup.pods[n].len() as i32;
         if count == 0 || count < upper_avg {
             continue;
         }
-        let mut rest = dup.pods[n];
-        for _ in 0..count - (upper_avg - 1) {
-            let pod = rest.trailing_zeros() as usize + 1;
-            rest &= rest - 1;
+        let excess = (count - (upper_avg - 1)) as usize;
+        for pod in dup.pods[n].iter().take(excess) {
             let status = state.pod(pod).phase as u8;
             rec.log(Some("Descheduler"), || {
                 format!("Duplicated Pod {pod} (status {status}) on node {n} pending for deletion!")

@@ -17,7 +17,7 @@
 use super::evictor;
 use crate::cluster::spec::MAX_LABEL_VALUES;
 use crate::cluster::{
-    label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder,
+    label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder,
     TopologySpreadConstraint,
 };
 
@@ -29,20 +29,18 @@ pub fn run(
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
 ) {
-    let mut marked = 0u64;
+    let mut marked = PodSet::default();
     for template in &spec.pod_templates {
         for con in &template.spread {
             if profile
                 .constraints_topology_spread
                 .covers(con.when_unsatisfiable)
             {
-                marked |= pods_to_move(spec, state, profile, con, rec);
+                mark_pods_to_move(spec, state, profile, con, &mut marked, rec);
             }
         }
     }
-    while marked != 0 {
-        let pod = marked.trailing_zeros() as usize + 1;
-        marked &= marked - 1;
+    for pod in marked.iter() {
         evictor::evict(spec, state, pod, rec);
     }
 }
@@ -64,21 +62,22 @@ fn ceil_div(a: i32, b: i32) -> i32 {
     }
 }
 
-/// The pods the constraint `con` would move, as a bit mask of pod ids.
-fn pods_to_move(
+/// Adds the pods the constraint `con` would move to `marked`.
+fn mark_pods_to_move(
     spec: &ClusterSpec,
     state: &ClusterState,
     profile: &DeschedulerProfile,
     con: &TopologySpreadConstraint,
+    marked: &mut PodSet,
     rec: &mut Recorder,
-) -> u64 {
+) {
     let key = con.topology_key;
     let values = spec.label_value_counts.get(key).copied().unwrap_or(0) as usize;
     let domain_of = |n: usize| label_value(&spec.node(n).labels, key) as usize;
     let ready = |n: usize| state.node(n).status == NodeStatus::Ready;
 
     let mut exists = [false; MAX_LABEL_VALUES + 1];
-    let mut members = [0u64; MAX_LABEL_VALUES + 1];
+    let mut members = [PodSet::default(); MAX_LABEL_VALUES + 1];
     let mut domains = 0usize;
     for n in (1..=spec.nodes.len()).filter(|&n| ready(n)) {
         let v = domain_of(n);
@@ -99,27 +98,25 @@ fn pods_to_move(
             .iter()
             .all(|&(k, v)| label_value(labels, k) == v)
         {
-            members[domain_of(loc)] |= 1 << (pod - 1);
+            members[domain_of(loc)].insert(pod);
             total += 1;
         }
     }
 
     let counted = || (1..=values).filter(|&v| exists[v]);
     let min = counted()
-        .map(|v| members[v].count_ones() as i32)
+        .map(|v| members[v].len() as i32)
         .fold(spec.pods.len() as i32, i32::min);
-    let max = counted()
-        .map(|v| members[v].count_ones() as i32)
-        .fold(0, i32::max);
+    let max = counted().map(|v| members[v].len() as i32).fold(0, i32::max);
     if max - min <= con.max_skew {
-        return 0;
+        return;
     }
 
     let mut sorted = [Domain::default(); MAX_LABEL_VALUES + 1];
     for (slot, v) in counted().enumerate() {
         sorted[slot] = Domain {
             value: v as u16,
-            pods: members[v].count_ones() as i32,
+            pods: members[v].len() as i32,
             evict: 0,
         };
     }
@@ -127,16 +124,12 @@ fn pods_to_move(
     sorted.sort_by_key(|d| d.pods);
     balance(sorted, total, con.max_skew);
 
-    let mut marked = 0u64;
     for d in sorted.iter().filter(|d| d.value != 0) {
-        let mut rest = members[d.value as usize];
-        for _ in 0..d.evict {
-            if rest == 0 {
-                break;
-            }
-            let pod = rest.trailing_zeros() as usize + 1;
-            rest &= rest - 1;
-            marked |= 1 << (pod - 1);
+        for pod in members[d.value as usize]
+            .iter()
+            .take(d.evict.max(0) as usize)
+        {
+            marked.insert(pod);
             rec.log(Some("DeScheduler"), || {
                 format!(
                     "Pod violating TopoSpread constraints (topoKey {key}), Pod {pod} pending for \
@@ -145,7 +138,6 @@ fn pods_to_move(
             });
         }
     }
-    marked
 }
 
 /// Kivi's `balanceDomains`: moves pods from the fullest towards the emptiest domains of the
