@@ -1,134 +1,183 @@
-//! The cluster model on Kivi's cases C1–C4 at scale 3, explored with a small sequential search.
+//! The cluster model on Kivi's cases C1–C4 at scale 3 (single topology), checked with the engine
+//! and compared with Kivi + SPIN's reference results in `cases/`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::BTreeSet;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use kivi::cluster::{ClusterAction, ClusterModel, ClusterState};
-use kivi::engine::model::Model;
+use kivi::cluster::{ClusterAction, ClusterModel};
+use kivi::engine::{check, failure_names, CheckOptions, Model, Outcome, Strategy, VisitedKind};
 use kivi::input::load_uniform_file;
 
-fn load(name: &str) -> ClusterModel {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/cluster/{name}.json"));
+fn load(case: &str, file: &str) -> ClusterModel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));
     load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Breadth-first search that, like SPIN, does not continue past a violation: the number of
-/// distinct states, and per violated property (in property order) its name and the shortest
-/// path to it.
-struct Search {
-    states: usize,
-    violations: Vec<(String, Vec<(ClusterAction, ClusterState)>)>,
-}
-
-fn search(model: &ClusterModel) -> Search {
-    let props = model.properties();
-    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut parents: Vec<(usize, Option<ClusterAction>, ClusterState)> = Vec::new();
-    let mut queue = VecDeque::new();
-    let mut buf = Vec::new();
-    let mut found: Vec<Option<Vec<(ClusterAction, ClusterState)>>> = vec![None; props.len()];
-    for s in model.init_states() {
-        buf.clear();
-        model.encode(&s, &mut buf);
-        seen.insert(buf.clone(), 0);
-        parents.push((usize::MAX, None, s));
-        queue.push_back(0);
-    }
-    let mut actions = Vec::new();
-    while let Some(i) = queue.pop_front() {
-        let state = parents[i].2;
-        let mut violated = false;
-        for p in 0..props.len() {
-            if !model.holds(p, &state) {
-                violated = true;
-                if found[p].is_none() {
-                    let mut path = Vec::new();
-                    let mut j = i;
-                    while let (parent, Some(a), s) = &parents[j] {
-                        path.push((*a, *s));
-                        j = *parent;
-                    }
-                    path.reverse();
-                    found[p] = Some(path);
-                }
-            }
-        }
-        if violated {
-            continue;
-        }
-        actions.clear();
-        model.actions(&state, &mut actions);
-        for a in &actions {
-            let Some(next) = model.next_state(&state, a) else {
-                continue;
-            };
-            buf.clear();
-            model.encode(&next, &mut buf);
-            if !seen.contains_key(&buf) {
-                seen.insert(buf.clone(), parents.len());
-                parents.push((i, Some(*a), next));
-                queue.push_back(parents.len() - 1);
-            }
-        }
-        assert!(seen.len() < 1_000_000, "state space too large");
-    }
-    Search {
-        states: seen.len(),
-        violations: props
-            .iter()
-            .zip(found)
-            .filter_map(|(p, f)| f.map(|path| (p.name.clone(), path)))
-            .collect(),
+fn options() -> CheckOptions {
+    CheckOptions {
+        threads: 1,
+        strategy: Strategy::Bfs,
+        visited: VisitedKind::Exact,
+        all_violations: true,
+        ..CheckOptions::default()
     }
 }
 
-fn replay_lines(model: &ClusterModel, path: &[(ClusterAction, ClusterState)]) -> Vec<String> {
-    let init = *model.initial_state();
-    let mut state = init;
-    for (a, s) in path {
-        let next = model.next_state(&state, a).expect("step replays");
-        assert_eq!(next, *s, "replayed step {a:?} reaches the recorded state");
-        state = next;
-    }
-    model.kivi_trace(&init, path)
+fn run(model: &ClusterModel) -> Outcome<ClusterModel> {
+    check(model, &options()).expect("every counterexample replays")
+}
+
+/// Kivi's counterexample lines for each violation of `outcome`, by violated property.
+fn traces(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Vec<(String, Vec<String>)> {
+    outcome
+        .violations
+        .iter()
+        .map(|v| (v.failure.to_string(), model.counterexample(&v.trace)))
+        .collect()
 }
 
 #[test]
-fn cases_give_kivi_verdicts() {
-    for (case, intent) in [
-        ("c1", "no_oscillation_replica_num"),
-        ("c2", "replica_num_always_meet_min"),
-        ("c3", "pod_always_schedulable"),
-        ("c4", "no_kernel_panic"),
+fn each_case_violates_the_intent_kivi_reports() {
+    for (case, intent, last_line) in [
+        (
+            "c1",
+            "no_oscillation_replica_num",
+            "[checkOscillationReplicaNum] The number of replicas was oscillating, now 3",
+        ),
+        (
+            "c2",
+            "replica_num_always_meet_min",
+            "[checkMinReplicas] The number of replicas in deployment 1 is less than the \
+             minium/spec replicas! Now 1.",
+        ),
+        (
+            "c3",
+            "pod_always_schedulable",
+            "[Scheduler - no_feasible_node] No feasible node!",
+        ),
+        (
+            "c4",
+            "no_kernel_panic",
+            "[kernel_panic] Kernel panic happened multiple times at node 1.",
+        ),
     ] {
-        let model = load(case);
-        let result = search(&model);
-        for (name, path) in &result.violations {
-            let lines = replay_lines(&model, path);
-            eprintln!(
-                "{case}: {name} after {} steps\n{}",
-                path.len(),
-                lines.join("\n")
-            );
-        }
+        let model = load(case, "original");
+        let outcome = run(&model);
+        let found = traces(&model, &outcome);
+        let (_, lines) = found
+            .iter()
+            .find(|(name, _)| name == intent)
+            .unwrap_or_else(|| panic!("{case} should violate {intent}, found {found:?}"));
+        let last = lines.last().expect("a counterexample has lines");
+        assert!(last.ends_with(last_line), "{case}: {last}");
         assert!(
-            result.violations.iter().any(|(name, _)| name == intent),
-            "{case} violates {intent}"
+            last.starts_with(&format!("[{}]", lines.len() - 1)),
+            "{case}: lines are numbered from 0: {lines:?}"
         );
     }
 }
 
 #[test]
-fn non_violation_variants_are_clean() {
+fn c3_counterexample_has_spins_shape() {
+    let model = load("c3", "original");
+    let outcome = run(&model);
+    let (_, lines) = traces(&model, &outcome)
+        .into_iter()
+        .find(|(name, _)| name == "pod_always_schedulable")
+        .expect("C3 violates pod_always_schedulable");
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(lines[0].starts_with("[0][CPU Change] CPU change "));
+    assert_eq!(
+        lines[1..],
+        [
+            "[1][HPA] Need to rescale, pod number change from 5 to 6",
+            "[2][Deployment] Too few replicas, need to create 1",
+            "[3][Deployment] Adding a new pod 6 to deployment 1",
+            "[4][Scheduler - no_feasible_node] No feasible node!",
+        ]
+    );
+}
+
+/// SPIN's own C3 counterexample, replayed through the model, prints exactly SPIN's lines.
+#[test]
+fn c3_spin_counterexample_replays_verbatim() {
+    let model = load("c3", "original");
+    let path = [
+        ClusterAction::StartAfterStable,
+        ClusterAction::CpuChange {
+            event: 0,
+            index: 1,
+            delta: 2,
+        },
+        ClusterAction::Hpa,
+        ClusterAction::DeploymentController,
+        ClusterAction::Scheduler,
+    ];
+    let mut state = *model.initial_state();
+    let mut hpa_first = Vec::new();
+    model.actions(&state, &mut hpa_first);
+    assert_eq!(hpa_first, [ClusterAction::Hpa], "only the HPA runs first");
+    state = model.next_state(&state, &ClusterAction::Hpa).unwrap();
+    let init = state;
+    let mut steps = Vec::new();
+    for action in path {
+        let mut enabled = Vec::new();
+        model.actions(&state, &mut enabled);
+        assert!(
+            enabled.contains(&action),
+            "{action:?} enabled in {enabled:?}"
+        );
+        state = model.next_state(&state, &action).unwrap();
+        steps.push((action, state));
+    }
+    assert_eq!(
+        model.kivi_trace(&init, &steps),
+        [
+            "[0][CPU Change] CPU change 2 on pod 2, now 10, and node 1, now 46",
+            "[1][HPA] Need to rescale, pod number change from 5 to 6",
+            "[2][Deployment] Too few replicas, need to create 1",
+            "[3][Deployment] Adding a new pod 6 to deployment 1",
+            "[4][Scheduler - no_feasible_node] No feasible node!",
+        ]
+    );
+    assert!(
+        !model.holds(0, &state),
+        "pod_always_schedulable fails at the end"
+    );
+}
+
+#[test]
+fn non_violation_variants_have_no_violation() {
+    let mut counts = Vec::new();
     for case in ["c1", "c2", "c3", "c4"] {
-        let model = load(&format!("{case}-non-violation"));
-        let result = search(&model);
-        eprintln!("{case}-non-violation: {} states", result.states);
-        if let Some((name, path)) = result.violations.first() {
-            panic!(
-                "{case}-non-violation violates {name}:\n{}",
-                replay_lines(&model, path).join("\n")
+        let model = load(case, "original-non-violation");
+        let outcome = run(&model);
+        assert!(
+            outcome.violations.is_empty(),
+            "{case}: {:?}",
+            traces(&model, &outcome)
+        );
+        assert!(outcome.incomplete.is_none(), "{case}: search completes");
+        counts.push(outcome.stats.states_stored);
+    }
+    eprintln!("non-violation state counts C1-C4: {counts:?} (SPIN: 949, 224, 669, 232)");
+    assert_eq!(counts, [59, 20, 183, 5]);
+}
+
+#[test]
+fn single_topology_checks_are_fast() {
+    for case in ["c1", "c2", "c3", "c4"] {
+        for file in ["original", "original-non-violation"] {
+            let model = load(case, file);
+            let started = Instant::now();
+            let outcome = run(&model);
+            let elapsed = started.elapsed();
+            let names: BTreeSet<_> = failure_names(&outcome).into_iter().collect();
+            eprintln!("{case}/{file}: {elapsed:?}, violated {names:?}");
+            assert!(
+                elapsed < Duration::from_millis(500),
+                "{case}/{file}: {elapsed:?}"
             );
         }
     }

@@ -97,6 +97,12 @@ impl CheckArgs {
             }
             let model =
                 load_uniform(&document).map_err(|error| error.in_file(&name).to_string())?;
+            // A single topology is small: report every violated intent, each with its own
+            // counterexample, rather than whichever the search order meets first.
+            let options = CheckOptions {
+                all_violations: true,
+                ..options
+            };
             let outcome = pool
                 .install(|| check(&model, &options))
                 .map_err(|error| error.to_string())?;

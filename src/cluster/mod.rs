@@ -25,6 +25,22 @@
 //! One [`ClusterAction`] is one atomic block of Kivi: a controller loop draining its queue (Kivi's
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
+//!
+//! # Where the remaining Kivi components plug in
+//!
+//! - Taint manager: node taints are [`NodeSpec::taint_type`], a template's untolerated taint
+//!   types per effect are [`PodTemplate::no_execute`] (and `no_schedule`,
+//!   `prefer_no_schedule`, already used by the scheduler); the kubelet queues every started pod
+//!   on [`ClusterState::taint_queue`] when any node is tainted, and
+//!   [`ClusterState::mark_for_deletion`] is Kivi's eviction.
+//! - Descheduler: [`ClusterSpec::descheduler`] holds its profiles and arguments; the kubelet and
+//!   `init` fill [`ClusterState::descheduler_queue`] when it is configured, and
+//!   [`Clock::descheduler_idle`] saturates at its period.
+//! - `no_oscillation_eviction`: the monitor is implemented; the kubelet records removals and
+//!   additions in [`DeploymentState::evicted`] and [`DeploymentState::added`].
+//! - Maintenance and node failure: new [`EventKind`] variants with their own clocks in
+//!   [`Clock::event_idle`] ([`EventKind::period`]); [`NodeState::maintained`] and
+//!   [`NodeStatus::NotReady`] exist. The loader rejects these events until then.
 
 pub mod action;
 pub mod ops;
@@ -53,15 +69,11 @@ pub struct ClusterModel {
 
 impl ClusterModel {
     /// Builds the model from a loaded spec and the input's state: Kivi's `init` seeds the HPA
-    /// and descheduler queues with every deployment, and commands marked `first` run before
-    /// anything else.
-    pub fn new(spec: ClusterSpec, mut init: ClusterState, first: &[EventSpec]) -> Self {
+    /// and descheduler queues with every deployment.
+    pub fn new(spec: ClusterSpec, mut init: ClusterState) -> Self {
         for d in 1..=spec.deployments.len() {
             init.enqueue_hpa(&spec, d);
             init.enqueue_descheduler(&spec, d);
-        }
-        for command in first {
-            events::run_first(&spec, &mut init, command);
         }
         intents::observe(&spec, &mut init, &mut Recorder::off());
         Self { spec, init }
@@ -132,6 +144,12 @@ impl ClusterModel {
         lines
     }
 
+    /// Kivi's counterexample lines for an engine trace.
+    pub fn counterexample(&self, trace: &crate::engine::Trace<ClusterModel>) -> Vec<String> {
+        let steps: Vec<_> = trace.steps.iter().map(|s| (s.action, s.state)).collect();
+        self.kivi_trace(&trace.init, &steps)
+    }
+
     /// Whether any step is enabled in `state`.
     pub fn any_enabled(&self, state: &ClusterState) -> bool {
         let mut found = false;
@@ -145,6 +163,10 @@ impl ClusterModel {
     /// Calls `visit` on each enabled action in a fixed order until it returns false.
     fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
         let spec = &self.spec;
+        if s.first_pending(spec) {
+            events::for_each_enabled(spec, s, &mut visit);
+            return;
+        }
         let quiet = s.is_quiet();
         let controllers = [
             (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
@@ -226,5 +248,18 @@ impl Model for ClusterModel {
                 .collect::<Vec<_>>()
                 .join("; ")
         }
+    }
+}
+
+/// Loading Kivi's reference cases for unit tests.
+#[cfg(test)]
+pub(crate) mod test_cases {
+    use super::ClusterModel;
+
+    /// The model of `cases/<case>/<file>.json`.
+    pub fn load(case: &str, file: &str) -> ClusterModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("cases/{case}/{file}.json"));
+        crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
     }
 }

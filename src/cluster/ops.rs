@@ -58,6 +58,14 @@ impl ClusterState {
         !spec.events[i].after_stable || self.events.after_stable_started
     }
 
+    /// Whether a command marked `first` has yet to run; until then nothing else may.
+    pub fn first_pending(&self, spec: &ClusterSpec) -> bool {
+        spec.events
+            .iter()
+            .enumerate()
+            .any(|(i, e)| e.first && self.events.done & (1 << i) == 0)
+    }
+
     /// Queues deployment `d` for the HPA, when an HPA runs at all.
     pub fn enqueue_hpa(&mut self, spec: &ClusterSpec, d: usize) {
         if spec.hpa_enabled {

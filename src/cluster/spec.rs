@@ -228,6 +228,9 @@ pub struct EventSpec {
     pub kind: EventKind,
     /// Whether it starts only once the cluster has first become quiet (`after_stable`).
     pub after_stable: bool,
+    /// Whether it runs before any controller starts (Kivi's `first` commands, which its `init`
+    /// runs and waits for).
+    pub first: bool,
 }
 
 /// The intents Kivi can check, by their user-facing names.
@@ -249,6 +252,12 @@ pub enum IntentKind {
         /// Deployment id.
         deployment: u8,
     },
+    /// `no_oscillation_eviction` (`checkEvictionCycle`): a deployment's pods are not removed
+    /// and re-added `LOOP_TIMES` times over.
+    NoOscillationEviction {
+        /// Deployment id.
+        deployment: u8,
+    },
     /// `replica_num_always_meet_exp` (`checkExpReplicas`): the same for a fixed count.
     ReplicaNumAlwaysMeetExp {
         /// Deployment id.
@@ -267,6 +276,7 @@ impl IntentKind {
             IntentKind::NoOscillationReplicaNum { .. } => "no_oscillation_replica_num",
             IntentKind::ReplicaNumAlwaysMeetMin { .. } => "replica_num_always_meet_min",
             IntentKind::ReplicaNumAlwaysMeetExp { .. } => "replica_num_always_meet_exp",
+            IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
         }
     }
 }
@@ -336,6 +346,14 @@ impl ClusterSpec {
         self.events
             .iter()
             .any(|e| matches!(e.kind, EventKind::KernelPanic))
+    }
+
+    /// Whether the kubelet records removals and additions per deployment for the
+    /// `no_oscillation_eviction` monitor (Kivi's `CHECK_EVICTION_CYCLE`).
+    pub fn tracks_evictions(&self) -> bool {
+        self.intents
+            .iter()
+            .any(|i| matches!(i, IntentKind::NoOscillationEviction { .. }))
     }
 
     /// Whether any pod template has a CPU usage pattern, which starts Kivi's pattern process.

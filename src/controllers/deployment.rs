@@ -153,3 +153,53 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
         state.scheduler_queue.push(pod);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn scale_down_deletes_pods_from_the_most_loaded_nodes() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.deployment_mut(1).spec_replicas = 3;
+        s.deployment_queue.push(1);
+        run(model.spec(), &mut s, &mut Recorder::off());
+        let terminating: Vec<usize> = (1..=6)
+            .filter(|&p| s.pod(p).phase == PodPhase::Terminating)
+            .collect();
+        assert_eq!(
+            terminating,
+            [1, 4],
+            "node 1 first, then node 3 (lowest pod ids)"
+        );
+        assert_eq!(s.deployment(1).in_deletion, 2);
+        assert_eq!(s.kubelet_queue.pending(), &[1, 4]);
+    }
+
+    #[test]
+    fn scale_up_claims_idle_slots_and_queues_them_for_the_scheduler() {
+        let model = load("c4", "original");
+        let mut s = *model.initial_state();
+        s.deployment_queue.push(1);
+        let mut rec = Recorder::on();
+        run(model.spec(), &mut s, &mut rec);
+        assert_eq!(s.deployment(1).in_creation, 7);
+        assert_eq!(s.scheduler_queue.pending(), &[1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(s.pod(1).cpu, 21, "new pods use the template's request");
+        let lines = rec.into_lines();
+        assert_eq!(lines[0].message, "Too few replicas, need to create 7");
+        assert_eq!(lines[7].message, "Adding a new pod 7 to deployment 1");
+    }
+
+    #[test]
+    fn the_controller_waits_for_the_kubelet() {
+        let model = load("c4", "original");
+        let mut s = *model.initial_state();
+        s.deployment_queue.push(1);
+        s.kubelet_queue.push(1);
+        run(model.spec(), &mut s, &mut Recorder::off());
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+    }
+}

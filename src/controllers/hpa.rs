@@ -139,3 +139,71 @@ fn ceil_div(a: i64, b: i64) -> i64 {
         a / b + 1
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn utilisation_within_tolerance_keeps_the_replicas() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        run(model.spec(), &mut s, &mut Recorder::off());
+        assert_eq!(
+            s.deployment(1).spec_replicas,
+            5,
+            "100% vs target 91 is within 10%"
+        );
+        assert!(s.deployment_queue.is_empty());
+        assert_eq!(s.clock.hpa_idle, 0);
+    }
+
+    #[test]
+    fn utilisation_above_tolerance_scales_up() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.change_pod_cpu(2, 2, &mut Recorder::off());
+        let mut rec = Recorder::on();
+        run(model.spec(), &mut s, &mut rec);
+        assert_eq!(s.deployment(1).spec_replicas, 6);
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "Need to rescale, pod number change from 5 to 6"
+        );
+    }
+
+    #[test]
+    fn scale_up_is_limited_by_max_replicas_and_twice_the_current() {
+        let model = load("c2", "original");
+        let mut s = *model.initial_state();
+        run(model.spec(), &mut s, &mut Recorder::off());
+        assert_eq!(
+            s.deployment(1).spec_replicas,
+            5,
+            "200% of 3 pods asks 12, max is 5"
+        );
+    }
+
+    #[test]
+    fn the_hpa_waits_for_its_period_unless_the_others_are_idle() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        assert!(enabled(model.spec(), &s));
+        s.scheduler_queue.push(6);
+        assert!(!enabled(model.spec(), &s));
+        s.advance(model.spec(), HPA_WAIT_TIME as u32 + 10);
+        assert_eq!(
+            s.clock.hpa_idle, HPA_WAIT_TIME,
+            "the clock saturates at the period"
+        );
+        assert!(enabled(model.spec(), &s));
+    }
+
+    #[test]
+    fn ceil_div_rounds_up_only_when_inexact() {
+        assert_eq!(ceil_div(21000, 3640), 6);
+        assert_eq!(ceil_div(12, 4), 3);
+    }
+}

@@ -28,7 +28,7 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         dep.replica_sets[cur].pods |= 1 << (pod - 1);
         dep.replicas += 1;
         dep.in_creation -= 1;
-        if spec.descheduler.is_some() {
+        if spec.tracks_evictions() {
             dep.added = true;
         }
         state.enqueue_descheduler(spec, d);
@@ -73,7 +73,7 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         format!("Deleted pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
     });
     if p.owned {
-        if spec.descheduler.is_some() {
+        if spec.tracks_evictions() {
             state.deployment_mut(d).evicted = true;
         }
         state.deployment_queue.push(d);
@@ -87,4 +87,51 @@ fn deployment_replicas(state: &ClusterState, d: usize) -> i16 {
         .deployments
         .get(d.wrapping_sub(1))
         .map_or(0, |dep| dep.replicas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn removing_a_pod_frees_its_node_and_wakes_the_controllers() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.hpa_queue = Default::default();
+        s.mark_for_deletion(1, 1);
+        let mut rec = Recorder::on();
+        run(model.spec(), &mut s, &mut rec);
+        assert_eq!(s.pod(1).phase, PodPhase::Idle);
+        assert_eq!((s.node(1).cpu_left, s.node(1).num_pods), (56, 1));
+        let d = s.deployment(1);
+        assert_eq!(
+            (d.replicas, d.in_deletion, d.current().replicas()),
+            (4, 0, 4)
+        );
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "Deleted pod 1 on node 1, deployment 1 now have 4 replicas"
+        );
+    }
+
+    #[test]
+    fn starting_a_bound_pod_adds_it_to_the_current_replica_set() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        let p = s.pod_mut(6);
+        p.phase = PodPhase::Pending;
+        p.loc = 2;
+        s.deployment_mut(1).in_creation = 1;
+        s.kubelet_queue.push(6);
+        run(model.spec(), &mut s, &mut Recorder::off());
+        assert_eq!(s.pod(6).phase, PodPhase::Running);
+        let d = s.deployment(1);
+        assert_eq!(
+            (d.replicas, d.in_creation, d.current().pod_at(5)),
+            (6, 0, Some(6))
+        );
+    }
 }

@@ -21,3 +21,31 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
         state.advance(spec, CONTROLLER_RUN_TIME);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn pods_of_an_unhealthy_node_are_evicted_and_counted_again_if_already_evicted() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.node_mut(1).status = NodeStatus::Unhealthy;
+        s.pod_mut(2).phase = PodPhase::Terminating;
+        s.node_queue.push(1);
+        run(model.spec(), &mut s);
+        assert_eq!(s.pod(1).phase, PodPhase::Terminating);
+        assert_eq!(s.deployment(1).in_deletion, 2, "Kivi counts pod 2 again");
+        assert_eq!(s.kubelet_queue.pending(), &[1, 2]);
+    }
+
+    #[test]
+    fn ready_nodes_keep_their_pods() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.node_queue.push(1);
+        run(model.spec(), &mut s);
+        assert!(s.kubelet_queue.is_empty());
+    }
+}

@@ -9,17 +9,19 @@ pub mod cpu_pattern;
 pub mod kernel_panic;
 pub mod user_command;
 
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, EventSpec, Recorder};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
 
-/// Calls `visit` on each enabled event action in a fixed order until it returns false.
+/// Calls `visit` on each enabled event action in a fixed order until it returns false. While a
+/// `first` command is pending, only `first` commands are enabled.
 pub fn for_each_enabled(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) {
+    let only_first = state.first_pending(spec);
     let mut kernel_panic_started = false;
     for (i, e) in spec.events.iter().enumerate() {
-        if !state.event_started(spec, i) {
+        if !state.event_started(spec, i) || (only_first && !e.first) {
             continue;
         }
         if let EventKind::KernelPanic = e.kind {
@@ -43,7 +45,7 @@ pub fn for_each_enabled(
             return;
         }
     }
-    if kernel_panic_started && !kernel_panic::for_each(spec, state, visit) {
+    if only_first || (kernel_panic_started && !kernel_panic::for_each(spec, state, visit)) {
         return;
     }
     if cpu_pattern::due(spec, state) {
@@ -83,7 +85,141 @@ pub fn run(
     }
 }
 
-/// Runs a command marked `first` while building the initial state.
-pub fn run_first(spec: &ClusterSpec, state: &mut ClusterState, command: &EventSpec) {
-    user_command::run(spec, state, &command.kind, &mut Recorder::off());
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, NodeStatus, PodPhase};
+
+    fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
+        let mut out = Vec::new();
+        for_each_enabled(model.spec(), s, &mut |a| {
+            out.push(a);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn cpu_change_offers_every_pod_and_amount_once_started_and_quiet() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.hpa_queue = Default::default();
+        assert!(
+            enabled(&model, &s).is_empty(),
+            "after_stable: not started yet"
+        );
+        s.events.after_stable_started = true;
+        assert_eq!(enabled(&model, &s).len(), 5 * 6);
+        s.scheduler_queue.push(6);
+        assert!(
+            enabled(&model, &s).is_empty(),
+            "waits while the cluster is busy"
+        );
+        s.advance(model.spec(), 600);
+        assert_eq!(
+            enabled(&model, &s).len(),
+            5 * 6,
+            "or until its period has passed"
+        );
+    }
+
+    #[test]
+    fn a_cpu_change_runs_once_and_wakes_the_hpa() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        s.hpa_queue = Default::default();
+        s.events.after_stable_started = true;
+        let action = ClusterAction::CpuChange {
+            event: 0,
+            index: 4,
+            delta: 6,
+        };
+        run(model.spec(), &mut s, &action, &mut Recorder::off());
+        assert_eq!((s.pod(5).cpu, s.node(3).cpu_left), (14, 42));
+        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert!(enabled(&model, &s).is_empty());
+    }
+
+    #[test]
+    fn kernel_panic_and_recovery_follow_the_free_cpu() {
+        let model = load("c4", "original");
+        let mut s = *model.initial_state();
+        assert!(enabled(&model, &s)
+            .iter()
+            .all(|a| !matches!(a, ClusterAction::KernelPanic { .. })));
+        s.node_mut(2).cpu_left = 1;
+        assert!(enabled(&model, &s).contains(&ClusterAction::KernelPanic { node: 2 }));
+        run(
+            model.spec(),
+            &mut s,
+            &ClusterAction::KernelPanic { node: 2 },
+            &mut Recorder::off(),
+        );
+        assert_eq!(s.node(2).status, NodeStatus::Unhealthy);
+        assert_eq!(s.node_queue.pending(), &[2]);
+        s.node_mut(2).cpu_left = 64;
+        assert!(enabled(&model, &s).contains(&ClusterAction::KernelRecover { node: 2 }));
+    }
+
+    #[test]
+    fn cpu_patterns_fire_when_due_and_move_the_clock_to_the_step() {
+        let model = load("c1", "original");
+        let mut s = *model.initial_state();
+        s.hpa_queue = Default::default();
+        let p = s.pod_mut(1);
+        p.phase = PodPhase::Running;
+        p.template = 1;
+        p.template_labels = true;
+        p.owned = true;
+        p.deployment = 1;
+        p.loc = 1;
+        p.cpu = 8;
+        p.cpu_index = 1;
+        s.node_mut(1).cpu_left = 56;
+        s.scheduler_queue.push(2);
+        s.advance(model.spec(), 299);
+        assert!(
+            !cpu_pattern::due(model.spec(), &s),
+            "not before 300 while busy"
+        );
+        s.advance(model.spec(), 1);
+        assert!(cpu_pattern::due(model.spec(), &s));
+        s.scheduler_queue = Default::default();
+        s.advance(model.spec(), 1000);
+        assert_eq!(s.pod(1).age, 300, "ages saturate at the last step");
+        run(
+            model.spec(),
+            &mut s,
+            &ClusterAction::CpuPattern,
+            &mut Recorder::off(),
+        );
+        assert_eq!(
+            (s.pod(1).cpu, s.node(1).cpu_left, s.pod(1).cpu_index),
+            (3, 61, 2)
+        );
+        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert!(!cpu_pattern::due(model.spec(), &s));
+    }
+
+    #[test]
+    fn apply_deployment_sets_one_replica_and_keeps_the_autoscaler() {
+        let model = load("c2", "original");
+        let mut s = *model.initial_state();
+        let hpa = s.deployment(1).hpa;
+        let mut rec = Recorder::on();
+        run(
+            model.spec(),
+            &mut s,
+            &ClusterAction::UserCommand { event: 0 },
+            &mut rec,
+        );
+        assert_eq!(s.deployment(1).spec_replicas, 1);
+        assert_eq!(s.deployment(1).hpa, hpa);
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "Applying the template 1 to existing deployment {Id 10, index 1}"
+        );
+    }
 }

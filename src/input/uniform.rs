@@ -278,16 +278,10 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
     }
 
     let mut events = Vec::new();
-    let mut first = Vec::new();
     for key in ["events", "userCommand"] {
         for (i, e) in list(root.get(key), key)?.iter().enumerate() {
             let path = format!("{key}[{i}]");
-            let (spec, runs_first) = event(e, &path, &deployments, deps_json, dts_json.len())?;
-            if runs_first {
-                first.push(spec);
-            } else {
-                events.push(spec);
-            }
+            events.push(event(e, &path, &deployments, deps_json, dts_json.len())?);
         }
     }
     check_count(events.len(), MAX_EVENTS, "events + userCommand")?;
@@ -318,7 +312,7 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
         descheduler,
         max_pattern_time,
     };
-    Ok(ClusterModel::new(spec, state, &first))
+    Ok(ClusterModel::new(spec, state))
 }
 
 /// Label keys and, per key, its values in first-seen order (value number = position + 1).
@@ -796,7 +790,7 @@ fn event(
     deployments: &[DeploymentSpec],
     deps_json: &[Value],
     templates: usize,
-) -> Result<(EventSpec, bool)> {
+) -> Result<EventSpec> {
     let name = match e.get("name") {
         Some(Value::String(s)) => s.as_str(),
         _ => {
@@ -873,7 +867,18 @@ fn event(
     };
     let after_stable = matches!(e.get("after_stable"), Some(Value::Bool(true)));
     let first = e.get("first").is_some();
-    Ok((EventSpec { kind, after_stable }, first))
+    if first && matches!(kind, EventKind::CpuChange { .. } | EventKind::KernelPanic) {
+        return Err(LoadError::new(
+            format!("{path}.first"),
+            format!("`{name}` cannot run first"),
+            "mark only user commands with `first`",
+        ));
+    }
+    Ok(EventSpec {
+        kind,
+        after_stable,
+        first,
+    })
 }
 
 fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
@@ -894,6 +899,9 @@ fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
         "replica_num_always_meet_min" | "checkMinReplicas" => {
             IntentKind::ReplicaNumAlwaysMeetMin { deployment: did()? }
         }
+        "no_oscillation_eviction" | "checkEvictionCycle" => {
+            IntentKind::NoOscillationEviction { deployment: did()? }
+        }
         "replica_num_always_meet_exp" | "checkExpReplicas" => IntentKind::ReplicaNumAlwaysMeetExp {
             deployment: did()?,
             expected: ranged(&para, &ppath, "expReplicas", -1, 0, 10_000)? as i32,
@@ -903,7 +911,8 @@ fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
                 format!("{path}.name"),
                 format!("unsupported intent `{other}`"),
                 "use pod_always_schedulable, no_kernel_panic, no_oscillation_replica_num, \
-                 replica_num_always_meet_min or replica_num_always_meet_exp",
+                 replica_num_always_meet_min, replica_num_always_meet_exp or \
+                 no_oscillation_eviction",
             ))
         }
     })
@@ -1067,4 +1076,187 @@ fn check_count(n: usize, max: usize, path: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeSet;
+
+    fn case(case: &str, file: &str) -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn err(doc: &Value) -> LoadError {
+        load_uniform(doc).expect_err("the document is invalid")
+    }
+
+    #[test]
+    fn loads_c3_with_its_constraints_and_hostname_labels() {
+        let model = load_uniform(&case("c3", "original")).unwrap();
+        let spec = model.spec();
+        assert_eq!((spec.nodes.len(), spec.pods.len()), (3, 6));
+        let hostname = spec
+            .label_keys
+            .iter()
+            .position(|k| k == "hostname")
+            .unwrap();
+        let zone = spec.label_keys.iter().position(|k| k == "zone").unwrap();
+        let hosts: BTreeSet<u16> = spec.nodes.iter().map(|n| n.labels[hostname]).collect();
+        assert_eq!(hosts.len(), 3, "every node gets its own hostname value");
+        assert_eq!(spec.nodes[0].labels[zone], spec.nodes[1].labels[zone]);
+        assert_ne!(spec.nodes[0].labels[zone], spec.nodes[2].labels[zone]);
+        let spread = &spec.pod_templates[0].spread;
+        assert_eq!(spread.len(), 2);
+        assert!(spread
+            .iter()
+            .all(|c| c.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
+                && c.max_skew == 1
+                && c.min_domains == 1
+                && c.honor_node_affinity
+                && !c.honor_node_taints));
+        let state = model.initial_state();
+        assert_eq!(state.pod(6).phase, PodPhase::Idle);
+        assert_eq!(
+            state.pod(6).loc,
+            4,
+            "an idle pod may keep a stale loc, as in Kivi"
+        );
+        assert_eq!(state.deployment(1).current().replicas(), 5);
+        assert_eq!(
+            state.hpa_queue.pending(),
+            &[1],
+            "Kivi's init queues every deployment"
+        );
+        assert!(spec.hpa_enabled);
+    }
+
+    #[test]
+    fn templates_without_constraints_get_the_system_defaults() {
+        let model = load_uniform(&case("c1", "original")).unwrap();
+        let spec = model.spec();
+        let t = &spec.pod_templates[0];
+        let keys: Vec<&str> = t
+            .spread
+            .iter()
+            .map(|c| spec.label_keys[c.topology_key].as_str())
+            .collect();
+        assert_eq!(keys, ["hostname", "zone"]);
+        assert_eq!(t.spread[0].max_skew, 3);
+        assert_eq!(t.spread[1].max_skew, 5);
+        assert!(t
+            .spread
+            .iter()
+            .all(|c| c.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway));
+        let name = spec.label_keys.iter().position(|k| k == "name").unwrap();
+        assert_eq!(t.spread[0].match_labels, [(name, t.labels[name])]);
+        assert_eq!(
+            t.cpu_pattern,
+            [
+                CpuUsageStep { usage: 8, at: 0 },
+                CpuUsageStep { usage: 3, at: 300 }
+            ]
+        );
+        assert_eq!(spec.max_pattern_time, 300);
+    }
+
+    #[test]
+    fn deployment_templates_default_to_one_replica_and_keep_the_hpa() {
+        let model = load_uniform(&case("c2", "original")).unwrap();
+        let t = &model.spec().deployment_templates[0];
+        assert_eq!(t.spec_replicas, 1);
+        assert_eq!((t.max_surge, t.max_unavailable), (25, 25));
+        assert_eq!(t.pod_template, 0);
+        assert!(!model.spec().hpa_specs[t.hpa as usize].enabled);
+        assert_eq!(
+            model.intent_names(),
+            ["pod_always_schedulable", "replica_num_always_meet_min"]
+        );
+    }
+
+    #[test]
+    fn label_values_may_be_strings_or_numbers() {
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][0]["labels"]["zone"] = json!("1");
+        let model = load_uniform(&doc).unwrap();
+        let spec = model.spec();
+        let zone = spec.label_keys.iter().position(|k| k == "zone").unwrap();
+        assert_ne!(
+            spec.nodes[0].labels[zone], spec.nodes[1].labels[zone],
+            "\"1\" and 1 are different values, as in Kivi"
+        );
+        assert_eq!(spec.label_value_counts[zone], 3);
+    }
+
+    #[test]
+    fn template_only_fields_are_ignored() {
+        let plain = load_uniform(&case("c2", "original")).unwrap();
+        let mut doc = case("c2", "original");
+        doc["userDefined"] = case("c2", "template")["userDefined"].clone();
+        let with_types = load_uniform(&doc).unwrap();
+        assert_eq!(plain.spec(), with_types.spec());
+        assert_eq!(plain.initial_state(), with_types.initial_state());
+    }
+
+    #[test]
+    fn user_facing_and_internal_intent_names_are_accepted() {
+        let mut doc = case("c3", "original");
+        doc["intents"] = json!([
+            {"name": "no_kernel_panic"},
+            {"name": "checkExpReplicas", "para": {"did": 1, "expReplicas": 5}},
+        ]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(
+            model.intent_names(),
+            [
+                "pod_always_schedulable",
+                "no_kernel_panic",
+                "replica_num_always_meet_exp"
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_json_path_and_the_fix() {
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][1]
+            .as_object_mut()
+            .unwrap()
+            .remove("cpu");
+        let e = err(&doc);
+        assert_eq!(e.path, "setup.nodes[1].cpu");
+        assert!(e.fix.contains("cpu"), "{e}");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["pods"][0]["loc"] = json!(7);
+        assert_eq!(err(&doc).path, "setup.pods[0].loc");
+
+        let mut doc = case("c3", "original");
+        doc["intents"] = json!([{"name": "no_such_intent"}]);
+        let e = err(&doc);
+        assert_eq!(e.path, "intents[0].name");
+        assert!(e.message.contains("no_such_intent"));
+
+        let mut doc = case("c3", "original");
+        doc["events"][0]["para"]["targetDeployment"] = json!(99);
+        assert_eq!(err(&doc).path, "events[0].para.targetDeployment");
+
+        let mut doc = case("c2", "original");
+        doc["userCommand"][0]["para"] = json!([1, 3]);
+        let e = err(&doc);
+        assert_eq!(e.path, "userCommand[0].para");
+        assert!(e.fix.contains("scaler"), "{e}");
+
+        assert_eq!(err(&json!([])).path, "$");
+        assert_eq!(err(&json!({})).path, "setup");
+    }
+
+    #[test]
+    fn file_errors_name_the_file() {
+        let e = load_uniform_file(Path::new("/nonexistent/cluster.json")).unwrap_err();
+        assert_eq!(e.file.as_deref(), Some("/nonexistent/cluster.json"));
+        assert!(e.to_string().starts_with("/nonexistent/cluster.json: $:"));
+    }
 }

@@ -106,7 +106,37 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                     )
                 });
             }
+            IntentKind::NoOscillationEviction { deployment } => {
+                eviction_cycle(state, i, deployment as usize, rec)
+            }
             IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => {}
+        }
+    }
+}
+
+/// Kivi's `checkEvictionCycle`: waits for a removal of one of the deployment's pods, then for
+/// an addition, consuming both flags; the `LOOP_TIMES`-th such cycle is a violation. The stage
+/// holds twice the cycles seen plus 1 while an addition is awaited.
+fn eviction_cycle(state: &mut ClusterState, i: usize, d: usize, rec: &mut Recorder) {
+    loop {
+        let stage = state.monitors.stage[i];
+        let (cycles, awaiting_addition) = (stage >> 1, stage & 1 == 1);
+        let dep = state.deployment_mut(d);
+        if !awaiting_addition && dep.evicted {
+            dep.evicted = false;
+            state.monitors.stage[i] = stage | 1;
+        } else if awaiting_addition && dep.added {
+            dep.added = false;
+            state.monitors.stage[i] = (cycles + 1) << 1;
+            if cycles + 1 >= LOOP_TIMES {
+                violate(state, i);
+                rec.log(Some("checkEvictionCycle"), || {
+                    format!("Pods are being scheduled and descheduled in deployment {d}!")
+                });
+                return;
+            }
+        } else {
+            return;
         }
     }
 }
@@ -146,5 +176,70 @@ pub fn holds(
             state.monitors.stage[intent] != 0 || can_move()
         }
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn oscillation_is_reported_after_reaching_max_and_falling_back() {
+        let model = load("c1", "original");
+        let spec = model.spec();
+        let i = spec.intents.len() - 1;
+        let mut s = *model.initial_state();
+        s.deployment_mut(1).replicas = 3;
+        observe(spec, &mut s, &mut Recorder::off());
+        assert!(holds(spec, &s, i, || true), "never at max yet");
+        s.deployment_mut(1).replicas = 6;
+        observe(spec, &mut s, &mut Recorder::off());
+        s.deployment_mut(1).replicas = 3;
+        let mut rec = Recorder::on();
+        observe(spec, &mut s, &mut rec);
+        assert!(!holds(spec, &s, i, || true));
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "The number of replicas was oscillating, now 3"
+        );
+    }
+
+    #[test]
+    fn min_replicas_never_reached_is_a_violation_once_nothing_can_move() {
+        let model = load("c2", "original");
+        let spec = model.spec();
+        let mut s = *model.initial_state();
+        s.monitors.stage[1] = 0;
+        s.deployment_mut(1).replicas = 2;
+        observe(spec, &mut s, &mut Recorder::off());
+        assert!(holds(spec, &s, 1, || true));
+        assert!(!holds(spec, &s, 1, || false), "SPIN's invalid end state");
+        s.deployment_mut(1).replicas = 3;
+        observe(spec, &mut s, &mut Recorder::off());
+        assert!(holds(spec, &s, 1, || false));
+        s.deployment_mut(1).replicas = 2;
+        observe(spec, &mut s, &mut Recorder::off());
+        assert!(!holds(spec, &s, 1, || true));
+    }
+
+    #[test]
+    fn three_removal_and_addition_cycles_are_an_eviction_oscillation() {
+        let mut model_spec = load("c3", "original").spec().clone();
+        model_spec
+            .intents
+            .push(IntentKind::NoOscillationEviction { deployment: 1 });
+        let spec = &model_spec;
+        let mut s = ClusterState::default();
+        for cycle in 0..3 {
+            assert!(holds(spec, &s, 1, || true), "cycle {cycle}");
+            s.deployment_mut(1).added = true;
+            observe(spec, &mut s, &mut Recorder::off());
+            assert!(s.deployment(1).added, "an addition before a removal waits");
+            s.deployment_mut(1).evicted = true;
+            observe(spec, &mut s, &mut Recorder::off());
+            assert!(!s.deployment(1).evicted && !s.deployment(1).added);
+        }
+        assert!(!holds(spec, &s, 1, || true));
     }
 }

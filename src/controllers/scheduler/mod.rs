@@ -152,31 +152,28 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
 }
 
 /// One scheduler step: schedules every queued pod that is not running or terminating. A pod
-/// with no feasible node violates `pod_always_schedulable` and is bound to no node, as in Kivi.
+/// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
+/// the step (and the run) with the pod unbound.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     while let Some(pod) = state.scheduler_queue.pop() {
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let chosen = schedule_one(spec, state, pod);
-            match chosen {
-                Some(n) => {
-                    rec.log(Some("Scheduler"), || {
-                        format!("Pod {pod} is scheduled on node {n}")
-                    });
-                    let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
-                    let node = state.node_mut(n);
-                    node.num_pods = node.num_pods.wrapping_add(1);
-                    node.cpu_left = node.cpu_left.wrapping_sub(cpu);
-                    node.mem_left = node.mem_left.wrapping_sub(memory);
-                }
-                None => {
-                    rec.log(Some("Scheduler - no_feasible_node"), || {
-                        "No feasible node!".to_string()
-                    });
-                    intents::violate_pod_always_schedulable(spec, state);
-                }
-            }
-            state.pod_mut(pod).loc = chosen.unwrap_or(0) as u8;
+            let Some(n) = schedule_one(spec, state, pod) else {
+                rec.log(Some("Scheduler - no_feasible_node"), || {
+                    "No feasible node!".to_string()
+                });
+                intents::violate_pod_always_schedulable(spec, state);
+                return;
+            };
+            rec.log(Some("Scheduler"), || {
+                format!("Pod {pod} is scheduled on node {n}")
+            });
+            let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
+            let node = state.node_mut(n);
+            node.num_pods = node.num_pods.wrapping_add(1);
+            node.cpu_left = node.cpu_left.wrapping_sub(cpu);
+            node.mem_left = node.mem_left.wrapping_sub(memory);
+            state.pod_mut(pod).loc = n as u8;
             state.kubelet_queue.push(pod);
             if state.pod(pod).owned {
                 let d = state.pod(pod).deployment as usize;
@@ -184,5 +181,105 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
             }
         }
         state.advance(spec, CONTROLLER_RUN_TIME);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, NodeAffinityTerm, PodState};
+
+    /// The state of `model` with pod 6 freshly created by deployment 1.
+    fn with_new_pod(model: &ClusterModel) -> ClusterState {
+        let mut s = *model.initial_state();
+        *s.pod_mut(6) = PodState {
+            phase: PodPhase::Pending,
+            cpu: 8,
+            memory: 8,
+            owned: true,
+            deployment: 1,
+            template: 1,
+            template_labels: true,
+            cpu_index: 1,
+            ..PodState::default()
+        };
+        s
+    }
+
+    #[test]
+    fn c3_spread_constraints_leave_no_feasible_node() {
+        let model = load("c3", "original");
+        assert_eq!(schedule_one(model.spec(), &with_new_pod(&model), 6), None);
+    }
+
+    #[test]
+    fn hostname_spread_picks_the_least_loaded_node() {
+        let model = load("c3", "original-non-violation");
+        assert_eq!(
+            schedule_one(model.spec(), &with_new_pod(&model), 6),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn nodes_that_are_not_ready_are_neither_chosen_nor_counted() {
+        let model = load("c3", "original-non-violation");
+        let mut s = with_new_pod(&model);
+        s.node_mut(2).status = NodeStatus::NotReady;
+        assert_eq!(schedule_one(model.spec(), &s, 6), Some(1));
+    }
+
+    #[test]
+    fn resource_fit_rejects_full_nodes() {
+        let model = load("c3", "original-non-violation");
+        let mut s = with_new_pod(&model);
+        s.node_mut(2).cpu_left = 7;
+        assert_eq!(schedule_one(model.spec(), &s, 6), None);
+    }
+
+    #[test]
+    fn required_node_affinity_restricts_the_nodes() {
+        let model = load("c1", "original");
+        let mut spec = model.spec().clone();
+        let s = with_new_pod(&model);
+        assert_eq!(
+            schedule_one(&spec, &s, 6),
+            Some(1),
+            "ties go to the lowest id"
+        );
+        spec.pod_templates[0].affinity.push(NodeAffinityTerm {
+            required: true,
+            weight: 0,
+            matched_nodes: vec![3],
+        });
+        assert_eq!(schedule_one(&spec, &s, 6), Some(3));
+    }
+
+    #[test]
+    fn preferred_node_affinity_outweighs_equal_nodes() {
+        let model = load("c1", "original");
+        let mut spec = model.spec().clone();
+        spec.pod_templates[0].affinity.push(NodeAffinityTerm {
+            required: false,
+            weight: 10,
+            matched_nodes: vec![2],
+        });
+        assert_eq!(schedule_one(&spec, &with_new_pod(&model), 6), Some(2));
+    }
+
+    #[test]
+    fn scheduling_binds_assumes_resources_and_wakes_kubelet_and_hpa() {
+        let model = load("c3", "original-non-violation");
+        let mut s = with_new_pod(&model);
+        s.hpa_queue = Default::default();
+        s.scheduler_queue.push(6);
+        let mut rec = Recorder::on();
+        run(model.spec(), &mut s, &mut rec);
+        assert_eq!(s.pod(6).loc, 2);
+        assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
+        assert_eq!(s.kubelet_queue.pending(), &[6]);
+        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(rec.into_lines()[0].message, "Pod 6 is scheduled on node 2");
     }
 }
