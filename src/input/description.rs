@@ -204,6 +204,8 @@ pub struct ClusterDescription {
     pub running: Vec<RunningPod>,
     /// The descheduler controller in uniform form, when a policy was given.
     pub descheduler: Option<Value>,
+    /// New versions of deployments applied (`kubectl apply`) once the cluster is stable.
+    pub applied: Vec<Deployment>,
     /// Assumed events.
     pub events: Vec<Event>,
     /// User commands.

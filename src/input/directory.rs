@@ -4,6 +4,8 @@
 //! Directory layout, as Kivi's: manifests in `DIR/yaml/` or `DIR` itself (`*.yaml`, `*.yml`,
 //! `*.json`), `DIR/user_input/cluster_configs.json` and `DIR/user_input/intents.json`; a dump
 //! in `DIR/setup/` or `DIR` (files named after the kubectl command that produced them).
+//! Deployments in `DIR/apply/` are new versions that the user applies (`kubectl apply`) once
+//! the cluster is stable.
 
 use super::cluster_dump::{self, DumpFiles};
 use super::description::ClusterDescription;
@@ -184,6 +186,11 @@ fn read_directory(
     }
     for file in files {
         set.add_file(&file.display().to_string(), &read(&file)?, diagnostics)?;
+    }
+    if dir.join("apply").is_dir() {
+        for file in manifest_files(&dir.join("apply"))? {
+            set.add_applied_file(&file.display().to_string(), &read(&file)?, diagnostics)?;
+        }
     }
     add_user_input(&mut set, &user_input, diagnostics)?;
     let has_config = set.has_cluster_config;

@@ -252,10 +252,38 @@ fn hpa_json(deployment: &Deployment, units: &Units) -> Option<Value> {
 /// default (Recreate, as Kivi's parser always writes) behaves the same, since the strategy only
 /// matters while a new version rolls out.
 fn rolls(cluster: &ClusterDescription, deployment: &Deployment) -> bool {
-    !deployment.recreate
-        && cluster.commands.iter().any(|command| {
-            command.name == "applyDeployment" && command.target.as_deref() == Some(&deployment.name)
-        })
+    !deployment.recreate && cluster.applied.iter().any(|a| a.name == deployment.name)
+}
+
+/// The applied versions as `setup.deploymentTemplates` (their pod templates appended to
+/// `templates`) and the `applyDeployment` commands that apply them once the cluster is stable.
+fn applied_versions(
+    cluster: &ClusterDescription,
+    units: &Units,
+    templates: &mut Vec<Value>,
+    node_names: Option<&[String]>,
+) -> Result<(Vec<Value>, Vec<Value>), String> {
+    let mut versions = Vec::new();
+    let mut commands = Vec::new();
+    for applied in &cluster.applied {
+        let what = format!("applied Deployment/{}", applied.name);
+        let number = deployment_number(cluster, &applied.name, &what)?;
+        templates.push(pod_template_json(&applied.pod, units, node_names, &what)?);
+        versions.push(json!({
+            "name": number,
+            "podTemplateId": templates.len(),
+            "specReplicas": applied.replicas,
+            "strategy": u8::from(!applied.recreate),
+            "maxSurge": applied.max_surge,
+            "maxUnavailable": applied.max_unavailable,
+        }));
+        commands.push(json!({
+            "name": "applyDeployment",
+            "para": versions.len(),
+            "after_stable": true,
+        }));
+    }
+    Ok((versions, commands))
 }
 
 /// The deployment fields shared by both forms.
@@ -493,6 +521,8 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             pod
         })
         .collect();
+    let (versions, applies) = applied_versions(cluster, units, &mut templates, Some(&node_names))?;
+    commands.extend(applies);
     for command in &cluster.commands {
         commands.push(command_json(cluster, command)?);
     }
@@ -503,6 +533,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             "pods": pods,
             "d": deployments,
             "podTemplates": templates,
+            "deploymentTemplates": versions,
         },
         "controllers": controllers(cluster),
         "events": events_json(cluster)?,
@@ -580,14 +611,13 @@ pub fn template(
             })
         })
         .collect();
-    let commands = cluster
-        .commands
-        .iter()
-        .map(|command| command_json(cluster, command))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(error)?;
+    let (versions, mut commands) =
+        applied_versions(cluster, units, &mut templates, None).map_err(error)?;
+    for command in &cluster.commands {
+        commands.push(command_json(cluster, command).map_err(error)?);
+    }
     Ok(json!({
-        "setup": {"podTemplates": templates},
+        "setup": {"podTemplates": templates, "deploymentTemplates": versions},
         "controllers": controllers(cluster),
         "events": events_json(cluster).map_err(error)?,
         "userCommand": commands,

@@ -98,6 +98,29 @@ impl ManifestSet {
         Ok(())
     }
 
+    /// Reads `text` (the contents of `file`) as new versions of Deployments, applied once the
+    /// cluster is stable.
+    pub fn add_applied_file(
+        &mut self,
+        file: &str,
+        text: &str,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<(), InputError> {
+        for document in read_documents(file, text, diagnostics)? {
+            match read_object(&document, diagnostics)? {
+                Some(Object::Deployment(deployment)) => self.cluster.applied.push(deployment),
+                Some(_) => {
+                    return Err(document.error_at(
+                        "kind",
+                        "only Deployments can be applied later (files in apply/)",
+                    ))
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
     /// Adds a cluster description file (Kivi's `cluster_configs.json`).
     pub fn add_cluster_config(
         &mut self,
