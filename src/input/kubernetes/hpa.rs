@@ -133,7 +133,10 @@ pub fn read(
             metrics,
         },
         target,
-        place: (document.file.clone(), document.place_of("scale").line),
+        place: (
+            document.file.clone(),
+            document.place_of("scaleTargetRef").line,
+        ),
     })
 }
 
