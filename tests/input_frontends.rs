@@ -323,3 +323,39 @@ fn missing_directory_contents_is_an_input_error() {
         "the shared inputs are beside the repository"
     );
 }
+
+#[test]
+fn nodes_taints_tolerations_and_hostname_spread() {
+    let file = "tests/data/input/hostname-spread.yaml";
+    let (document, stderr) = dump(&[file]);
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            "warning: Deployment/web: topologySpreadConstraints topologyKey `rack` is a label \
+             of no node; the constraint has no effect"
+        )
+    );
+    assert!(stderr.contains("units: one CPU unit is 250m, one memory unit is 1Gi"));
+    let nodes = document["setup"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes[0]["cpu"], 30);
+    assert_eq!(nodes[0]["memory"], 30);
+    assert_eq!(
+        nodes[0]["taint"],
+        serde_json::json!(["dedicated:NoSchedule"])
+    );
+    assert_eq!(nodes[1]["cpu"], 8);
+    assert!(nodes[1].get("taint").is_none());
+    let template = &document["setup"]["podTemplates"][0];
+    assert_eq!(
+        template["topoSpreadConstraints"][0]["topologyKey"],
+        "hostname"
+    );
+    assert_eq!(template["topoSpreadConstraints"][0]["whenUnsatisfiable"], 0);
+    assert_eq!(template["topoSpreadConstraints"][1]["whenUnsatisfiable"], 1);
+    assert_eq!(
+        template["toleration"],
+        serde_json::json!(["dedicated:NoSchedule"])
+    );
+    let output = kivi(&["check", file, "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+}

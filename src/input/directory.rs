@@ -133,6 +133,7 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
         let has_config = set.has_cluster_config;
         (set.finish(&mut diagnostics)?, has_config)
     };
+    emit::warn_unknown_topology_keys(&cluster, &mut diagnostics);
     let units = Units::choose(&cluster, &mut diagnostics);
     let scaling = !options.original && !cluster.live && has_config;
     let document = if scaling {

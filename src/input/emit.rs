@@ -79,6 +79,53 @@ impl Units {
     }
 }
 
+/// The label key the model derives from each node's unique name.
+const HOSTNAME: &str = "hostname";
+
+/// The model's key for a spread topology key: Kubernetes' `kubernetes.io/hostname` is the
+/// model's `hostname`, which every node carries with its own name.
+fn model_topology_key(key: &str) -> &str {
+    if key == "kubernetes.io/hostname" {
+        HOSTNAME
+    } else {
+        key
+    }
+}
+
+/// Warns about spread constraints whose topology key no node carries: with DoNotSchedule no
+/// node is eligible, with ScheduleAnyway the constraint has no effect.
+pub fn warn_unknown_topology_keys(cluster: &ClusterDescription, diagnostics: &mut Diagnostics) {
+    if cluster.nodes.is_empty() {
+        return;
+    }
+    let owners = cluster
+        .deployments
+        .iter()
+        .map(|d| (format!("Deployment/{}", d.name), &d.pod))
+        .chain(
+            cluster
+                .standalone_pods
+                .iter()
+                .map(|(name, pod)| (format!("Pod/{name}"), pod)),
+        );
+    for (owner, pod) in owners {
+        for constraint in &pod.spread {
+            let key = model_topology_key(&constraint.topology_key);
+            if key != HOSTNAME && !cluster.nodes.iter().any(|n| n.labels.contains_key(key)) {
+                diagnostics.warn(format!(
+                    "{owner}: topologySpreadConstraints topologyKey `{key}` is a label of no \
+                     node; {}",
+                    if constraint.schedule_anyway {
+                        "the constraint has no effect"
+                    } else {
+                        "no node is eligible for its pods"
+                    }
+                ));
+            }
+        }
+    }
+}
+
 /// Node label keys that some pod template refers to.
 fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
     let templates = cluster
@@ -88,7 +135,11 @@ fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
         .chain(cluster.standalone_pods.iter().map(|(_, pod)| pod));
     let mut keys = BTreeSet::new();
     for pod in templates {
-        keys.extend(pod.spread.iter().map(|c| c.topology_key.clone()));
+        keys.extend(
+            pod.spread
+                .iter()
+                .map(|c| model_topology_key(&c.topology_key).to_string()),
+        );
         for rule in &pod.affinity {
             keys.extend(rule.labels.keys().cloned());
         }
@@ -147,7 +198,7 @@ fn pod_template_json(
             .map(|c| {
                 let mut constraint = json!({
                     "maxSkew": c.max_skew,
-                    "topologyKey": c.topology_key,
+                    "topologyKey": model_topology_key(&c.topology_key),
                     "whenUnsatisfiable": u8::from(c.schedule_anyway),
                     "numMatchedLabel": c.match_labels.len(),
                     "labels": c.match_labels,
@@ -443,10 +494,10 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             let cpu = units.cpu.request(deployment.pod.cpu);
             let memory = units.memory.request(deployment.pod.memory);
             for (key, used) in [("cpuLeft", cpu), ("memLeft", memory)] {
-                let left = node[key].as_i64().unwrap_or(0);
+                let left = node.get(key).and_then(Value::as_i64).unwrap_or(0);
                 node.insert(key.into(), json!((left - used).max(0)));
             }
-            let count = node["numPod"].as_i64().unwrap_or(0);
+            let count = node.get("numPod").and_then(Value::as_i64).unwrap_or(0);
             node.insert("numPod".into(), json!(count + 1));
             pods.push(json!({
                 "loc": running.node + 1,
