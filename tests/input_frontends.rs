@@ -359,3 +359,65 @@ fn nodes_taints_tolerations_and_hostname_spread() {
     let output = kivi(&["check", file, "-q"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
 }
+
+#[test]
+fn requests_hpa_versions_and_descheduler_strategies() {
+    let file = "tests/data/input/assorted.yaml";
+    let (document, stderr) = dump(&[file]);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        vec![
+            format!(
+                "warning: {file}: Deployment/api: spec.priorityClassName/priority is not \
+                 modelled; pods are scheduled without priority or preemption"
+            ),
+            format!(
+                "warning: {file}: Deployment/api: spec.strategy.rollingUpdate.maxSurge: 1 pods \
+                 of 3 replicas is modelled as 34%"
+            ),
+            format!(
+                "warning: {file}: HorizontalPodAutoscaler/cache: spec.metrics of type Pods are \
+                 not modelled; only Resource cpu and memory metrics are"
+            ),
+            format!(
+                "warning: {file}: DeschedulerPolicy: apiVersion descheduler/v1alpha1 was removed; \
+                 read as descheduler/v1alpha2 (strategies become one profile's balance plugins)"
+            ),
+            format!(
+                "warning: {file}: DeschedulerPolicy: plugin LowNodeUtilization is not modelled; \
+                 only RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint are"
+            ),
+            "units: one CPU unit is 500m, one memory unit is 512Mi".to_string(),
+        ]
+    );
+    let templates = &document["setup"]["podTemplates"];
+    // api: max(init 1 CPU / 1Gi, containers 300m + 200m (limit) / 256Mi + 256Mi).
+    assert_eq!(templates[0]["cpuRequested"], 2);
+    assert_eq!(templates[0]["memRequested"], 2);
+    assert_eq!(
+        templates[0]["affinityRules"],
+        serde_json::json!([{"isRequired": 1, "weight": 0, "labels": {"disk": "ssd"}}])
+    );
+    assert_eq!(templates[1]["cpuRequested"], 1);
+    assert_eq!(templates[1]["memRequested"], 4);
+    let deployments = &document["setup"]["d"];
+    assert_eq!(deployments[0]["maxSurge"], 34);
+    assert_eq!(deployments[0]["maxUnavailable"], 100);
+    assert_eq!(deployments[0]["hpaSpec"]["minReplicas"], 1);
+    assert_eq!(
+        deployments[0]["hpaSpec"]["metricTargets"],
+        serde_json::json!([70])
+    );
+    assert_eq!(deployments[1]["specReplicas"], 1);
+    let cache = &deployments[1]["hpaSpec"];
+    assert_eq!(cache["metricNames"], serde_json::json!([1]));
+    assert_eq!(cache["metricTypes"], serde_json::json!([0]));
+    assert_eq!(cache["metricTargets"], serde_json::json!([3]));
+    assert_eq!(
+        document["controllers"]["descheduler"],
+        serde_json::json!({
+            "profiles": [{"RemoveDuplicates": {}, "RemovePodsViolatingTopologySpreadConstraint": {}}],
+            "args": {"constraintsTopologySpread": 2, "evictSystemCriticalPods": 0},
+        })
+    );
+}

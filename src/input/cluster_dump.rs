@@ -11,7 +11,7 @@ use super::description::{
     Autoscaler, ClusterDescription, MetricResource, MetricTarget, RunningPod,
 };
 use super::diagnostics::{Diagnostics, InputError, Place};
-use super::kubernetes::{read_object, Object};
+use super::kubernetes::{read_object, typed, Object};
 use super::quantity::Quantity;
 use super::yaml_documents::{read_documents, Document};
 use k8s_openapi::api::core::v1::Pod;
@@ -157,8 +157,7 @@ fn read_pods(
     diagnostics: &mut Diagnostics,
 ) -> Result<(), InputError> {
     for document in items(file, text, diagnostics)? {
-        let pod: Pod = serde_json::from_value(document.value.clone())
-            .map_err(|error| document.error_at("", format!("Pod: {error}")))?;
+        let pod: Pod = typed(&document, document.value.clone(), "Pod")?;
         let name = pod.metadata.name.clone().unwrap_or_default();
         let labels = pod.metadata.labels.clone().unwrap_or_default();
         let spec = pod.spec.clone().unwrap_or_default();

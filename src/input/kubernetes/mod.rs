@@ -125,12 +125,45 @@ pub fn read_object(
     }
 }
 
+/// Keys whose values are maps of resource quantities.
+const QUANTITY_MAPS: &[&str] = &["requests", "limits", "allocatable", "capacity", "overhead"];
+
+/// Keys whose values are single quantities.
+const QUANTITY_FIELDS: &[&str] = &["averageValue", "value"];
+
+/// Writes quantities given as YAML numbers (`cpu: 0.5`) as strings, as the API server accepts
+/// them and the typed structs expect.
+fn quote_quantities(value: &mut Value) {
+    let quote = |v: &mut Value| {
+        if let Value::Number(number) = v {
+            *v = Value::String(number.to_string());
+        }
+    };
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if QUANTITY_MAPS.contains(&key.as_str()) {
+                    if let Value::Object(resources) = child {
+                        resources.values_mut().for_each(quote);
+                    }
+                } else if QUANTITY_FIELDS.contains(&key.as_str()) {
+                    quote(child);
+                }
+                quote_quantities(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(quote_quantities),
+        _ => {}
+    }
+}
+
 /// Deserialises `value` as the typed API struct `T`, placing errors at the object's first line.
-fn typed<T: DeserializeOwned>(
+pub(crate) fn typed<T: DeserializeOwned>(
     document: &Document,
-    value: Value,
+    mut value: Value,
     object: &str,
 ) -> Result<T, InputError> {
+    quote_quantities(&mut value);
     serde_json::from_value(value)
         .map_err(|error| document.error_at("spec", format!("{object}: {error}")))
 }

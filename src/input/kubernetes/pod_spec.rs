@@ -144,7 +144,7 @@ pub fn pod_template(
     if spec.priority_class_name.is_some() || spec.priority.is_some() {
         warn(
             "spec.priorityClassName/priority",
-            "priority and preemption are not modelled",
+            "pods are scheduled without priority or preemption",
         );
     }
     if spec
