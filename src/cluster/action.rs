@@ -17,6 +17,34 @@ pub enum ClusterAction {
     NodeController,
     /// The kubelet starts and removes queued pods.
     Kubelet,
+    /// The descheduler runs its profiles once per queued deployment (after its period, or while
+    /// the scheduler, kubelet, deployment and node controllers are idle).
+    Descheduler,
+    /// The taint manager handles the oldest queued pod: it evicts the pod when the pod's node
+    /// has a NoExecute taint the pod does not tolerate.
+    TaintManager,
+    /// Maintenance event number `event` picks the next nodes to drain.
+    Maintenance {
+        /// Index of the event in the spec.
+        event: u8,
+    },
+    /// Node `node`, picked for maintenance, is drained: not ready, and queued for the node
+    /// controller.
+    MaintenanceStart {
+        /// Node id.
+        node: u8,
+    },
+    /// Node `node`'s maintenance ends: it is ready again.
+    MaintenanceEnd {
+        /// Node id.
+        node: u8,
+    },
+    /// Node failure number `event` takes its next step (fail, queue for the node controller,
+    /// recover).
+    NodeFailure {
+        /// Index of the event in the spec.
+        event: u8,
+    },
     /// The cluster became quiet for the first time: the `after_stable` events start.
     StartAfterStable,
     /// `eventCpuChange` number `event` adds `delta` CPU to the pod at `index` of the target

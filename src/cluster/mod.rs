@@ -26,23 +26,27 @@
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
 //!
-//! # Where the remaining Kivi components plug in
+//! # Descheduler, taint manager, maintenance and node failure
 //!
-//! - Taint manager: node taints are [`NodeSpec::taint_type`], a template's untolerated taint
-//!   types per effect are [`PodTemplate::no_execute`] (and `no_schedule`,
-//!   `prefer_no_schedule`, already used by the scheduler); the kubelet queues every started pod
-//!   on [`ClusterState::taint_queue`] when any node is tainted, and
-//!   [`ClusterState::mark_for_deletion`] is Kivi's eviction.
-//! - Descheduler: [`ClusterSpec::descheduler`] holds its profiles and arguments; the kubelet and
-//!   `init` fill [`ClusterState::descheduler_queue`] when it is configured, and
-//!   [`Clock::descheduler_idle`] saturates at its period.
-//! - `no_oscillation_eviction`: the monitor is implemented; the kubelet records removals and
-//!   additions in [`DeploymentState::evicted`] and [`DeploymentState::added`].
-//! - Maintenance and node failure: new [`EventKind`] variants with their own clocks in
-//!   [`Clock::event_idle`] ([`EventKind::period`]); [`NodeState::maintained`] and
-//!   [`NodeStatus::NotReady`] exist. The loader rejects these events until then.
+//! - The descheduler ([`crate::controllers::descheduler`]) runs its profiles' balance plugins
+//!   once per deployment on [`ClusterState::descheduler_queue`], after its period
+//!   ([`Clock::descheduler_idle`]) or while the other controllers are idle; its evictions are
+//!   [`ClusterState::mark_for_deletion`], counted in [`ClusterState::evictions`] when a limit is
+//!   set.
+//! - The taint manager ([`crate::controllers::taint_manager`]) handles one pod of
+//!   [`ClusterState::taint_queue`] per step and evicts it from a node whose NoExecute taint its
+//!   template does not tolerate ([`PodTemplate::no_execute`]).
+//! - Maintenance ([`crate::events::maintenance`]) keeps its walk over the nodes in
+//!   [`EventsState::progress`](state::EventsState::progress) and each node's part in
+//!   [`NodeState::maintenance`] and [`NodeState::maintenance_elapsed`]; node failure
+//!   ([`crate::events::node_failure`]) is three separate steps.
+//! - `no_oscillation_eviction` reads the kubelet's [`DeploymentState::evicted`] and
+//!   [`DeploymentState::added`], `pod_balance_across_node` its
+//!   [`DeploymentState::added_for_balance`].
+//! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
 
 pub mod action;
+pub mod eviction_loop;
 pub mod ops;
 pub mod spec;
 pub mod state;
@@ -52,8 +56,8 @@ pub mod trace;
 pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
-    Clock, ClusterState, DeploymentState, NodeState, NodeStatus, PodPhase, PodState,
-    ReplicaSetState, WorkQueue,
+    Clock, ClusterState, DeploymentState, EvictionCounts, MaintenancePhase, NodeState, NodeStatus,
+    PodPhase, PodState, ReplicaSetState, WorkQueue,
 };
 pub use trace::{Recorder, TraceLine};
 
@@ -111,6 +115,8 @@ impl ClusterModel {
             ClusterAction::Hpa => controllers::hpa::run(spec, &mut next, rec),
             ClusterAction::NodeController => controllers::node_controller::run(spec, &mut next),
             ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
+            ClusterAction::Descheduler => controllers::descheduler::run(spec, &mut next, rec),
+            ClusterAction::TaintManager => controllers::taint_manager::run(spec, &mut next, rec),
             ClusterAction::StartAfterStable => next.events.after_stable_started = true,
             _ => events::run(spec, &mut next, action, rec),
         }
@@ -160,25 +166,34 @@ impl ClusterModel {
         found
     }
 
-    /// Calls `visit` on each enabled action in a fixed order until it returns false.
+    /// Calls `visit` on each enabled action until it returns false, in a fixed order: the
+    /// reverse of the order in which Kivi's `init` starts the processes (events, then the
+    /// controllers, then `init`'s own after-stable step), which is the order SPIN's depth-first
+    /// search tries them in.
     fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
         let spec = &self.spec;
-        if s.first_pending(spec) {
-            events::for_each_enabled(spec, s, &mut visit);
+        if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
             return;
         }
-        let quiet = s.is_quiet();
         let controllers = [
+            (
+                controllers::descheduler::enabled(spec, s),
+                ClusterAction::Descheduler,
+            ),
+            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (
+                controllers::taint_manager::enabled(s),
+                ClusterAction::TaintManager,
+            ),
+            (!s.node_queue.is_empty(), ClusterAction::NodeController),
+            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
             (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
             (
                 !s.deployment_queue.is_empty() && s.kubelet_queue.is_empty(),
                 ClusterAction::DeploymentController,
             ),
-            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
-            (!s.node_queue.is_empty(), ClusterAction::NodeController),
-            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
             (
-                quiet
+                s.is_quiet()
                     && !s.events.after_stable_started
                     && spec.events.iter().any(|e| e.after_stable),
                 ClusterAction::StartAfterStable,
@@ -189,7 +204,6 @@ impl ClusterModel {
                 return;
             }
         }
-        events::for_each_enabled(spec, s, &mut visit);
     }
 }
 

@@ -1,7 +1,7 @@
 //! State updates shared by several controllers and events.
 
 use super::spec::{ClusterSpec, EventKind};
-use super::state::{ClusterState, PodPhase};
+use super::state::{ClusterState, MaintenancePhase, PodPhase};
 use super::timing::*;
 use super::trace::Recorder;
 
@@ -29,6 +29,11 @@ impl ClusterState {
         }
         if spec.descheduler.is_some() {
             self.clock.descheduler_idle = grow(self.clock.descheduler_idle, DESCHEDULER_WAIT_TIME);
+        }
+        for node in &mut self.nodes[..spec.nodes.len()] {
+            if node.maintenance == MaintenancePhase::Draining {
+                node.maintenance_elapsed = grow(node.maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+            }
         }
         for (i, e) in spec.events.iter().enumerate() {
             if self.event_started(spec, i) && self.events.done & (1 << i) == 0 {

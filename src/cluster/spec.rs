@@ -27,6 +27,9 @@ pub struct NodeSpec {
 pub struct PodSpec {
     /// Value number per label key of the pod as given in the input.
     pub labels: Vec<u16>,
+    /// A system-critical pod: the descheduler's default evictor leaves it alone unless
+    /// `evictSystemCriticalPods` is set.
+    pub critical: bool,
 }
 
 /// A required or preferred node-affinity term, already resolved to the nodes it matches.
@@ -219,6 +222,18 @@ pub enum EventKind {
         /// Largest deployment id that may be picked.
         max_deployment: u8,
     },
+    /// `maintenance`: nodes are drained one after another in id order, at most `parallel` at a
+    /// time, each put back once the cluster settles or its wait time has passed.
+    Maintenance {
+        /// Kivi's `p`: how many nodes may be down for maintenance at once (at least 1).
+        parallel: u8,
+    },
+    /// `nodeFailure`: the node turns not ready, is queued for the node controller, and turns
+    /// ready again, in three separate steps.
+    NodeFailure {
+        /// Node id.
+        node: u8,
+    },
 }
 
 /// One entry of the input's `events` or `userCommand` lists.
@@ -265,6 +280,14 @@ pub enum IntentKind {
         /// The expected replica count.
         expected: i32,
     },
+    /// `pod_balance_across_node` (`checkBalanceNode`): once the deployment has its replicas, no
+    /// ready node runs more than `max_skew` pods beyond the least loaded ready node.
+    PodBalanceAcrossNode {
+        /// Deployment id.
+        deployment: u8,
+        /// The largest allowed difference in running pods.
+        max_skew: i32,
+    },
 }
 
 impl IntentKind {
@@ -277,22 +300,64 @@ impl IntentKind {
             IntentKind::ReplicaNumAlwaysMeetMin { .. } => "replica_num_always_meet_min",
             IntentKind::ReplicaNumAlwaysMeetExp { .. } => "replica_num_always_meet_exp",
             IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
+            IntentKind::PodBalanceAcrossNode { .. } => "pod_balance_across_node",
         }
     }
+}
+
+/// A descheduler balance plugin (Kivi models no deschedule plugins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalancePlugin {
+    /// `RemoveDuplicates`: spreads pods of one owner that share a node.
+    RemoveDuplicates,
+    /// `RemovePodsViolatingTopologySpreadConstraint`: evicts pods from domains that break a
+    /// topology spread constraint.
+    RemovePodsViolatingTopologySpreadConstraint,
+}
+
+/// Which topology spread constraints the descheduler balances (`constraintsTopologySpread`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ConstraintsTopologySpread {
+    /// Only `DoNotSchedule` constraints (Kivi's 0, the default).
+    #[default]
+    DoNotSchedule,
+    /// Only `ScheduleAnyway` constraints (Kivi's 1).
+    ScheduleAnyway,
+    /// Both kinds (Kivi's 2).
+    Both,
+}
+
+impl ConstraintsTopologySpread {
+    /// Whether a constraint with `when` is balanced under this setting.
+    pub fn covers(self, when: WhenUnsatisfiable) -> bool {
+        match self {
+            ConstraintsTopologySpread::Both => true,
+            ConstraintsTopologySpread::DoNotSchedule => when == WhenUnsatisfiable::DoNotSchedule,
+            ConstraintsTopologySpread::ScheduleAnyway => when == WhenUnsatisfiable::ScheduleAnyway,
+        }
+    }
+}
+
+/// One descheduler profile: its balance plugins in configuration order and its evictor
+/// arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeschedulerProfile {
+    /// Balance plugins, in the order they run.
+    pub plugins: Vec<BalancePlugin>,
+    /// The default evictor's `evictSystemCriticalPods` argument.
+    pub evict_system_critical_pods: bool,
+    /// The topology spread plugin's `constraintsTopologySpread` argument.
+    pub constraints_topology_spread: ConstraintsTopologySpread,
 }
 
 /// The descheduler's configuration as given in `controllers.descheduler`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeschedulerSpec {
-    /// Plugin names per profile, in order.
-    pub profiles: Vec<Vec<String>>,
-    /// The default evictor's `evictSystemCriticalPods` argument.
-    pub evict_system_critical_pods: bool,
-    /// `constraintsTopologySpread`: 0 DoNotSchedule, 1 ScheduleAnyway, 2 both.
-    pub constraints_topology_spread: u8,
-    /// `maxNoOfPodsToEvictPerNode`.
+    /// Profiles, in order.
+    pub profiles: Vec<DeschedulerProfile>,
+    /// `maxNoOfPodsToEvictPerNode`, counted over the descheduler's lifetime as in Kivi.
     pub max_pods_to_evict_per_node: u32,
-    /// `maxNoOfPodsToEvictPerNamespace`.
+    /// `maxNoOfPodsToEvictPerNamespace`, counted over the descheduler's lifetime as in Kivi.
     pub max_pods_to_evict_per_namespace: u32,
 }
 
@@ -354,6 +419,19 @@ impl ClusterSpec {
         self.intents
             .iter()
             .any(|i| matches!(i, IntentKind::NoOscillationEviction { .. }))
+    }
+
+    /// Whether `pod_balance_across_node` is checked (Kivi's `CHECK_BALANCE_NODE`): only then
+    /// does the kubelet flag deployments whose pods were started.
+    pub fn checks_balance(&self) -> bool {
+        self.intents
+            .iter()
+            .any(|i| matches!(i, IntentKind::PodBalanceAcrossNode { .. }))
+    }
+
+    /// Whether any node carries a taint (Kivi's `TAINT`): only then does the taint manager run.
+    pub fn has_taints(&self) -> bool {
+        self.nodes.iter().any(|n| n.taint_type != 0)
     }
 
     /// Whether any pod template has a CPU usage pattern, which starts Kivi's pattern process.

@@ -42,6 +42,18 @@ pub enum PodPhase {
     Terminating = 3,
 }
 
+/// Where a node stands in a `maintenance` event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum MaintenancePhase {
+    /// Not picked for maintenance (or already put back).
+    #[default]
+    Idle = 0,
+    /// Picked by the maintenance event; its drain has not started yet.
+    Picked = 1,
+    /// Drained: not ready until the cluster settles or the wait time has passed.
+    Draining = 2,
+}
+
 /// Mutable node fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NodeState {
@@ -57,6 +69,10 @@ pub struct NodeState {
     pub maintained: bool,
     /// How many times the node has kernel-panicked (saturates at the intent's threshold).
     pub panics: u8,
+    /// The node's part in a maintenance event.
+    pub maintenance: MaintenancePhase,
+    /// Time since the node's drain started, saturated at the maintenance wait time.
+    pub maintenance_elapsed: u16,
 }
 
 /// Mutable pod fields.
@@ -144,6 +160,8 @@ pub struct DeploymentState {
     pub evicted: bool,
     /// A pod of the deployment was started since the eviction monitor last looked.
     pub added: bool,
+    /// A pod of the deployment was started (for the balance monitor; never cleared).
+    pub added_for_balance: bool,
 }
 
 impl DeploymentState {
@@ -232,6 +250,20 @@ pub struct EventsState {
     pub done: u16,
     /// Whether the cluster became quiet and the `after_stable` events were started.
     pub after_stable_started: bool,
+    /// Per event: how far a multi-step event has got (the next node a maintenance event
+    /// considers, or the steps of a node failure taken).
+    pub progress: [u8; MAX_EVENTS],
+}
+
+/// The descheduler's eviction counts. As in Kivi they are never reset, and they are kept only
+/// while a limit below 256 makes them observable (Kivi's byte counters can never exceed a
+/// larger limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EvictionCounts {
+    /// Pods evicted per node (index = node id - 1).
+    pub per_node: [u8; MAX_NODES],
+    /// Pods evicted in the (single) namespace.
+    pub namespace: u8,
 }
 
 /// The intent monitors' variables.
@@ -266,6 +298,8 @@ pub struct ClusterState {
     pub descheduler_queue: WorkQueue<MAX_DEPLOYMENTS>,
     /// Pods waiting for the taint manager.
     pub taint_queue: WorkQueue<MAX_PODS>,
+    /// The descheduler's eviction counts.
+    pub evictions: EvictionCounts,
     /// The logical clock.
     pub clock: Clock,
     /// Events and user commands.
@@ -287,6 +321,7 @@ impl Default for ClusterState {
             node_queue: WorkQueue::default(),
             descheduler_queue: WorkQueue::default(),
             taint_queue: WorkQueue::default(),
+            evictions: EvictionCounts::default(),
             clock: Clock::default(),
             events: EventsState::default(),
             monitors: MonitorState::default(),
@@ -354,9 +389,10 @@ impl ClusterState {
         for n in &self.nodes[..nodes] {
             out.extend_from_slice(&n.cpu_left.to_le_bytes());
             out.extend_from_slice(&n.mem_left.to_le_bytes());
-            out.push(n.status as u8 | (n.maintained as u8) << 2);
+            out.push(n.status as u8 | (n.maintained as u8) << 2 | (n.maintenance as u8) << 3);
             out.push(n.num_pods);
             out.push(n.panics);
+            out.extend_from_slice(&n.maintenance_elapsed.to_le_bytes());
         }
         for p in &self.pods[..pods] {
             out.push(p.loc);
@@ -374,7 +410,8 @@ impl ClusterState {
                     | d.cur_version << 1
                     | (d.strategy as u8) << 2
                     | (d.evicted as u8) << 3
-                    | (d.added as u8) << 4,
+                    | (d.added as u8) << 4
+                    | (d.added_for_balance as u8) << 5,
             );
             for v in [d.spec_replicas, d.replicas, d.in_creation, d.in_deletion] {
                 out.extend_from_slice(&v.to_le_bytes());
@@ -398,6 +435,8 @@ impl ClusterState {
         self.node_queue.encode(out);
         self.descheduler_queue.encode(out);
         self.taint_queue.encode(out);
+        out.extend_from_slice(&self.evictions.per_node[..nodes]);
+        out.push(self.evictions.namespace);
         out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
         out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
         for idle in &self.clock.event_idle[..events] {
@@ -405,6 +444,7 @@ impl ClusterState {
         }
         out.extend_from_slice(&self.events.done.to_le_bytes());
         out.push(self.events.after_stable_started as u8);
+        out.extend_from_slice(&self.events.progress[..events]);
         out.extend_from_slice(&self.monitors.stage[..intents]);
         out.extend_from_slice(&self.monitors.violated.to_le_bytes());
     }

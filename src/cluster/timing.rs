@@ -8,6 +8,8 @@ pub const HPA_RUN_TIME: u32 = 1;
 pub const CONTROLLER_RUN_TIME: u32 = 1;
 /// How long a CPU change event waits unless the cluster is quiet.
 pub const EVENT_CPU_TIME: u16 = 600;
+/// How long a node stays down for maintenance unless the cluster settles first.
+pub const MAINTENANCE_WAIT_TIME: u16 = 600;
 /// The descheduler's period (5 minutes).
 pub const DESCHEDULER_WAIT_TIME: u16 = 3000;
 /// How many repetitions count as an oscillation (Kivi's `LOOP_TIMES`).

@@ -194,6 +194,35 @@ mod tests {
     }
 
     #[test]
+    fn rolling_update_surges_into_the_other_replica_set_and_makes_it_current() {
+        let model = load("c2", "original");
+        let mut s = *model.initial_state();
+        let d = s.deployment_mut(1);
+        d.strategy = Strategy::RollingUpdate;
+        d.spec_replicas = 5;
+        s.deployment_queue.push(1);
+        run(model.spec(), &mut s, &mut Recorder::off());
+        let d = s.deployment(1);
+        assert_eq!(d.replica_sets[1].spec_replicas, 2);
+        assert_eq!((d.in_creation, d.cur_version), (2, 1));
+        assert_eq!(s.scheduler_queue.pending(), &[4, 5]);
+    }
+
+    #[test]
+    fn rolling_update_shrinks_the_old_replica_set_within_max_unavailable() {
+        let model = load("c3", "original");
+        let mut s = *model.initial_state();
+        let d = s.deployment_mut(1);
+        d.strategy = Strategy::RollingUpdate;
+        d.spec_replicas = 2;
+        s.deployment_queue.push(1);
+        run(model.spec(), &mut s, &mut Recorder::off());
+        let d = s.deployment(1);
+        assert_eq!(d.replica_sets[0].spec_replicas, 4, "5 - 25% of 5");
+        assert_eq!((d.in_deletion, d.cur_version), (1, 1));
+    }
+
+    #[test]
     fn the_controller_waits_for_the_kubelet() {
         let model = load("c4", "original");
         let mut s = *model.initial_state();

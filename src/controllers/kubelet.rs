@@ -31,9 +31,10 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         if spec.tracks_evictions() {
             dep.added = true;
         }
+        dep.added_for_balance |= spec.checks_balance();
         state.enqueue_descheduler(spec, d);
     }
-    if spec.nodes.iter().any(|n| n.taint_type != 0) {
+    if spec.has_taints() {
         state.taint_queue.push(pod);
     }
     let replicas = deployment_replicas(state, d);

@@ -4,7 +4,9 @@
 //! guard holds, as Kivi's controller loops do.
 
 pub mod deployment;
+pub mod descheduler;
 pub mod hpa;
 pub mod kubelet;
 pub mod node_controller;
 pub mod scheduler;
+pub mod taint_manager;

@@ -11,6 +11,7 @@
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
 
 mod check;
+pub mod lasso;
 pub mod model;
 pub mod options;
 pub mod outcome;
@@ -22,6 +23,7 @@ pub mod trace;
 pub mod visited;
 
 pub use check::{check, failure_names};
+pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use model::{Expectation, Model, Property};
 pub use options::{default_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind};
 pub use outcome::{Example, Failure, Incompleteness, Outcome, Verdict, Violation};

@@ -11,13 +11,14 @@ fn exhausted(spec: &ClusterSpec, state: &ClusterState, n: usize) -> bool {
     cpu != 0 && state.node(n).cpu_left as i32 * 100 / cpu <= 2
 }
 
-/// Visits each node's panic or recovery when enabled. Returns false when `visit` asked to stop.
+/// Visits each node's panic or recovery when enabled, last node first (Kivi starts one process
+/// per node in node order). Returns false when `visit` asked to stop.
 pub fn for_each(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
-    for n in 1..=spec.nodes.len() {
+    for n in (1..=spec.nodes.len()).rev() {
         let node = n as u8;
         let action = match state.node(n).status {
             NodeStatus::Ready if exhausted(spec, state, n) => ClusterAction::KernelPanic { node },

@@ -7,50 +7,59 @@
 pub mod cpu_change;
 pub mod cpu_pattern;
 pub mod kernel_panic;
+pub mod maintenance;
+pub mod node_failure;
 pub mod user_command;
 
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
 
-/// Calls `visit` on each enabled event action in a fixed order until it returns false. While a
-/// `first` command is pending, only `first` commands are enabled.
+/// Calls `visit` on each enabled event action until it returns false, in the reverse of the
+/// order Kivi starts their processes (SPIN's search tries the newest process first): the CPU
+/// pattern process, then the listed events and commands from last to first. While a `first`
+/// command is pending, only `first` commands are enabled. Returns false when `visit` asked to
+/// stop.
 pub fn for_each_enabled(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
-) {
+) -> bool {
     let only_first = state.first_pending(spec);
-    let mut kernel_panic_started = false;
-    for (i, e) in spec.events.iter().enumerate() {
+    if !only_first && !maintenance::for_each_node_step(spec, state, visit) {
+        return false;
+    }
+    if !only_first && cpu_pattern::due(spec, state) && !visit(ClusterAction::CpuPattern) {
+        return false;
+    }
+    let mut kernel_panic_seen = false;
+    for (i, e) in spec.events.iter().enumerate().rev() {
         if !state.event_started(spec, i) || (only_first && !e.first) {
-            continue;
-        }
-        if let EventKind::KernelPanic = e.kind {
-            kernel_panic_started = true;
-            continue;
-        }
-        if state.events.done & (1 << i) != 0 {
             continue;
         }
         let event = i as u8;
         let go_on = match e.kind {
+            EventKind::KernelPanic if kernel_panic_seen => true,
+            EventKind::KernelPanic => {
+                kernel_panic_seen = true;
+                kernel_panic::for_each(spec, state, visit)
+            }
+            _ if state.events.done & (1 << i) != 0 => true,
             EventKind::CpuChange { deployment } => {
                 cpu_change::for_each(state, i, deployment as usize, visit)
             }
             EventKind::ScaleDeployment { max_deployment } => {
                 user_command::for_each_scale(event, max_deployment, visit)
             }
+            EventKind::Maintenance { parallel } => {
+                maintenance::for_each_pick(spec, state, i, parallel, visit)
+            }
+            EventKind::NodeFailure { .. } => visit(ClusterAction::NodeFailure { event }),
             _ => visit(ClusterAction::UserCommand { event }),
         };
         if !go_on {
-            return;
+            return false;
         }
     }
-    if only_first || (kernel_panic_started && !kernel_panic::for_each(spec, state, visit)) {
-        return;
-    }
-    if cpu_pattern::due(spec, state) {
-        visit(ClusterAction::CpuPattern);
-    }
+    true
 }
 
 /// Takes event action `action`.
@@ -81,6 +90,18 @@ pub fn run(
             state.events.done |= 1 << event;
             user_command::scale(state, deployment as usize, delta);
         }
+        ClusterAction::Maintenance { event } => {
+            if let EventKind::Maintenance { parallel } = spec.events[event as usize].kind {
+                maintenance::pick(spec, state, event as usize, parallel);
+            }
+        }
+        ClusterAction::MaintenanceStart { node } => maintenance::start(state, node as usize, rec),
+        ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
+        ClusterAction::NodeFailure { event } => {
+            if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
+                node_failure::step(state, event as usize, node as usize, rec);
+            }
+        }
         _ => {}
     }
 }
@@ -90,6 +111,7 @@ mod tests {
     use super::*;
     use crate::cluster::test_cases::load;
     use crate::cluster::{ClusterModel, NodeStatus, PodPhase};
+    use crate::engine::Model;
 
     fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
         let mut out = Vec::new();
@@ -200,6 +222,71 @@ mod tests {
         );
         assert_eq!(s.hpa_queue.pending(), &[1]);
         assert!(!cpu_pattern::due(model.spec(), &s));
+    }
+
+    #[test]
+    fn scale_deployment_offers_every_deployment_and_change_once() {
+        let model = load("c2", "original");
+        let mut spec = model.spec().clone();
+        spec.events = vec![crate::cluster::EventSpec {
+            kind: EventKind::ScaleDeployment { max_deployment: 1 },
+            after_stable: false,
+            first: false,
+        }];
+        let mut s = *model.initial_state();
+        let mut offered = Vec::new();
+        for_each_enabled(&spec, &s, &mut |a| {
+            offered.push(a);
+            true
+        });
+        assert_eq!(offered.len(), 7);
+        run(&spec, &mut s, &offered[0], &mut Recorder::off());
+        assert_eq!(s.deployment(1).spec_replicas, 0, "3 - 3");
+        assert_eq!(s.deployment_queue.pending(), &[1]);
+        let mut again = Vec::new();
+        for_each_enabled(&spec, &s, &mut |a| {
+            again.push(a);
+            true
+        });
+        assert!(again.is_empty(), "the command runs once: {again:?}");
+    }
+
+    #[test]
+    fn create_deployment_fills_a_free_slot_from_the_template() {
+        let model = load("c2", "original");
+        let mut spec = model.spec().clone();
+        spec.events[0].kind = EventKind::CreateDeployment { template: 1 };
+        let mut s = *model.initial_state();
+        s.deployment_mut(1).active = false;
+        let mut rec = Recorder::on();
+        run(
+            &spec,
+            &mut s,
+            &ClusterAction::UserCommand { event: 0 },
+            &mut rec,
+        );
+        assert!(s.deployment(1).active);
+        assert_eq!(s.deployment(1).spec_replicas, 1);
+        assert_eq!(
+            rec.into_lines()[0].message,
+            "Create the template 1 to new deployment {Id 10, index 1}"
+        );
+        let mut rec = Recorder::on();
+        run(
+            &spec,
+            &mut s,
+            &ClusterAction::UserCommand { event: 0 },
+            &mut rec,
+        );
+        assert_eq!(rec.into_lines()[0].message, "1 deployment exists!");
+    }
+
+    #[test]
+    fn first_commands_run_before_anything_else() {
+        let model = load("c1", "minimal");
+        let mut offered = Vec::new();
+        model.actions(model.initial_state(), &mut offered);
+        assert_eq!(offered, [ClusterAction::UserCommand { event: 1 }]);
     }
 
     #[test]

@@ -160,6 +160,7 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
             num_pods: ranged(n, &path, "numPod", 0, 0, 255)? as u8,
             maintained: int(n, &path, "maintained", Some(0))? != 0,
             panics: 0,
+            ..NodeState::default()
         };
     }
 
@@ -193,6 +194,7 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
         let path = format!("setup.pods[{i}]");
         pods.push(PodSpec {
             labels: labels.vector(&pod_labels[i]),
+            critical: ranged(p, &path, "critical", 0, 0, 1)? == 1,
         });
         if int(p, &path, "startTime", Some(0))? != 0 {
             return Err(bad(&path, "startTime", "pods start at time 0; set it to 0"));
@@ -281,14 +283,21 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
     for key in ["events", "userCommand"] {
         for (i, e) in list(root.get(key), key)?.iter().enumerate() {
             let path = format!("{key}[{i}]");
-            events.push(event(e, &path, &deployments, deps_json, dts_json.len())?);
+            events.push(event(
+                e,
+                &path,
+                &deployments,
+                deps_json,
+                dts_json.len(),
+                nodes.len(),
+            )?);
         }
     }
     check_count(events.len(), MAX_EVENTS, "events + userCommand")?;
 
     let mut intents = vec![IntentKind::PodAlwaysSchedulable];
     for (i, it) in list(root.get("intents"), "intents")?.iter().enumerate() {
-        let intent = intent(it, &format!("intents[{i}]"), deps_json.len())?;
+        let intent = intent(it, &format!("intents[{i}]"), deps_json.len(), &state)?;
         if !intents.contains(&intent) {
             intents.push(intent);
         }
@@ -781,6 +790,7 @@ fn deployment_state(
         hpa_targets: 0,
         evicted: false,
         added: false,
+        added_for_balance: false,
     })
 }
 
@@ -790,6 +800,7 @@ fn event(
     deployments: &[DeploymentSpec],
     deps_json: &[Value],
     templates: usize,
+    nodes: usize,
 ) -> Result<EventSpec> {
     let name = match e.get("name") {
         Some(Value::String(s)) => s.as_str(),
@@ -856,12 +867,29 @@ fn event(
         "scaleDeployment" => EventKind::ScaleDeployment {
             max_deployment: para_int(deployments.len(), "deployment id")?,
         },
+        "maintenance" => {
+            let p = para.cloned().unwrap_or(Value::Null);
+            let parallel = ranged(&p, &format!("{path}.para"), "p", -1, 0, 255)?;
+            if parallel == 0 {
+                return Err(LoadError::new(
+                    format!("{path}.para.p"),
+                    "a maintenance event with p = 0 never drains a node and blocks forever",
+                    "allow at least one node in maintenance at a time (p >= 1)",
+                ));
+            }
+            EventKind::Maintenance {
+                parallel: parallel as u8,
+            }
+        }
+        "nodeFailure" => EventKind::NodeFailure {
+            node: para_int(nodes, "node id")?,
+        },
         other => {
             return Err(LoadError::new(
                 format!("{path}.name"),
                 format!("unsupported event or command `{other}`"),
                 "use eventCpuChange, kernelPanic, createTargetDeployment, createDeployment, \
-                 applyDeployment or scaleDeployment",
+                 applyDeployment, scaleDeployment, maintenance or nodeFailure",
             ))
         }
     };
@@ -881,7 +909,7 @@ fn event(
     })
 }
 
-fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
+fn intent(it: &Value, path: &str, deployments: usize, state: &ClusterState) -> Result<IntentKind> {
     let name = match it.get("name") {
         Some(Value::String(s)) => s.as_str(),
         _ => return Err(missing(&format!("{path}.name"), "name the intent")),
@@ -904,20 +932,53 @@ fn intent(it: &Value, path: &str, deployments: usize) -> Result<IntentKind> {
         }
         "replica_num_always_meet_exp" | "checkExpReplicas" => IntentKind::ReplicaNumAlwaysMeetExp {
             deployment: did()?,
-            expected: ranged(&para, &ppath, "expReplicas", -1, 0, 10_000)? as i32,
+            expected: expected_replicas(&para, &ppath, did()?, state)?,
+        },
+        "pod_balance_across_node" | "checkBalanceNode" => IntentKind::PodBalanceAcrossNode {
+            deployment: did()?,
+            max_skew: ranged(&para, &ppath, "maxSkew", 2, 0, 10_000)? as i32,
         },
         other => {
             return Err(LoadError::new(
                 format!("{path}.name"),
                 format!("unsupported intent `{other}`"),
                 "use pod_always_schedulable, no_kernel_panic, no_oscillation_replica_num, \
-                 replica_num_always_meet_min, replica_num_always_meet_exp or \
-                 no_oscillation_eviction",
+                 replica_num_always_meet_min, replica_num_always_meet_exp, \
+                 no_oscillation_eviction or pod_balance_across_node",
             ))
         }
     })
 }
 
+/// `expReplicas`: a number, or Kivi's expression `d[did].specReplicas` with an optional
+/// `+ n` or `- n`, evaluated with the deployment's initial desired replicas.
+fn expected_replicas(para: &Value, path: &str, did: u8, state: &ClusterState) -> Result<i32> {
+    let Some(Value::String(text)) = para.get("expReplicas") else {
+        return Ok(ranged(para, path, "expReplicas", -1, 0, 10_000)? as i32);
+    };
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let (base, rest) = match compact.strip_prefix("d[did].specReplicas") {
+        Some(rest) => (state.deployment(did as usize).spec_replicas as i32, rest),
+        None => (0, compact.as_str()),
+    };
+    let offset = match rest {
+        "" => Some(0),
+        _ => rest
+            .strip_prefix('+')
+            .map_or_else(|| rest.parse::<i32>().ok(), |n| n.parse::<i32>().ok()),
+    };
+    offset.map(|o| base + o).ok_or_else(|| {
+        LoadError::new(
+            format!("{path}.expReplicas"),
+            format!("cannot read the expression `{text}`"),
+            "write a whole number or d[did].specReplicas followed by + n or - n",
+        )
+    })
+}
+
+/// The descheduler's profiles and limits. As in Kivi, `args` configure the last profile only;
+/// earlier profiles keep the defaults. A profile is a list of plugin names, or an object whose
+/// keys name the plugins.
 fn descheduler(controllers: Option<&Value>) -> Result<Option<DeschedulerSpec>> {
     let Some(Value::Object(map)) = controllers else {
         return Ok(None);
@@ -926,37 +987,60 @@ fn descheduler(controllers: Option<&Value>) -> Result<Option<DeschedulerSpec>> {
         return Ok(None);
     };
     let path = "controllers.descheduler";
-    let profiles = list(d.get("profiles"), &format!("{path}.profiles"))?
+    let mut profiles = list(d.get("profiles"), &format!("{path}.profiles"))?
         .iter()
         .enumerate()
-        .map(|(i, p)| strings(p, &format!("{path}.profiles[{i}]")))
+        .map(|(i, p)| descheduler_profile(p, &format!("{path}.profiles[{i}]")))
         .collect::<Result<Vec<_>>>()?;
     let args = d.get("args").cloned().unwrap_or(Value::Null);
     let configs = d.get("configs").cloned().unwrap_or(Value::Null);
     let apath = format!("{path}.args");
     let cpath = format!("{path}.configs");
+    if let Some(last) = profiles.last_mut() {
+        last.evict_system_critical_pods =
+            ranged(&args, &apath, "evictSystemCriticalPods", 0, 0, 1)? == 1;
+        last.constraints_topology_spread =
+            match ranged(&args, &apath, "constraintsTopologySpread", 0, 0, 2)? {
+                0 => ConstraintsTopologySpread::DoNotSchedule,
+                1 => ConstraintsTopologySpread::ScheduleAnyway,
+                _ => ConstraintsTopologySpread::Both,
+            };
+    }
+    let limit = |key: &str| -> Result<u32> {
+        Ok(ranged(&configs, &cpath, key, 5000, 0, u32::MAX as i64)? as u32)
+    };
     Ok(Some(DeschedulerSpec {
         profiles,
-        evict_system_critical_pods: ranged(&args, &apath, "evictSystemCriticalPods", 0, 0, 1)? == 1,
-        constraints_topology_spread: ranged(&args, &apath, "constraintsTopologySpread", 0, 0, 2)?
-            as u8,
-        max_pods_to_evict_per_node: ranged(
-            &configs,
-            &cpath,
-            "maxNoOfPodsToEvictPerNode",
-            5000,
-            0,
-            u32::MAX as i64,
-        )? as u32,
-        max_pods_to_evict_per_namespace: ranged(
-            &configs,
-            &cpath,
-            "maxNoOfPodsToEvictPerNamespace",
-            5000,
-            0,
-            u32::MAX as i64,
-        )? as u32,
+        max_pods_to_evict_per_node: limit("maxNoOfPodsToEvictPerNode")?,
+        max_pods_to_evict_per_namespace: limit("maxNoOfPodsToEvictPerNamespace")?,
     }))
+}
+
+/// One descheduler profile with the default evictor arguments.
+fn descheduler_profile(p: &Value, path: &str) -> Result<DeschedulerProfile> {
+    let names = match p {
+        Value::Object(plugins) => plugins.keys().cloned().collect(),
+        other => strings(other, path)?,
+    };
+    let plugins = names
+        .iter()
+        .map(|name| match name.as_str() {
+            "RemoveDuplicates" => Ok(BalancePlugin::RemoveDuplicates),
+            "RemovePodsViolatingTopologySpreadConstraint" => {
+                Ok(BalancePlugin::RemovePodsViolatingTopologySpreadConstraint)
+            }
+            other => Err(LoadError::new(
+                path,
+                format!("unsupported descheduler plugin `{other}`"),
+                "use RemoveDuplicates or RemovePodsViolatingTopologySpreadConstraint",
+            )),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(DeschedulerProfile {
+        plugins,
+        evict_system_critical_pods: false,
+        constraints_topology_spread: ConstraintsTopologySpread::default(),
+    })
 }
 
 fn scalar_text(v: &Value) -> String {
@@ -1251,6 +1335,114 @@ mod tests {
 
         assert_eq!(err(&json!([])).path, "$");
         assert_eq!(err(&json!({})).path, "setup");
+    }
+
+    #[test]
+    fn descheduler_profiles_and_no_execute_taints_load() {
+        let mut doc = case("c3", "original");
+        doc["controllers"]["descheduler"] = json!({
+            "profiles": [["RemoveDuplicates"], {"RemovePodsViolatingTopologySpreadConstraint": {}}],
+            "args": {"constraintsTopologySpread": 1, "evictSystemCriticalPods": 1},
+            "configs": {"maxNoOfPodsToEvictPerNode": 2}
+        });
+        let model = load_uniform(&doc).unwrap();
+        let d = model.spec().descheduler.as_ref().unwrap();
+        assert_eq!(d.profiles[0].plugins, [BalancePlugin::RemoveDuplicates]);
+        assert_eq!(
+            d.profiles[0].constraints_topology_spread,
+            ConstraintsTopologySpread::DoNotSchedule,
+            "args configure only the last profile, as in Kivi"
+        );
+        assert!(!d.profiles[0].evict_system_critical_pods);
+        assert_eq!(
+            d.profiles[1].plugins,
+            [BalancePlugin::RemovePodsViolatingTopologySpreadConstraint]
+        );
+        assert_eq!(
+            d.profiles[1].constraints_topology_spread,
+            ConstraintsTopologySpread::ScheduleAnyway
+        );
+        assert!(d.profiles[1].evict_system_critical_pods);
+        assert_eq!(d.max_pods_to_evict_per_node, 2);
+        assert_eq!(d.max_pods_to_evict_per_namespace, 5000);
+
+        doc["controllers"]["descheduler"] = json!({"profiles": [["LowNodeUtilization"]]});
+        assert_eq!(err(&doc).path, "controllers.descheduler.profiles[0]");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][0]["taint"] = json!(["spot:NoExecute"]);
+        assert_eq!(
+            load_uniform(&doc).unwrap().spec().pod_templates[0].no_execute,
+            [1]
+        );
+        doc["setup"]["podTemplates"][0]["toleration"] = json!(["spot:NoExecute"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().nodes[0].taint_type, 1);
+        assert!(model.spec().pod_templates[0].no_execute.is_empty());
+    }
+
+    #[test]
+    fn maintenance_node_failure_and_eviction_intents_load() {
+        let mut doc = case("c3", "original");
+        doc["events"] = json!([
+            {"name": "maintenance", "para": {"p": 2}, "after_stable": true},
+            {"name": "nodeFailure", "para": 3}
+        ]);
+        doc["intents"] = json!([
+            {"name": "checkEvictionCycle", "para": {"did": 1}},
+            {"name": "pod_balance_across_node", "para": {"did": 1}},
+            {"name": "checkExpReplicas", "para": {"did": 1, "expReplicas": "d[did].specReplicas - 2"}}
+        ]);
+        let model = load_uniform(&doc).unwrap();
+        let kinds: Vec<_> = model.spec().events.iter().map(|e| e.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::Maintenance { parallel: 2 },
+                EventKind::NodeFailure { node: 3 }
+            ]
+        );
+        let spec_replicas = model.initial_state().deployment(1).spec_replicas as i32;
+        assert_eq!(
+            model.spec().intents[1..],
+            [
+                IntentKind::NoOscillationEviction { deployment: 1 },
+                IntentKind::PodBalanceAcrossNode {
+                    deployment: 1,
+                    max_skew: 2
+                },
+                IntentKind::ReplicaNumAlwaysMeetExp {
+                    deployment: 1,
+                    expected: spec_replicas - 2
+                },
+            ]
+        );
+
+        doc["events"] = json!([{"name": "maintenance", "para": {"p": 0}}]);
+        assert_eq!(err(&doc).path, "events[0].para.p");
+        doc["events"] = json!([{"name": "nodeFailure", "para": 9}]);
+        assert_eq!(err(&doc).path, "events[0].para");
+        doc["events"] = json!([]);
+        doc["intents"] = json!([{"name": "checkExpReplicas", "para": {"did": 1, "expReplicas": "d[1].replicas"}}]);
+        assert_eq!(err(&doc).path, "intents[0].para.expReplicas");
+    }
+
+    #[test]
+    fn untolerated_no_schedule_taints_keep_pods_off_the_node() {
+        let mut doc = case("c3", "original-non-violation");
+        doc["setup"]["nodes"][1]["taint"] = json!(["dedicated:NoSchedule"]);
+        let model = load_uniform(&doc).unwrap();
+        assert_eq!(model.spec().pod_templates[0].no_schedule, [1]);
+        let mut s = *model.initial_state();
+        let pod = s.pod_mut(6);
+        pod.phase = PodPhase::Pending;
+        pod.template = 1;
+        pod.template_labels = true;
+        assert_eq!(
+            crate::controllers::scheduler::schedule_one(model.spec(), &s, 6),
+            None,
+            "node 2 is tainted and nodes 1 and 3 are at the spread limit"
+        );
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! state). `pod_always_schedulable` and `no_kernel_panic` are asserted by the scheduler and the
 //! kernel panic event themselves.
 
+mod balance;
+
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};
 
@@ -109,6 +111,14 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
             IntentKind::NoOscillationEviction { deployment } => {
                 eviction_cycle(state, i, deployment as usize, rec)
             }
+            IntentKind::PodBalanceAcrossNode {
+                deployment,
+                max_skew,
+            } => {
+                if balance::observe(spec, state, i, deployment as usize, max_skew, rec) {
+                    violate(state, i);
+                }
+            }
             IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => {}
         }
     }
@@ -172,7 +182,9 @@ pub fn holds(
         return false;
     }
     match spec.intents[intent] {
-        IntentKind::ReplicaNumAlwaysMeetMin { .. } | IntentKind::ReplicaNumAlwaysMeetExp { .. } => {
+        IntentKind::ReplicaNumAlwaysMeetMin { .. }
+        | IntentKind::ReplicaNumAlwaysMeetExp { .. }
+        | IntentKind::PodBalanceAcrossNode { .. } => {
             state.monitors.stage[intent] != 0 || can_move()
         }
         _ => true,

@@ -1,0 +1,117 @@
+//! The default evictor shared by all descheduler plugins: which pods may be evicted, and the
+//! eviction itself within `maxNoOfPodsToEvictPerNode` / `maxNoOfPodsToEvictPerNamespace`.
+
+use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, PodPhase, Recorder};
+
+/// Limits at or above this are never reached: Kivi counts evictions in bytes.
+const UNLIMITED: u32 = 256;
+
+/// Whether pod `pod` passes the default evictor's filter: it exists and is not terminating,
+/// and it is not system-critical unless the profile evicts system-critical pods.
+pub fn passes_filter(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    profile: &DeschedulerProfile,
+    pod: usize,
+) -> bool {
+    let phase = state.pod(pod).phase;
+    phase != PodPhase::Idle
+        && phase != PodPhase::Terminating
+        && (profile.evict_system_critical_pods || !spec.pods[pod - 1].critical)
+}
+
+/// Evicts `pod` (marks it terminating and hands it to the kubelet) unless its node or the
+/// namespace has reached its eviction limit. Returns whether the pod was evicted.
+pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) -> bool {
+    let Some(config) = &spec.descheduler else {
+        return false;
+    };
+    let p = *state.pod(pod);
+    let loc = p.loc as usize;
+    let node_limit = config.max_pods_to_evict_per_node;
+    let namespace_limit = config.max_pods_to_evict_per_namespace;
+    let node_count = state
+        .evictions
+        .per_node
+        .get(loc.wrapping_sub(1))
+        .copied()
+        .unwrap_or(0);
+    if (node_limit < UNLIMITED && node_count as u32 + 1 > node_limit)
+        || (namespace_limit < UNLIMITED && state.evictions.namespace as u32 + 1 > namespace_limit)
+    {
+        return false;
+    }
+    rec.log(Some("Descheduler"), || {
+        format!("Pod {pod} on node {loc} pending for deletion!")
+    });
+    state.mark_for_deletion(p.deployment as usize, pod);
+    if node_limit < UNLIMITED {
+        if let Some(count) = state.evictions.per_node.get_mut(loc.wrapping_sub(1)) {
+            *count += 1;
+        }
+    }
+    if namespace_limit < UNLIMITED {
+        state.evictions.namespace += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::ClusterModel;
+
+    fn with_limits(node: u32, namespace: u32, critical_pod: Option<usize>) -> ClusterModel {
+        let model = load("c5", "original");
+        let mut spec = model.spec().clone();
+        let d = spec.descheduler.as_mut().unwrap();
+        d.max_pods_to_evict_per_node = node;
+        d.max_pods_to_evict_per_namespace = namespace;
+        if let Some(p) = critical_pod {
+            spec.pods[p - 1].critical = true;
+        }
+        ClusterModel::new(spec, *model.initial_state())
+    }
+
+    #[test]
+    fn per_node_limit_counts_over_the_whole_run() {
+        let model = with_limits(1, 5000, None);
+        let (spec, mut state) = (model.spec(), *model.initial_state());
+        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
+        assert!(
+            !evict(spec, &mut state, 5, &mut Recorder::off()),
+            "node 3 is at its limit"
+        );
+        assert!(
+            evict(spec, &mut state, 1, &mut Recorder::off()),
+            "node 1 is not"
+        );
+        assert_eq!(state.evictions.per_node[..3], [1, 0, 1]);
+        assert_eq!(state.evictions.namespace, 0, "no namespace limit below 256");
+    }
+
+    #[test]
+    fn namespace_limit_stops_every_node() {
+        let model = with_limits(5000, 1, None);
+        let (spec, mut state) = (model.spec(), *model.initial_state());
+        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
+        assert!(!evict(spec, &mut state, 1, &mut Recorder::off()));
+        assert_eq!(state.pod(1).phase, PodPhase::Running);
+    }
+
+    #[test]
+    fn filter_skips_terminating_and_critical_pods() {
+        let model = with_limits(5000, 5000, Some(5));
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        let mut profile = spec.descheduler.as_ref().unwrap().profiles[0].clone();
+        assert!(passes_filter(spec, &state, &profile, 4));
+        assert!(!passes_filter(spec, &state, &profile, 5), "critical");
+        assert!(!passes_filter(spec, &state, &profile, 7), "idle slot");
+        profile.evict_system_critical_pods = true;
+        assert!(passes_filter(spec, &state, &profile, 5));
+        state.mark_for_deletion(1, 4);
+        assert!(!passes_filter(spec, &state, &profile, 4), "terminating");
+    }
+}

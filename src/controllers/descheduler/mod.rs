@@ -1,0 +1,53 @@
+//! The descheduler (Kivi's `descheduler.pml`, modelling descheduler v0.27): evicts running pods
+//! so that the scheduler can place them better.
+//!
+//! Each profile's balance plugins run in configuration order, looking only at ready nodes, and
+//! every eviction goes through the default evictor ([`evictor`]). The descheduler runs once per
+//! queued deployment (the kubelet queues a deployment whenever one of its pods starts or is
+//! removed), but only after its period or while the scheduler, kubelet, deployment and node
+//! controllers are idle. As in Kivi its period is counted from the start of the run and never
+//! restarted, and a run takes no time.
+
+pub mod evictor;
+pub mod remove_duplicates;
+pub mod remove_pods_violating_topology_spread;
+
+use crate::cluster::timing::DESCHEDULER_WAIT_TIME;
+use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder};
+
+/// Whether the descheduler may run: a deployment is queued, and either its period has passed
+/// or the other controllers (the HPA aside) have nothing to do.
+pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    spec.descheduler.is_some()
+        && !state.descheduler_queue.is_empty()
+        && (state.clock.descheduler_idle >= DESCHEDULER_WAIT_TIME || state.others_quiet())
+}
+
+/// One descheduler step: for each queued deployment, while the descheduler may run, runs every
+/// profile's balance plugins.
+pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    let Some(config) = &spec.descheduler else {
+        return;
+    };
+    while enabled(spec, state) {
+        state.descheduler_queue.pop();
+        let ready = (1..=spec.nodes.len())
+            .filter(|&n| state.node(n).status == NodeStatus::Ready)
+            .count();
+        if ready <= 1 {
+            continue;
+        }
+        for profile in &config.profiles {
+            for plugin in &profile.plugins {
+                match plugin {
+                    BalancePlugin::RemoveDuplicates => {
+                        remove_duplicates::run(spec, state, profile, rec)
+                    }
+                    BalancePlugin::RemovePodsViolatingTopologySpreadConstraint => {
+                        remove_pods_violating_topology_spread::run(spec, state, profile, rec)
+                    }
+                }
+            }
+        }
+    }
+}

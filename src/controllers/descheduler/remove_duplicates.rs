@@ -1,0 +1,172 @@
+//! RemoveDuplicates: when several pods of one owner share a node, evicts the ones above the
+//! owner's average per feasible node.
+//!
+//! As in Kivi, per owner (a deployment; Kivi compares owners only) the pods on ready nodes that
+//! pass the evictor's filter are counted, and on each node every such pod after the first is a
+//! duplicate. The feasible nodes are the ready nodes that the owner's template may land on by
+//! node name, required node affinity and NoSchedule taints. With fewer than two, nothing is
+//! evicted; otherwise, on each node holding `n` duplicates with `n + 1` above the average
+//! (rounded up), the first `n + 1 - average` duplicates are evicted. Like the real plugin it
+//! does not check that the evicted pods fit anywhere else — one of the bugs Kivi reports.
+
+use super::evictor;
+use crate::cluster::state::MAX_NODES;
+use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder};
+
+/// Runs the plugin for every deployment.
+pub fn run(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    profile: &DeschedulerProfile,
+    rec: &mut Recorder,
+) {
+    for d in 1..=spec.deployments.len() {
+        balance_owner(spec, state, profile, d, rec);
+    }
+}
+
+/// Duplicates of one owner: per node (index = node id), a bit mask of duplicate pods.
+struct Duplicates {
+    pods: [u64; MAX_NODES + 1],
+    occurrences: i32,
+}
+
+fn duplicates(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    profile: &DeschedulerProfile,
+    d: usize,
+) -> Duplicates {
+    let mut dup = Duplicates {
+        pods: [0; MAX_NODES + 1],
+        occurrences: 0,
+    };
+    for n in 1..=spec.nodes.len() {
+        if state.node(n).status != NodeStatus::Ready {
+            continue;
+        }
+        let mut seen = false;
+        for pod in 1..=spec.pods.len() {
+            let p = state.pod(pod);
+            if p.loc as usize != n
+                || p.deployment as usize != d
+                || !evictor::passes_filter(spec, state, profile, pod)
+            {
+                continue;
+            }
+            dup.occurrences += 1;
+            if seen {
+                dup.pods[n] |= 1 << (pod - 1);
+            }
+            seen = true;
+        }
+    }
+    dup
+}
+
+/// Ready nodes the owner's pods may land on, or 0 when there are fewer than two.
+fn target_nodes(spec: &ClusterSpec, state: &ClusterState, d: usize) -> i32 {
+    let template = spec.template_or_none(state.deployment(d).template);
+    let has_required = template.affinity.iter().any(|t| t.required);
+    let count = (1..=spec.nodes.len())
+        .filter(|&n| {
+            let node = spec.node(n);
+            state.node(n).status == NodeStatus::Ready
+                && !template.no_schedule.contains(&node.taint_type)
+                && (template.node_name == 0 || template.node_name == node.name)
+                && (!has_required
+                    || template
+                        .affinity
+                        .iter()
+                        .any(|t| t.required && t.matched_nodes.contains(&(n as u8))))
+        })
+        .count() as i32;
+    if count > 1 {
+        count
+    } else {
+        0
+    }
+}
+
+fn balance_owner(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    profile: &DeschedulerProfile,
+    d: usize,
+    rec: &mut Recorder,
+) {
+    let dup = duplicates(spec, state, profile, d);
+    if dup.pods.iter().all(|&m| m == 0) {
+        return;
+    }
+    let targets = target_nodes(spec, state, d);
+    if targets < 2 {
+        return;
+    }
+    let upper_avg = (dup.occurrences + targets - 1) / targets;
+    for n in 1..=spec.nodes.len() {
+        let count = dup.pods[n].count_ones() as i32;
+        if count == 0 || count < upper_avg {
+            continue;
+        }
+        let mut rest = dup.pods[n];
+        for _ in 0..count - (upper_avg - 1) {
+            let pod = rest.trailing_zeros() as usize + 1;
+            rest &= rest - 1;
+            let status = state.pod(pod).phase as u8;
+            rec.log(Some("Descheduler"), || {
+                format!("Duplicated Pod {pod} (status {status}) on node {n} pending for deletion!")
+            });
+            if !evictor::evict(spec, state, pod, rec) {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, PodPhase, Recorder};
+    use crate::controllers::descheduler;
+
+    fn terminating(model: &ClusterModel, state: &crate::cluster::ClusterState) -> Vec<usize> {
+        (1..=model.spec().pods.len())
+            .filter(|&p| state.pod(p).phase == PodPhase::Terminating)
+            .collect()
+    }
+
+    #[test]
+    fn evicts_duplicates_above_the_rounded_up_average_even_without_room_elsewhere() {
+        let model = load("c5", "original");
+        let mut state = *model.initial_state();
+        let mut rec = Recorder::on();
+        descheduler::run(model.spec(), &mut state, &mut rec);
+        assert_eq!(
+            terminating(&model, &state),
+            [4],
+            "5 pods on 3 nodes: average 2, node 3 holds 3"
+        );
+        assert_eq!(state.kubelet_queue.pending(), [4]);
+        assert_eq!(state.deployment(1).in_deletion, 1);
+        assert!(state.descheduler_queue.is_empty());
+        let lines: Vec<_> = rec.into_lines().into_iter().map(|l| l.message).collect();
+        assert_eq!(
+            lines,
+            [
+                "Duplicated Pod 4 (status 1) on node 3 pending for deletion!",
+                "Pod 4 on node 3 pending for deletion!"
+            ]
+        );
+    }
+
+    #[test]
+    fn needs_two_feasible_nodes() {
+        let model = load("c5", "original");
+        let mut state = *model.initial_state();
+        state.node_mut(2).status = crate::cluster::NodeStatus::NotReady;
+        state.node_mut(1).status = crate::cluster::NodeStatus::NotReady;
+        descheduler::run(model.spec(), &mut state, &mut Recorder::off());
+        assert!(terminating(&model, &state).is_empty());
+    }
+}

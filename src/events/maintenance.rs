@@ -1,0 +1,209 @@
+//! Node maintenance (Kivi's `maintenance` and `maintenanceNode`): nodes are drained in id order,
+//! at most `p` at a time, and each is put back once the cluster settles or its wait time has
+//! passed.
+//!
+//! The event walks the nodes in id order and waits at each until it is ready, not yet
+//! maintained, and fewer than `p` nodes are in maintenance; it then picks the node and moves
+//! on within the same step, so up to `p` nodes are picked together. A picked node is drained in
+//! a later step of its own (not ready, queued for the node controller). It comes back when the
+//! HPA, scheduler, kubelet, deployment and node controllers are all idle, or once
+//! [`MAINTENANCE_WAIT_TIME`] has passed; coming back moves the clock to at least the end of
+//! that wait, as Kivi does.
+
+use crate::cluster::timing::MAINTENANCE_WAIT_TIME;
+use crate::cluster::{
+    ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Recorder,
+};
+
+fn in_maintenance(spec: &ClusterSpec, state: &ClusterState) -> usize {
+    state.nodes[..spec.nodes.len()]
+        .iter()
+        .filter(|n| n.maintenance != MaintenancePhase::Idle)
+        .count()
+}
+
+/// Whether node `n` may be picked now.
+fn can_pick(spec: &ClusterSpec, state: &ClusterState, n: usize, parallel: u8) -> bool {
+    let node = state.node(n);
+    node.status == NodeStatus::Ready
+        && !node.maintained
+        && node.maintenance == MaintenancePhase::Idle
+        && in_maintenance(spec, state) < parallel as usize
+}
+
+/// Visits maintenance event `event`'s pick when the node it waits at can be picked. Returns
+/// false when `visit` asked to stop.
+pub fn for_each_pick(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    event: usize,
+    parallel: u8,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    let next = state.events.progress[event] as usize + 1;
+    if next > spec.nodes.len() || !can_pick(spec, state, next, parallel) {
+        return true;
+    }
+    visit(ClusterAction::Maintenance { event: event as u8 })
+}
+
+/// Visits every picked node's drain and every drained node's return that is enabled. Returns
+/// false when `visit` asked to stop.
+pub fn for_each_node_step(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    for n in 1..=spec.nodes.len() {
+        let node = n as u8;
+        let action = match state.node(n).maintenance {
+            MaintenancePhase::Idle => continue,
+            MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
+            MaintenancePhase::Draining => {
+                if state.node(n).maintenance_elapsed < MAINTENANCE_WAIT_TIME && !state.is_quiet() {
+                    continue;
+                }
+                ClusterAction::MaintenanceEnd { node }
+            }
+        };
+        if !visit(action) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Maintenance event `event` picks nodes from the one it waits at, in id order, for as long as
+/// they can be picked; it is done once it has passed the last node.
+pub fn pick(spec: &ClusterSpec, state: &mut ClusterState, event: usize, parallel: u8) {
+    while (state.events.progress[event] as usize) < spec.nodes.len() {
+        let n = state.events.progress[event] as usize + 1;
+        if !can_pick(spec, state, n, parallel) {
+            return;
+        }
+        state.node_mut(n).maintenance = MaintenancePhase::Picked;
+        state.events.progress[event] += 1;
+    }
+    state.events.done |= 1 << event;
+}
+
+/// Node `n`'s drain starts: it turns not ready and is queued for the node controller.
+pub fn start(state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    rec.log(Some("maintenanceNode"), || {
+        format!("Starting maintenance for node {n}")
+    });
+    let node = state.node_mut(n);
+    node.maintenance = MaintenancePhase::Draining;
+    node.maintenance_elapsed = 0;
+    node.status = NodeStatus::NotReady;
+    state.node_queue.push(n);
+}
+
+/// Node `n`'s maintenance ends: it is ready and maintained, and the clock has moved at least to
+/// the end of its wait.
+pub fn end(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    let elapsed = state.node(n).maintenance_elapsed;
+    let node = state.node_mut(n);
+    node.status = NodeStatus::Ready;
+    node.maintained = true;
+    node.maintenance = MaintenancePhase::Idle;
+    node.maintenance_elapsed = 0;
+    rec.log(Some("maintenanceNode"), || {
+        format!("End maintenance for node {n}")
+    });
+    state.advance(
+        spec,
+        (MAINTENANCE_WAIT_TIME - elapsed.min(MAINTENANCE_WAIT_TIME)) as u32,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+    use crate::cluster::{ClusterModel, EventKind};
+
+    fn with_parallel(parallel: u8) -> ClusterModel {
+        let model = load("c6", "original");
+        let mut spec = model.spec().clone();
+        spec.events[0].kind = EventKind::Maintenance { parallel };
+        let mut init = *model.initial_state();
+        init.events.after_stable_started = true;
+        ClusterModel::new(spec, init)
+    }
+
+    fn steps(spec: &ClusterSpec, state: &ClusterState) -> Vec<ClusterAction> {
+        let mut out = Vec::new();
+        for_each_node_step(spec, state, &mut |a| {
+            out.push(a);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn picks_up_to_p_nodes_in_order_and_waits_for_one_to_return() {
+        let model = with_parallel(2);
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        pick(spec, &mut state, 0, 2);
+        let phases: Vec<_> = (1..=3).map(|n| state.node(n).maintenance).collect();
+        assert_eq!(
+            phases,
+            [
+                MaintenancePhase::Picked,
+                MaintenancePhase::Picked,
+                MaintenancePhase::Idle
+            ]
+        );
+        assert_eq!(state.events.progress[0], 2, "waits at node 3");
+        assert_eq!(state.events.done, 0);
+        let mut visited = Vec::new();
+        for_each_pick(spec, &state, 0, 2, &mut |a| {
+            visited.push(a);
+            true
+        });
+        assert!(visited.is_empty(), "two nodes are in maintenance");
+
+        start(&mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).status, NodeStatus::NotReady);
+        assert_eq!(state.node_queue.pending(), [1]);
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceStart { node: 2 }],
+            "node 1 waits for the cluster to settle"
+        );
+        state.advance(spec, 700);
+        assert_eq!(state.node(1).maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+        assert!(steps(spec, &state).contains(&ClusterAction::MaintenanceEnd { node: 1 }));
+        end(spec, &mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).status, NodeStatus::Ready);
+        assert!(state.node(1).maintained);
+        pick(spec, &mut state, 0, 2);
+        assert_eq!(state.node(3).maintenance, MaintenancePhase::Picked);
+        assert_eq!(state.events.done, 1, "every node has been passed");
+    }
+
+    #[test]
+    fn returning_early_moves_the_clock_to_the_end_of_the_wait() {
+        let model = with_parallel(1);
+        let spec = model.spec();
+        let mut state = *model.initial_state();
+        pick(spec, &mut state, 0, 1);
+        start(&mut state, 1, &mut Recorder::off());
+        state.advance(spec, 10);
+        assert_eq!(state.node(1).maintenance_elapsed, 10);
+        state.node_queue.pop();
+        assert!(state.is_quiet());
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceEnd { node: 1 }]
+        );
+        let before = state;
+        end(spec, &mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).maintenance, MaintenancePhase::Idle);
+        let mut expected = before;
+        expected.advance(spec, (MAINTENANCE_WAIT_TIME - 10) as u32);
+        assert_eq!(state.clock, expected.clock);
+    }
+}

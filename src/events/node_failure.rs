@@ -1,0 +1,49 @@
+//! Node failure (Kivi's `nodeFailure`): the node turns not ready, is queued for the node
+//! controller, and turns ready again — three separate steps, so the node controller may or may
+//! not see the node down, and other controllers may act in between.
+
+use crate::cluster::{ClusterState, NodeStatus, Recorder};
+
+/// The steps of a node failure, in order.
+const STEPS: u8 = 3;
+
+/// Takes node failure event `event`'s next step on node `n`.
+pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder) {
+    let taken = state.events.progress[event];
+    match taken {
+        0 => {
+            state.node_mut(n).status = NodeStatus::NotReady;
+            rec.log(Some("nodeFailure"), || format!("Node {n} failed"));
+        }
+        1 => state.node_queue.push(n),
+        _ => {
+            state.node_mut(n).status = NodeStatus::Ready;
+            rec.log(Some("nodeFailure"), || format!("Node {n} is back"));
+        }
+    }
+    state.events.progress[event] = taken + 1;
+    if taken + 1 >= STEPS {
+        state.events.done |= 1 << event;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::test_cases::load;
+
+    #[test]
+    fn fails_queues_and_recovers_in_three_steps() {
+        let model = load("c6", "original");
+        let mut state = *model.initial_state();
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::NotReady);
+        assert!(state.node_queue.is_empty());
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node_queue.pending(), [2]);
+        assert_eq!(state.events.done, 0);
+        step(&mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::Ready);
+        assert_eq!(state.events.done, 1);
+    }
+}

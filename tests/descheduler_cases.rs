@@ -1,0 +1,141 @@
+//! Kivi's cases C5–C8 (descheduler, taint manager, maintenance) at scale 3, checked with the
+//! engine: the violated intent Kivi + SPIN report on `original.json`, none on
+//! `original-non-violation.json`, with one and several threads, depth- and breadth-first.
+
+use std::path::Path;
+
+use kivi::cluster::ClusterModel;
+use kivi::engine::{check, CheckOptions, Failure, Outcome, Strategy, Verdict};
+use kivi::input::load_uniform_file;
+
+fn load(case: &str, variant: &str) -> ClusterModel {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{variant}.json"));
+    load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(model: &ClusterModel, threads: usize, strategy: Strategy) -> Outcome<ClusterModel> {
+    check(
+        model,
+        &CheckOptions {
+            threads,
+            strategy,
+            ..Default::default()
+        },
+    )
+    .expect("counterexamples replay")
+}
+
+/// The counterexample's Kivi-style lines, after checking that it replays step by step.
+fn lines(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Vec<String> {
+    let trace = &outcome.violations[0].trace;
+    let mut state = trace.init;
+    let mut steps = Vec::new();
+    for step in &trace.steps {
+        let next = kivi::engine::Model::next_state(model, &state, &step.action).expect("replays");
+        assert_eq!(next, step.state, "step {:?} replays", step.action);
+        steps.push((step.action, step.state));
+        state = next;
+    }
+    model.kivi_trace(&trace.init, &steps)
+}
+
+const CASES: [(&str, &str); 4] = [
+    ("c5", "no_oscillation_eviction"),
+    ("c6", "replica_num_always_meet_exp"),
+    ("c7", "no_oscillation_eviction"),
+    ("c8", "no_oscillation_eviction"),
+];
+
+#[test]
+fn originals_violate_kivis_intent() {
+    for (case, intent) in CASES {
+        let model = load(case, "original");
+        for (threads, strategy) in [(1, Strategy::Dfs), (4, Strategy::Dfs), (1, Strategy::Bfs)] {
+            let outcome = run(&model, threads, strategy);
+            assert_eq!(
+                outcome.verdict(),
+                Verdict::Violation,
+                "{case} {threads} {strategy:?}"
+            );
+            let names: Vec<_> = outcome
+                .violations
+                .iter()
+                .map(|v| v.failure.clone())
+                .collect();
+            assert_eq!(
+                names,
+                vec![Failure::Invariant(intent.to_string())],
+                "{case} with {threads} threads, {strategy:?}"
+            );
+            let text = lines(&model, &outcome);
+            eprintln!("{case} ({threads}, {strategy:?}):\n{}", text.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn non_violation_variants_are_clean() {
+    for (case, _) in CASES {
+        let model = load(case, "original-non-violation");
+        for (threads, strategy) in [(1, Strategy::Dfs), (4, Strategy::Dfs), (1, Strategy::Bfs)] {
+            let outcome = run(&model, threads, strategy);
+            eprintln!(
+                "{case}-non-violation ({threads}, {strategy:?}): {} states",
+                outcome.stats.states_stored
+            );
+            assert_eq!(
+                outcome.verdict(),
+                Verdict::NoViolation,
+                "{case}-non-violation with {threads} threads, {strategy:?}: {}",
+                outcome.summary()
+            );
+        }
+    }
+}
+
+#[test]
+fn loop_search_finds_the_oscillations_as_lassos() {
+    use kivi::cluster::eviction_loop::{evicts_pod, find_eviction_loop, fold_repeats};
+    for case in ["c5", "c8"] {
+        let model = load(case, "original");
+        let found = find_eviction_loop(&model, 1_000_000)
+            .expect("within the bound")
+            .unwrap_or_else(|| panic!("{case}: an eviction loop"));
+        let (model, lasso) = (&found.model, &found.lasso);
+        assert!(!lasso.cycle.is_empty());
+        let mut state = lasso.init;
+        let mut evictions = 0;
+        for (i, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
+            let next = kivi::engine::Model::next_state(model, &state, &step.action).unwrap();
+            assert_eq!(next, step.state, "{case}: step {i} replays");
+            if i >= lasso.prefix.len() && evicts_pod(model, &state, &step.action, &next) {
+                evictions += 1;
+            }
+            state = next;
+        }
+        assert_eq!(&state, lasso.entry(), "{case}: the cycle closes");
+        assert!(evictions > 0, "{case}: the cycle evicts");
+        let lines = found.lines();
+        eprintln!(
+            "{case} prefix:\n{}\n{case} cycle:\n{}",
+            fold_repeats(&lines.prefix).join("\n"),
+            lines.cycle.join("\n")
+        );
+        assert!(
+            lines
+                .cycle
+                .iter()
+                .any(|l| l.contains("pending for deletion")),
+            "{case}: the cycle shows the eviction"
+        );
+        assert!(
+            lines.cycle.iter().any(|l| l.contains("Adding a new pod")),
+            "{case}: the cycle shows the re-creation"
+        );
+    }
+    for case in ["c5", "c8"] {
+        let model = load(case, "original-non-violation");
+        let lasso = find_eviction_loop(&model, 1_000_000).expect("within the bound");
+        assert!(lasso.is_none(), "{case}-non-violation has no eviction loop");
+    }
+}
