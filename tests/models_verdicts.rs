@@ -105,7 +105,6 @@ fn c5_and_c8_build_the_cases_descheduler() {
 }
 
 #[test]
-#[ignore = "needs the descheduler model and the eviction-cycle intent (branch desched)"]
 fn c5_descheduler_evicts_in_a_cycle() {
     violates(
         "models/c5-descheduler-duplicates",
@@ -114,7 +113,6 @@ fn c5_descheduler_evicts_in_a_cycle() {
 }
 
 #[test]
-#[ignore = "needs the descheduler model and the eviction-cycle intent (branch desched)"]
 fn c8_descheduler_fights_the_scheduler() {
     violates(
         "models/c8-spot-spread-descheduler",
