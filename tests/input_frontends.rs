@@ -421,3 +421,13 @@ fn requests_hpa_versions_and_descheduler_strategies() {
         })
     );
 }
+
+#[test]
+fn kubectl_json_lists_are_manifests() {
+    let nodes = shared("c3/logs/setup/2023-07-01T20:04:09-getnode.log.json");
+    let (document, stderr) = dump(&[&nodes]);
+    assert_eq!(document["setup"]["nodes"].as_array().unwrap().len(), 4);
+    // Nothing but 24-core nodes: one unit is 24 cores.
+    assert_eq!(document["setup"]["nodes"][0]["cpu"], 1);
+    assert!(stderr.contains("units: one CPU unit is 24,"), "{stderr}");
+}

@@ -36,12 +36,20 @@ pub struct Translation {
     pub units: Option<Units>,
 }
 
-/// Whether `path` needs a front-end: a directory, a YAML file, or JSON that is not uniform.
+/// Whether `path` needs a front-end: a directory, a YAML file, or a JSON file holding
+/// Kubernetes objects (`kubectl get -o json`) rather than uniform JSON.
 pub fn needs_translation(path: &Path) -> bool {
     if path.is_dir() {
         return true;
     }
-    matches!(extension(path).as_str(), "yaml" | "yml")
+    match extension(path).as_str() {
+        "yaml" | "yml" => true,
+        "json" => std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|value| value.get("kind").is_some() && value.get("setup").is_none()),
+        _ => false,
+    }
 }
 
 fn extension(path: &Path) -> String {
