@@ -257,7 +257,12 @@ fn simulate_is_reproducible_from_its_seed() {
 
 /// Runs `kivi check` on a malformed input: exit 2, the message names `place`, no panic.
 fn rejects(input: &str, place: &str, what: &str) {
-    let output = kivi(&["check", input, "-q"]);
+    rejects_with(&["check", input, "-q"], place, what);
+}
+
+/// Runs kivi with `args`: exit 2, the message names `place` and says `what`, no panic.
+fn rejects_with(args: &[&str], place: &str, what: &str) {
+    let output = kivi(args);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(place), "{stderr} does not name {place}");
@@ -430,4 +435,13 @@ fn kubectl_json_lists_are_manifests() {
     // Nothing but 24-core nodes: one unit is 24 cores.
     assert_eq!(document["setup"]["nodes"][0]["cpu"], 1);
     assert!(stderr.contains("units: one CPU unit is 24,"), "{stderr}");
+}
+
+#[test]
+fn from_cluster_dump_needs_kubectl_output() {
+    rejects_with(
+        &["check", "models/c3-spread-hpa", "--from-cluster-dump"],
+        "models/c3-spread-hpa: --from-cluster-dump",
+        "no kubectl output found",
+    );
 }
