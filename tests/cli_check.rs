@@ -26,9 +26,8 @@ fn expected(case: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("expected.json")).expect("JSON")
 }
 
-/// The cases whose semantics are modelled so far, with the intent Kivi + SPIN report at
-/// scale 3.
-const SINGLE_TOPOLOGY_CASES: [&str; 4] = ["c1", "c2", "c3", "c4"];
+/// The paper's cases.
+const SINGLE_TOPOLOGY_CASES: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
 
 #[test]
 fn single_topologies_violate_the_intent_kivi_reports() {
@@ -76,7 +75,7 @@ fn non_violation_variants_have_no_violation() {
 }
 
 /// Kivi + SPIN's scaling results: topologies tried and the minimal violating topology.
-const SCALING: [(&str, u64, &str); 4] = [
+const SCALING: [(&str, u64, &str); 8] = [
     ("c1", 3, "{node type 0: 1, deployment type 0: 3}"),
     ("c2", 2, "{node type 0: 1, deployment type 0: 2}"),
     (
@@ -85,6 +84,22 @@ const SCALING: [(&str, u64, &str); 4] = [
         "{node type 0: 1, node type 1: 2, deployment type 0: 3}",
     ),
     ("c4", 5, "{node type 0: 2, deployment type 0: 5}"),
+    (
+        "c5",
+        2,
+        "{node type 0: 1, node type 1: 1, deployment type 0: 2}",
+    ),
+    ("c6", 2, "{node type 0: 2, deployment type 0: 2}"),
+    (
+        "c7",
+        2,
+        "{node type 0: 1, node type 1: 0, deployment type 0: 1}",
+    ),
+    (
+        "c8",
+        70,
+        "{node type 0: 1, node type 1: 2, deployment type 0: 6}",
+    ),
 ];
 
 #[test]
@@ -130,7 +145,16 @@ fn gallop_reports_the_same_minimal_topology() {
 
 #[test]
 fn non_violation_sweeps_check_every_topology() {
-    for (case, count) in [("c1", 36), ("c2", 36), ("c3", 264), ("c4", 20)] {
+    for (case, count) in [
+        ("c1", 36),
+        ("c2", 36),
+        ("c3", 264),
+        ("c4", 20),
+        ("c5", 36),
+        ("c6", 20),
+        ("c7", 36),
+        ("c8", 264),
+    ] {
         let output = kivi(&[
             "check",
             "--case",

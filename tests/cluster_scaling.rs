@@ -44,3 +44,28 @@ fn every_topology_kivi_tried_gets_spins_verdict() {
         }
     }
 }
+
+#[test]
+fn the_largest_topology_of_a_scale_6_sweep_checks() {
+    let template = Template::from_json(&json("cases/c3/template-non-violation.json"))
+        .unwrap()
+        .with_scale(6);
+    let topologies = enumerate(&template, &EnumerationOptions::default());
+    let largest = topologies
+        .iter()
+        .max_by_key(|t| (t.total_nodes(), t.total_replicas()))
+        .unwrap();
+    let doc = instantiate(&template, largest);
+    let pods = doc["setup"]["pods"].as_array().unwrap().len();
+    assert!(pods > 64, "{largest}: {pods} pod slots");
+    let model = load_uniform(&doc).unwrap_or_else(|e| panic!("{largest}: {e}"));
+    let options = CheckOptions {
+        threads: 1,
+        strategy: Strategy::Bfs,
+        visited: VisitedKind::Exact,
+        ..CheckOptions::default()
+    };
+    let outcome = check(&model, &options).expect("counterexamples replay");
+    assert!(outcome.violations.is_empty(), "{largest}");
+    assert!(outcome.incomplete.is_none());
+}

@@ -30,10 +30,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
     fn concurrent_inserts_store_each_key_exactly_once(
-        keys in proptest::collection::vec(any::<u64>(), 1..4000),
+        keys in proptest::collection::vec(any::<u64>(), 1..400_000),
         threads in 2usize..6,
     ) {
-        let table = FingerprintTable::new(1 << 26);
+        let table = FingerprintTable::new(1 << 26).with_rehash_threads(threads);
         let news: Vec<u64> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {

@@ -1,6 +1,7 @@
 //! `kivi bench engine`: explore a synthetic model and report throughput.
 
 use super::engine_args::EngineArgs;
+use super::plot::PlotArgs;
 use crate::engine::synthetic::{Counters, OrderedCounters, TwoPhaseCommit, MAX_COUNTERS};
 use crate::engine::{check, CheckOptions, Model, Outcome, VisitedKind};
 use clap::{Args, Subcommand, ValueEnum};
@@ -10,6 +11,8 @@ use clap::{Args, Subcommand, ValueEnum};
 pub enum BenchCommand {
     /// Explore a synthetic model with known state count.
     Engine(EngineBench),
+    /// Draw two columns of a CSV file as an SVG line chart, one line per series.
+    Plot(PlotArgs),
 }
 
 impl BenchCommand {
@@ -17,6 +20,7 @@ impl BenchCommand {
     pub fn run(self) -> Result<i32, String> {
         match self {
             Self::Engine(bench) => bench.run(),
+            Self::Plot(plot) => plot.run(),
         }
     }
 }

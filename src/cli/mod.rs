@@ -7,6 +7,7 @@ mod bench;
 mod check;
 mod dump;
 mod engine_args;
+mod plot;
 mod simulate;
 
 pub use engine_args::EngineArgs;

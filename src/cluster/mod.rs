@@ -26,6 +26,24 @@
 //! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
 //! step; their variables live in the state, and a violated intent stays violated.
 //!
+//! # Where this model departs from Kivi
+//!
+//! Kivi's own quirks are kept (they decide verdicts); these are the exceptions, all outside what
+//! the reference cases exercise:
+//! - `init` is atomic here; in Kivi its statements interleave with the processes it starts.
+//!   Together with the saturated clock this is why SPIN stores many more states than we do.
+//! - Intent monitors observe every step (see [`crate::intents`]); Kivi's are asynchronous, so
+//!   its traces may print a monitor's line a few steps after the violating step.
+//! - The scheduler's per-node `curAffinity`/`curTaint` scratch flags are recomputed for each
+//!   pod; Kivi keeps stale values in hidden variables across scheduling cycles.
+//! - A rolling update does one surge-or-shrink pass per reconcile; Kivi's loop never ends when
+//!   it has to surge.
+//! - An HPA metric Kivi cannot compute (no requests, no target) proposes nothing; Kivi stops
+//!   with an internal assertion.
+//! - `scaleDeployment` picks deployment ids from 1 (Kivi also picks 0, which makes it assert),
+//!   and `createDeployment` of an existing deployment does nothing (Kivi asserts).
+//! - A node's kernel panic count saturates at `LOOP_TIMES`.
+//!
 //! # Descheduler, taint manager, maintenance and node failure
 //!
 //! - The descheduler ([`crate::controllers::descheduler`]) runs its profiles' balance plugins
@@ -57,7 +75,7 @@ pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
     Clock, ClusterState, DeploymentState, EvictionCounts, MaintenancePhase, NodeState, NodeStatus,
-    PodPhase, PodState, ReplicaSetState, WorkQueue,
+    PodPhase, PodSet, PodState, ReplicaSetState, WorkQueue,
 };
 pub use trace::{Recorder, TraceLine};
 

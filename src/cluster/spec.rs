@@ -481,3 +481,5 @@ impl ClusterSpec {
 pub const MAX_LABEL_KEYS: usize = 16;
 /// Most distinct values one label key may take.
 pub const MAX_LABEL_VALUES: usize = 64;
+/// Most topology spread constraints a pod template may have.
+pub const MAX_SPREAD_CONSTRAINTS: usize = 8;

@@ -6,9 +6,9 @@
 //! [`ClusterSpec`](super::ClusterSpec)); [`ClusterState::encode`] writes only those.
 
 /// Most nodes a cluster may have.
-pub const MAX_NODES: usize = 32;
-/// Most pod slots a cluster may have (a replica set's members are a 64-bit mask).
-pub const MAX_PODS: usize = 64;
+pub const MAX_NODES: usize = 64;
+/// Most pod slots a cluster may have (pod ids are bytes, as in Kivi without `MORE_PODS`).
+pub const MAX_PODS: usize = 255;
 /// Most deployments a cluster may have.
 pub const MAX_DEPLOYMENTS: usize = 8;
 /// Most events and user commands an input may list.
@@ -101,28 +101,76 @@ pub struct PodState {
     pub age: u16,
 }
 
+/// A set of pod ids, kept in ascending order as Kivi keeps a replica set's `podIds`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PodSet([u64; MAX_PODS.div_ceil(64)]);
+
+impl PodSet {
+    /// Whether pod `id` is a member.
+    pub fn contains(&self, id: usize) -> bool {
+        self.0[(id - 1) / 64] & (1 << ((id - 1) % 64)) != 0
+    }
+
+    /// Adds pod `id`.
+    pub fn insert(&mut self, id: usize) {
+        self.0[(id - 1) / 64] |= 1 << ((id - 1) % 64);
+    }
+
+    /// Removes pod `id`; whether it was a member.
+    pub fn remove(&mut self, id: usize) -> bool {
+        let was = self.contains(id);
+        self.0[(id - 1) / 64] &= !(1 << ((id - 1) % 64));
+        was
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// The members in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    i * 64 + bit + 1
+                })
+            })
+        })
+    }
+
+    fn encode(&self, pods: usize, out: &mut Vec<u8>) {
+        let bytes = self.0.iter().flat_map(|w| w.to_le_bytes());
+        out.extend(bytes.take(pods.div_ceil(8)));
+    }
+}
+
 /// Mutable replica set fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ReplicaSetState {
     /// The replica set's desired replicas.
     pub spec_replicas: i16,
-    /// Member pods (bit `i - 1` for pod id `i`), in Kivi's ascending `podIds` order.
-    pub pods: u64,
+    /// Member pods, in Kivi's ascending `podIds` order.
+    pub pods: PodSet,
 }
 
 impl ReplicaSetState {
     /// Number of member pods (Kivi's `replicas`).
     pub fn replicas(&self) -> i32 {
-        self.pods.count_ones() as i32
+        self.pods.len() as i32
     }
 
     /// The pod id at position `index` of the ascending member list, if any.
     pub fn pod_at(&self, index: usize) -> Option<usize> {
-        let mut rest = self.pods;
-        for _ in 0..index {
-            rest &= rest.wrapping_sub(1);
-        }
-        (rest != 0).then(|| rest.trailing_zeros() as usize + 1)
+        self.pods.iter().nth(index)
     }
 }
 
@@ -258,12 +306,21 @@ pub struct EventsState {
 /// The descheduler's eviction counts. As in Kivi they are never reset, and they are kept only
 /// while a limit below 256 makes them observable (Kivi's byte counters can never exceed a
 /// larger limit).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EvictionCounts {
     /// Pods evicted per node (index = node id - 1).
     pub per_node: [u8; MAX_NODES],
     /// Pods evicted in the (single) namespace.
     pub namespace: u8,
+}
+
+impl Default for EvictionCounts {
+    fn default() -> Self {
+        Self {
+            per_node: [0; MAX_NODES],
+            namespace: 0,
+        }
+    }
 }
 
 /// The intent monitors' variables.
@@ -418,7 +475,7 @@ impl ClusterState {
             }
             for rs in &d.replica_sets {
                 out.extend_from_slice(&rs.spec_replicas.to_le_bytes());
-                out.extend_from_slice(&rs.pods.to_le_bytes()[..pods.div_ceil(8)]);
+                rs.pods.encode(pods, out);
             }
             out.extend_from_slice(&[
                 d.template,
@@ -468,13 +525,19 @@ mod tests {
 
     #[test]
     fn replica_set_members_are_indexed_in_ascending_order() {
-        let rs = ReplicaSetState {
-            spec_replicas: 3,
-            pods: 0b1011_0000,
-        };
-        assert_eq!(rs.replicas(), 3);
+        let mut rs = ReplicaSetState::default();
+        for id in [200, 5, 70, 8, 6] {
+            rs.pods.insert(id);
+        }
+        assert!(rs.pods.remove(6));
+        assert!(!rs.pods.remove(6));
+        assert_eq!(rs.replicas(), 4);
+        assert_eq!(rs.pods.iter().collect::<Vec<_>>(), [5, 8, 70, 200]);
         assert_eq!(rs.pod_at(0), Some(5));
-        assert_eq!(rs.pod_at(2), Some(8));
-        assert_eq!(rs.pod_at(3), None);
+        assert_eq!(rs.pod_at(3), Some(200));
+        assert_eq!(rs.pod_at(4), None);
+        let mut out = Vec::new();
+        rs.pods.encode(10, &mut out);
+        assert_eq!(out, [0b1001_0000, 0]);
     }
 }

@@ -139,15 +139,18 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
     rec.log(Some("Deployment"), || {
         format!("Adding a new pod {pod} to deployment {d}")
     });
-    let named = spec
-        .nodes
-        .iter()
-        .position(|n| template.node_name != 0 && n.name == template.node_name);
     if template.node_name != 0 {
         rec.log(Some("Deployment"), || {
             format!("The nodeName has been defined in the deployment {pod}, enqueue to kubelet directly")
         });
-        state.pods[index].loc = named.map_or(0, |n| n as u8 + 1);
+        // As in Kivi, the deployment controller takes nodeName as the node's position (1-based),
+        // not its name: instantiated topologies number their nodes from 0.
+        let position = template.node_name as usize;
+        state.pods[index].loc = if position <= spec.nodes.len() {
+            position as u8
+        } else {
+            0
+        };
         state.kubelet_queue.push(pod);
     } else {
         state.scheduler_queue.push(pod);

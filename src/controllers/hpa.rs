@@ -90,9 +90,10 @@ fn proposal(
     let total_replicas = dep.replicas as i32;
     let mut usage_total = 0i64;
     let mut request_total = 0i64;
-    let members = dep.current().pods;
-    let counted = (1..=spec.pods.len())
-        .filter(|&p| members & (1 << (p - 1)) != 0)
+    let counted = dep
+        .current()
+        .pods
+        .iter()
         .filter(|&p| {
             let phase = state.pod(p).phase;
             phase == PodPhase::Running || phase == PodPhase::Terminating

@@ -25,7 +25,7 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
     if owned {
         let dep = state.deployment_mut(d);
         let cur = dep.cur_version as usize;
-        dep.replica_sets[cur].pods |= 1 << (pod - 1);
+        dep.replica_sets[cur].pods.insert(pod);
         dep.replicas += 1;
         dep.in_creation -= 1;
         if spec.tracks_evictions() {
@@ -53,9 +53,7 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
     }
     if let Some(dep) = state.deployments.get_mut(d.wrapping_sub(1)) {
         let cur = dep.cur_version as usize;
-        let bit = 1 << (pod - 1);
-        if dep.replica_sets[cur].pods & bit != 0 {
-            dep.replica_sets[cur].pods &= !bit;
+        if dep.replica_sets[cur].pods.remove(pod) {
             dep.replicas -= 1;
         } else if dep.in_creation > 0 {
             dep.in_creation -= 1;

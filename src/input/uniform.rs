@@ -217,6 +217,13 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
             template_labels: false,
             age: 0,
         };
+        if state.pods[i].owned && state.pods[i].deployment == 0 {
+            return Err(bad(
+                &path,
+                "workloadId",
+                "a pod owned by a deployment names its id",
+            ));
+        }
         let loc = state.pods[i].loc as usize;
         if state.pods[i].phase != PodPhase::Idle && loc > nodes.len() {
             return Err(bad(
@@ -455,7 +462,14 @@ fn raw_spread_constraints(
         }
         None => defaults.iter().collect(),
     };
-    let count = ranged(pt, &path, "numTopoSpreadConstraints", 2, 0, 64)? as usize;
+    let count = ranged(
+        pt,
+        &path,
+        "numTopoSpreadConstraints",
+        2,
+        0,
+        MAX_SPREAD_CONSTRAINTS as i64,
+    )? as usize;
     if count > list.len() {
         return Err(LoadError::new(
             format!("{path}.numTopoSpreadConstraints"),
@@ -746,7 +760,7 @@ fn deployment_state(
     for (v, rs) in sets.iter().enumerate() {
         let rpath = format!("{path}.replicaSets[{v}]");
         let ids = list(rs.get("podIds"), &format!("{rpath}.podIds"))?;
-        let mut mask = 0u64;
+        let mut members = PodSet::default();
         for (j, id) in ids.iter().enumerate() {
             let id = number(id, &format!("{rpath}.podIds[{j}]"))?;
             if id < 1 || id as usize > pods {
@@ -756,22 +770,19 @@ fn deployment_state(
                     "use pod ids from 1 to the number of pods",
                 ));
             }
-            mask |= 1 << (id - 1);
+            members.insert(id as usize);
         }
         let replicas = ranged(rs, &rpath, "replicas", 0, 0, MAX_PODS as i64)?;
-        if replicas != mask.count_ones() as i64 {
+        if replicas != members.len() as i64 {
             return Err(LoadError::new(
                 format!("{rpath}.replicas"),
-                format!(
-                    "{replicas} replicas but {} distinct podIds",
-                    mask.count_ones()
-                ),
+                format!("{replicas} replicas but {} distinct podIds", members.len()),
                 "list exactly one pod id per replica",
             ));
         }
         replica_sets[v] = ReplicaSetState {
             spec_replicas: ranged(rs, &rpath, "specReplicas", 0, 0, MAX_PODS as i64)? as i16,
-            pods: mask,
+            pods: members,
         };
     }
     Ok(DeploymentState {
@@ -1316,6 +1327,10 @@ mod tests {
         let mut doc = case("c3", "original");
         doc["setup"]["pods"][0]["loc"] = json!(7);
         assert_eq!(err(&doc).path, "setup.pods[0].loc");
+
+        let mut doc = case("c3", "original");
+        doc["setup"]["pods"][0]["workloadId"] = json!(0);
+        assert_eq!(err(&doc).path, "setup.pods[0].workloadId");
 
         let mut doc = case("c3", "original");
         doc["intents"] = json!([{"name": "no_such_intent"}]);

@@ -6,7 +6,8 @@
 //! on the node.
 
 use super::Cycle;
-use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
+use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES, MAX_SPREAD_CONSTRAINTS};
+use crate::cluster::state::MAX_NODES;
 use crate::cluster::timing::MAX_NODE_SCORE;
 use crate::cluster::{label_value, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable};
 
@@ -52,16 +53,30 @@ fn domain(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> u16 {
     label_value(&c.spec.node(node).labels, con.topology_key)
 }
 
-/// Pods running or pending on `node` that carry the constraint's labels.
-fn matching_pods(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> i32 {
-    (1..=c.spec.pods.len())
-        .filter(|&p| {
+/// Per constraint of the template, per node id: the pods running or pending there that carry
+/// the constraint's labels.
+struct MatchingPods([[i32; MAX_NODES + 1]; MAX_SPREAD_CONSTRAINTS]);
+
+impl MatchingPods {
+    fn count(c: &Cycle) -> Self {
+        let mut counts = [[0; MAX_NODES + 1]; MAX_SPREAD_CONSTRAINTS];
+        for p in 1..=c.spec.pods.len() {
             let pod = c.state.pod(p);
-            (pod.phase == PodPhase::Running || pod.phase == PodPhase::Pending)
-                && pod.loc as usize == node
-                && c.pod_matches(p, &con.match_labels)
-        })
-        .count() as i32
+            let node = pod.loc as usize;
+            if (pod.phase != PodPhase::Running && pod.phase != PodPhase::Pending)
+                || node == 0
+                || node > MAX_NODES
+            {
+                continue;
+            }
+            for (j, con) in c.template.spread.iter().enumerate() {
+                if c.pod_matches(p, &con.match_labels) {
+                    counts[j][node] += 1;
+                }
+            }
+        }
+        Self(counts)
+    }
 }
 
 fn hard(con: &TopologySpreadConstraint) -> bool {
@@ -74,16 +89,16 @@ pub fn filter(c: &mut Cycle) {
     if !spread.iter().any(hard) {
         return;
     }
+    let matching = MatchingPods::count(c);
     let mut counts = DomainCounts::new();
     for n in c.node_ids() {
-        for con in spread.iter().filter(|con| hard(con)) {
+        for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
             if (con.honor_node_affinity && !c.affinity[n])
                 || (con.honor_node_taints && c.tainted[n])
             {
                 break;
             }
-            let found = matching_pods(c, n, con);
-            counts.add(con.topology_key, domain(c, n, con), found);
+            counts.add(con.topology_key, domain(c, n, con), matching.0[j][n]);
         }
     }
     let pods = c.spec.pods.len() as i32;
@@ -146,14 +161,14 @@ pub fn score(c: &mut Cycle) {
             }
         }
     }
+    let matching = MatchingPods::count(c);
     for n in c.node_ids() {
-        for con in spread.iter().filter(|con| !hard(con)) {
+        for (j, con) in spread.iter().enumerate().filter(|(_, con)| !hard(con)) {
             let value = domain(c, n, con);
             if !c.affinity[n] || counts.get(con.topology_key, value) == UNDEFINED {
                 continue;
             }
-            let found = matching_pods(c, n, con);
-            counts.add(con.topology_key, value, found);
+            counts.add(con.topology_key, value, matching.0[j][n]);
         }
     }
     for n in c.node_ids() {

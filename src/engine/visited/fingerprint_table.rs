@@ -16,6 +16,8 @@ const MIN_SLOTS: usize = 512;
 const GROW_AT_LOAD: f64 = 0.75;
 /// At its memory cap the table accepts inserts up to this load, then reports it is full.
 const FULL_AT_LOAD: f64 = 0.9;
+/// Tables at least this big are rehashed by several threads when they grow.
+const PARALLEL_REHASH_SLOTS: usize = 1 << 18;
 /// The value of an empty slot. A state whose fingerprint is 0 is stored as [`ZERO_STAND_IN`].
 const EMPTY: u64 = 0;
 const ZERO_STAND_IN: u64 = 1;
@@ -30,6 +32,7 @@ pub struct FingerprintTable {
     grow_pending: AtomicBool,
     max_slots: usize,
     full: AtomicBool,
+    rehash_threads: usize,
 }
 
 /// The slot array, a whole number of cache lines. Each slot holds a fingerprint or [`EMPTY`].
@@ -160,13 +163,27 @@ impl Slots {
 
     /// Moves every fingerprint into a table of `len` slots (single-threaded; callers hold the
     /// write lock).
-    fn rehash(&self, len: usize) -> Slots {
+    fn rehash(&self, len: usize, threads: usize) -> Slots {
         let bigger = Slots::new(len);
-        for slot in self.slots.iter() {
-            let fingerprint = slot.load(Ordering::Relaxed);
-            if fingerprint != EMPTY {
-                bigger.insert(fingerprint);
+        let copy = |slots: &[AtomicU64]| {
+            for slot in slots {
+                let fingerprint = slot.load(Ordering::Relaxed);
+                if fingerprint != EMPTY {
+                    bigger.insert(fingerprint);
+                }
             }
+        };
+        if threads > 1 && self.len() >= PARALLEL_REHASH_SLOTS {
+            // The workers are all waiting for the growth; inserts into the new table are
+            // lock-free, so its filling (and the kernel's zeroing of its pages) is shared out.
+            let chunk = self.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                for part in self.slots.chunks(chunk) {
+                    scope.spawn(|| copy(part));
+                }
+            });
+        } else {
+            copy(&self.slots);
         }
         bigger
     }
@@ -184,7 +201,15 @@ impl FingerprintTable {
             grow_pending: AtomicBool::new(false),
             max_slots,
             full: AtomicBool::new(false),
+            rehash_threads: 1,
         }
+    }
+
+    /// The same table, rehashed by `threads` threads when it grows large (the check's worker
+    /// count: they all wait while the table grows).
+    pub fn with_rehash_threads(mut self, threads: usize) -> Self {
+        self.rehash_threads = threads.max(1);
+        self
     }
 
     fn note_stored(&self, inserted: u64, slots: usize) {
@@ -225,7 +250,7 @@ impl VisitedSet for FingerprintTable {
                 .min(self.max_slots);
         }
         if len > table.len() {
-            *table = table.rehash(len);
+            *table = table.rehash(len, self.rehash_threads);
         }
         self.grow_pending.store(false, Ordering::Release);
     }
