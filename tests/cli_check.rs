@@ -237,9 +237,11 @@ fn malformed_input_names_the_place_and_exits_2() {
     let output = kivi(&["check", "--case", "c3", "--fast-find", "7"]);
     assert_eq!(output.status.code(), Some(2));
 
+    // A directory is read as manifests: the broken file in it is named, with its place.
     let output = kivi(&["check", dir.to_str().expect("utf-8")]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("is a directory"));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("broken.json:4:1"), "{message}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::engine_args::EngineArgs;
 use crate::cases;
 use crate::cluster::ClusterModel;
 use crate::engine::{check, CheckOptions, Outcome, Verdict};
-use crate::input::load_uniform;
+use crate::input::{load_uniform, needs_translation, translate, InputOptions};
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
 use crate::report::sweep::{SweepReport, TopologyRow, ViolatingTopology};
@@ -26,7 +26,8 @@ use std::time::Instant;
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// A file in Kivi's uniform JSON: a single topology, or a scaling template (with
-    /// `userDefined`), which is swept unless --original is given.
+    /// `userDefined`), which is swept unless --original is given; or Kubernetes manifests (a
+    /// YAML file, or a directory with a cluster description), or a live-cluster dump.
     #[arg(required_unless_present = "case", conflicts_with = "case")]
     input: Option<PathBuf>,
     /// Check a built-in case of the paper: c1 … c8.
@@ -35,6 +36,10 @@ pub struct CheckArgs {
     /// Check the single topology instead of sweeping topologies (Kivi's -o).
     #[arg(short = 'o', long)]
     original: bool,
+    /// Read INPUT (a directory) as a live-cluster dump: kubectl get nodes/pods/deployments
+    /// -o json, kubectl get hpa, kubectl top node/pod (detected from file names otherwise).
+    #[arg(long, requires = "input")]
+    from_cluster_dump: bool,
     /// Use the case's variant that has no violation (Kivi's -cn).
     #[arg(long = "non-violation", visible_alias = "cn", requires = "case")]
     non_violation: bool,
@@ -69,14 +74,7 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// Runs the check; returns the exit code, or an input error.
     pub fn run(self) -> Result<i32, String> {
-        let (name, text) = self.read_input()?;
-        let document: Value = serde_json::from_str(&text).map_err(|error| {
-            format!(
-                "{name}:{}:{}: not valid JSON: {error}; fix the syntax at that place",
-                error.line(),
-                error.column()
-            )
-        })?;
+        let (name, document) = self.read_input()?;
         let is_template = document.get("userDefined").is_some();
         let options = self.engine.check_options();
         let pool = rayon::ThreadPoolBuilder::new()
@@ -124,28 +122,40 @@ impl CheckArgs {
         Verbosity::from_level(self.verbose).expect("clap keeps the level in 1..=4")
     }
 
-    /// The input's name (for messages) and text.
-    fn read_input(&self) -> Result<(String, String), String> {
-        if let Some(name) = &self.case {
+    /// The input's name (for messages) and uniform-JSON document; directories and YAML files
+    /// go through the front-ends, whose warnings are printed on stderr.
+    fn read_input(&self) -> Result<(String, Value), String> {
+        let (name, text) = if let Some(name) = &self.case {
             let case = cases::find(name)
                 .ok_or_else(|| format!("unknown case '{name}': the built-in cases are c1 to c8"))?;
             let text = case.document(self.original, self.non_violation);
-            return Ok((format!("case {}", case.name), text.to_string()));
-        }
-        let path = self
-            .input
-            .as_ref()
-            .expect("clap requires an input or a case");
-        if path.is_dir() {
-            return Err(format!(
-                "{}: is a directory; give a uniform-JSON file (directories of Kubernetes \
-                 manifests are not supported yet)",
-                path.display()
-            ));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
-        Ok((path.display().to_string(), text))
+            (format!("case {}", case.name), text.to_string())
+        } else {
+            let path = self
+                .input
+                .as_ref()
+                .expect("clap requires an input or a case");
+            if needs_translation(path) || self.from_cluster_dump {
+                let options = InputOptions {
+                    original: self.original,
+                    from_cluster_dump: self.from_cluster_dump,
+                };
+                let translation = translate(path, options).map_err(|error| error.to_string())?;
+                eprint!("{}", translation.diagnostics.to_text());
+                return Ok((path.display().to_string(), translation.document));
+            }
+            let text = std::fs::read_to_string(path)
+                .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
+            (path.display().to_string(), text)
+        };
+        let document = serde_json::from_str(&text).map_err(|error| {
+            format!(
+                "{name}:{}:{}: not valid JSON: {error}; fix the syntax at that place",
+                error.line(),
+                error.column()
+            )
+        })?;
+        Ok((name, document))
     }
 
     fn print_single(&self, model: &ClusterModel, outcome: &Outcome<ClusterModel>) {

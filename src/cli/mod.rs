@@ -5,8 +5,10 @@
 
 mod bench;
 mod check;
+mod dump;
 mod engine_args;
 mod plot;
+mod simulate;
 
 pub use engine_args::EngineArgs;
 
@@ -28,6 +30,10 @@ pub struct Cli {
 enum Command {
     /// Verify a built-in case or a cluster configuration.
     Check(check::CheckArgs),
+    /// Print the uniform JSON kivi builds from an input (Kivi's -jf).
+    Dump(dump::DumpArgs),
+    /// One random run of a single topology, printed as a trace (Kivi's -si).
+    Simulate(simulate::SimulateArgs),
     /// Benchmarks: explore synthetic models and print throughput figures.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -49,6 +55,8 @@ pub fn run() -> i32 {
     };
     let result = match cli.command {
         Command::Check(args) => args.run(),
+        Command::Dump(args) => args.run(),
+        Command::Simulate(args) => args.run(),
         Command::Bench(command) => command.run(),
     };
     match result {

@@ -1,7 +1,24 @@
 //! Readers that turn input documents into a [`ClusterModel`](crate::cluster::ClusterModel).
 //!
 //! - [`uniform`]: Kivi's uniform JSON (what Kivi writes with `-jf`).
+//! - [`directory`]: the front-ends for what platform teams have: Kubernetes manifests with a
+//!   cluster description ([`manifests`], [`kubernetes`], [`cluster_config`]) and live-cluster
+//!   dumps ([`cluster_dump`]), translated into uniform JSON by [`emit`].
 
+pub mod cluster_config;
+pub mod cluster_dump;
+pub mod description;
+pub mod diagnostics;
+pub mod directory;
+pub mod emit;
+pub mod kubernetes;
+pub mod manifests;
+pub mod quantity;
 pub mod uniform;
+pub mod units;
+pub mod yaml_documents;
 
+pub use diagnostics::{Diagnostics, InputError};
+pub use directory::{needs_translation, translate, InputOptions, Translation};
+pub use quantity::Quantity;
 pub use uniform::{load_uniform, load_uniform_file, LoadError};

@@ -1,0 +1,105 @@
+//! `kivi simulate`: one random run of the single topology (Kivi's `-si`), printed as a
+//! counterexample-style trace. The same seed gives the same run.
+
+use super::dump::load;
+use crate::cluster::ClusterModel;
+use crate::engine::Model;
+use crate::input::load_uniform;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `kivi simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// A directory of manifests with a cluster description, a YAML file, a live-cluster dump,
+    /// or a single-topology uniform-JSON file.
+    input: PathBuf,
+    /// Seed of the random choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Most steps to take.
+    #[arg(long, default_value_t = 1000)]
+    steps: u64,
+    /// Read INPUT as a live-cluster dump.
+    #[arg(long)]
+    from_cluster_dump: bool,
+}
+
+/// SplitMix64: a small, reproducible generator for the run's choices.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) % bound as u64) as usize
+    }
+}
+
+impl SimulateArgs {
+    /// Runs the simulation; exit 1 when an intent was violated on the way.
+    pub fn run(self) -> Result<i32, String> {
+        let document = load(&self.input, true, self.from_cluster_dump)?;
+        if document.get("userDefined").is_some() {
+            return Err(format!(
+                "{}: a scaling template; simulate a single topology (kivi dump --original \
+                 gives one)",
+                self.input.display()
+            ));
+        }
+        let model = load_uniform(&document)
+            .map_err(|error| error.in_file(self.input.display().to_string()).to_string())?;
+        let (lines, violated) = simulate(&model, self.seed, self.steps);
+        println!("Simulation with seed {}:", self.seed);
+        for line in &lines {
+            println!("{line}");
+        }
+        match violated {
+            Some(intent) => {
+                println!("Violated intent: {intent}");
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    }
+}
+
+/// One random run from the initial state: the trace lines and the first violated intent.
+pub fn simulate(model: &ClusterModel, seed: u64, steps: u64) -> (Vec<String>, Option<String>) {
+    let mut rng = SplitMix64(seed);
+    let properties = model.properties();
+    let mut state = *model.initial_state();
+    let mut lines = Vec::new();
+    let mut actions = Vec::new();
+    let violated = |state: &<ClusterModel as Model>::State| {
+        (0..properties.len())
+            .find(|&p| !model.holds(p, state))
+            .map(|p| properties[p].name.clone())
+    };
+    if let Some(name) = violated(&state) {
+        return (lines, Some(name));
+    }
+    for _ in 0..steps {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        if actions.is_empty() {
+            lines.push("The cluster is quiet: no controller or event can act.".to_string());
+            return (lines, None);
+        }
+        let action = actions[rng.below(actions.len())];
+        for line in model.describe_step(&state, &action) {
+            lines.push(line.render(lines.len()));
+        }
+        let Some(next) = model.next_state(&state, &action) else {
+            continue;
+        };
+        state = next;
+        if let Some(name) = violated(&state) {
+            return (lines, Some(name));
+        }
+    }
+    lines.push(format!("Stopped after {steps} steps."));
+    (lines, None)
+}

@@ -1,0 +1,284 @@
+//! Kivi's cluster description (`user_input/cluster_configs.json`, or the `kivi` document of a
+//! single YAML file): node types with their sizes, deployment types, assumed events, user
+//! commands and scaling defaults; and the intents (`user_input/intents.json`).
+//!
+//! Plain numbers follow Kivi's convention: CPU in cores, memory in GiB. Strings are
+//! Kubernetes quantities (`"500m"`, `"64Gi"`).
+
+use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup};
+use super::diagnostics::{Diagnostics, InputError};
+use super::quantity::Quantity;
+use super::yaml_documents::Document;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// The top-level keys a cluster description may have.
+const KNOWN_KEYS: &[&str] = &[
+    "kind",
+    "apiVersion",
+    "nodesTypes",
+    "dTypes",
+    "events_assumption",
+    "userCommands",
+    "intents",
+    "max_pod_per_node",
+    "HPAfactor",
+    "nodesScaleType",
+    "dScaleType",
+];
+
+#[derive(Debug, Deserialize)]
+struct NodeTypeConfig {
+    template: NodeTemplateConfig,
+    #[serde(default = "one")]
+    num: u64,
+    #[serde(rename = "minSize")]
+    min_size: Option<u64>,
+    #[serde(rename = "maxSize")]
+    max_size: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Deserialize)]
+struct NodeTemplateConfig {
+    cpu: Value,
+    memory: Value,
+    #[serde(default)]
+    labels: BTreeMap<String, Value>,
+    #[serde(default)]
+    taints: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeploymentTypeConfig {
+    name: String,
+    num: Option<i32>,
+    #[serde(rename = "minSize")]
+    min_size: Option<u64>,
+    #[serde(rename = "maxSize")]
+    max_size: Option<u64>,
+    #[serde(rename = "cpuPattern", default)]
+    cpu_pattern: Vec<CpuSample>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CpuSample {
+    time: u32,
+    cpu: Value,
+}
+
+#[derive(Debug, Deserialize)]
+struct EventConfig {
+    name: String,
+    #[serde(default)]
+    para: Map<String, Value>,
+    after_stable: Option<bool>,
+}
+
+/// A node type of the cluster config, as a node group.
+fn node_group(
+    index: usize,
+    config: NodeTypeConfig,
+    document: &Document,
+) -> Result<NodeGroup, InputError> {
+    let place = || document.place_of_nth("template", index);
+    let quantity = |value: &Value, whole_unit: u64, what: &str| {
+        resource(value, whole_unit).map_err(|message| {
+            InputError::new(
+                &document.file,
+                Some(place()),
+                format!("nodesTypes[{index}].template.{what}: {message}"),
+            )
+        })
+    };
+    let cpu = quantity(&config.template.cpu, 1, "cpu")?;
+    let memory = quantity(&config.template.memory, 1 << 30, "memory")?;
+    let min_size = config.min_size.unwrap_or(config.num);
+    let max_size = config.max_size.unwrap_or(config.num.max(min_size));
+    if min_size > max_size {
+        return Err(InputError::new(
+            &document.file,
+            Some(document.place_of_nth("minSize", index)),
+            format!(
+                "nodesTypes[{index}]: minSize {min_size} is greater than maxSize {max_size}; \
+                 expected minSize <= maxSize"
+            ),
+        ));
+    }
+    let labels: Labels = config
+        .template
+        .labels
+        .into_iter()
+        .map(|(key, value)| (key, label_text(&value)))
+        .collect();
+    Ok(NodeGroup {
+        name: format!("node type {}", index + 1),
+        cpu,
+        memory,
+        labels,
+        taints: config.template.taints,
+        reserved_cpu: Quantity::default(),
+        reserved_memory: Quantity::default(),
+        count: config.num,
+        min_size,
+        max_size,
+    })
+}
+
+fn label_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A resource given as a plain number of `whole_unit`s or as a quantity string.
+fn resource(value: &Value, whole_unit: u64) -> Result<Quantity, String> {
+    match value {
+        Value::Number(number) => {
+            let text = number.to_string();
+            let quantity = Quantity::parse(&text).map_err(|error| error.to_string())?;
+            quantity
+                .checked_mul(u128::from(whole_unit))
+                .ok_or_else(|| format!("{text} is too large"))
+        }
+        Value::String(text) => Quantity::parse(text).map_err(|error| error.to_string()),
+        other => Err(format!("{other}: expected a number or a quantity string")),
+    }
+}
+
+/// Merges the cluster description `document` into `cluster`. Deployment types must name
+/// deployments already read from the manifests.
+pub fn apply(
+    document: &Document,
+    cluster: &mut ClusterDescription,
+    diagnostics: &mut Diagnostics,
+) -> Result<(), InputError> {
+    let Some(root) = document.value.as_object() else {
+        return Err(document.error_at("", "expected a JSON object with nodesTypes and dTypes"));
+    };
+    for key in root.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            diagnostics.warn(format!(
+                "{}:{}: cluster config key `{key}` is not understood and is ignored",
+                document.file,
+                document.place_of(key).line
+            ));
+        }
+    }
+    let field = |key: &str| root.get(key).cloned().unwrap_or(Value::Array(Vec::new()));
+    let parse = |key: &'static str| {
+        move |error: serde_json::Error| document.error_at(key, format!("{key}: {error}"))
+    };
+    let node_types: Vec<NodeTypeConfig> =
+        serde_json::from_value(field("nodesTypes")).map_err(parse("nodesTypes"))?;
+    for (index, config) in node_types.into_iter().enumerate() {
+        cluster.nodes.push(node_group(index, config, document)?);
+    }
+    let deployment_types: Vec<DeploymentTypeConfig> =
+        serde_json::from_value(field("dTypes")).map_err(parse("dTypes"))?;
+    for (index, config) in deployment_types.into_iter().enumerate() {
+        let place = document.place_of_nth("name", index);
+        let Some(deployment) = cluster
+            .deployments
+            .iter_mut()
+            .find(|d| d.name == config.name)
+        else {
+            return Err(InputError::new(
+                &document.file,
+                Some(place),
+                format!(
+                    "dTypes[{index}]: no Deployment named `{}` in the manifests; expected the \
+                     name of a Deployment",
+                    config.name
+                ),
+            ));
+        };
+        if let Some(num) = config.num {
+            deployment.replicas = num;
+        }
+        deployment.min_size = config.min_size;
+        deployment.max_size = config.max_size;
+        if let (Some(min), Some(max)) = (config.min_size, config.max_size) {
+            if min > max {
+                return Err(InputError::new(
+                    &document.file,
+                    Some(document.place_of_nth("minSize", index)),
+                    format!(
+                        "dTypes[{index}]: minSize {min} is greater than maxSize {max}; \
+                         expected minSize <= maxSize"
+                    ),
+                ));
+            }
+        }
+        for sample in &config.cpu_pattern {
+            let cpu = resource(&sample.cpu, 1).map_err(|message| {
+                InputError::new(
+                    &document.file,
+                    Some(place),
+                    format!("cpuPattern: {message}"),
+                )
+            })?;
+            deployment.pod.cpu_pattern.push((sample.time, cpu));
+        }
+    }
+    let events: Vec<EventConfig> =
+        serde_json::from_value(field("events_assumption")).map_err(parse("events_assumption"))?;
+    cluster
+        .events
+        .extend(events.into_iter().map(|e| event(e, true)));
+    let commands: Vec<EventConfig> =
+        serde_json::from_value(field("userCommands")).map_err(parse("userCommands"))?;
+    cluster
+        .commands
+        .extend(commands.into_iter().map(|e| event(e, false)));
+    if let Some(intents) = root.get("intents") {
+        cluster.intents.extend(intents_from(intents, document)?);
+    }
+    if let Some(limit) = root.get("max_pod_per_node").and_then(Value::as_u64) {
+        cluster.scaling.max_pods_per_node = limit;
+    }
+    if let Some(factor) = root.get("HPAfactor").and_then(Value::as_u64) {
+        cluster.scaling.hpa_factor = factor;
+    }
+    Ok(())
+}
+
+fn event(config: EventConfig, default_after_stable: bool) -> Event {
+    let target = ["targetDeployment", "deployment"]
+        .iter()
+        .find_map(|key| config.para.get(*key).map(label_text));
+    Event {
+        name: config.name,
+        target,
+        after_stable: config.after_stable.unwrap_or(default_after_stable),
+    }
+}
+
+/// Reads an intents list: `[{"name": …, "para": {"deployment": NAME, …}}]`.
+pub fn intents_from(value: &Value, document: &Document) -> Result<Vec<Intent>, InputError> {
+    #[derive(Deserialize)]
+    struct IntentConfig {
+        name: String,
+        #[serde(default)]
+        para: Map<String, Value>,
+    }
+    let configs: Vec<IntentConfig> = serde_json::from_value(value.clone())
+        .map_err(|error| document.error_at("name", format!("intents: {error}")))?;
+    Ok(configs
+        .into_iter()
+        .map(|config| {
+            let mut para = config.para;
+            let deployment = para.remove("deployment").map(|v| label_text(&v));
+            Intent {
+                name: config.name,
+                deployment,
+                para,
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,219 @@
+//! The cluster as the front-ends understand it, before it is written as uniform JSON: node
+//! groups, deployments with their pod templates and HPAs, pods already running, the
+//! descheduler, events and intents. Resources are exact [`Quantity`]s; units are chosen only
+//! when the description is emitted.
+
+use super::quantity::Quantity;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Labels: key to value, sorted for a stable output.
+pub type Labels = BTreeMap<String, String>;
+
+/// A topology spread constraint of a pod template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpreadConstraint {
+    /// `maxSkew`.
+    pub max_skew: i32,
+    /// `minDomains`, when given.
+    pub min_domains: Option<i32>,
+    /// `topologyKey`.
+    pub topology_key: String,
+    /// `whenUnsatisfiable: ScheduleAnyway` (else `DoNotSchedule`).
+    pub schedule_anyway: bool,
+    /// `labelSelector.matchLabels`.
+    pub match_labels: Labels,
+}
+
+/// A node-affinity rule: nodes carrying all `labels` match.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AffinityRule {
+    /// Required (filter) rather than preferred (score).
+    pub required: bool,
+    /// Weight of a preferred rule.
+    pub weight: i32,
+    /// Labels a node must carry.
+    pub labels: Labels,
+}
+
+/// What the scheduler and controllers need of a pod template.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PodTemplate {
+    /// The pod's labels.
+    pub labels: Labels,
+    /// CPU requested, summed over containers.
+    pub cpu: Quantity,
+    /// Memory requested, summed over containers.
+    pub memory: Quantity,
+    /// Node affinity from `nodeSelector` and `affinity.nodeAffinity`.
+    pub affinity: Vec<AffinityRule>,
+    /// Tolerations as `key:Effect` (Kivi's form).
+    pub tolerations: Vec<String>,
+    /// Topology spread constraints.
+    pub spread: Vec<SpreadConstraint>,
+    /// `nodeName`, when the pod is pinned.
+    pub node_name: Option<String>,
+    /// CPU usage over time, `(time, usage)`, when the cluster config assumes a pattern.
+    pub cpu_pattern: Vec<(u32, Quantity)>,
+}
+
+/// An HPA metric target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MetricTarget {
+    /// Average utilisation in percent of the request.
+    Utilization(i32),
+    /// Average value per pod.
+    AverageValue(Quantity),
+}
+
+/// The resource an HPA metric measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricResource {
+    /// CPU.
+    Cpu,
+    /// Memory.
+    Memory,
+}
+
+/// A HorizontalPodAutoscaler attached to a deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Autoscaler {
+    /// The HPA's name.
+    pub name: String,
+    /// `minReplicas` (1 when absent).
+    pub min_replicas: i32,
+    /// `maxReplicas`.
+    pub max_replicas: i32,
+    /// Resource metrics.
+    pub metrics: Vec<(MetricResource, MetricTarget)>,
+}
+
+/// A Deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deployment {
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.replicas` (1 when absent).
+    pub replicas: i32,
+    /// Ready replicas already running (live clusters); 0 for manifests.
+    pub running: i32,
+    /// The pod template.
+    pub pod: PodTemplate,
+    /// Rolling-update `maxSurge` in percent of replicas.
+    pub max_surge: u8,
+    /// Rolling-update `maxUnavailable` in percent of replicas.
+    pub max_unavailable: u8,
+    /// `strategy.type: Recreate`.
+    pub recreate: bool,
+    /// The HPA scaling it.
+    pub autoscaler: Option<Autoscaler>,
+    /// Fewest replicas in a scaling sweep (cluster config `dTypes`).
+    pub min_size: Option<u64>,
+    /// Most replicas in a scaling sweep.
+    pub max_size: Option<u64>,
+}
+
+/// A group of identical nodes: a node type of the cluster config, or one Node object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeGroup {
+    /// A name for messages (`metadata.name`, or `type N`).
+    pub name: String,
+    /// Allocatable CPU.
+    pub cpu: Quantity,
+    /// Allocatable memory.
+    pub memory: Quantity,
+    /// Labels.
+    pub labels: Labels,
+    /// Taints as `key:Effect`.
+    pub taints: Vec<String>,
+    /// CPU requested by pods on the node that are not modelled (system pods of a live cluster).
+    pub reserved_cpu: Quantity,
+    /// Memory requested by pods on the node that are not modelled.
+    pub reserved_memory: Quantity,
+    /// Nodes in the single topology.
+    pub count: u64,
+    /// Fewest nodes in a scaling sweep.
+    pub min_size: u64,
+    /// Most nodes in a scaling sweep.
+    pub max_size: u64,
+}
+
+/// A pod already running in a live cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningPod {
+    /// `metadata.name`.
+    pub name: String,
+    /// Index of its deployment.
+    pub deployment: usize,
+    /// Index of its node (node groups of count 1, in order).
+    pub node: usize,
+    /// Measured CPU usage (`kubectl top pod`), when known.
+    pub cpu_usage: Option<Quantity>,
+}
+
+/// An assumed event or a user command, with its target deployment by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Kivi's event or command name (`eventCpuChange`, `applyDeployment`, …).
+    pub name: String,
+    /// The deployment it acts on, by name.
+    pub target: Option<String>,
+    /// Fires only once the cluster is stable.
+    pub after_stable: bool,
+}
+
+/// An intent to verify, with its target deployment by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Intent {
+    /// Kivi's intent name.
+    pub name: String,
+    /// The deployment it is about, by name.
+    pub deployment: Option<String>,
+    /// Other parameters, passed through.
+    pub para: serde_json::Map<String, Value>,
+}
+
+/// Scaling defaults of Kivi's `userDefined`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalingOptions {
+    /// `max_pod_per_node`.
+    pub max_pods_per_node: u64,
+    /// `HPAfactor`: HPA maximum over spec replicas in sweeps.
+    pub hpa_factor: u64,
+}
+
+impl Default for ScalingOptions {
+    fn default() -> Self {
+        Self {
+            max_pods_per_node: 7,
+            hpa_factor: 2,
+        }
+    }
+}
+
+/// Everything a front-end read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClusterDescription {
+    /// Node groups, in input order.
+    pub nodes: Vec<NodeGroup>,
+    /// Deployments, in input order.
+    pub deployments: Vec<Deployment>,
+    /// Standalone pods (kind Pod), each waiting to be scheduled.
+    pub standalone_pods: Vec<(String, PodTemplate)>,
+    /// Pods already running (live clusters).
+    pub running: Vec<RunningPod>,
+    /// The descheduler controller in uniform form, when a policy was given.
+    pub descheduler: Option<Value>,
+    /// New versions of deployments applied (`kubectl apply`) once the cluster is stable.
+    pub applied: Vec<Deployment>,
+    /// Assumed events.
+    pub events: Vec<Event>,
+    /// User commands.
+    pub commands: Vec<Event>,
+    /// Intents.
+    pub intents: Vec<Intent>,
+    /// Scaling defaults.
+    pub scaling: ScalingOptions,
+    /// Whether this is a live cluster, whose deployments already exist.
+    pub live: bool,
+}

@@ -1,0 +1,83 @@
+//! What a front-end reports besides the model: errors that stop the translation, warnings about
+//! things it could not model faithfully, and objects it ignored.
+
+use std::fmt;
+
+/// A place in an input file: 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+/// An input that cannot be translated: which file, where in it, and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file (as given on the command line or found in a directory).
+    pub file: String,
+    /// Where in the file, when known.
+    pub place: Option<Place>,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl InputError {
+    /// An error in `file` at `place`.
+    pub fn new(file: impl Into<String>, place: Option<Place>, message: impl Into<String>) -> Self {
+        Self {
+            file: file.into(),
+            place,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.place {
+            Some(place) => write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, place.line, place.column, self.message
+            ),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Warnings and ignored objects collected while translating, in the order they were found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Things that were modelled approximately or not at all, each naming the object and field.
+    pub warnings: Vec<String>,
+    /// Objects of kinds that do not affect scheduling or scaling, as `file: Kind/name`.
+    pub ignored: Vec<String>,
+}
+
+impl Diagnostics {
+    /// Records a warning.
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warnings.push(message.into());
+    }
+
+    /// Records an ignored object.
+    pub fn ignore(&mut self, message: impl Into<String>) {
+        self.ignored.push(message.into());
+    }
+
+    /// The report printed on stderr: one line per warning and ignored object.
+    pub fn to_text(&self) -> String {
+        let mut text = String::new();
+        for warning in &self.warnings {
+            text.push_str(&format!("warning: {warning}\n"));
+        }
+        for ignored in &self.ignored {
+            text.push_str(&format!("ignored: {ignored} (kind not modelled)\n"));
+        }
+        text
+    }
+}

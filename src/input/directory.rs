@@ -1,0 +1,227 @@
+//! The front door of the front-ends: turns a path (a directory in Kivi's layout, a live-cluster
+//! dump, a YAML file, or a uniform-JSON file) into a uniform-JSON document plus diagnostics.
+//!
+//! Directory layout, as Kivi's: manifests in `DIR/yaml/` or `DIR` itself (`*.yaml`, `*.yml`,
+//! `*.json`), `DIR/user_input/cluster_configs.json` and `DIR/user_input/intents.json`; a dump
+//! in `DIR/setup/` or `DIR` (files named after the kubectl command that produced them).
+//! Deployments in `DIR/apply/` are new versions that the user applies (`kubectl apply`) once
+//! the cluster is stable.
+
+use super::cluster_dump::{self, DumpFiles};
+use super::description::ClusterDescription;
+use super::diagnostics::{Diagnostics, InputError};
+use super::emit::{self, Units};
+use super::manifests::ManifestSet;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// How to translate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// Build the single topology the cluster description gives (Kivi's `--original`) rather
+    /// than a scaling template over the node types' sizes.
+    pub original: bool,
+    /// Read the directory as a live-cluster dump (also detected from the file names).
+    pub from_cluster_dump: bool,
+}
+
+/// The result of a translation.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// The uniform JSON: a single topology, or a template with `userDefined`.
+    pub document: Value,
+    /// Warnings and ignored objects.
+    pub diagnostics: Diagnostics,
+    /// The units chosen, when the input was not already uniform JSON.
+    pub units: Option<Units>,
+}
+
+/// Whether `path` needs a front-end: a directory, a YAML file, or a JSON file holding
+/// Kubernetes objects (`kubectl get -o json`) rather than uniform JSON.
+pub fn needs_translation(path: &Path) -> bool {
+    if path.is_dir() {
+        return true;
+    }
+    match extension(path).as_str() {
+        "yaml" | "yml" => true,
+        "json" => std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|value| value.get("kind").is_some() && value.get("setup").is_none()),
+        _ => false,
+    }
+}
+
+fn extension(path: &Path) -> String {
+    path.extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}
+
+fn read(path: &Path) -> Result<String, InputError> {
+    std::fs::read_to_string(path).map_err(|error| {
+        InputError::new(
+            path.display().to_string(),
+            None,
+            format!("cannot read: {error}"),
+        )
+    })
+}
+
+/// Manifest files directly in `dir`, sorted by name.
+fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
+    let entries = std::fs::read_dir(dir).map_err(|error| {
+        InputError::new(
+            dir.display().to_string(),
+            None,
+            format!("cannot list: {error}"),
+        )
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.is_file() && matches!(extension(p).as_str(), "yaml" | "yml" | "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Every file of `dir` and of its `setup/` folder, with contents, for dump detection.
+fn dump_candidates(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
+    let mut found = Vec::new();
+    for folder in [dir.join("setup"), dir.to_path_buf()] {
+        if !folder.is_dir() {
+            continue;
+        }
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .map_err(|error| {
+                InputError::new(
+                    folder.display().to_string(),
+                    None,
+                    format!("cannot list: {error}"),
+                )
+            })?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            if [
+                "getnode",
+                "getpod",
+                "getdeployment",
+                "gethpa",
+                "toppod",
+                "topnode",
+            ]
+            .iter()
+            .any(|key| name.contains(key))
+            {
+                found.push((path.display().to_string(), read(&path)?));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Translates `path` into uniform JSON.
+pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, InputError> {
+    let mut diagnostics = Diagnostics::default();
+    let name = path.display().to_string();
+    let (cluster, has_config) = if path.is_dir() {
+        read_directory(path, options, &mut diagnostics)?
+    } else {
+        let mut set = ManifestSet::default();
+        set.add_file(&name, &read(path)?, &mut diagnostics)?;
+        let has_config = set.has_cluster_config;
+        (set.finish(&mut diagnostics)?, has_config)
+    };
+    emit::warn_unknown_topology_keys(&cluster, &mut diagnostics);
+    let units = Units::choose(&cluster, &mut diagnostics);
+    let scaling = !options.original && !cluster.live && has_config;
+    let document = if scaling {
+        emit::template(&cluster, &units, &name, &mut diagnostics)?
+    } else {
+        emit::single_topology(&cluster, &units, &name)?
+    };
+    Ok(Translation {
+        document,
+        diagnostics,
+        units: Some(units),
+    })
+}
+
+fn read_directory(
+    dir: &Path,
+    options: InputOptions,
+    diagnostics: &mut Diagnostics,
+) -> Result<(ClusterDescription, bool), InputError> {
+    let user_input = dir.join("user_input");
+    let dump = DumpFiles::find(&dump_candidates(dir)?);
+    if options.from_cluster_dump || dump.is_some() {
+        let dump = dump.ok_or_else(|| {
+            InputError::new(
+                dir.display().to_string(),
+                None,
+                "--from-cluster-dump: no kubectl output found (files named getnode, getpod, \
+                 getdeployment, gethpa, toppod or topnode, in the directory or its setup/)",
+            )
+        })?;
+        let mut cluster = cluster_dump::read(&dump, diagnostics)?;
+        let mut set = ManifestSet::default();
+        add_user_input(&mut set, &user_input, diagnostics)?;
+        let extra = set.finish(diagnostics)?;
+        cluster.intents.extend(extra.intents);
+        cluster.events.extend(extra.events);
+        cluster.commands.extend(extra.commands);
+        return Ok((cluster, false));
+    }
+    let mut set = ManifestSet::default();
+    let mut files = manifest_files(dir)?;
+    if dir.join("yaml").is_dir() {
+        files.extend(manifest_files(&dir.join("yaml"))?);
+    }
+    if files.is_empty() {
+        return Err(InputError::new(
+            dir.display().to_string(),
+            None,
+            "no manifests: expected *.yaml files in the directory or in its yaml/ folder",
+        ));
+    }
+    for file in files {
+        set.add_file(&file.display().to_string(), &read(&file)?, diagnostics)?;
+    }
+    if dir.join("apply").is_dir() {
+        for file in manifest_files(&dir.join("apply"))? {
+            set.add_applied_file(&file.display().to_string(), &read(&file)?, diagnostics)?;
+        }
+    }
+    add_user_input(&mut set, &user_input, diagnostics)?;
+    let has_config = set.has_cluster_config;
+    Ok((set.finish(diagnostics)?, has_config))
+}
+
+fn add_user_input(
+    set: &mut ManifestSet,
+    user_input: &Path,
+    diagnostics: &mut Diagnostics,
+) -> Result<(), InputError> {
+    let config = user_input.join("cluster_configs.json");
+    if config.is_file() {
+        set.add_cluster_config(&config.display().to_string(), &read(&config)?, diagnostics)?;
+    }
+    let intents = user_input.join("intents.json");
+    if intents.is_file() {
+        set.add_intents(
+            &intents.display().to_string(),
+            &read(&intents)?,
+            diagnostics,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! Kubernetes objects read from manifests with the typed API structs of `k8s-openapi`, one
+//! file per kind. [`read_object`] dispatches on `apiVersion` and `kind`; kinds that do not
+//! affect scheduling or scaling are reported as ignored, unknown kinds are errors.
+
+mod deployment;
+mod descheduler_policy;
+mod hpa;
+mod node;
+mod pod_spec;
+
+pub use hpa::TargetedAutoscaler;
+
+use super::description::{Deployment, Labels, NodeGroup, PodTemplate};
+use super::diagnostics::{Diagnostics, InputError};
+use super::yaml_documents::Document;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// A Kubernetes object kivi models.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Object {
+    /// A Deployment.
+    Deployment(Deployment),
+    /// A HorizontalPodAutoscaler, with the Deployment it scales.
+    Autoscaler(TargetedAutoscaler),
+    /// A standalone Pod, by name.
+    Pod(String, PodTemplate),
+    /// A Node.
+    Node(NodeGroup),
+    /// A DeschedulerPolicy, as the uniform `controllers.descheduler` value.
+    Descheduler(Value),
+}
+
+/// Built-in kinds that kivi reads but does not model: they are listed as ignored.
+const IGNORED_KINDS: &[&str] = &[
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "Namespace",
+    "ServiceAccount",
+    "Ingress",
+    "IngressClass",
+    "NetworkPolicy",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "Endpoints",
+    "EndpointSlice",
+    "LimitRange",
+    "ResourceQuota",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "CustomResourceDefinition",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+];
+
+/// Reads one manifest document; `Ok(None)` when its kind is ignored (and recorded so).
+pub fn read_object(
+    document: &Document,
+    diagnostics: &mut Diagnostics,
+) -> Result<Option<Object>, InputError> {
+    let value = &document.value;
+    if !value.is_object() {
+        return Err(document.error_at(
+            "",
+            "expected a Kubernetes object (a mapping with apiVersion and kind)",
+        ));
+    }
+    let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    if kind.is_empty() {
+        return Err(document.error_at("", "the object has no `kind`; expected e.g. Deployment"));
+    }
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("(unnamed)");
+    let object = format!("{kind}/{name}");
+    match kind {
+        "Deployment" => deployment::read(document, api_version, &object, diagnostics)
+            .map(|d| Some(Object::Deployment(d))),
+        "HorizontalPodAutoscaler" => hpa::read(document, api_version, &object, diagnostics)
+            .map(|h| Some(Object::Autoscaler(h))),
+        "Pod" => {
+            let pod: k8s_openapi::api::core::v1::Pod = typed(document, value.clone(), &object)?;
+            let spec = pod.spec.unwrap_or_default();
+            let labels: Labels = pod
+                .metadata
+                .labels
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            let template = pod_spec::pod_template(&spec, labels, &object, document, diagnostics)?;
+            Ok(Some(Object::Pod(name.to_string(), template)))
+        }
+        "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),
+        "DeschedulerPolicy" => descheduler_policy::read(document, api_version, diagnostics)
+            .map(|d| Some(Object::Descheduler(d))),
+        _ if IGNORED_KINDS.contains(&kind) || api_version.contains('.') => {
+            if ["ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"].contains(&kind) {
+                diagnostics.warn(format!(
+                    "{}: {object}: workloads of kind {kind} are not modelled; their pods are \
+                     not placed",
+                    document.file
+                ));
+            }
+            diagnostics.ignore(format!("{}: {object}", document.file));
+            Ok(None)
+        }
+        _ => Err(document.error_at(
+            "kind",
+            format!(
+                "unknown kind `{kind}` (apiVersion `{api_version}`): expected Deployment, \
+                 HorizontalPodAutoscaler, Pod, Node, DeschedulerPolicy or a built-in kind"
+            ),
+        )),
+    }
+}
+
+/// Keys whose values are maps of resource quantities.
+const QUANTITY_MAPS: &[&str] = &["requests", "limits", "allocatable", "capacity", "overhead"];
+
+/// Keys whose values are single quantities.
+const QUANTITY_FIELDS: &[&str] = &["averageValue", "value"];
+
+/// Writes quantities given as YAML numbers (`cpu: 0.5`) as strings, as the API server accepts
+/// them and the typed structs expect.
+fn quote_quantities(value: &mut Value) {
+    let quote = |v: &mut Value| {
+        if let Value::Number(number) = v {
+            *v = Value::String(number.to_string());
+        }
+    };
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if QUANTITY_MAPS.contains(&key.as_str()) {
+                    if let Value::Object(resources) = child {
+                        resources.values_mut().for_each(quote);
+                    }
+                } else if QUANTITY_FIELDS.contains(&key.as_str()) {
+                    quote(child);
+                }
+                quote_quantities(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(quote_quantities),
+        _ => {}
+    }
+}
+
+/// Deserialises `value` as the typed API struct `T`, placing errors at the object's first line.
+pub(crate) fn typed<T: DeserializeOwned>(
+    document: &Document,
+    mut value: Value,
+    object: &str,
+) -> Result<T, InputError> {
+    quote_quantities(&mut value);
+    serde_json::from_value(value)
+        .map_err(|error| document.error_at("spec", format!("{object}: {error}")))
+}

@@ -1,0 +1,245 @@
+//! The scheduling-relevant part of a PodSpec: requests, node affinity, tolerations, topology
+//! spread constraints and `nodeName`, with a warning for each field that would change
+//! scheduling but is not modelled.
+
+use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstraint};
+use crate::input::diagnostics::{Diagnostics, InputError};
+use crate::input::quantity::Quantity;
+use crate::input::yaml_documents::Document;
+use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec, ResourceRequirements};
+use std::collections::BTreeMap;
+
+/// Reads `spec` of the object named `object` (e.g. `Deployment/web`) in `document`.
+pub fn pod_template(
+    spec: &PodSpec,
+    labels: Labels,
+    object: &str,
+    document: &Document,
+    diagnostics: &mut Diagnostics,
+) -> Result<PodTemplate, InputError> {
+    let mut warn = |field: &str, what: &str| {
+        diagnostics.warn(format!(
+            "{}: {object}: {field} is not modelled; {what}",
+            document.file
+        ))
+    };
+    let (cpu, memory) = requests(spec, document, &mut warn)?;
+    let mut affinity = Vec::new();
+    if let Some(selector) = spec.node_selector.as_ref().filter(|s| !s.is_empty()) {
+        affinity.push(AffinityRule {
+            required: true,
+            weight: 0,
+            labels: selector.clone().into_iter().collect(),
+        });
+    }
+    if let Some(node_affinity) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+    {
+        if let Some(required) = &node_affinity.required_during_scheduling_ignored_during_execution {
+            match required.node_selector_terms.as_slice() {
+                [term] => match term_labels(term) {
+                    Some(labels) => affinity.push(AffinityRule {
+                        required: true,
+                        weight: 0,
+                        labels,
+                    }),
+                    None => warn(
+                        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+                        "only `In` expressions with one value are modelled; the rule is dropped",
+                    ),
+                },
+                _ => warn(
+                    "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+                    "only a single node selector term is modelled; the rule is dropped",
+                ),
+            }
+        }
+        for preferred in node_affinity
+            .preferred_during_scheduling_ignored_during_execution
+            .iter()
+            .flatten()
+        {
+            match term_labels(&preferred.preference) {
+                Some(labels) => affinity.push(AffinityRule {
+                    required: false,
+                    weight: preferred.weight,
+                    labels,
+                }),
+                None => warn(
+                    "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+                    "only `In` expressions with one value are modelled; the preference is dropped",
+                ),
+            }
+        }
+    }
+    if let Some(affinity) = &spec.affinity {
+        if affinity.pod_affinity.is_some() {
+            warn("spec.affinity.podAffinity", "the scheduler ignores it");
+        }
+        if affinity.pod_anti_affinity.is_some() {
+            warn("spec.affinity.podAntiAffinity", "the scheduler ignores it");
+        }
+    }
+    let mut tolerations = Vec::new();
+    for toleration in spec.tolerations.iter().flatten() {
+        let Some(key) = toleration.key.as_deref().filter(|k| !k.is_empty()) else {
+            warn(
+                "spec.tolerations (a toleration without a key)",
+                "only keyed tolerations are modelled",
+            );
+            continue;
+        };
+        match toleration.effect.as_deref().filter(|e| !e.is_empty()) {
+            Some(effect) => tolerations.push(format!("{key}:{effect}")),
+            None => {
+                for effect in ["NoSchedule", "PreferNoSchedule", "NoExecute"] {
+                    tolerations.push(format!("{key}:{effect}"));
+                }
+            }
+        }
+    }
+    let mut spread = Vec::new();
+    for constraint in spec.topology_spread_constraints.iter().flatten() {
+        let selector = constraint.label_selector.as_ref();
+        if selector.is_some_and(|s| s.match_expressions.as_ref().is_some_and(|e| !e.is_empty())) {
+            warn(
+                "spec.topologySpreadConstraints[].labelSelector.matchExpressions",
+                "only matchLabels count matching pods",
+            );
+        }
+        if constraint
+            .match_label_keys
+            .as_ref()
+            .is_some_and(|k| !k.is_empty())
+        {
+            warn("spec.topologySpreadConstraints[].matchLabelKeys", "ignored");
+        }
+        let schedule_anyway = match constraint.when_unsatisfiable.as_str() {
+            "DoNotSchedule" => false,
+            "ScheduleAnyway" => true,
+            other => {
+                return Err(document.error_at(
+                    "whenUnsatisfiable",
+                    format!(
+                        "{object}: whenUnsatisfiable `{other}`: expected DoNotSchedule or \
+                         ScheduleAnyway"
+                    ),
+                ))
+            }
+        };
+        spread.push(SpreadConstraint {
+            max_skew: constraint.max_skew,
+            min_domains: constraint.min_domains,
+            topology_key: constraint.topology_key.clone(),
+            schedule_anyway,
+            match_labels: selector
+                .and_then(|s| s.match_labels.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .collect(),
+        });
+    }
+    if spec.priority_class_name.is_some() || spec.priority.is_some() {
+        warn(
+            "spec.priorityClassName/priority",
+            "pods are scheduled without priority or preemption",
+        );
+    }
+    if spec
+        .scheduler_name
+        .as_deref()
+        .is_some_and(|name| name != "default-scheduler")
+    {
+        warn("spec.schedulerName", "the default scheduler places the pod");
+    }
+    if spec.overhead.is_some() {
+        warn("spec.overhead", "requests exclude the pod overhead");
+    }
+    Ok(PodTemplate {
+        labels,
+        cpu,
+        memory,
+        affinity,
+        tolerations,
+        spread,
+        node_name: spec.node_name.clone(),
+        cpu_pattern: Vec::new(),
+    })
+}
+
+/// The labels a node selector term requires, when it only uses `In` with one value.
+fn term_labels(term: &NodeSelectorTerm) -> Option<Labels> {
+    if term.match_fields.as_ref().is_some_and(|f| !f.is_empty()) {
+        return None;
+    }
+    let mut labels = BTreeMap::new();
+    for expression in term.match_expressions.iter().flatten() {
+        match (expression.operator.as_str(), expression.values.as_deref()) {
+            ("In", Some([value])) => {
+                labels.insert(expression.key.clone(), value.clone());
+            }
+            _ => return None,
+        }
+    }
+    Some(labels)
+}
+
+/// The pod's effective CPU and memory requests: the containers' sum, or the largest init
+/// container's when that is larger; a container's limit stands in for a missing request.
+fn requests(
+    spec: &PodSpec,
+    document: &Document,
+    warn: &mut impl FnMut(&str, &str),
+) -> Result<(Quantity, Quantity), InputError> {
+    let mut sum = (Quantity::default(), Quantity::default());
+    for container in &spec.containers {
+        let (cpu, memory) = container_requests(container.resources.as_ref(), document, warn)?;
+        sum = (add(sum.0, cpu, document)?, add(sum.1, memory, document)?);
+    }
+    for container in spec.init_containers.iter().flatten() {
+        let (cpu, memory) = container_requests(container.resources.as_ref(), document, warn)?;
+        sum = (sum.0.max(cpu), sum.1.max(memory));
+    }
+    Ok(sum)
+}
+
+fn add(a: Quantity, b: Quantity, document: &Document) -> Result<Quantity, InputError> {
+    a.checked_add(b)
+        .ok_or_else(|| document.error_at("requests", "the summed requests are too large"))
+}
+
+fn container_requests(
+    resources: Option<&ResourceRequirements>,
+    document: &Document,
+    warn: &mut impl FnMut(&str, &str),
+) -> Result<(Quantity, Quantity), InputError> {
+    let Some(resources) = resources else {
+        return Ok(Default::default());
+    };
+    let read = |name: &str| -> Result<Quantity, InputError> {
+        let given = resources
+            .requests
+            .as_ref()
+            .and_then(|r| r.get(name))
+            .or_else(|| resources.limits.as_ref().and_then(|l| l.get(name)));
+        match given {
+            None => Ok(Quantity::default()),
+            Some(quantity) => Quantity::parse(&quantity.0).map_err(|error| {
+                document.error_at(&quantity.0, format!("resources.requests.{name}: {error}"))
+            }),
+        }
+    };
+    let cpu = read("cpu")?;
+    let memory = read("memory")?;
+    for name in resources.requests.iter().flat_map(|r| r.keys()) {
+        if name != "cpu" && name != "memory" {
+            warn(
+                &format!("resources.requests.{name}"),
+                "only cpu and memory are modelled",
+            );
+        }
+    }
+    Ok((cpu, memory))
+}

@@ -1,0 +1,181 @@
+//! Multi-document YAML (and JSON, a subset of it) read into JSON values, keeping each
+//! document's first line so that errors point into the file.
+//!
+//! Manifests concatenated without a `---` separator (as Kivi's `h2.yaml`) are split where a
+//! top-level key such as `apiVersion` repeats, with a warning, instead of letting the second
+//! object silently overwrite the first.
+
+use super::diagnostics::{Diagnostics, InputError, Place};
+use serde_json::Value;
+
+/// One YAML document of a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The file it came from.
+    pub file: String,
+    /// 1-based line of the document's first line in the file.
+    pub first_line: usize,
+    /// The document's text.
+    pub text: String,
+    /// The document as JSON (`Null` for an empty document).
+    pub value: Value,
+}
+
+impl Document {
+    /// The place of the first line holding `needle` inside this document, or its first line.
+    pub fn place_of(&self, needle: &str) -> Place {
+        self.place_of_nth(needle, 0)
+    }
+
+    /// The place of the `n`-th (0-based) line holding `needle`, or the document's first line.
+    pub fn place_of_nth(&self, needle: &str, n: usize) -> Place {
+        self.text
+            .lines()
+            .enumerate()
+            .filter_map(|(index, line)| {
+                line.find(needle).map(|column| Place {
+                    line: self.first_line + index,
+                    column: column + 1,
+                })
+            })
+            .nth(n)
+            .unwrap_or(Place {
+                line: self.first_line,
+                column: 1,
+            })
+    }
+
+    /// An error about this document, placed at the first line holding `needle`.
+    pub fn error_at(&self, needle: &str, message: impl Into<String>) -> InputError {
+        InputError::new(&self.file, Some(self.place_of(needle)), message)
+    }
+}
+
+/// Splits `text` (the contents of `file`) into documents and parses each one.
+pub fn read_documents(
+    file: &str,
+    text: &str,
+    diagnostics: &mut Diagnostics,
+) -> Result<Vec<Document>, InputError> {
+    let mut documents = Vec::new();
+    for (first_line, chunk) in split(file, text, diagnostics) {
+        if chunk.trim().is_empty() || chunk.lines().all(is_comment_or_blank) {
+            continue;
+        }
+        let value: Value = serde_yaml_ng::from_str(&chunk).map_err(|error| {
+            let place = error.location().map(|location| Place {
+                line: first_line + location.line().saturating_sub(1),
+                column: location.column(),
+            });
+            InputError::new(
+                file,
+                place.or(Some(Place {
+                    line: first_line,
+                    column: 1,
+                })),
+                format!("not valid YAML: {error}"),
+            )
+        })?;
+        if value.is_null() {
+            continue;
+        }
+        documents.push(Document {
+            file: file.to_string(),
+            first_line,
+            text: chunk,
+            value,
+        });
+    }
+    Ok(documents)
+}
+
+fn is_comment_or_blank(line: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.is_empty() || trimmed.starts_with('#')
+}
+
+/// Splits at `---` lines and before a repeated top-level key; yields (first line, text).
+fn split(file: &str, text: &str, diagnostics: &mut Diagnostics) -> Vec<(usize, String)> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    let mut keys: Vec<String> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        if line.starts_with("---") || line.starts_with("...") {
+            chunks.push((start, std::mem::take(&mut current)));
+            keys.clear();
+            start = number + 1;
+            continue;
+        }
+        if let Some(key) = top_level_key(line) {
+            if keys.contains(&key) {
+                diagnostics.warn(format!(
+                    "{file}:{number}: top-level key `{key}` repeats without a `---` separator; \
+                     reading a new document from this line"
+                ));
+                chunks.push((start, std::mem::take(&mut current)));
+                keys.clear();
+                start = number;
+            }
+            keys.push(key);
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    chunks.push((start, current));
+    chunks
+}
+
+/// The key of a `key:` line at column 0 of a block mapping.
+fn top_level_key(line: &str) -> Option<String> {
+    let first = line.chars().next()?;
+    if !(first.is_ascii_alphabetic() || first == '_') {
+        return None;
+    }
+    let (key, _) = line.split_once(':')?;
+    key.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+        .then(|| key.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_documents_and_keeps_their_first_lines() {
+        let mut diagnostics = Diagnostics::default();
+        let text = "a: 1\n---\n# comment\nb: 2\n";
+        let documents = read_documents("f.yaml", text, &mut diagnostics).unwrap();
+        assert_eq!(documents.len(), 2);
+        assert_eq!(documents[1].first_line, 3);
+        assert_eq!(documents[1].value["b"], 2);
+        assert!(diagnostics.warnings.is_empty());
+    }
+
+    #[test]
+    fn splits_concatenated_manifests_with_a_warning() {
+        let mut diagnostics = Diagnostics::default();
+        let text = "apiVersion: v1\nkind: Pod\napiVersion: v1\nkind: Node\n";
+        let documents = read_documents("f.yaml", text, &mut diagnostics).unwrap();
+        assert_eq!(documents.len(), 2);
+        assert_eq!(documents[1].value["kind"], "Node");
+        assert_eq!(
+            diagnostics.warnings,
+            vec![
+                "f.yaml:3: top-level key `apiVersion` repeats without a `---` separator; \
+                 reading a new document from this line"
+            ]
+        );
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line_in_the_file() {
+        let mut diagnostics = Diagnostics::default();
+        let text = "a: 1\n---\nb: [1, 2\n";
+        let error = read_documents("f.yaml", text, &mut diagnostics).unwrap_err();
+        assert_eq!(error.file, "f.yaml");
+        assert!(error.place.unwrap().line >= 3, "{error}");
+    }
+}

@@ -1,0 +1,447 @@
+//! The front-ends end to end: Kivi's C3 inputs (configs and live-cluster logs), its failure-case
+//! manifests, a single YAML file with a `kivi:` document, `kivi dump` round trips,
+//! `kivi simulate`, and every malformed-input path (exit 2, file and place named, no panic).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SHARED: &str = "../shared/kivi-inputs";
+
+fn kivi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("kivi runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn shared(path: &str) -> String {
+    format!("{SHARED}/{path}")
+}
+
+fn dump(args: &[&str]) -> (Value, String) {
+    let mut all = vec!["dump"];
+    all.extend_from_slice(args);
+    let output = kivi(&all);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let document = serde_json::from_slice(&output.stdout).expect("dump prints JSON");
+    (document, text(&output.stderr))
+}
+
+#[test]
+fn c3_configs_original_violates_from_zero_replicas() {
+    let output = kivi(&["check", &shared("c3/configs"), "--original", "-q"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains("Violating intent(s): pod_always_schedulable"),
+        "{stdout}"
+    );
+    let first = stdout
+        .lines()
+        .find(|line| line.starts_with("[0]"))
+        .expect("a trace");
+    assert_eq!(first, "[0][createTargetDeployment] Created deployment 1");
+    assert!(stdout.contains("[Scheduler - no_feasible_node] No feasible node!"));
+}
+
+#[test]
+fn c3_configs_sweep_reports_the_minimal_topology() {
+    let output = kivi(&["check", &shared("c3/configs"), "-q"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "Minimal violating topology: {node type 0: 1, node type 1: 2, deployment type 0: 3}"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn c3_logs_violate_without_a_describenode_dump() {
+    let output = kivi(&["check", &shared("c3/logs"), "-q"]);
+    let stdout = text(&output.stdout);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("Violating intent(s): pod_always_schedulable"));
+    assert!(stdout.contains("[HPA] Need to rescale, pod number change from 5 to 6"));
+    assert!(stderr.contains(
+        "Node/kind-control-plane: a control-plane node tainted NoSchedule; not modelled"
+    ));
+    let flagged = kivi(&["check", &shared("c3/logs"), "--from-cluster-dump", "-q"]);
+    assert_eq!(flagged.status.code(), Some(1));
+}
+
+#[test]
+fn c3_logs_rebuild_the_running_state() {
+    let (document, stderr) = dump(&[&shared("c3/logs")]);
+    let setup = &document["setup"];
+    let nodes = setup["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    let locations: Vec<i64> = setup["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == 1)
+        .map(|p| p["loc"].as_i64().unwrap())
+        .collect();
+    assert_eq!(locations, vec![2, 1, 3, 1, 3]);
+    assert_eq!(setup["d"][0]["replicas"], 5);
+    assert_eq!(setup["d"][0]["hpaSpec"]["maxReplicas"], 6);
+    assert_eq!(
+        setup["d"][0]["hpaSpec"]["metricTargets"],
+        serde_json::json!([50])
+    );
+    // 24 CPU in units of 100m; kind-worker runs two 100m app pods and kindnet (100m).
+    assert_eq!(document["kiviUnits"]["cpu"], "100m");
+    assert_eq!(nodes[0]["cpu"], 240);
+    assert_eq!(nodes[0]["cpuLeft"], 240 - 2 - 1);
+    assert_eq!(nodes[0]["numPod"], 2);
+    assert!(stderr.contains("units: one CPU unit is 100m"), "{stderr}");
+}
+
+#[test]
+fn c3_units_are_the_greatest_common_divisor() {
+    let (document, stderr) = dump(&[&shared("c3/configs"), "--original"]);
+    assert_eq!(document["kiviUnits"]["cpu"], "100m");
+    assert_eq!(document["kiviUnits"]["memory"], "63Gi");
+    assert_eq!(document["setup"]["nodes"][0]["cpu"], 240);
+    assert_eq!(document["setup"]["nodes"][0]["memory"], 1);
+    assert_eq!(document["setup"]["podTemplates"][0]["cpuRequested"], 1);
+    assert!(stderr.contains("units: one CPU unit is 100m, one memory unit is 63Gi"));
+    assert_eq!(document["setup"]["d"][0]["replicas"], 0);
+    assert_eq!(
+        document["userCommand"],
+        serde_json::json!([{"name": "createTargetDeployment", "para": 1}])
+    );
+}
+
+#[test]
+fn dumps_check_back_with_the_same_verdict() {
+    let directory = std::env::temp_dir().join(format!("kivi-dump-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    for (args, expected) in [
+        (
+            vec![shared("c3/configs"), "--original".into()],
+            "pod_always_schedulable",
+        ),
+        (
+            vec![shared("c3/configs")],
+            "Minimal violating topology: {node type 0: 1, node type 1: 2",
+        ),
+        (vec![shared("c3/logs")], "pod_always_schedulable"),
+    ] {
+        let arguments: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (document, _) = dump(&arguments);
+        let file = directory.join("dump.json");
+        std::fs::write(&file, serde_json::to_string_pretty(&document).unwrap()).unwrap();
+        let direct = kivi(&[&["check", "-q"], &arguments[..]].concat());
+        let back = kivi(&["check", "-q", file.to_str().unwrap()]);
+        assert_eq!(back.status.code(), Some(1), "{}", text(&back.stderr));
+        assert_eq!(back.status.code(), direct.status.code());
+        assert!(
+            text(&back.stdout).contains(expected),
+            "{}",
+            text(&back.stdout)
+        );
+        assert!(text(&direct.stdout).contains(expected));
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}
+
+#[test]
+fn single_yaml_file_with_a_kivi_document() {
+    let file = "tests/data/input/single-file.yaml";
+    let output = kivi(&["check", file, "--original", "-q"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(text(&output.stdout).contains("Violating intent(s): pod_always_schedulable"));
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        vec![
+            "warning: tests/data/input/single-file.yaml: Deployment/php-apache: \
+             spec.affinity.podAntiAffinity is not modelled; the scheduler ignores it",
+            "warning: tests/data/input/single-file.yaml: HorizontalPodAutoscaler/php-apache: \
+             spec.behavior (scaling policies and stabilization windows) is not modelled; the HPA \
+             scales as Kivi's default",
+            "ignored: tests/data/input/single-file.yaml: ConfigMap/php-config (kind not modelled)",
+        ]
+    );
+    let (document, _) = dump(&[file]);
+    assert_eq!(document["kiviUnits"]["memory"], "256Mi");
+    assert_eq!(
+        document["userDefined"]["nodesTypes"][0]["template"]["memory"],
+        252
+    );
+    assert_eq!(document["userDefined"]["dTypes"][0]["maxSize"], 10);
+}
+
+#[test]
+fn removed_api_versions_load_with_warnings() {
+    let (document, stderr) = dump(&[&shared("failure_cases_configs/h2.yaml")]);
+    let h2 = shared("failure_cases_configs/h2.yaml");
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        vec![
+            format!(
+                "warning: {h2}:20: top-level key `apiVersion` repeats without a `---` \
+                 separator; reading a new document from this line"
+            ),
+            format!(
+                "warning: {h2}: Deployment/mydeployment: apiVersion extensions/v1beta1 was \
+                 removed from Kubernetes; read as apps/v1 (write `apiVersion: apps/v1` and a \
+                 spec.selector)"
+            ),
+            format!(
+                "warning: {h2}: HorizontalPodAutoscaler/mydeployment: apiVersion \
+                 extensions/v1beta1 was removed from Kubernetes; read as autoscaling/v2"
+            ),
+            "units: one CPU unit is 1, one memory unit is 1Gi".to_string(),
+        ]
+    );
+    let deployment = &document["setup"]["d"][0];
+    assert_eq!(deployment["specReplicas"], 6);
+    assert_eq!(deployment["maxSurge"], 50);
+    assert_eq!(deployment["maxUnavailable"], 40);
+    assert_eq!(deployment["hpaSpec"]["minReplicas"], 3);
+    assert_eq!(deployment["hpaSpec"]["maxReplicas"], 12);
+    assert_eq!(
+        deployment["hpaSpec"]["metricTargets"],
+        serde_json::json!([50])
+    );
+}
+
+#[test]
+fn pod_spreading_config_loads_its_constraints() {
+    let (document, _) = dump(&[&shared("failure_cases_configs/pod_spreading_configs.yaml")]);
+    let template = &document["setup"]["podTemplates"][0];
+    let keys: Vec<&str> = template["topoSpreadConstraints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["topologyKey"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, vec!["zone", "node"]);
+    assert_eq!(document["setup"]["pods"][0]["status"], 2);
+}
+
+#[test]
+fn simulate_is_reproducible_from_its_seed() {
+    let run = |seed: &str| kivi(&["simulate", &shared("c3/configs"), "--seed", seed]);
+    let (first, again) = (run("7"), run("7"));
+    assert_eq!(first.stdout, again.stdout);
+    let stdout = text(&first.stdout);
+    assert!(stdout.starts_with("Simulation with seed 7:\n[0][createTargetDeployment]"));
+    assert_eq!(first.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.ends_with("Violated intent: pod_always_schedulable\n"),
+        "{stdout}"
+    );
+}
+
+/// Runs `kivi check` on a malformed input: exit 2, the message names `place`, no panic.
+fn rejects(input: &str, place: &str, what: &str) {
+    rejects_with(&["check", input, "-q"], place, what);
+}
+
+/// Runs kivi with `args`: exit 2, the message names `place` and says `what`, no panic.
+fn rejects_with(args: &[&str], place: &str, what: &str) {
+    let output = kivi(args);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(place), "{stderr} does not name {place}");
+    assert!(stderr.contains(what), "{stderr} does not say {what}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn malformed_yaml_names_file_line_and_column() {
+    rejects(
+        "tests/data/input/bad-yaml.yaml",
+        "tests/data/input/bad-yaml.yaml:7:1:",
+        "not valid YAML",
+    );
+}
+
+#[test]
+fn unknown_kind_is_an_error_but_known_kinds_are_ignored() {
+    rejects(
+        "tests/data/input/unknown-kind.yaml",
+        "tests/data/input/unknown-kind.yaml:7:1:",
+        "unknown kind `Deploymnet`",
+    );
+}
+
+#[test]
+fn bad_quantity_names_its_place() {
+    rejects(
+        "tests/data/input/bad-quantity.yaml",
+        "tests/data/input/bad-quantity.yaml:17:18:",
+        "`12x` is not a Kubernetes quantity",
+    );
+}
+
+#[test]
+fn hpa_targeting_a_missing_deployment() {
+    rejects(
+        "tests/data/input/hpa-missing-target.yaml",
+        "tests/data/input/hpa-missing-target.yaml:21:1:",
+        "targets Deployment `api`, which is not in the input",
+    );
+}
+
+#[test]
+fn node_type_with_min_size_above_max_size() {
+    rejects(
+        "tests/data/input/min-over-max",
+        "min-over-max/user_input/cluster_configs.json:5:7:",
+        "nodesTypes[1]: minSize 5 is greater than maxSize 2",
+    );
+}
+
+#[test]
+fn missing_directory_contents_is_an_input_error() {
+    let empty = std::env::temp_dir().join(format!("kivi-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = kivi(&["check", empty.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("no manifests"));
+    std::fs::remove_dir_all(&empty).unwrap();
+    assert!(
+        Path::new(SHARED).is_dir(),
+        "the shared inputs are beside the repository"
+    );
+}
+
+#[test]
+fn nodes_taints_tolerations_and_hostname_spread() {
+    let file = "tests/data/input/hostname-spread.yaml";
+    let (document, stderr) = dump(&[file]);
+    assert_eq!(
+        stderr.lines().next(),
+        Some(
+            "warning: Deployment/web: topologySpreadConstraints topologyKey `rack` is a label \
+             of no node; the constraint has no effect"
+        )
+    );
+    assert!(stderr.contains("units: one CPU unit is 250m, one memory unit is 1Gi"));
+    let nodes = document["setup"]["nodes"].as_array().unwrap();
+    assert_eq!(nodes[0]["cpu"], 30);
+    assert_eq!(nodes[0]["memory"], 30);
+    assert_eq!(
+        nodes[0]["taint"],
+        serde_json::json!(["dedicated:NoSchedule"])
+    );
+    assert_eq!(nodes[1]["cpu"], 8);
+    assert!(nodes[1].get("taint").is_none());
+    let template = &document["setup"]["podTemplates"][0];
+    assert_eq!(
+        template["topoSpreadConstraints"][0]["topologyKey"],
+        "hostname"
+    );
+    assert_eq!(template["topoSpreadConstraints"][0]["whenUnsatisfiable"], 0);
+    assert_eq!(template["topoSpreadConstraints"][1]["whenUnsatisfiable"], 1);
+    assert_eq!(
+        template["toleration"],
+        serde_json::json!(["dedicated:NoSchedule"])
+    );
+    let output = kivi(&["check", file, "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+}
+
+#[test]
+fn requests_hpa_versions_and_descheduler_strategies() {
+    let file = "tests/data/input/assorted.yaml";
+    let (document, stderr) = dump(&[file]);
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        vec![
+            format!(
+                "warning: {file}: Deployment/api: spec.priorityClassName/priority is not \
+                 modelled; pods are scheduled without priority or preemption"
+            ),
+            format!(
+                "warning: {file}: Deployment/api: spec.strategy.rollingUpdate.maxSurge: 1 pods \
+                 of 3 replicas is modelled as 34%"
+            ),
+            format!(
+                "warning: {file}: HorizontalPodAutoscaler/cache: spec.metrics of type Pods are \
+                 not modelled; only Resource cpu and memory metrics are"
+            ),
+            format!(
+                "warning: {file}: DeschedulerPolicy: apiVersion descheduler/v1alpha1 was removed; \
+                 read as descheduler/v1alpha2 (strategies become one profile's balance plugins)"
+            ),
+            format!(
+                "warning: {file}: DeschedulerPolicy: plugin LowNodeUtilization is not modelled; \
+                 only RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint are"
+            ),
+            "units: one CPU unit is 500m, one memory unit is 512Mi".to_string(),
+        ]
+    );
+    let templates = &document["setup"]["podTemplates"];
+    // api: max(init 1 CPU / 1Gi, containers 300m + 200m (limit) / 256Mi + 256Mi).
+    assert_eq!(templates[0]["cpuRequested"], 2);
+    assert_eq!(templates[0]["memRequested"], 2);
+    assert_eq!(
+        templates[0]["affinityRules"],
+        serde_json::json!([{"isRequired": 1, "weight": 0, "labels": {"disk": "ssd"}}])
+    );
+    assert_eq!(templates[1]["cpuRequested"], 1);
+    assert_eq!(templates[1]["memRequested"], 4);
+    let deployments = &document["setup"]["d"];
+    assert_eq!(deployments[0]["maxSurge"], 34);
+    assert_eq!(deployments[0]["maxUnavailable"], 100);
+    assert_eq!(deployments[0]["hpaSpec"]["minReplicas"], 1);
+    assert_eq!(
+        deployments[0]["hpaSpec"]["metricTargets"],
+        serde_json::json!([70])
+    );
+    assert_eq!(deployments[1]["specReplicas"], 1);
+    let cache = &deployments[1]["hpaSpec"];
+    assert_eq!(cache["metricNames"], serde_json::json!([1]));
+    assert_eq!(cache["metricTypes"], serde_json::json!([0]));
+    assert_eq!(cache["metricTargets"], serde_json::json!([3]));
+    assert_eq!(
+        document["controllers"]["descheduler"],
+        serde_json::json!({
+            "profiles": [{"RemoveDuplicates": {}, "RemovePodsViolatingTopologySpreadConstraint": {}}],
+            "args": {"constraintsTopologySpread": 2, "evictSystemCriticalPods": 0},
+        })
+    );
+}
+
+#[test]
+fn kubectl_json_lists_are_manifests() {
+    let nodes = shared("c3/logs/setup/2023-07-01T20:04:09-getnode.log.json");
+    let (document, stderr) = dump(&[&nodes]);
+    assert_eq!(document["setup"]["nodes"].as_array().unwrap().len(), 4);
+    // Nothing but 24-core nodes: one unit is 24 cores.
+    assert_eq!(document["setup"]["nodes"][0]["cpu"], 1);
+    assert!(stderr.contains("units: one CPU unit is 24,"), "{stderr}");
+}
+
+#[test]
+fn from_cluster_dump_needs_kubectl_output() {
+    rejects_with(
+        &["check", "models/c3-spread-hpa", "--from-cluster-dump"],
+        "models/c3-spread-hpa: --from-cluster-dump",
+        "no kubectl output found",
+    );
+}

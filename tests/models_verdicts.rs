@@ -1,0 +1,121 @@
+//! Every example in models/ gives its expected verdict, and the descheduler examples build the
+//! same `controllers.descheduler` as the hand-written cases.
+
+use serde_json::{json, Value};
+use std::process::{Command, Output};
+
+fn kivi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("kivi runs")
+}
+
+/// `kivi check MODEL --original` exits 1 and reports `intent` violated.
+fn violates(model: &str, intent: &str) {
+    let output = kivi(&["check", model, "--original", "-q"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains(&format!("Violating intent(s): {intent}")),
+        "{stdout}"
+    );
+}
+
+fn dumped(model: &str) -> Value {
+    let output = kivi(&["dump", model, "--original"]);
+    assert_eq!(output.status.code(), Some(0));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn c1_hpa_oscillates() {
+    violates("models/c1-hpa-oscillation", "no_oscillation_replica_num");
+}
+
+#[test]
+fn c1_load_pattern_is_in_whole_cores() {
+    let document = dumped("models/c1-hpa-oscillation");
+    let template = &document["setup"]["podTemplates"][0];
+    assert_eq!(template["cpuRequested"], 8);
+    assert_eq!(template["curCpuRequest"], json!([8, 3]));
+    assert_eq!(template["timeCpuRequest"], json!([0, 300]));
+    assert_eq!(document["setup"]["nodes"][0]["cpu"], 64);
+}
+
+#[test]
+fn c2_apply_without_replicas_goes_below_the_minimum() {
+    violates(
+        "models/c2-apply-without-replicas",
+        "replica_num_always_meet_min",
+    );
+    let document = dumped("models/c2-apply-without-replicas");
+    assert_eq!(
+        document["setup"]["deploymentTemplates"][0]["specReplicas"],
+        1
+    );
+    assert_eq!(
+        document["userCommand"][1],
+        json!({"name": "applyDeployment", "para": 1, "after_stable": true})
+    );
+}
+
+#[test]
+fn c3_spread_blocks_the_scale_up() {
+    violates("models/c3-spread-hpa", "pod_always_schedulable");
+    let output = kivi(&["check", "models/c3-spread-hpa", "-q"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stdout).contains(
+        "Minimal violating topology: {node type 0: 1, node type 1: 2, deployment type 0: 3}"
+    ));
+}
+
+/// The hand-written case's descheduler controller.
+fn case_descheduler(case: &str) -> Value {
+    let path = format!("{}/cases/{case}/original.json", env!("CARGO_MANIFEST_DIR"));
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    case["controllers"]["descheduler"].clone()
+}
+
+#[test]
+fn c5_and_c8_build_the_cases_descheduler() {
+    let c5 = dumped("models/c5-descheduler-duplicates");
+    assert_eq!(
+        c5["controllers"]["descheduler"]["profiles"],
+        case_descheduler("c5")["profiles"]
+    );
+    let c8 = dumped("models/c8-spot-spread-descheduler");
+    let expected = case_descheduler("c8");
+    let built = &c8["controllers"]["descheduler"];
+    assert_eq!(built["profiles"], expected["profiles"]);
+    assert_eq!(
+        built["args"]["constraintsTopologySpread"],
+        expected["args"]["constraintsTopologySpread"]
+    );
+    let rules = &c8["setup"]["podTemplates"][0]["affinityRules"];
+    assert_eq!(
+        rules,
+        &json!([
+            {"isRequired": 0, "weight": 4, "labels": {"lifecycle": "spot"}},
+            {"isRequired": 0, "weight": 5, "labels": {"lifecycle": "on-demand"}},
+        ])
+    );
+}
+
+#[test]
+fn c5_descheduler_evicts_in_a_cycle() {
+    violates(
+        "models/c5-descheduler-duplicates",
+        "no_oscillation_eviction",
+    );
+}
+
+#[test]
+fn c8_descheduler_fights_the_scheduler() {
+    violates(
+        "models/c8-spot-spread-descheduler",
+        "no_oscillation_eviction",
+    );
+}
