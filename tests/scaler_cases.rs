@@ -286,7 +286,12 @@ fn instantiated_minimal_topologies_match_the_cases_branch() {
         let template = template(case, false);
         let topology = &enumerate(&template, &EnumerationOptions::default())[position - 1];
         assert_eq!(&topology.to_string(), words);
-        let expected = read_json(format!("cases/{case}/minimal.json"));
+        let mut expected = read_json(format!("cases/{case}/minimal.json"));
+        // Kivi appends its default intent (no_feasible_node, our pod_always_schedulable, which
+        // the model always checks) before it writes per-topology files; instantiation does not.
+        if let Some(intents) = expected["intents"].as_array_mut() {
+            intents.retain(|intent| intent["name"] != "no_feasible_node");
+        }
         assert_eq!(instantiate(&template, topology), expected, "{case}");
     }
 }
