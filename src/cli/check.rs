@@ -3,6 +3,7 @@
 
 use super::engine_args::EngineArgs;
 use crate::cases;
+use crate::cluster::eviction_loop::{find_eviction_loop, fold_repeats, DEFAULT_MAX_STATES};
 use crate::cluster::ClusterModel;
 use crate::engine::{check, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, needs_translation, translate, InputOptions};
@@ -67,6 +68,13 @@ pub struct CheckArgs {
     /// No progress bar.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Look for an eviction loop instead of intent violations: a reachable cycle in which
+    /// pods are evicted and re-created forever (Kivi's -l); needs a single topology.
+    #[arg(short = 'l', long = "loop")]
+    eviction_loop: bool,
+    /// Most states the --loop search stores (it keeps the whole state graph).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES, requires = "eviction_loop")]
+    loop_max_states: usize,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -97,6 +105,9 @@ impl CheckArgs {
             }
             let model =
                 load_uniform(&document).map_err(|error| error.in_file(&name).to_string())?;
+            if self.eviction_loop {
+                return Ok(self.report_loop(&model));
+            }
             // A single topology is small: report every violated intent, each with its own
             // counterexample, rather than whichever the search order meets first.
             let options = CheckOptions {
@@ -108,6 +119,11 @@ impl CheckArgs {
                 .map_err(|error| error.to_string())?;
             self.print_single(&model, &outcome);
             Ok(outcome.verdict().exit_code())
+        } else if self.eviction_loop {
+            Err(format!(
+                "{name}: --loop checks one topology; add --original (or give a single-topology \
+                 document)"
+            ))
         } else {
             let report = self.sweep(&name, &document, &options, &pool)?;
             match self.format {
@@ -115,6 +131,55 @@ impl CheckArgs {
                 Format::Json => println!("{}", report.to_json()),
             }
             Ok(report.exit_code())
+        }
+    }
+
+    /// Searches `model` for an eviction loop and prints it; returns the exit code (1 loop
+    /// found, 0 none, 3 the state bound was reached).
+    fn report_loop(&self, model: &ClusterModel) -> i32 {
+        match find_eviction_loop(model, self.loop_max_states) {
+            Err(bound) => {
+                println!("Incomplete: {bound} (raise --loop-max-states)");
+                3
+            }
+            Ok(None) => {
+                match self.format {
+                    Format::Text => {
+                        println!("No eviction loop: every run settles or loops without evicting.")
+                    }
+                    Format::Json => println!(
+                        "{}",
+                        serde_json::json!({"mode": "loop", "verdict": "no_violation"})
+                    ),
+                }
+                0
+            }
+            Ok(Some(found)) => {
+                let lines = found.lines();
+                match self.format {
+                    Format::Text => {
+                        println!("Eviction loop found: pods are evicted and re-created forever.");
+                        println!("Path to the loop:");
+                        for line in fold_repeats(&lines.prefix) {
+                            println!("{line}");
+                        }
+                        println!("Loop (repeats forever):");
+                        for line in &lines.cycle {
+                            println!("{line}");
+                        }
+                    }
+                    Format::Json => println!(
+                        "{}",
+                        serde_json::json!({
+                            "mode": "loop",
+                            "verdict": "violation",
+                            "prefix": lines.prefix,
+                            "cycle": lines.cycle,
+                        })
+                    ),
+                }
+                1
+            }
         }
     }
 
