@@ -279,3 +279,34 @@ fn bench_engine_counts_a_million_states_on_any_thread_count() {
         assert!(report["bytes_per_state"].as_f64().unwrap() <= 16.0);
     }
 }
+
+#[test]
+fn loop_finds_the_eviction_oscillations_as_lassos() {
+    for case in ["c5", "c8"] {
+        let output = kivi(&["check", "--case", case, "--original", "--loop"]);
+        assert_eq!(output.status.code(), Some(1), "{case}");
+        let text = String::from_utf8_lossy(&output.stdout);
+        let cycle = text
+            .split("Loop (repeats forever):\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{case}: no loop part in {text}"));
+        assert!(cycle.contains("pending for deletion"), "{case}: {cycle}");
+        assert!(cycle.contains("Adding a new pod"), "{case}: {cycle}");
+
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "--original",
+            "--loop",
+            "--non-violation",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{case} non-violation");
+    }
+    let output = kivi(&["check", "--case", "c8", "--loop"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--loop needs a single topology"
+    );
+}
