@@ -310,3 +310,24 @@ fn loop_finds_the_eviction_oscillations_as_lassos() {
         "--loop needs a single topology"
     );
 }
+
+#[test]
+fn scale_six_sweeps_check_kivis_1644_topologies() {
+    for case in ["c3", "c8"] {
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "--non-violation",
+            "--scale",
+            "6",
+            "--format",
+            "json",
+            "--quiet",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{case}");
+        let report = json_of(&output);
+        assert_eq!(report["candidates"], 1644, "{case}");
+        assert_eq!(report["checksFinished"], 1644, "{case}");
+    }
+}
