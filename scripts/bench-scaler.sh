@@ -27,21 +27,22 @@ command -v python3 >/dev/null || { echo "bench-scaler.sh needs python3 to read k
 
 csv="results/${OUT_PREFIX}scaler.csv"
 raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
+report=$(mktemp)
+trap 'rm -f "$raw" "$report"' EXIT
 
 # run LABEL CASE THREADS ARGS...: REPS runs of kivi check, one JSON line each into $raw.
 run() {
   local label=$1 case=$2 threads=$3
   shift 3
   for _ in $(seq "$REPS"); do
-    local start end json
+    local start end
     start=$(date +%s.%N)
-    json=$("$KIVI" check --case "$case" --format json --quiet --threads "$threads" "$@" || true)
+    "$KIVI" check --case "$case" --format json --quiet --threads "$threads" "$@" >"$report" || true
     end=$(date +%s.%N)
-    python3 - "$label" "$case" "$threads" "$start" "$end" "$json" >>"$raw" <<'PY'
+    python3 - "$label" "$case" "$threads" "$start" "$end" "$report" >>"$raw" <<'PY'
 import json, sys
-label, case, threads, start, end, text = sys.argv[1:]
-report = json.loads(text)
+label, case, threads, start, end, path = sys.argv[1:]
+report = json.load(open(path))
 minimal = report.get("minimal") or {}
 print(json.dumps({
     "label": label, "case": case, "threads": int(threads),
