@@ -155,16 +155,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                         }
                     }
                 }
-                if search.visited.grow_pending() {
-                    drop(pin);
-                    search.visited.grow();
-                    pin = search.visited.pin();
-                }
-                countdown -= 1;
-                if countdown == 0 {
-                    countdown = POLL_INTERVAL;
-                    search.poll_bounds();
-                }
+                pin = search.between_states(pin, &mut countdown);
             }
         }
         drop(pin);

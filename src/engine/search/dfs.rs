@@ -189,16 +189,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             if self.pool.hungry.load(Ordering::Relaxed) > 0 && self.stack.len() > 1 {
                 self.donate();
             }
-            if search.visited.grow_pending() {
-                drop(pin);
-                search.visited.grow();
-                pin = search.visited.pin();
-            }
-            countdown -= 1;
-            if countdown == 0 {
-                countdown = POLL_INTERVAL;
-                search.poll_bounds();
-            }
+            pin = search.between_states(pin, &mut countdown);
         }
     }
 
