@@ -192,7 +192,7 @@ mod tests {
 
     /// The state of `model` with pod 6 freshly created by deployment 1.
     fn with_new_pod(model: &ClusterModel) -> ClusterState {
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         *s.pod_mut(6) = PodState {
             phase: PodPhase::Pending,
             cpu: 8,
