@@ -156,12 +156,11 @@ impl PodSet {
         })
     }
 
-    fn encode(&self, pods: usize, out: &mut Vec<u8>) {
-        let mut left = pods.div_ceil(8);
-        for word in &self.0 {
-            let take = left.min(8);
-            out.extend_from_slice(&word.to_le_bytes()[..take]);
-            left -= take;
+    /// Fills `out` with the low bytes of the bit mask, pod 1 in bit 0 of the first byte.
+    fn encode(&self, out: &mut [u8]) {
+        let bytes = self.0.iter().flat_map(|word| word.to_le_bytes());
+        for (slot, byte) in out.iter_mut().zip(bytes) {
+            *slot = byte;
         }
     }
 }
@@ -267,11 +266,6 @@ impl WorkQueue {
     /// The pending ids, oldest first.
     pub fn pending(&self) -> &[u8] {
         &self.items
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.items.len() as u8);
-        out.extend_from_slice(&self.items);
     }
 }
 
@@ -438,46 +432,73 @@ impl ClusterState {
     /// and deployment is one fixed-width record, and each queue its length and pending ids, so
     /// equal states give equal bytes and different states different bytes.
     pub fn encode(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
-        let pods = self.pods.len();
-        let set_bytes = pods.div_ceil(8);
-        out.reserve(
-            self.nodes.len() * (NODE_BYTES + 1)
-                + pods * POD_BYTES
-                + self.deployments.len() * (DEPLOYMENT_BYTES + 2 * set_bytes)
-                + 64,
-        );
+        let set_bytes = self.pods.len().div_ceil(8);
+        let queues = [
+            &self.scheduler_queue,
+            &self.kubelet_queue,
+            &self.deployment_queue,
+            &self.hpa_queue,
+            &self.node_queue,
+            &self.descheduler_queue,
+            &self.taint_queue,
+        ];
+        let len = self.nodes.len() * (NODE_BYTES + 1)
+            + self.pods.len() * POD_BYTES
+            + self.deployments.len() * (DEPLOYMENT_BYTES + 2 * (2 + set_bytes))
+            + queues.iter().map(|q| 1 + q.items.len()).sum::<usize>()
+            + 3 * events
+            + intents
+            + 10;
+        let start = out.len();
+        out.resize(start + len, 0);
+        let mut w = Writer(&mut out[start..]);
         for n in self.nodes.iter() {
-            out.extend_from_slice(&n.encoded());
+            w.put(&n.encoded());
         }
         for p in self.pods.iter() {
-            out.extend_from_slice(&p.encoded());
+            w.put(&p.encoded());
         }
         for d in self.deployments.iter() {
-            out.extend_from_slice(&d.encoded());
+            w.put(&d.encoded());
             for rs in &d.replica_sets {
-                out.extend_from_slice(&rs.spec_replicas.to_le_bytes());
-                rs.pods.encode(pods, out);
+                w.put(&rs.spec_replicas.to_le_bytes());
+                rs.pods.encode(w.take(set_bytes));
             }
         }
-        self.scheduler_queue.encode(out);
-        self.kubelet_queue.encode(out);
-        self.deployment_queue.encode(out);
-        self.hpa_queue.encode(out);
-        self.node_queue.encode(out);
-        self.descheduler_queue.encode(out);
-        self.taint_queue.encode(out);
-        out.extend_from_slice(&self.evictions.per_node[..self.nodes.len()]);
-        out.push(self.evictions.namespace);
-        out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
-        out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
-        for idle in &self.clock.event_idle[..events] {
-            out.extend_from_slice(&idle.to_le_bytes());
+        for q in queues {
+            w.put(&[q.items.len() as u8]);
+            w.put(&q.items);
         }
-        out.extend_from_slice(&self.events.done.to_le_bytes());
-        out.push(self.events.after_stable_started as u8);
-        out.extend_from_slice(&self.events.progress[..events]);
-        out.extend_from_slice(&self.monitors.stage[..intents]);
-        out.extend_from_slice(&self.monitors.violated.to_le_bytes());
+        w.put(&self.evictions.per_node[..self.nodes.len()]);
+        w.put(&[self.evictions.namespace]);
+        w.put(&self.clock.hpa_idle.to_le_bytes());
+        w.put(&self.clock.descheduler_idle.to_le_bytes());
+        for idle in &self.clock.event_idle[..events] {
+            w.put(&idle.to_le_bytes());
+        }
+        w.put(&self.events.done.to_le_bytes());
+        w.put(&[self.events.after_stable_started as u8]);
+        w.put(&self.events.progress[..events]);
+        w.put(&self.monitors.stage[..intents]);
+        w.put(&self.monitors.violated.to_le_bytes());
+        debug_assert!(w.0.is_empty(), "encode wrote its computed length");
+    }
+}
+
+/// Fills a pre-sized buffer front to back.
+struct Writer<'a>(&'a mut [u8]);
+
+impl<'a> Writer<'a> {
+    /// The next `n` bytes, which the writer moves past.
+    fn take(&mut self, n: usize) -> &'a mut [u8] {
+        let (head, rest) = std::mem::take(&mut self.0).split_at_mut(n);
+        self.0 = rest;
+        head
+    }
+
+    /// Writes `bytes` next.
+    fn put(&mut self, bytes: &[u8]) {
+        self.take(bytes.len()).copy_from_slice(bytes);
     }
 }
 
@@ -581,8 +602,8 @@ mod tests {
         assert_eq!(rs.pod_at(0), Some(5));
         assert_eq!(rs.pod_at(3), Some(200));
         assert_eq!(rs.pod_at(4), None);
-        let mut out = Vec::new();
-        rs.pods.encode(10, &mut out);
+        let mut out = [0; 2];
+        rs.pods.encode(&mut out);
         assert_eq!(out, [0b1001_0000, 0]);
     }
 }
