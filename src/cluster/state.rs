@@ -14,6 +14,7 @@
 //!
 //! [`ClusterState::encode`] writes each node, pod and deployment as one fixed-width record of
 //! little-endian fields, then the queues' lengths and pending ids and the small inline tables.
+
 /// Most nodes a cluster may have.
 pub const MAX_NODES: usize = 64;
 /// Most pod slots a cluster may have (pod ids are bytes, as in Kivi without `MORE_PODS`).
