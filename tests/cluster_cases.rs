@@ -114,12 +114,12 @@ fn c3_spin_counterexample_replays_verbatim() {
         ClusterAction::DeploymentController,
         ClusterAction::Scheduler,
     ];
-    let mut state = *model.initial_state();
+    let mut state = model.initial_state().clone();
     let mut hpa_first = Vec::new();
     model.actions(&state, &mut hpa_first);
     assert_eq!(hpa_first, [ClusterAction::Hpa], "only the HPA runs first");
     state = model.next_state(&state, &ClusterAction::Hpa).unwrap();
-    let init = state;
+    let init = state.clone();
     let mut steps = Vec::new();
     for action in path {
         let mut enabled = Vec::new();
@@ -129,7 +129,7 @@ fn c3_spin_counterexample_replays_verbatim() {
             "{action:?} enabled in {enabled:?}"
         );
         state = model.next_state(&state, &action).unwrap();
-        steps.push((action, state));
+        steps.push((action, state.clone()));
     }
     assert_eq!(
         model.kivi_trace(&init, &steps),

@@ -50,7 +50,7 @@ fn follows(model: &ClusterModel, expected: &[String], intent: &str) -> bool {
         .position(|p| p.name == intent)
         .unwrap_or_else(|| panic!("{intent} is checked"));
     let mut seen: HashSet<(Vec<u8>, usize)> = HashSet::new();
-    let mut stack: Vec<(ClusterState, usize)> = vec![(*model.initial_state(), 0)];
+    let mut stack: Vec<(ClusterState, usize)> = vec![(model.initial_state().clone(), 0)];
     let mut actions = Vec::new();
     while let Some((state, done)) = stack.pop() {
         if done == expected.len() && !model.holds(property, &state) {

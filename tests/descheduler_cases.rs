@@ -28,12 +28,12 @@ fn run(model: &ClusterModel, threads: usize, strategy: Strategy) -> Outcome<Clus
 /// The counterexample's Kivi-style lines, after checking that it replays step by step.
 fn lines(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Vec<String> {
     let trace = &outcome.violations[0].trace;
-    let mut state = trace.init;
+    let mut state = trace.init.clone();
     let mut steps = Vec::new();
     for step in &trace.steps {
         let next = kivi::engine::Model::next_state(model, &state, &step.action).expect("replays");
         assert_eq!(next, step.state, "step {:?} replays", step.action);
-        steps.push((step.action, step.state));
+        steps.push((step.action, step.state.clone()));
         state = next;
     }
     model.kivi_trace(&trace.init, &steps)
@@ -103,7 +103,7 @@ fn loop_search_finds_the_oscillations_as_lassos() {
             .unwrap_or_else(|| panic!("{case}: an eviction loop"));
         let (model, lasso) = (&found.model, &found.lasso);
         assert!(!lasso.cycle.is_empty());
-        let mut state = lasso.init;
+        let mut state = lasso.init.clone();
         let mut evictions = 0;
         for (i, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
             let next = kivi::engine::Model::next_state(model, &state, &step.action).unwrap();

@@ -48,7 +48,7 @@ impl EvictionLoop {
 fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
-    let mut init = *model.initial_state();
+    let mut init = model.initial_state().clone();
     init.monitors = Default::default();
     ClusterModel::new(spec, init)
 }
@@ -86,7 +86,7 @@ pub fn loop_lines(model: &ClusterModel, lasso: &Lasso<ClusterModel>) -> LoopLine
         .prefix
         .iter()
         .chain(&lasso.cycle)
-        .map(|s| (s.action, s.state))
+        .map(|s| (s.action, s.state.clone()))
         .collect();
     let mut lines = model.kivi_trace(&lasso.init, &steps);
     let prefix_len = model

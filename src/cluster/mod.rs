@@ -9,8 +9,10 @@
 //! and events change: per node its free CPU and memory, status, pod count and panic count; per
 //! pod its placement, phase, usage and pattern position; per deployment its replica counters,
 //! its two replica sets (as pod bit masks) and the fields `kubectl apply` may change; the
-//! controllers' work queues; the clock; and the intent monitors. It is fixed-size, so a successor
-//! state is a copy plus edits, and [`ClusterState::encode`] writes only the entries in use.
+//! controllers' work queues; the clock; and the intent monitors. Its node, pod and deployment
+//! tables are sized by the spec and its queues hold only pending ids (see [`state`]), so a
+//! successor state, a clone plus edits, copies only what the cluster uses however large the
+//! maxima are; [`ClusterState::encode`] writes it as fixed-width records.
 //!
 //! # Clock
 //!
@@ -138,7 +140,7 @@ impl ClusterModel {
         action: &ClusterAction,
         rec: &mut Recorder,
     ) -> ClusterState {
-        let mut next = *state;
+        let mut next = state.clone();
         let spec = &self.spec;
         match *action {
             ClusterAction::Scheduler => controllers::scheduler::run(spec, &mut next, rec),
@@ -185,7 +187,11 @@ impl ClusterModel {
 
     /// Kivi's counterexample lines for an engine trace.
     pub fn counterexample(&self, trace: &crate::engine::Trace<ClusterModel>) -> Vec<String> {
-        let steps: Vec<_> = trace.steps.iter().map(|s| (s.action, s.state)).collect();
+        let steps: Vec<_> = trace
+            .steps
+            .iter()
+            .map(|s| (s.action, s.state.clone()))
+            .collect();
         self.kivi_trace(&trace.init, &steps)
     }
 
@@ -245,7 +251,7 @@ impl Model for ClusterModel {
     type Action = ClusterAction;
 
     fn init_states(&self) -> Vec<ClusterState> {
-        vec![self.init]
+        vec![self.init.clone()]
     }
 
     fn actions(&self, state: &ClusterState, actions: &mut Vec<ClusterAction>) {
@@ -260,14 +266,7 @@ impl Model for ClusterModel {
     }
 
     fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
-        state.encode(
-            self.spec.nodes.len(),
-            self.spec.pods.len(),
-            self.spec.deployments.len(),
-            self.spec.events.len(),
-            self.spec.intents.len(),
-            out,
-        );
+        state.encode(self.spec.events.len(), self.spec.intents.len(), out);
     }
 
     fn properties(&self) -> Vec<Property> {

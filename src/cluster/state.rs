@@ -1,9 +1,19 @@
 //! The mutable part of a cluster: what controllers and events change, hashed and stored per
 //! state.
 //!
-//! Everything is fixed-size so that cloning a state is a plain copy and building a successor
-//! allocates nothing. Only the first `n` entries of each array are in use (`n` from the
-//! [`ClusterSpec`](super::ClusterSpec)); [`ClusterState::encode`] writes only those.
+//! # Layout
+//!
+//! A successor state is a clone of its parent plus a few edits, and the search makes one per
+//! transition, so the cost of a clone is the cost of a step. The per-entity tables are therefore
+//! sized by the [`ClusterSpec`](super::ClusterSpec), not by the maxima below: [`ClusterState`]
+//! holds boxed slices with exactly one [`NodeState`] per node, one [`PodState`] per pod slot and
+//! one [`DeploymentState`] per deployment, and each [`WorkQueue`] keeps only its pending ids on
+//! the heap (an empty queue, the usual case, clones without allocating). A clone copies the few
+//! hundred bytes a case uses instead of the kilobytes that [`MAX_PODS`] slots would take; what
+//! stays inline is small and bounded by the event, intent and node maxima.
+//!
+//! [`ClusterState::encode`] writes each node, pod and deployment as one fixed-width record of
+//! little-endian fields, then the queues' lengths and pending ids and the small inline tables.
 
 /// Most nodes a cluster may have.
 pub const MAX_NODES: usize = 64;
@@ -147,9 +157,12 @@ impl PodSet {
         })
     }
 
-    fn encode(&self, pods: usize, out: &mut Vec<u8>) {
-        let bytes = self.0.iter().flat_map(|w| w.to_le_bytes());
-        out.extend(bytes.take(pods.div_ceil(8)));
+    /// Fills `out` with the low bytes of the bit mask, pod 1 in bit 0 of the first byte.
+    fn encode(&self, out: &mut [u8]) {
+        let bytes = self.0.iter().flat_map(|word| word.to_le_bytes());
+        for (slot, byte) in out.iter_mut().zip(bytes) {
+            *slot = byte;
+        }
     }
 }
 
@@ -221,56 +234,39 @@ impl DeploymentState {
 
 /// A controller's work queue: pending ids in FIFO order, without duplicates (Kivi's
 /// `updateQueue` skips items already pending).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct WorkQueue<const N: usize> {
-    items: [u8; N],
-    len: u8,
+///
+/// The ids live on the heap and only while pending, so an empty queue (the common case) costs
+/// nothing to clone and a busy one only its pending ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WorkQueue {
+    items: Vec<u8>,
 }
 
-impl<const N: usize> Default for WorkQueue<N> {
-    fn default() -> Self {
-        Self {
-            items: [0; N],
-            len: 0,
-        }
-    }
-}
-
-impl<const N: usize> WorkQueue<N> {
+impl WorkQueue {
     /// Appends `id` unless it is already pending.
     pub fn push(&mut self, id: usize) {
         let id = id as u8;
-        if !self.pending().contains(&id) && (self.len as usize) < N {
-            self.items[self.len as usize] = id;
-            self.len += 1;
+        if !self.items.contains(&id) {
+            self.items.push(id);
         }
     }
 
     /// Removes and returns the oldest pending id.
     pub fn pop(&mut self) -> Option<usize> {
-        if self.len == 0 {
+        if self.items.is_empty() {
             return None;
         }
-        let first = self.items[0];
-        self.items.copy_within(1..self.len as usize, 0);
-        self.len -= 1;
-        self.items[self.len as usize] = 0;
-        Some(first as usize)
+        Some(self.items.remove(0) as usize)
     }
 
     /// Whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.items.is_empty()
     }
 
     /// The pending ids, oldest first.
     pub fn pending(&self) -> &[u8] {
-        &self.items[..self.len as usize]
-    }
-
-    fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.len);
-        out.extend_from_slice(self.pending());
+        &self.items
     }
 }
 
@@ -333,28 +329,28 @@ pub struct MonitorState {
 }
 
 /// One state of the cluster: the mutable part only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClusterState {
-    /// Nodes by id - 1.
-    pub nodes: [NodeState; MAX_NODES],
-    /// Pods by id - 1.
-    pub pods: [PodState; MAX_PODS],
-    /// Deployments by id - 1.
-    pub deployments: [DeploymentState; MAX_DEPLOYMENTS],
+    /// Nodes by id - 1, one per node of the spec.
+    pub nodes: Box<[NodeState]>,
+    /// Pods by id - 1, one per pod slot of the spec.
+    pub pods: Box<[PodState]>,
+    /// Deployments by id - 1, one per deployment of the spec.
+    pub deployments: Box<[DeploymentState]>,
     /// Pods waiting for the scheduler.
-    pub scheduler_queue: WorkQueue<MAX_PODS>,
+    pub scheduler_queue: WorkQueue,
     /// Pods waiting for the kubelet (to start or to remove).
-    pub kubelet_queue: WorkQueue<MAX_PODS>,
+    pub kubelet_queue: WorkQueue,
     /// Deployments waiting for the deployment controller.
-    pub deployment_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    pub deployment_queue: WorkQueue,
     /// Deployments waiting for the HPA.
-    pub hpa_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    pub hpa_queue: WorkQueue,
     /// Nodes waiting for the node controller.
-    pub node_queue: WorkQueue<MAX_NODES>,
+    pub node_queue: WorkQueue,
     /// Deployments waiting for the descheduler.
-    pub descheduler_queue: WorkQueue<MAX_DEPLOYMENTS>,
+    pub descheduler_queue: WorkQueue,
     /// Pods waiting for the taint manager.
-    pub taint_queue: WorkQueue<MAX_PODS>,
+    pub taint_queue: WorkQueue,
     /// The descheduler's eviction counts.
     pub evictions: EvictionCounts,
     /// The logical clock.
@@ -365,12 +361,14 @@ pub struct ClusterState {
     pub monitors: MonitorState,
 }
 
-impl Default for ClusterState {
-    fn default() -> Self {
+impl ClusterState {
+    /// A state of `nodes` nodes, `pods` pod slots and `deployments` deployments, all at their
+    /// defaults, with empty queues, clock, events and monitors.
+    pub fn new(nodes: usize, pods: usize, deployments: usize) -> Self {
         Self {
-            nodes: [NodeState::default(); MAX_NODES],
-            pods: [PodState::default(); MAX_PODS],
-            deployments: [DeploymentState::default(); MAX_DEPLOYMENTS],
+            nodes: vec![NodeState::default(); nodes].into_boxed_slice(),
+            pods: vec![PodState::default(); pods].into_boxed_slice(),
+            deployments: vec![DeploymentState::default(); deployments].into_boxed_slice(),
             scheduler_queue: WorkQueue::default(),
             kubelet_queue: WorkQueue::default(),
             deployment_queue: WorkQueue::default(),
@@ -384,9 +382,7 @@ impl Default for ClusterState {
             monitors: MonitorState::default(),
         }
     }
-}
 
-impl ClusterState {
     /// Node with id `id` (1-based).
     pub fn node(&self, id: usize) -> &NodeState {
         &self.nodes[id - 1]
@@ -432,78 +428,149 @@ impl ClusterState {
             && self.deployment_queue.is_empty()
     }
 
-    /// Writes the canonical encoding of the first `nodes`, `pods`, `deployments` and `events`
-    /// entries: every field that can differ between reachable states, in a fixed order.
-    pub fn encode(
-        &self,
-        nodes: usize,
-        pods: usize,
-        deployments: usize,
-        events: usize,
-        intents: usize,
-        out: &mut Vec<u8>,
-    ) {
-        for n in &self.nodes[..nodes] {
-            out.extend_from_slice(&n.cpu_left.to_le_bytes());
-            out.extend_from_slice(&n.mem_left.to_le_bytes());
-            out.push(n.status as u8 | (n.maintained as u8) << 2 | (n.maintenance as u8) << 3);
-            out.push(n.num_pods);
-            out.push(n.panics);
-            out.extend_from_slice(&n.maintenance_elapsed.to_le_bytes());
+    /// Writes the canonical encoding: every field that can differ between reachable states, in
+    /// a fixed order, with the first `events` event and `intents` intent entries. Each node, pod
+    /// and deployment is one fixed-width record, and each queue its length and pending ids, so
+    /// equal states give equal bytes and different states different bytes.
+    pub fn encode(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
+        let set_bytes = self.pods.len().div_ceil(8);
+        let queues = [
+            &self.scheduler_queue,
+            &self.kubelet_queue,
+            &self.deployment_queue,
+            &self.hpa_queue,
+            &self.node_queue,
+            &self.descheduler_queue,
+            &self.taint_queue,
+        ];
+        let len = self.nodes.len() * (NODE_BYTES + 1)
+            + self.pods.len() * POD_BYTES
+            + self.deployments.len() * (DEPLOYMENT_BYTES + 2 * (2 + set_bytes))
+            + queues.iter().map(|q| 1 + q.items.len()).sum::<usize>()
+            + 3 * events
+            + intents
+            + 10;
+        let start = out.len();
+        out.resize(start + len, 0);
+        let mut w = Writer(&mut out[start..]);
+        for n in self.nodes.iter() {
+            w.put(&n.encoded());
         }
-        for p in &self.pods[..pods] {
-            out.push(p.loc);
-            out.push(p.phase as u8 | (p.owned as u8) << 2 | (p.template_labels as u8) << 3);
-            out.push(p.cpu_index);
-            out.extend_from_slice(&p.cpu.to_le_bytes());
-            out.extend_from_slice(&p.memory.to_le_bytes());
-            out.push(p.deployment);
-            out.push(p.template);
-            out.extend_from_slice(&p.age.to_le_bytes());
+        for p in self.pods.iter() {
+            w.put(&p.encoded());
         }
-        for d in &self.deployments[..deployments] {
-            out.push(
-                d.active as u8
-                    | d.cur_version << 1
-                    | (d.strategy as u8) << 2
-                    | (d.evicted as u8) << 3
-                    | (d.added as u8) << 4
-                    | (d.added_for_balance as u8) << 5,
-            );
-            for v in [d.spec_replicas, d.replicas, d.in_creation, d.in_deletion] {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
+        for d in self.deployments.iter() {
+            w.put(&d.encoded());
             for rs in &d.replica_sets {
-                out.extend_from_slice(&rs.spec_replicas.to_le_bytes());
-                rs.pods.encode(pods, out);
+                w.put(&rs.spec_replicas.to_le_bytes());
+                rs.pods.encode(w.take(set_bytes));
             }
-            out.extend_from_slice(&[
-                d.template,
-                d.max_surge,
-                d.max_unavailable,
-                d.hpa,
-                d.hpa_targets,
-            ]);
         }
-        self.scheduler_queue.encode(out);
-        self.kubelet_queue.encode(out);
-        self.deployment_queue.encode(out);
-        self.hpa_queue.encode(out);
-        self.node_queue.encode(out);
-        self.descheduler_queue.encode(out);
-        self.taint_queue.encode(out);
-        out.extend_from_slice(&self.evictions.per_node[..nodes]);
-        out.push(self.evictions.namespace);
-        out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
-        out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
+        for q in queues {
+            w.put(&[q.items.len() as u8]);
+            w.put(&q.items);
+        }
+        w.put(&self.evictions.per_node[..self.nodes.len()]);
+        w.put(&[self.evictions.namespace]);
+        w.put(&self.clock.hpa_idle.to_le_bytes());
+        w.put(&self.clock.descheduler_idle.to_le_bytes());
         for idle in &self.clock.event_idle[..events] {
-            out.extend_from_slice(&idle.to_le_bytes());
+            w.put(&idle.to_le_bytes());
         }
-        out.extend_from_slice(&self.events.done.to_le_bytes());
-        out.push(self.events.after_stable_started as u8);
-        out.extend_from_slice(&self.events.progress[..events]);
-        out.extend_from_slice(&self.monitors.stage[..intents]);
-        out.extend_from_slice(&self.monitors.violated.to_le_bytes());
+        w.put(&self.events.done.to_le_bytes());
+        w.put(&[self.events.after_stable_started as u8]);
+        w.put(&self.events.progress[..events]);
+        w.put(&self.monitors.stage[..intents]);
+        w.put(&self.monitors.violated.to_le_bytes());
+        debug_assert!(w.0.is_empty(), "encode wrote its computed length");
+    }
+}
+
+/// Fills a pre-sized buffer front to back.
+struct Writer<'a>(&'a mut [u8]);
+
+impl<'a> Writer<'a> {
+    /// The next `n` bytes, which the writer moves past.
+    fn take(&mut self, n: usize) -> &'a mut [u8] {
+        let (head, rest) = std::mem::take(&mut self.0).split_at_mut(n);
+        self.0 = rest;
+        head
+    }
+
+    /// Writes `bytes` next.
+    fn put(&mut self, bytes: &[u8]) {
+        self.take(bytes.len()).copy_from_slice(bytes);
+    }
+}
+
+/// Bytes of a node's record in [`ClusterState::encode`].
+const NODE_BYTES: usize = 9;
+/// Bytes of a pod's record in [`ClusterState::encode`].
+const POD_BYTES: usize = 11;
+/// Bytes of a deployment's record in [`ClusterState::encode`], without its replica sets.
+const DEPLOYMENT_BYTES: usize = 14;
+
+impl NodeState {
+    fn encoded(&self) -> [u8; NODE_BYTES] {
+        let [c0, c1] = self.cpu_left.to_le_bytes();
+        let [m0, m1] = self.mem_left.to_le_bytes();
+        let [e0, e1] = self.maintenance_elapsed.to_le_bytes();
+        let flags =
+            self.status as u8 | (self.maintained as u8) << 2 | (self.maintenance as u8) << 3;
+        [c0, c1, m0, m1, flags, self.num_pods, self.panics, e0, e1]
+    }
+}
+
+impl PodState {
+    fn encoded(&self) -> [u8; POD_BYTES] {
+        let [c0, c1] = self.cpu.to_le_bytes();
+        let [m0, m1] = self.memory.to_le_bytes();
+        let [a0, a1] = self.age.to_le_bytes();
+        let flags = self.phase as u8 | (self.owned as u8) << 2 | (self.template_labels as u8) << 3;
+        [
+            self.loc,
+            flags,
+            self.cpu_index,
+            c0,
+            c1,
+            m0,
+            m1,
+            self.deployment,
+            self.template,
+            a0,
+            a1,
+        ]
+    }
+}
+
+impl DeploymentState {
+    fn encoded(&self) -> [u8; DEPLOYMENT_BYTES] {
+        let [s0, s1] = self.spec_replicas.to_le_bytes();
+        let [r0, r1] = self.replicas.to_le_bytes();
+        let [c0, c1] = self.in_creation.to_le_bytes();
+        let [d0, d1] = self.in_deletion.to_le_bytes();
+        let flags = self.active as u8
+            | self.cur_version << 1
+            | (self.strategy as u8) << 2
+            | (self.evicted as u8) << 3
+            | (self.added as u8) << 4
+            | (self.added_for_balance as u8) << 5;
+        [
+            flags,
+            s0,
+            s1,
+            r0,
+            r1,
+            c0,
+            c1,
+            d0,
+            d1,
+            self.template,
+            self.max_surge,
+            self.max_unavailable,
+            self.hpa,
+            self.hpa_targets,
+        ]
     }
 }
 
@@ -513,7 +580,7 @@ mod tests {
 
     #[test]
     fn queue_is_fifo_without_duplicates() {
-        let mut q = WorkQueue::<4>::default();
+        let mut q = WorkQueue::default();
         q.push(3);
         q.push(1);
         q.push(3);
@@ -536,8 +603,8 @@ mod tests {
         assert_eq!(rs.pod_at(0), Some(5));
         assert_eq!(rs.pod_at(3), Some(200));
         assert_eq!(rs.pod_at(4), None);
-        let mut out = Vec::new();
-        rs.pods.encode(10, &mut out);
+        let mut out = [0; 2];
+        rs.pods.encode(&mut out);
         assert_eq!(out, [0b1001_0000, 0]);
     }
 }

@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn scale_down_deletes_pods_from_the_most_loaded_nodes() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.deployment_mut(1).spec_replicas = 3;
         s.deployment_queue.push(1);
         run(model.spec(), &mut s, &mut Recorder::off());
@@ -181,7 +181,7 @@ mod tests {
     #[test]
     fn scale_up_claims_idle_slots_and_queues_them_for_the_scheduler() {
         let model = load("c4", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.deployment_queue.push(1);
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn rolling_update_surges_into_the_other_replica_set_and_makes_it_current() {
         let model = load("c2", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 5;
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn rolling_update_shrinks_the_old_replica_set_within_max_unavailable() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 2;
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn the_controller_waits_for_the_kubelet() {
         let model = load("c4", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.deployment_queue.push(1);
         s.kubelet_queue.push(1);
         run(model.spec(), &mut s, &mut Recorder::off());

@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn utilisation_within_tolerance_keeps_the_replicas() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         run(model.spec(), &mut s, &mut Recorder::off());
         assert_eq!(
             s.deployment(1).spec_replicas,
@@ -163,7 +163,7 @@ mod tests {
     #[test]
     fn utilisation_above_tolerance_scales_up() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.change_pod_cpu(2, 2, &mut Recorder::off());
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn scale_up_is_limited_by_max_replicas_and_twice_the_current() {
         let model = load("c2", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         run(model.spec(), &mut s, &mut Recorder::off());
         assert_eq!(
             s.deployment(1).spec_replicas,
@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn the_hpa_waits_for_its_period_unless_the_others_are_idle() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         assert!(enabled(model.spec(), &s));
         s.scheduler_queue.push(6);
         assert!(!enabled(model.spec(), &s));

@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn removing_a_pod_frees_its_node_and_wakes_the_controllers() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.hpa_queue = Default::default();
         s.mark_for_deletion(1, 1);
         let mut rec = Recorder::on();
@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn starting_a_bound_pod_adds_it_to_the_current_replica_set() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let p = s.pod_mut(6);
         p.phase = PodPhase::Pending;
         p.loc = 2;

@@ -30,7 +30,7 @@ mod tests {
     #[test]
     fn pods_of_an_unhealthy_node_are_evicted_and_counted_again_if_already_evicted() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.node_mut(1).status = NodeStatus::Unhealthy;
         s.pod_mut(2).phase = PodPhase::Terminating;
         s.node_queue.push(1);
@@ -43,7 +43,7 @@ mod tests {
     #[test]
     fn ready_nodes_keep_their_pods() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.node_queue.push(1);
         run(model.spec(), &mut s);
         assert!(s.kubelet_queue.is_empty());

@@ -47,7 +47,7 @@ mod tests {
     fn evicts_one_untolerating_pod_per_step() {
         let model = load("c7", "original");
         let spec = model.spec();
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         for (pod, node) in [(1, 1), (2, 2)] {
             let p = state.pod_mut(pod);
             p.phase = PodPhase::Running;

@@ -127,7 +127,7 @@ mod tests {
         let model = load("c6", "original");
         let mut spec = model.spec().clone();
         spec.events[0].kind = EventKind::Maintenance { parallel };
-        let mut init = *model.initial_state();
+        let mut init = model.initial_state().clone();
         init.events.after_stable_started = true;
         ClusterModel::new(spec, init)
     }
@@ -145,7 +145,7 @@ mod tests {
     fn picks_up_to_p_nodes_in_order_and_waits_for_one_to_return() {
         let model = with_parallel(2);
         let spec = model.spec();
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         pick(spec, &mut state, 0, 2);
         let phases: Vec<_> = (1..=3).map(|n| state.node(n).maintenance).collect();
         assert_eq!(
@@ -188,7 +188,7 @@ mod tests {
     fn returning_early_moves_the_clock_to_the_end_of_the_wait() {
         let model = with_parallel(1);
         let spec = model.spec();
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         pick(spec, &mut state, 0, 1);
         start(&mut state, 1, &mut Recorder::off());
         state.advance(spec, 10);
@@ -199,7 +199,7 @@ mod tests {
             steps(spec, &state),
             [ClusterAction::MaintenanceEnd { node: 1 }]
         );
-        let before = state;
+        let before = state.clone();
         end(spec, &mut state, 1, &mut Recorder::off());
         assert_eq!(state.node(1).maintenance, MaintenancePhase::Idle);
         let mut expected = before;

@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn cpu_change_offers_every_pod_and_amount_once_started_and_quiet() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.hpa_queue = Default::default();
         assert!(
             enabled(&model, &s).is_empty(),
@@ -149,7 +149,7 @@ mod tests {
     #[test]
     fn a_cpu_change_runs_once_and_wakes_the_hpa() {
         let model = load("c3", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.hpa_queue = Default::default();
         s.events.after_stable_started = true;
         let action = ClusterAction::CpuChange {
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn kernel_panic_and_recovery_follow_the_free_cpu() {
         let model = load("c4", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         assert!(enabled(&model, &s)
             .iter()
             .all(|a| !matches!(a, ClusterAction::KernelPanic { .. })));
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn cpu_patterns_fire_when_due_and_move_the_clock_to_the_step() {
         let model = load("c1", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.hpa_queue = Default::default();
         let p = s.pod_mut(1);
         p.phase = PodPhase::Running;
@@ -233,7 +233,7 @@ mod tests {
             after_stable: false,
             first: false,
         }];
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let mut offered = Vec::new();
         for_each_enabled(&spec, &s, &mut |a| {
             offered.push(a);
@@ -256,7 +256,7 @@ mod tests {
         let model = load("c2", "original");
         let mut spec = model.spec().clone();
         spec.events[0].kind = EventKind::CreateDeployment { template: 1 };
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.deployment_mut(1).active = false;
         let mut rec = Recorder::on();
         run(
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn apply_deployment_sets_one_replica_and_keeps_the_autoscaler() {
         let model = load("c2", "original");
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let hpa = s.deployment(1).hpa;
         let mut rec = Recorder::on();
         run(

@@ -35,7 +35,7 @@ mod tests {
     #[test]
     fn fails_queues_and_recovers_in_three_steps() {
         let model = load("c6", "original");
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::NotReady);
         assert!(state.node_queue.is_empty());

@@ -138,7 +138,7 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
     }
     let (taint_types, node_taint_type) = taint_types(nodes_json)?;
     let mut nodes = Vec::new();
-    let mut state = ClusterState::default();
+    let mut state = ClusterState::new(nodes_json.len(), pods_json.len(), deps_json.len());
     for (i, n) in nodes_json.iter().enumerate() {
         let path = format!("setup.nodes[{i}]");
         nodes.push(NodeSpec {
@@ -1460,7 +1460,7 @@ mod tests {
         doc["setup"]["nodes"][1]["taint"] = json!(["dedicated:NoSchedule"]);
         let model = load_uniform(&doc).unwrap();
         assert_eq!(model.spec().pod_templates[0].no_schedule, [1]);
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         let pod = s.pod_mut(6);
         pod.phase = PodPhase::Pending;
         pod.template = 1;

@@ -63,7 +63,7 @@ mod tests {
     fn unbalanced_after_a_start_once_the_deployment_is_complete() {
         let model = load("c6", "original");
         let spec = model.spec();
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         assert!(!observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()));
         assert_eq!(state.monitors.stage[1], 1, "3 of 3 replicas");
         state.pod_mut(2).loc = 1;

@@ -201,7 +201,7 @@ mod tests {
         let model = load("c1", "original");
         let spec = model.spec();
         let i = spec.intents.len() - 1;
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.deployment_mut(1).replicas = 3;
         observe(spec, &mut s, &mut Recorder::off());
         assert!(holds(spec, &s, i, || true), "never at max yet");
@@ -221,7 +221,7 @@ mod tests {
     fn min_replicas_never_reached_is_a_violation_once_nothing_can_move() {
         let model = load("c2", "original");
         let spec = model.spec();
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         s.monitors.stage[1] = 0;
         s.deployment_mut(1).replicas = 2;
         observe(spec, &mut s, &mut Recorder::off());
@@ -242,7 +242,7 @@ mod tests {
             .intents
             .push(IntentKind::NoOscillationEviction { deployment: 1 });
         let spec = &model_spec;
-        let mut s = ClusterState::default();
+        let mut s = ClusterState::new(0, 0, 1);
         for cycle in 0..3 {
             assert!(holds(spec, &s, 1, || true), "cycle {cycle}");
             s.deployment_mut(1).added = true;

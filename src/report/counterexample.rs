@@ -100,7 +100,7 @@ impl Counterexample<'_> {
             "intent": self.failure.to_string(),
             "kiviTrace": self.model.kivi_trace(
                 &self.trace.init,
-                &self.trace.steps.iter().map(|s| (s.action, s.state)).collect::<Vec<_>>(),
+                &self.trace.steps.iter().map(|s| (s.action, s.state.clone())).collect::<Vec<_>>(),
             ),
             "initialState": snapshot(spec, &self.trace.init),
             "steps": steps,

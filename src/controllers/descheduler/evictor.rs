@@ -71,13 +71,13 @@ mod tests {
         if let Some(p) = critical_pod {
             spec.pods[p - 1].critical = true;
         }
-        ClusterModel::new(spec, *model.initial_state())
+        ClusterModel::new(spec, model.initial_state().clone())
     }
 
     #[test]
     fn per_node_limit_counts_over_the_whole_run() {
         let model = with_limits(1, 5000, None);
-        let (spec, mut state) = (model.spec(), *model.initial_state());
+        let (spec, mut state) = (model.spec(), model.initial_state().clone());
         assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
         assert!(
             !evict(spec, &mut state, 5, &mut Recorder::off()),
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn namespace_limit_stops_every_node() {
         let model = with_limits(5000, 1, None);
-        let (spec, mut state) = (model.spec(), *model.initial_state());
+        let (spec, mut state) = (model.spec(), model.initial_state().clone());
         assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
         assert!(!evict(spec, &mut state, 1, &mut Recorder::off()));
         assert_eq!(state.pod(1).phase, PodPhase::Running);
@@ -104,7 +104,7 @@ mod tests {
     fn filter_skips_terminating_and_critical_pods() {
         let model = with_limits(5000, 5000, Some(5));
         let spec = model.spec();
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         let mut profile = spec.descheduler.as_ref().unwrap().profiles[0].clone();
         assert!(passes_filter(spec, &state, &profile, 4));
         assert!(!passes_filter(spec, &state, &profile, 5), "critical");

@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn evicts_duplicates_above_the_rounded_up_average_even_without_room_elsewhere() {
         let model = load("c5", "original");
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         let mut rec = Recorder::on();
         descheduler::run(model.spec(), &mut state, &mut rec);
         assert_eq!(
@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn needs_two_feasible_nodes() {
         let model = load("c5", "original");
-        let mut state = *model.initial_state();
+        let mut state = model.initial_state().clone();
         state.node_mut(2).status = crate::cluster::NodeStatus::NotReady;
         state.node_mut(1).status = crate::cluster::NodeStatus::NotReady;
         descheduler::run(model.spec(), &mut state, &mut Recorder::off());

@@ -131,14 +131,15 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
         taint_toleration::filter(&mut c);
     }
     node_resources_fit::filter(&mut c);
-    pod_topology_spread::filter(&mut c);
+    let matching = pod_topology_spread::MatchingPods::count(&c);
+    pod_topology_spread::filter(&mut c, &matching);
 
     node_affinity::score(&mut c);
     if taints {
         taint_toleration::score(&mut c);
     }
     node_resources_fit::score(&mut c);
-    pod_topology_spread::score(&mut c);
+    pod_topology_spread::score(&mut c, &matching);
 
     let mut best = None;
     let mut max = -1;
@@ -192,7 +193,7 @@ mod tests {
 
     /// The state of `model` with pod 6 freshly created by deployment 1.
     fn with_new_pod(model: &ClusterModel) -> ClusterState {
-        let mut s = *model.initial_state();
+        let mut s = model.initial_state().clone();
         *s.pod_mut(6) = PodState {
             phase: PodPhase::Pending,
             cpu: 8,

@@ -6,21 +6,27 @@
 //! on the node.
 
 use super::Cycle;
-use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES, MAX_SPREAD_CONSTRAINTS};
-use crate::cluster::state::MAX_NODES;
+use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
 use crate::cluster::timing::MAX_NODE_SCORE;
 use crate::cluster::{label_value, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable};
 
 const UNDEFINED: i32 = -1;
 
 /// Matching pods per (topology key, domain value); domain 0 starts at 0, others undefined.
-struct DomainCounts([[i32; MAX_LABEL_VALUES + 1]; MAX_LABEL_KEYS]);
+/// Only the keys up to the highest topology key of the template's constraints are kept.
+struct DomainCounts(Vec<[i32; MAX_LABEL_VALUES + 1]>);
 
 impl DomainCounts {
-    fn new() -> Self {
+    fn new(spread: &[TopologySpreadConstraint]) -> Self {
         let mut row = [UNDEFINED; MAX_LABEL_VALUES + 1];
         row[0] = 0;
-        Self([row; MAX_LABEL_KEYS])
+        let keys = spread.iter().map(|c| c.topology_key + 1).max().unwrap_or(0);
+        Self(vec![row; keys])
+    }
+
+    /// Number of topology keys kept.
+    fn keys(&self) -> usize {
+        self.0.len()
     }
 
     fn get(&self, key: usize, value: u16) -> i32 {
@@ -54,28 +60,42 @@ fn domain(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> u16 {
 }
 
 /// Per constraint of the template, per node id: the pods running or pending there that carry
-/// the constraint's labels.
-struct MatchingPods([[i32; MAX_NODES + 1]; MAX_SPREAD_CONSTRAINTS]);
+/// the constraint's labels. Counted once per scheduling cycle and shared by [`filter`] and
+/// [`score`] (binding the pod is the cycle's last step, so the counts cannot change in between).
+pub struct MatchingPods {
+    counts: Vec<i32>,
+    stride: usize,
+}
 
 impl MatchingPods {
-    fn count(c: &Cycle) -> Self {
-        let mut counts = [[0; MAX_NODES + 1]; MAX_SPREAD_CONSTRAINTS];
-        for p in 1..=c.spec.pods.len() {
-            let pod = c.state.pod(p);
-            let node = pod.loc as usize;
-            if (pod.phase != PodPhase::Running && pod.phase != PodPhase::Pending)
-                || node == 0
-                || node > MAX_NODES
-            {
-                continue;
-            }
-            for (j, con) in c.template.spread.iter().enumerate() {
-                if c.pod_matches(p, &con.match_labels) {
-                    counts[j][node] += 1;
+    /// Counts the matching pods of each of the template's constraints on each node.
+    pub fn count(c: &Cycle) -> Self {
+        let spread = &c.template.spread;
+        let stride = c.spec.nodes.len() + 1;
+        let mut counts = vec![0; spread.len() * stride];
+        if !spread.is_empty() {
+            for p in 1..=c.spec.pods.len() {
+                let pod = c.state.pod(p);
+                let node = pod.loc as usize;
+                if (pod.phase != PodPhase::Running && pod.phase != PodPhase::Pending)
+                    || node == 0
+                    || node >= stride
+                {
+                    continue;
+                }
+                for (j, con) in spread.iter().enumerate() {
+                    if c.pod_matches(p, &con.match_labels) {
+                        counts[j * stride + node] += 1;
+                    }
                 }
             }
         }
-        Self(counts)
+        Self { counts, stride }
+    }
+
+    /// Matching pods of constraint `j` on node `n`.
+    fn get(&self, j: usize, n: usize) -> i32 {
+        self.counts[j * self.stride + n]
     }
 }
 
@@ -84,13 +104,12 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
 }
 
 /// Rejects nodes where a DoNotSchedule constraint's skew would exceed `maxSkew`.
-pub fn filter(c: &mut Cycle) {
+pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
     if !spread.iter().any(hard) {
         return;
     }
-    let matching = MatchingPods::count(c);
-    let mut counts = DomainCounts::new();
+    let mut counts = DomainCounts::new(spread);
     for n in c.node_ids() {
         for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
             if (con.honor_node_affinity && !c.affinity[n])
@@ -98,13 +117,19 @@ pub fn filter(c: &mut Cycle) {
             {
                 break;
             }
-            counts.add(con.topology_key, domain(c, n, con), matching.0[j][n]);
+            counts.add(con.topology_key, domain(c, n, con), matching.get(j, n));
         }
     }
     let pods = c.spec.pods.len() as i32;
     let mut domains = [0i32; MAX_LABEL_KEYS];
     let mut min_match = [pods; MAX_LABEL_KEYS];
-    for (key, &values) in c.spec.label_value_counts.iter().enumerate() {
+    for (key, &values) in c
+        .spec
+        .label_value_counts
+        .iter()
+        .enumerate()
+        .take(counts.keys())
+    {
         domains[key] = counts.defined(key, values).count() as i32;
         min_match[key] = counts.defined(key, values).fold(pods, i32::min);
     }
@@ -145,9 +170,9 @@ fn log_weight(size: i32) -> i32 {
 
 /// Scores feasible nodes by the matching pods in their ScheduleAnyway domains (fewer is
 /// better), normalised and added with weight 2.
-pub fn score(c: &mut Cycle) {
+pub fn score(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
-    let mut counts = DomainCounts::new();
+    let mut counts = DomainCounts::new(spread);
     let mut sizes = [0i32; MAX_LABEL_KEYS];
     for n in c.node_ids() {
         if !c.feasible(n) {
@@ -161,14 +186,13 @@ pub fn score(c: &mut Cycle) {
             }
         }
     }
-    let matching = MatchingPods::count(c);
     for n in c.node_ids() {
         for (j, con) in spread.iter().enumerate().filter(|(_, con)| !hard(con)) {
             let value = domain(c, n, con);
             if !c.affinity[n] || counts.get(con.topology_key, value) == UNDEFINED {
                 continue;
             }
-            counts.add(con.topology_key, value, matching.0[j][n]);
+            counts.add(con.topology_key, value, matching.get(j, n));
         }
     }
     for n in c.node_ids() {
