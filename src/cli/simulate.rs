@@ -3,6 +3,7 @@
 
 use super::dump::load;
 use crate::cluster::ClusterModel;
+use crate::engine::rng::SplitMix64;
 use crate::engine::Model;
 use crate::input::load_uniform;
 use clap::Args;
@@ -23,19 +24,6 @@ pub struct SimulateArgs {
     /// Read INPUT as a live-cluster dump.
     #[arg(long)]
     from_cluster_dump: bool,
-}
-
-/// SplitMix64: a small, reproducible generator for the run's choices.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % bound as u64) as usize
-    }
 }
 
 impl SimulateArgs {
@@ -68,9 +56,9 @@ impl SimulateArgs {
 
 /// One random run from the initial state: the trace lines and the first violated intent.
 pub fn simulate(model: &ClusterModel, seed: u64, steps: u64) -> (Vec<String>, Option<String>) {
-    let mut rng = SplitMix64(seed);
+    let mut rng = SplitMix64::new(seed);
     let properties = model.properties();
-    let mut state = *model.initial_state();
+    let mut state = model.initial_state().clone();
     let mut lines = Vec::new();
     let mut actions = Vec::new();
     let violated = |state: &<ClusterModel as Model>::State| {

@@ -15,7 +15,7 @@ pub mod lasso;
 pub mod model;
 pub mod options;
 pub mod outcome;
-mod rng;
+pub mod rng;
 mod search;
 pub mod stats;
 pub mod synthetic;

@@ -1,4 +1,4 @@
-//! A tiny seeded generator for the swarm strategy's successor orders.
+//! A tiny seeded generator for the swarm strategy's successor orders and for random runs.
 
 /// SplitMix64: fast, statistically sound for shuffling, and reproducible from a seed.
 pub struct SplitMix64(u64);
@@ -16,6 +16,11 @@ impl SplitMix64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`bound` at least 1), nearly uniform for small bounds.
+    pub fn below(&mut self, bound: usize) -> usize {
+        (self.next_u64() % bound as u64) as usize
     }
 
     /// Shuffles `items` uniformly (Fisher–Yates).
