@@ -8,6 +8,16 @@ pub const MAX_COUNTERS: usize = 16;
 /// The counters' values; only the first N are used.
 pub type CounterValues = [u8; MAX_COUNTERS];
 
+/// Where both counter models start.
+const ALL_ZERO: CounterValues = [0; MAX_COUNTERS];
+
+/// `state` with counter `index` one higher: the one step of both counter models.
+fn incremented(state: &CounterValues, index: u8) -> CounterValues {
+    let mut next = *state;
+    next[index as usize] += 1;
+    next
+}
+
 /// N independent counters from 0 to K: (K+1)^N states, the all-at-K state at depth N·K.
 ///
 /// Properties: `all at max` is `sometimes` (reachable); when built with
@@ -55,7 +65,7 @@ impl Model for Counters {
     type Action = u8;
 
     fn init_states(&self) -> Vec<CounterValues> {
-        vec![[0; MAX_COUNTERS]]
+        vec![ALL_ZERO]
     }
 
     fn actions(&self, state: &CounterValues, actions: &mut Vec<u8>) {
@@ -67,9 +77,7 @@ impl Model for Counters {
     }
 
     fn next_state(&self, state: &CounterValues, action: &u8) -> Option<CounterValues> {
-        let mut next = *state;
-        next[*action as usize] += 1;
-        Some(next)
+        Some(incremented(state, *action))
     }
 
     fn encode(&self, state: &CounterValues, out: &mut Vec<u8>) {
@@ -128,7 +136,7 @@ impl Model for OrderedCounters {
     type Action = u8;
 
     fn init_states(&self) -> Vec<CounterValues> {
-        vec![[0; MAX_COUNTERS]]
+        vec![ALL_ZERO]
     }
 
     fn actions(&self, state: &CounterValues, actions: &mut Vec<u8>) {
@@ -145,9 +153,7 @@ impl Model for OrderedCounters {
     }
 
     fn next_state(&self, state: &CounterValues, action: &u8) -> Option<CounterValues> {
-        let mut next = *state;
-        next[*action as usize] += 1;
-        Some(next)
+        Some(incremented(state, *action))
     }
 
     fn encode(&self, state: &CounterValues, out: &mut Vec<u8>) {
