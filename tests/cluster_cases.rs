@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kivi::cluster::{ClusterAction, ClusterModel};
-use kivi::engine::{check, failure_names, CheckOptions, Model, Outcome, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Model, Outcome, Strategy, VisitedKind};
 use kivi::input::load_uniform_file;
 
 fn load(case: &str, file: &str) -> ClusterModel {
@@ -173,7 +173,7 @@ fn single_topology_checks_are_fast() {
             let started = Instant::now();
             let outcome = run(&model);
             let elapsed = started.elapsed();
-            let names: BTreeSet<_> = failure_names(&outcome).into_iter().collect();
+            let names: BTreeSet<_> = outcome.violated().into_iter().collect();
             eprintln!("{case}/{file}: {elapsed:?}, violated {names:?}");
             assert!(
                 elapsed < Duration::from_millis(500),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kivi::engine::{check, failure_names, CheckOptions, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Strategy, VisitedKind};
 use kivi::input::load_uniform;
 use kivi::scaler::{enumerate, instantiate, EnumerationOptions, Template};
 use serde_json::Value;
@@ -33,7 +33,7 @@ fn every_topology_kivi_tried_gets_spins_verdict() {
             let model = load_uniform(&instantiate(&template, topology))
                 .unwrap_or_else(|e| panic!("{case} {topology}: {e}"));
             let outcome = check(&model, &options).expect("counterexamples replay");
-            let ours = failure_names(&outcome);
+            let ours = outcome.violated();
             let spin_violates = spin["errors"].as_u64().unwrap() > 0;
             assert_eq!(
                 !ours.is_empty(),

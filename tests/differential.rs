@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use kivi::engine::{check, failure_names, CheckOptions, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Strategy, VisitedKind};
 use kivi::input::load_uniform_file;
 use serde_json::Value;
 
@@ -39,7 +39,7 @@ fn verdicts_agree_with_kivi() {
                     ..CheckOptions::default()
                 };
                 let outcome = check(&model, &options).expect("counterexamples replay");
-                let ours: BTreeSet<String> = failure_names(&outcome).into_iter().collect();
+                let ours: BTreeSet<String> = outcome.violated().into_iter().collect();
                 let agrees = if complete {
                     ours == kivi
                 } else {

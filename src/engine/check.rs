@@ -2,7 +2,7 @@
 
 use super::model::Model;
 use super::options::{CheckOptions, Strategy, VisitedKind};
-use super::outcome::{Example, Failure, Outcome, Violation};
+use super::outcome::{Example, Outcome, Violation};
 use super::search::{bfs, dfs, Search};
 use super::stats::Statistics;
 use super::trace::{replay_example, replay_violation, Path, ReplayError};
@@ -104,16 +104,4 @@ fn store_initial_states<M: Model, V: VisitedSet>(
         }
     }
     initial
-}
-
-/// The failures of `outcome`, by name, for quick assertions and summaries.
-pub fn failure_names<M: Model>(outcome: &Outcome<M>) -> Vec<String> {
-    outcome
-        .violations
-        .iter()
-        .map(|violation| match &violation.failure {
-            Failure::Invariant(name) => name.clone(),
-            Failure::Deadlock => "deadlock".to_string(),
-        })
-        .collect()
 }

@@ -22,7 +22,7 @@ pub mod synthetic;
 pub mod trace;
 pub mod visited;
 
-pub use check::{check, failure_names};
+pub use check::check;
 pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use model::{Expectation, Model, Property};
 pub use options::{default_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind};

@@ -135,16 +135,19 @@ impl<M: Model> Outcome<M> {
         }
     }
 
+    /// The violated properties' names (and `deadlock (invalid end state)`), in the order found.
+    pub fn violated(&self) -> Vec<String> {
+        self.violations
+            .iter()
+            .map(|violation| violation.failure.to_string())
+            .collect()
+    }
+
     /// A one-line summary of the verdict, qualified by any bound that was hit.
     pub fn summary(&self) -> String {
         match (self.verdict(), &self.incomplete) {
             (Verdict::Violation, _) if !self.violations.is_empty() => {
-                let names: Vec<String> = self
-                    .violations
-                    .iter()
-                    .map(|v| v.failure.to_string())
-                    .collect();
-                format!("violation: {}", names.join(", "))
+                format!("violation: {}", self.violated().join(", "))
             }
             (Verdict::Violation, _) => {
                 format!("never reached: {}", self.unreached.join(", "))

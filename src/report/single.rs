@@ -71,12 +71,11 @@ pub fn to_text(
     match outcome.verdict() {
         Verdict::Violation => {
             let _ = writeln!(text, "    {} failure(s) found!", outcome.violations.len());
-            let names: Vec<String> = outcome
-                .violations
-                .iter()
-                .map(|v| v.failure.to_string())
-                .collect();
-            let _ = writeln!(text, "    Violating intent(s): {}", names.join(", "));
+            let _ = writeln!(
+                text,
+                "    Violating intent(s): {}",
+                outcome.violated().join(", ")
+            );
         }
         Verdict::NoViolation => {
             let _ = writeln!(text, "    No failure is found!");
@@ -114,7 +113,7 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
         "verdict": outcome.verdict(),
         "summary": outcome.summary(),
         "intents": model.intent_names(),
-        "violatedIntents": outcome.violations.iter().map(|v| v.failure.to_string()).collect::<Vec<_>>(),
+        "violatedIntents": outcome.violated(),
         "incomplete": outcome.incomplete,
         "setup": setup_json(model),
         "counterexamples": counterexamples,

@@ -145,13 +145,11 @@ impl SweepReport {
         match self.violations.first() {
             Some(first) => {
                 let _ = writeln!(text, "    {} failure(s) found!", self.violations.len());
-                let intents: Vec<String> = first
-                    .outcome
-                    .violations
-                    .iter()
-                    .map(|v| v.failure.to_string())
-                    .collect();
-                let _ = writeln!(text, "    Violating intent(s): {}", intents.join(", "));
+                let _ = writeln!(
+                    text,
+                    "    Violating intent(s): {}",
+                    first.outcome.violated().join(", ")
+                );
                 let _ = writeln!(
                     text,
                     "    Minimal violating topology: {} ({}){}",
@@ -209,7 +207,7 @@ impl SweepReport {
                 "replicas": first.row.topology.total_replicas(),
                 "pods": first.row.pods,
                 "position": first.row.position,
-                "intents": first.outcome.violations.iter().map(|v| v.failure.to_string()).collect::<Vec<_>>(),
+                "intents": first.outcome.violated(),
                 "guaranteedMinimal": self.guaranteed_minimal,
             })
         });
