@@ -78,30 +78,24 @@ impl Counterexample<'_> {
     /// action and the state after it.
     pub fn to_json(&self) -> Value {
         let spec = self.model.spec();
-        let steps: Vec<Value> = self
-            .steps()
-            .enumerate()
-            .map(|(index, (before, action, after))| {
-                let messages: Vec<Value> = self
-                    .model
-                    .describe_step(before, action)
-                    .into_iter()
-                    .map(|line| json!({ "controller": line.controller, "message": line.message }))
-                    .collect();
-                json!({
-                    "step": index,
-                    "action": format!("{action:?}"),
-                    "messages": messages,
-                    "state": snapshot(spec, after),
-                })
-            })
-            .collect();
+        let mut kivi_trace = Vec::new();
+        let mut steps = Vec::new();
+        for (index, (before, action, after)) in self.steps().enumerate() {
+            let mut messages = Vec::new();
+            for line in self.model.describe_step(before, action) {
+                kivi_trace.push(line.render(kivi_trace.len()));
+                messages.push(json!({ "controller": line.controller, "message": line.message }));
+            }
+            steps.push(json!({
+                "step": index,
+                "action": format!("{action:?}"),
+                "messages": messages,
+                "state": snapshot(spec, after),
+            }));
+        }
         json!({
             "intent": self.failure.to_string(),
-            "kiviTrace": self.model.kivi_trace(
-                &self.trace.init,
-                &self.trace.steps.iter().map(|s| (s.action, s.state.clone())).collect::<Vec<_>>(),
-            ),
+            "kiviTrace": kivi_trace,
             "initialState": snapshot(spec, &self.trace.init),
             "steps": steps,
         })
