@@ -82,16 +82,18 @@ pub struct LoopLines {
 
 /// The lines of `lasso` (of `model`) in Kivi's `[step][Controller] message` style.
 pub fn loop_lines(model: &ClusterModel, lasso: &Lasso<ClusterModel>) -> LoopLines {
-    let steps: Vec<_> = lasso
-        .prefix
-        .iter()
-        .chain(&lasso.cycle)
-        .map(|s| (s.action, s.state.clone()))
-        .collect();
-    let mut lines = model.kivi_trace(&lasso.init, &steps);
-    let prefix_len = model
-        .kivi_trace(&lasso.init, &steps[..lasso.prefix.len()])
-        .len();
+    let mut lines = Vec::new();
+    let mut prefix_len = 0;
+    let mut before = &lasso.init;
+    for (index, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
+        if index == lasso.prefix.len() {
+            prefix_len = lines.len();
+        }
+        for line in model.describe_step(before, &step.action) {
+            lines.push(line.render(lines.len()));
+        }
+        before = &step.state;
+    }
     let cycle = lines.split_off(prefix_len);
     LoopLines {
         prefix: lines,
