@@ -212,6 +212,30 @@ impl FingerprintTable {
         self
     }
 
+    /// Grows the table until its load is under [`GROW_AT_LOAD`] (within the cap). With
+    /// `Some(full_len)`, a table of `full_len` slots was found without a free slot: it grows
+    /// at least one step, unless another worker has grown it meanwhile.
+    fn grow_to_load(&self, full_len: Option<usize>) {
+        let mut table = self.table.write();
+        let stored = self.stored.load(Ordering::Relaxed);
+        let step = |len: usize| {
+            (len + len / 2)
+                .next_multiple_of(SLOTS_PER_LINE)
+                .min(self.max_slots)
+        };
+        let mut len = table.len();
+        if full_len == Some(len) {
+            len = step(len);
+        }
+        while len < self.max_slots && stored as f64 >= len as f64 * GROW_AT_LOAD {
+            len = step(len);
+        }
+        if len > table.len() {
+            *table = table.rehash(len, self.rehash_threads);
+        }
+        self.grow_pending.store(false, Ordering::Release);
+    }
+
     fn note_stored(&self, inserted: u64, slots: usize) {
         let stored = self.stored.fetch_add(inserted, Ordering::Relaxed) + inserted;
         if slots < self.max_slots && stored as f64 >= slots as f64 * GROW_AT_LOAD {
@@ -225,9 +249,7 @@ impl VisitedSet for FingerprintTable {
 
     fn pin(&self) -> FingerprintPin<'_> {
         let slots = self.table.read();
-        // Report in batches of 1/256 of the table (at least 1, at most 1024 inserts), so the
-        // shared counter is touched rarely yet the load estimate stays within a few percent.
-        let batch = (slots.len() as u64 >> 8).clamp(1, 1024);
+        let batch = report_batch(slots.len());
         FingerprintPin {
             owner: self,
             slots,
@@ -241,18 +263,7 @@ impl VisitedSet for FingerprintTable {
     }
 
     fn grow(&self) {
-        let mut table = self.table.write();
-        let stored = self.stored.load(Ordering::Relaxed);
-        let mut len = table.len();
-        while len < self.max_slots && stored as f64 >= len as f64 * GROW_AT_LOAD {
-            len = (len + len / 2)
-                .next_multiple_of(SLOTS_PER_LINE)
-                .min(self.max_slots);
-        }
-        if len > table.len() {
-            *table = table.rehash(len, self.rehash_threads);
-        }
-        self.grow_pending.store(false, Ordering::Release);
+        self.grow_to_load(None);
     }
 
     fn stats(&self) -> VisitedStats {
@@ -303,12 +314,23 @@ impl VisitedPin for FingerprintPin<'_> {
             Some(Insertion::New) => {
                 self.unreported += 1;
                 if self.unreported >= self.batch {
-                    self.owner.note_stored(self.unreported, self.slots.len());
-                    self.unreported = 0;
+                    self.report();
                 }
                 Insertion::New
             }
             Some(outcome) => outcome,
+            None if !at_cap => {
+                // One state's successors filled the table before its worker reached the
+                // growth point between states (a state with more successors than the table
+                // has free slots): grow now, with this pin released meanwhile, and retry.
+                self.report();
+                let full_len = self.slots.len();
+                RwLockReadGuard::unlocked(&mut self.slots, || {
+                    self.owner.grow_to_load(Some(full_len))
+                });
+                self.batch = report_batch(self.slots.len());
+                self.insert_if_new(key)
+            }
             None => {
                 self.owner.full.store(true, Ordering::Relaxed);
                 Insertion::Full
@@ -317,11 +339,26 @@ impl VisitedPin for FingerprintPin<'_> {
     }
 }
 
-impl Drop for FingerprintPin<'_> {
-    fn drop(&mut self) {
+impl FingerprintPin<'_> {
+    /// Adds this pin's unreported inserts to the table's count.
+    fn report(&mut self) {
         if self.unreported > 0 {
             self.owner.note_stored(self.unreported, self.slots.len());
+            self.unreported = 0;
         }
+    }
+}
+
+/// How many inserts a pin on a table of `slots` slots keeps before reporting them: 1/256 of
+/// the table (at least 1, at most 1024), so the shared counter is touched rarely yet the load
+/// estimate stays within a few percent.
+fn report_batch(slots: usize) -> u64 {
+    (slots as u64 >> 8).clamp(1, 1024)
+}
+
+impl Drop for FingerprintPin<'_> {
+    fn drop(&mut self) {
+        self.report();
     }
 }
 
@@ -354,6 +391,24 @@ mod tests {
         let stats = table.stats();
         assert_eq!(stats.stored, 100_000);
         assert!(stats.load <= GROW_AT_LOAD + 0.01, "load {}", stats.load);
+    }
+
+    #[test]
+    fn one_pin_fills_the_first_table_and_it_grows_under_it() {
+        // A state with thousands of successors: one pin inserts them all without a growth
+        // point in between.
+        let table = FingerprintTable::new(1 << 30);
+        let mut pin = table.pin();
+        for i in 0u32..10 * MIN_SLOTS as u32 {
+            let bytes = i.to_le_bytes();
+            assert_eq!(pin.insert_if_new(key(&bytes)), Insertion::New, "key {i}");
+        }
+        for i in 0u32..10 * MIN_SLOTS as u32 {
+            let bytes = i.to_le_bytes();
+            assert_eq!(pin.insert_if_new(key(&bytes)), Insertion::Seen, "key {i}");
+        }
+        drop(pin);
+        assert_eq!(table.stats().stored, 10 * MIN_SLOTS as u64);
     }
 
     #[test]
