@@ -331,3 +331,50 @@ fn scale_six_sweeps_check_kivis_1644_topologies() {
         assert_eq!(report["checksFinished"], 1644, "{case}");
     }
 }
+
+#[test]
+fn one_chosen_topology_of_a_template_is_checked_alone() {
+    // C3's minimal violating topology, chosen directly.
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c3",
+        "--topology",
+        "1,2:3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_of(&output);
+    assert_eq!(report["violatedIntents"][0], "pod_always_schedulable");
+    // A large one: 32 nodes and 224 pod slots, where one state has about 1,500 successors
+    // (more than the first visited table holds). Exact count of this model.
+    for threads in ["1", "2"] {
+        let output = kivi(&[
+            "check",
+            "--case",
+            "c3",
+            "--non-violation",
+            "--topology",
+            "16,16:127",
+            "--format",
+            "json",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{threads} threads");
+        let report = json_of(&output);
+        assert_eq!(report["stats"]["states_stored"], 1531, "{threads} threads");
+    }
+    // Counts that do not fit the template's types, and a malformed argument.
+    let output = kivi(&["check", "--case", "c3", "--topology", "3:6"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("give 2 comma-separated node counts"),
+        "{stderr}"
+    );
+    let output = kivi(&["check", "--case", "c3", "--topology", "1,2"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("e.g. `1,2:6`"));
+}

@@ -37,6 +37,10 @@ pub struct CheckArgs {
     /// Check the single topology instead of sweeping topologies (Kivi's -o).
     #[arg(short = 'o', long)]
     original: bool,
+    /// Check one topology of a scaling template instead of sweeping: the node count of each
+    /// node type, a colon, the replica count of each deployment type (e.g. `1,2:6`).
+    #[arg(short = 't', long, value_name = "NODES:REPLICAS", conflicts_with_all = ["original", "journal", "scale"])]
+    topology: Option<Topology>,
     /// Read INPUT (a directory) as a live-cluster dump: kubectl get nodes/pods/deployments
     /// -o json, kubectl get hpa, kubectl top node/pod (detected from file names otherwise).
     #[arg(long, requires = "input")]
@@ -89,7 +93,14 @@ impl CheckArgs {
             .num_threads(options.threads)
             .build()
             .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
-        if self.original || !is_template {
+        if let Some(topology) = &self.topology {
+            let template = Template::from_json(&document)
+                .and_then(|template| template.admitting(topology))
+                .map_err(|error| format!("{name}: --topology needs a scaling template: {error}"))?;
+            let model = load_uniform(&instantiate(&template, topology))
+                .map_err(|error| format!("{name}: topology {topology}: {error}"))?;
+            self.check_single(&model, options, &pool)
+        } else if self.original || !is_template {
             if is_template {
                 return Err(format!(
                     "{name}: this is a scaling template (it has userDefined); drop --original to \
@@ -105,20 +116,7 @@ impl CheckArgs {
             }
             let model =
                 load_uniform(&document).map_err(|error| error.in_file(&name).to_string())?;
-            if self.eviction_loop {
-                return Ok(self.report_loop(&model));
-            }
-            // A single topology is small: report every violated intent, each with its own
-            // counterexample, rather than whichever the search order meets first.
-            let options = CheckOptions {
-                all_violations: true,
-                ..options
-            };
-            let outcome = pool
-                .install(|| check(&model, &options))
-                .map_err(|error| error.to_string())?;
-            self.print_single(&model, &outcome);
-            Ok(outcome.verdict().exit_code())
+            self.check_single(&model, options, &pool)
         } else if self.eviction_loop {
             Err(format!(
                 "{name}: --loop checks one topology; add --original (or give a single-topology \
@@ -132,6 +130,30 @@ impl CheckArgs {
             }
             Ok(report.exit_code())
         }
+    }
+
+    /// Checks one topology (or searches it for an eviction loop with `--loop`) and prints
+    /// the result; returns the exit code.
+    fn check_single(
+        &self,
+        model: &ClusterModel,
+        options: CheckOptions,
+        pool: &rayon::ThreadPool,
+    ) -> Result<i32, String> {
+        if self.eviction_loop {
+            return Ok(self.report_loop(model));
+        }
+        // One topology: report every violated intent, each with its own counterexample,
+        // rather than whichever the search order meets first.
+        let options = CheckOptions {
+            all_violations: true,
+            ..options
+        };
+        let outcome = pool
+            .install(|| check(model, &options))
+            .map_err(|error| error.to_string())?;
+        self.print_single(model, &outcome);
+        Ok(outcome.verdict().exit_code())
     }
 
     /// Searches `model` for an eviction loop and prints it; returns the exit code (1 loop

@@ -24,4 +24,4 @@ pub use error::TemplateError;
 pub use instantiate::{instantiate, DeploymentSizing};
 pub use search::{Outcome, ReportError, Search};
 pub use template::{DeploymentType, NodeType, ScaleType, Template};
-pub use topology::Topology;
+pub use topology::{Topology, TopologySyntaxError};

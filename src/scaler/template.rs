@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::TemplateError;
+use super::topology::Topology;
 
 /// How the instance counts of one kind of type (nodes or deployments) grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,5 +326,45 @@ impl Template {
             deployment_type.max_size = scale.saturating_mul(8);
         }
         self
+    }
+
+    /// Widens the types' size bounds to admit `topology`, so that one chosen topology
+    /// (`kivi check --topology`) is checked with exactly the counts asked for; an error when
+    /// the topology does not give one count per node type and per deployment type.
+    pub fn admitting(mut self, topology: &Topology) -> Result<Template, TemplateError> {
+        let shape = |given: usize, types: usize, section: &str, what: &str| {
+            if given == types {
+                Ok(())
+            } else {
+                Err(TemplateError::new(
+                    format!("userDefined.{section}"),
+                    format!(
+                        "the topology gives {given} {what} counts, the template has {types} types"
+                    ),
+                    format!("give {types} comma-separated {what} counts"),
+                ))
+            }
+        };
+        shape(
+            topology.nodes().len(),
+            self.node_types.len(),
+            "nodesTypes",
+            "node",
+        )?;
+        shape(
+            topology.replicas().len(),
+            self.deployment_types.len(),
+            "dTypes",
+            "replica",
+        )?;
+        for (node_type, &count) in self.node_types.iter_mut().zip(topology.nodes()) {
+            node_type.min_size = node_type.min_size.min(count);
+            node_type.max_size = node_type.max_size.max(count);
+        }
+        for (deployment_type, &count) in self.deployment_types.iter_mut().zip(topology.replicas()) {
+            deployment_type.min_size = deployment_type.min_size.min(count);
+            deployment_type.max_size = deployment_type.max_size.max(count);
+        }
+        Ok(self)
     }
 }

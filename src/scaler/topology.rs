@@ -2,6 +2,7 @@
 //! replicas of each deployment type.
 
 use std::fmt;
+use std::str::FromStr;
 
 /// A point of the scaling space: one count per node type and one per deployment type,
 /// indexed like the template's `nodesTypes` and `dTypes`.
@@ -73,5 +74,72 @@ impl fmt::Display for Topology {
             .map(|(i, count)| format!("deployment type {i}: {count}"));
         let parts: Vec<String> = nodes.chain(replicas).collect();
         write!(f, "{{{}}}", parts.join(", "))
+    }
+}
+
+/// Why a `--topology` argument could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologySyntaxError(String);
+
+impl fmt::Display for TopologySyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}; write the node count of each node type, a colon, then the replica count of \
+             each deployment type, e.g. `1,2:6`",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for TopologySyntaxError {}
+
+/// The command-line form `N0,N1,…:R0,R1,…`: node counts per node type, then replica counts
+/// per deployment type.
+impl FromStr for Topology {
+    type Err = TopologySyntaxError;
+
+    fn from_str(text: &str) -> Result<Topology, TopologySyntaxError> {
+        let (nodes, replicas) = text
+            .split_once(':')
+            .ok_or_else(|| TopologySyntaxError(format!("'{text}' has no ':'")))?;
+        let counts = |part: &str, what: &str| -> Result<Vec<u64>, TopologySyntaxError> {
+            part.split(',')
+                .map(|count| {
+                    count.trim().parse::<u64>().map_err(|_| {
+                        TopologySyntaxError(format!(
+                            "'{count}' in '{text}' is not a {what} count (a whole number)"
+                        ))
+                    })
+                })
+                .collect()
+        };
+        Ok(Topology::new(
+            counts(nodes, "node")?,
+            counts(replicas, "replica")?,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_command_line_form() {
+        let topology: Topology = "1, 2:6".parse().unwrap();
+        assert_eq!(topology, Topology::new(vec![1, 2], vec![6]));
+        assert_eq!(
+            topology.to_string(),
+            "{node type 0: 1, node type 1: 2, deployment type 0: 6}"
+        );
+    }
+
+    #[test]
+    fn refuses_malformed_forms() {
+        for text in ["12", "1,:3", "a:3", "1:-3", ":"] {
+            let error = text.parse::<Topology>().unwrap_err().to_string();
+            assert!(error.contains("e.g. `1,2:6`"), "{text}: {error}");
+        }
     }
 }
