@@ -2,8 +2,7 @@
 //! value of a series column. The benchmark scripts use it for their plots.
 
 use clap::Args;
-use plotters::prelude::*;
-use std::collections::BTreeMap;
+use crate::report::chart::{line_chart, Series};
 use std::path::PathBuf;
 
 /// Arguments of `kivi bench plot`.
@@ -54,7 +53,7 @@ impl PlotArgs {
                 )
             }
         };
-        let svg = render(&series, &title, &self.x, &self.y, (width, height))?;
+        let svg = line_chart(&series, &title, &self.x, &self.y, (width, height))?;
         std::fs::write(&self.out, svg)
             .map_err(|error| format!("cannot write {}: {error}", self.out.display()))?;
         Ok(0)
@@ -68,9 +67,6 @@ struct Table {
     /// Each row with its line number in the file.
     rows: Vec<(usize, Vec<String>)>,
 }
-
-/// Points of each series, by series name, in the order of the file.
-type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
 impl Table {
     /// Parses comma-separated values; fields may be double-quoted (`""` is a quote inside one).
@@ -174,110 +170,10 @@ fn split_fields(line: &str) -> Result<Vec<String>, String> {
     Ok(fields)
 }
 
-/// Formats an axis value compactly: 12.5M, 800k, 3.
-fn compact(value: f64) -> String {
-    let magnitude = value.abs();
-    let (scaled, suffix) = if magnitude >= 1e9 {
-        (value / 1e9, "G")
-    } else if magnitude >= 1e6 {
-        (value / 1e6, "M")
-    } else if magnitude >= 1e3 {
-        (value / 1e3, "k")
-    } else {
-        (value, "")
-    };
-    let text = format!("{scaled:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text}{suffix}")
-}
-
-/// Draws the chart and returns the SVG text.
-fn render(
-    series: &Series,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    size: (u32, u32),
-) -> Result<String, String> {
-    let points = series.values().flatten();
-    let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    let mut y_min = 0.0f64;
-    for &(x, y) in points {
-        x_min = x_min.min(x);
-        x_max = x_max.max(x);
-        y_min = y_min.min(y);
-        y_max = y_max.max(y);
-    }
-    if x_max <= x_min {
-        x_max = x_min + 1.0;
-    }
-    if y_max <= y_min {
-        y_max = y_min + 1.0;
-    }
-    // Headroom above the highest point for the legend in the upper left corner.
-    let y_max = y_max * 1.25;
-    let integer_x = series.values().flatten().all(|&(x, _)| x.fract() == 0.0);
-    let x_format = move |value: &f64| {
-        if integer_x && value.fract() != 0.0 {
-            String::new()
-        } else {
-            compact(*value)
-        }
-    };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(16)
-            .x_label_area_size(44)
-            .y_label_area_size(72)
-            .build_cartesian_2d(x_min..x_max, y_min..y_max)
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .x_label_formatter(&x_format)
-            .y_label_formatter(&|value| compact(*value))
-            .draw()
-            .map_err(draw_error)?;
-        for (index, (name, line)) in series.iter().enumerate() {
-            let color = Palette99::pick(index).to_rgba();
-            chart
-                .draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))
-                .map_err(draw_error)?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(
-                    line.iter()
-                        .map(|&point| Circle::new(point, 3, color.filled())),
-                )
-                .map_err(draw_error)?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw_error)?;
-        root.present().map_err(draw_error)?;
-    }
-    Ok(svg)
-}
-
-fn draw_error<E: std::fmt::Display>(error: E) -> String {
-    format!("cannot draw the chart: {error}")
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{compact, render, split_fields, Table};
+    use super::{split_fields, Table};
+    use crate::report::chart::line_chart;
 
     const CSV: &str =
         "tool,threads,states_per_s\nkivi,1,100\nkivi,2,190\n\"spin, pan\",1,80\nspin,2,\n";
@@ -323,15 +219,8 @@ mod tests {
             .unwrap()
             .series("threads", "states_per_s", "tool")
             .unwrap();
-        let svg = render(&series, "throughput", "threads", "states/s", (640, 400)).unwrap();
+        let svg = line_chart(&series, "throughput", "threads", "states/s", (640, 400)).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40.min(svg.len())]);
         assert!(svg.contains("kivi") && svg.contains("throughput"));
-    }
-
-    #[test]
-    fn formats_axis_values_compactly() {
-        assert_eq!(compact(12_500_000.0), "12.5M");
-        assert_eq!(compact(800_000.0), "800k");
-        assert_eq!(compact(3.0), "3");
     }
 }

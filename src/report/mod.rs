@@ -6,7 +6,9 @@
 //! - [`sweep`]: the report of a scaling sweep.
 //! - [`snapshot`]: a cluster state as JSON.
 //! - [`progress`]: the terminal progress bar.
+//! - [`chart`]: SVG line charts for the benchmarks.
 
+pub mod chart;
 pub mod counterexample;
 pub mod progress;
 pub mod single;
