@@ -10,8 +10,10 @@
 //! - [`scaler`]: topology enumeration, instantiation and the topology job scheduler.
 //! - [`report`]: counterexample text, JSON reports, progress.
 //! - [`cases`]: the paper's cases C1–C8, embedded.
+//! - [`bench`]: benchmark sweeps from `bench-configs/` into `results/`.
 //! - [`cli`]: the `kivi` command line.
 
+pub mod bench;
 pub mod cases;
 pub mod cli;
 pub mod cluster;

@@ -1,10 +1,41 @@
-//! `kivi bench engine`: explore a synthetic model and report throughput.
+//! `kivi bench`: run a sweep definition (see [`crate::bench`]), explore a synthetic model
+//! (`kivi bench engine`) or draw a chart (`kivi bench plot`).
 
 use super::engine_args::EngineArgs;
 use super::plot::PlotArgs;
+use crate::bench::{run_sweep, SweepOptions};
 use crate::engine::synthetic::{Counters, OrderedCounters, TwoPhaseCommit, MAX_COUNTERS};
 use crate::engine::{check, CheckOptions, Model, Outcome, VisitedKind};
 use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// `kivi bench`: a sweep definition to run, or one of the benchmark subcommands.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    sweep: SweepArgs,
+}
+
+/// Arguments of `kivi bench CONFIG`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// A sweep definition (bench-configs/NAME.json): runs it and writes NAME.csv, NAME.md
+    /// and its charts into --out-dir.
+    #[arg(value_name = "CONFIG", required = true)]
+    config: Option<PathBuf>,
+    /// Where the result files go.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    out_dir: PathBuf,
+    /// Runs per measurement, overriding the definition's `repetitions`.
+    #[arg(long, value_name = "N")]
+    repetitions: Option<usize>,
+    /// Print the check commands the sweep would run, and run none.
+    #[arg(long)]
+    dry_run: bool,
+}
 
 /// The benchmark subcommands.
 #[derive(Debug, Subcommand)]
@@ -15,12 +46,27 @@ pub enum BenchCommand {
     Plot(PlotArgs),
 }
 
-impl BenchCommand {
-    /// Runs the benchmark; returns the exit code.
+impl BenchArgs {
+    /// Runs the sweep or the subcommand; returns the exit code.
     pub fn run(self) -> Result<i32, String> {
-        match self {
-            Self::Engine(bench) => bench.run(),
-            Self::Plot(plot) => plot.run(),
+        match self.command {
+            Some(BenchCommand::Engine(bench)) => bench.run(),
+            Some(BenchCommand::Plot(plot)) => plot.run(),
+            None => {
+                let config = self
+                    .sweep
+                    .config
+                    .expect("clap requires CONFIG without a subcommand");
+                let kivi = std::env::current_exe()
+                    .map_err(|error| format!("cannot find the kivi executable: {error}"))?;
+                run_sweep(&SweepOptions {
+                    config,
+                    out_dir: self.sweep.out_dir,
+                    repetitions: self.sweep.repetitions,
+                    dry_run: self.sweep.dry_run,
+                    kivi,
+                })
+            }
         }
     }
 }

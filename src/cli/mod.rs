@@ -10,7 +10,7 @@ mod engine_args;
 mod plot;
 mod simulate;
 
-pub use engine_args::EngineArgs;
+pub use engine_args::{parse_memory, EngineArgs};
 
 use clap::{Parser, Subcommand};
 
@@ -34,9 +34,9 @@ enum Command {
     Dump(dump::DumpArgs),
     /// One random run of a single topology, printed as a trace (Kivi's -si).
     Simulate(simulate::SimulateArgs),
-    /// Benchmarks: explore synthetic models and print throughput figures.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    /// Benchmarks: run a sweep definition (bench-configs/NAME.json) into result files, or
+    /// explore a synthetic model (`bench engine`), or draw a chart (`bench plot`).
+    Bench(bench::BenchArgs),
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
@@ -57,7 +57,7 @@ pub fn run() -> i32 {
         Command::Check(args) => args.run(),
         Command::Dump(args) => args.run(),
         Command::Simulate(args) => args.run(),
-        Command::Bench(command) => command.run(),
+        Command::Bench(args) => args.run(),
     };
     match result {
         Ok(code) => code,

@@ -1,8 +1,8 @@
 //! `kivi bench plot`: draw two numeric columns of a CSV file as an SVG line chart, one line per
 //! value of a series column. The benchmark scripts use it for their plots.
 
-use clap::Args;
 use crate::report::chart::{line_chart, Series};
+use clap::Args;
 use std::path::PathBuf;
 
 /// Arguments of `kivi bench plot`.
