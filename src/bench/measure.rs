@@ -14,12 +14,12 @@ pub struct Measurement {
     pub run: usize,
     /// What is checked.
     pub input: Input,
-    /// Worker threads.
-    pub threads: usize,
     /// Fast-find level (sweeps only; 0 otherwise).
     pub fast_find: u8,
     /// The single topology checked (`--topology`), if any.
     pub topology: Option<String>,
+    /// Worker threads (last, so that results sort by thread count within a group).
+    pub threads: usize,
 }
 
 /// What one run of a measurement produced.
