@@ -17,6 +17,7 @@
 #   STRATEGY [dfs] (kivi's)  TOOLS ["kivi kivi-dashmap stateright spin"]
 #   OUT_PREFIX [results/engine-scaling]  LABEL [] (a line put at the top of the .md)
 #   CARGO_TARGET_DIR [target]  PEER_TARGET_DIR [$CARGO_TARGET_DIR/stateright-counters]
+#   KIVI, STATERIGHT [built here]: prebuilt binaries, for a machine without the Rust toolchain
 set -euo pipefail
 # Decimal points in times, awk and sort whatever the locale.
 export LC_ALL=C
@@ -60,15 +61,24 @@ awk -v e="$EXPECTED" 'BEGIN { exit !(e < 2^53) }' || die "(MAX+1)^VARS is too la
 uses() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 # --- Build -----------------------------------------------------------------------------------
-note "building kivi (release)"
-cargo build --release --quiet --target-dir "$TARGET_DIR" --bin kivi
-KIVI=$TARGET_DIR/release/kivi
+# KIVI and STATERIGHT name prebuilt binaries (a machine without the Rust toolchain).
+if [[ -n ${KIVI:-} ]]; then
+    [[ -x $KIVI ]] || die "KIVI=$KIVI is not an executable"
+else
+    note "building kivi (release)"
+    cargo build --release --quiet --target-dir "$TARGET_DIR" --bin kivi
+    KIVI=$TARGET_DIR/release/kivi
+fi
 if uses stateright; then
-    note "building the Stateright peer (release)"
-    cargo build --release --quiet --locked \
-        --manifest-path benches/peers/stateright-counters/Cargo.toml \
-        --target-dir "$PEER_TARGET_DIR"
-    STATERIGHT=$PEER_TARGET_DIR/release/stateright-counters
+    if [[ -n ${STATERIGHT:-} ]]; then
+        [[ -x $STATERIGHT ]] || die "STATERIGHT=$STATERIGHT is not an executable"
+    else
+        note "building the Stateright peer (release)"
+        cargo build --release --quiet --locked \
+            --manifest-path benches/peers/stateright-counters/Cargo.toml \
+            --target-dir "$PEER_TARGET_DIR"
+        STATERIGHT=$PEER_TARGET_DIR/release/stateright-counters
+    fi
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-engine.XXXXXX")

@@ -285,7 +285,7 @@ fn scale_up(
                 format!("the {seconds} s limit")
             });
             return Ok(format!(
-                "{} {input}: {topology} did not finish within {limit}; largest verified: {}",
+                "{} {input}: {topology} did not finish within {limit}; largest finished: {}",
                 run.name,
                 largest.map_or("none".to_string(), |t: Topology| t.to_string())
             ));
@@ -297,7 +297,7 @@ fn scale_up(
         |nodes| format!("{nodes} nodes per type would exceed the model's {MAX_NODES} nodes or {MAX_PODS} pod slots"),
     );
     Ok(format!(
-        "{} {input}: every size verified up to {}; stopped at {next}",
+        "{} {input}: every check finished within the limit, up to {}; stopped at {next}",
         run.name,
         largest.map_or("none".to_string(), |t| t.to_string())
     ))

@@ -1,7 +1,7 @@
 //! From samples to result files: medians over repetitions, speedups against the fewest
 //! threads, and the CSV, Markdown and SVG files of a sweep.
 
-use super::config::{Mode, SweepConfig};
+use super::config::{Input, Mode, SweepConfig};
 use super::machine::MachineFacts;
 use super::measure::{Measurement, Sample};
 use crate::report::chart::{line_chart, Series};
@@ -17,7 +17,7 @@ pub struct ResultRow {
     pub run: String,
     /// The run's mode.
     pub mode: Mode,
-    /// The run's variant (for cases).
+    /// The run's variant (cases only; empty for input files).
     pub variant: String,
     /// What was measured.
     pub measurement: Measurement,
@@ -65,7 +65,10 @@ pub fn aggregate(
             ResultRow {
                 run: run.name.clone(),
                 mode: run.mode,
-                variant: run.variant.to_string(),
+                variant: match measurement.input {
+                    Input::Case(_) => run.variant.to_string(),
+                    Input::File(_) => String::new(),
+                },
                 measurement: measurement.clone(),
                 median: runs[median_index(&times)].clone(),
                 wall_s: walls[median_index(&walls)],
@@ -464,7 +467,6 @@ fn table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::config::Input;
 
     fn config() -> SweepConfig {
         serde_json::from_str(
