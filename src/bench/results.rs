@@ -78,6 +78,12 @@ pub fn aggregate(
             }
         })
         .collect();
+    // Within a run and input: by fast-find, then size (scale-up grows it), then threads.
+    rows.sort_by_key(|row| {
+        let m = &row.measurement;
+        let nodes = row.median.size.map_or(0, |(nodes, _)| nodes);
+        (m.run, m.input.clone(), m.fast_find, nodes, m.threads)
+    });
     let group = |row: &ResultRow| {
         let m = &row.measurement;
         (m.run, m.input.clone(), m.fast_find, m.topology.clone())
