@@ -155,3 +155,36 @@ fn the_committed_definitions_are_valid() {
     }
     assert!(checked >= 3, "only {checked} definitions");
 }
+
+#[test]
+fn a_failing_measurement_is_listed_and_the_rest_still_written() {
+    let dir = scratch("failing");
+    let config = dir.join("mixed.json");
+    std::fs::write(
+        &config,
+        r#"{"title": "Mixed", "runs": [
+             {"name": "fine", "mode": "scaling", "cases": ["c2"], "threads": [1]},
+             {"name": "broken", "mode": "single", "inputs": ["no/such/file.json"], "threads": [1]}
+           ]}"#,
+    )
+    .unwrap();
+    let out = dir.join("results");
+    let output = kivi(&[
+        "bench",
+        config.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("1 measurement(s) failed"));
+    let markdown = std::fs::read_to_string(out.join("mixed.md")).expect("mixed.md");
+    assert!(
+        markdown.contains("FAILED, left out of the tables"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("no/such/file.json"), "{markdown}");
+    assert!(
+        markdown.contains("| c2 | violation | 0 | 1 | violation |"),
+        "{markdown}"
+    );
+}

@@ -40,7 +40,8 @@ pub struct SweepOptions {
 }
 
 /// Runs the sweep and writes its result files; returns the exit code (0), or an error for
-/// a bad definition or a measurement that failed.
+/// a bad definition, or, after writing the files, for measurements that failed (they are
+/// listed in the result's notes and left out of its tables).
 pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     let mut config = SweepConfig::load(&options.config).map_err(|error| error.to_string())?;
     if let Some(repetitions) = options.repetitions {
@@ -98,10 +99,24 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     let total = fixed.len() * config.repetitions;
     // Repetition-major order: every measurement's runs are spread over the whole sweep, so a
     // slow phase of a noisy machine does not land on one measurement alone.
+    // A measurement that fails is reported and skipped: the rest of a long sweep still counts.
+    let mut failures: Vec<String> = Vec::new();
+    let mut failed: BTreeSet<Measurement> = BTreeSet::new();
     for repetition in 0..config.repetitions {
         for (position, measurement) in fixed.iter().enumerate() {
+            if failed.contains(measurement) {
+                continue;
+            }
             let args = check_arguments(&config.runs[measurement.run], measurement);
-            let sample = take(&options.kivi, &args)?;
+            let sample = match take(&options.kivi, &args) {
+                Ok(sample) => sample,
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    failures.push(error);
+                    failed.insert(measurement.clone());
+                    continue;
+                }
+            };
             eprintln!(
                 "[{}/{total}] kivi {}: {} in {:.3} s",
                 repetition * fixed.len() + position + 1,
@@ -115,15 +130,17 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     let mut notes = Vec::new();
     for run in config.runs.iter().filter(|run| run.mode == Mode::ScaleUp) {
         for input in run.all_inputs() {
-            notes.push(scale_up(
-                options,
-                &config,
-                run,
-                &input,
-                cores,
-                &mut samples,
-            )?);
+            match scale_up(options, &config, run, &input, cores, &mut samples) {
+                Ok(note) => notes.push(note),
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    failures.push(error);
+                }
+            }
         }
+    }
+    for failure in &failures {
+        notes.push(format!("FAILED, left out of the tables: {failure}"));
     }
 
     let rows = results::aggregate(&config, &samples);
@@ -151,7 +168,15 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     write(&markdown, &text)?;
     println!("{text}");
     eprintln!("wrote {} and {}", csv.display(), markdown.display());
-    Ok(0)
+    if failures.is_empty() {
+        Ok(0)
+    } else {
+        Err(format!(
+            "{} measurement(s) failed (listed under Notes in {})",
+            failures.len(),
+            markdown.display()
+        ))
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
