@@ -47,12 +47,12 @@ impl ClusterState {
                 let pattern = spec
                     .pod_template(pod.template)
                     .map_or(0, |t| t.cpu_pattern.len());
-                let age = &mut self.pod_mut(id).age;
-                *age = if pod.phase == PodPhase::Running && (pod.cpu_index as usize) < pattern {
-                    grow(*age, cap)
-                } else {
-                    0
-                };
+                self.pod_mut(id).age =
+                    if pod.phase == PodPhase::Running && (pod.cpu_index as usize) < pattern {
+                        grow(pod.age, cap)
+                    } else {
+                        0
+                    };
             }
         }
     }

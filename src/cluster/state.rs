@@ -12,8 +12,11 @@
 //! hundred bytes a case uses instead of the kilobytes that [`MAX_PODS`] slots would take; what
 //! stays inline is small and bounded by the event, intent and node maxima.
 //!
-//! [`ClusterState::encode`] writes each node, pod and deployment as one fixed-width record of
+//! [`ClusterState::encode`] copies the node and pod tables as they lie in memory (both are
+//! packed records of plain bytes), writes each deployment as one fixed-width record of
 //! little-endian fields, then the queues' lengths and pending ids and the small inline tables.
+
+use bytemuck::NoUninit;
 
 /// Most nodes a cluster may have.
 pub const MAX_NODES: usize = 64;
@@ -27,7 +30,8 @@ pub const MAX_EVENTS: usize = 16;
 pub const MAX_INTENTS: usize = 16;
 
 /// A node's condition, as Kivi's `nodes[i].status`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
 pub enum NodeStatus {
     /// Not ready (down for maintenance or failed).
     #[default]
@@ -39,7 +43,8 @@ pub enum NodeStatus {
 }
 
 /// A pod slot's phase, as Kivi's `pods[i].status`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
 pub enum PodPhase {
     /// The slot is free (no pod).
     #[default]
@@ -53,7 +58,8 @@ pub enum PodPhase {
 }
 
 /// Where a node stands in a `maintenance` event.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
 pub enum MaintenancePhase {
     /// Not picked for maintenance (or already put back).
     #[default]
@@ -65,7 +71,11 @@ pub enum MaintenancePhase {
 }
 
 /// Mutable node fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Packed, without padding, and made of plain bytes: the canonical encoding of the node table
+/// is its memory, copied in one go ([`ClusterState::encode`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
 pub struct NodeState {
     /// CPU not yet requested by pods placed here.
     pub cpu_left: i16,
@@ -86,7 +96,11 @@ pub struct NodeState {
 }
 
 /// Mutable pod fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Packed, without padding, and made of plain bytes: the canonical encoding of the pod table
+/// is its memory, copied in one go ([`ClusterState::encode`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
 pub struct PodState {
     /// Node id the pod is bound to (0 = none).
     pub loc: u8,
@@ -429,9 +443,10 @@ impl ClusterState {
     }
 
     /// Writes the canonical encoding: every field that can differ between reachable states, in
-    /// a fixed order, with the first `events` event and `intents` intent entries. Each node, pod
-    /// and deployment is one fixed-width record, and each queue its length and pending ids, so
-    /// equal states give equal bytes and different states different bytes.
+    /// a fixed order, with the first `events` event and `intents` intent entries. The node and
+    /// pod tables are copied as they lie in memory (packed plain bytes), each deployment is one
+    /// fixed-width record, and each queue its length and pending ids, so equal states give
+    /// equal bytes and different states different bytes.
     pub fn encode(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
         let set_bytes = self.pods.len().div_ceil(8);
         let queues = [
@@ -443,8 +458,11 @@ impl ClusterState {
             &self.descheduler_queue,
             &self.taint_queue,
         ];
-        let len = self.nodes.len() * (NODE_BYTES + 1)
-            + self.pods.len() * POD_BYTES
+        let node_bytes: &[u8] = bytemuck::cast_slice(&self.nodes);
+        let pod_bytes: &[u8] = bytemuck::cast_slice(&self.pods);
+        let len = node_bytes.len()
+            + self.nodes.len()
+            + pod_bytes.len()
             + self.deployments.len() * (DEPLOYMENT_BYTES + 2 * (2 + set_bytes))
             + queues.iter().map(|q| 1 + q.items.len()).sum::<usize>()
             + 3 * events
@@ -453,12 +471,8 @@ impl ClusterState {
         let start = out.len();
         out.resize(start + len, 0);
         let mut w = Writer(&mut out[start..]);
-        for n in self.nodes.iter() {
-            w.put(&n.encoded());
-        }
-        for p in self.pods.iter() {
-            w.put(&p.encoded());
-        }
+        w.put(node_bytes);
+        w.put(pod_bytes);
         for d in self.deployments.iter() {
             w.put(&d.encoded());
             for rs in &d.replica_sets {
@@ -503,45 +517,8 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Bytes of a node's record in [`ClusterState::encode`].
-const NODE_BYTES: usize = 9;
-/// Bytes of a pod's record in [`ClusterState::encode`].
-const POD_BYTES: usize = 11;
 /// Bytes of a deployment's record in [`ClusterState::encode`], without its replica sets.
 const DEPLOYMENT_BYTES: usize = 14;
-
-impl NodeState {
-    fn encoded(&self) -> [u8; NODE_BYTES] {
-        let [c0, c1] = self.cpu_left.to_le_bytes();
-        let [m0, m1] = self.mem_left.to_le_bytes();
-        let [e0, e1] = self.maintenance_elapsed.to_le_bytes();
-        let flags =
-            self.status as u8 | (self.maintained as u8) << 2 | (self.maintenance as u8) << 3;
-        [c0, c1, m0, m1, flags, self.num_pods, self.panics, e0, e1]
-    }
-}
-
-impl PodState {
-    fn encoded(&self) -> [u8; POD_BYTES] {
-        let [c0, c1] = self.cpu.to_le_bytes();
-        let [m0, m1] = self.memory.to_le_bytes();
-        let [a0, a1] = self.age.to_le_bytes();
-        let flags = self.phase as u8 | (self.owned as u8) << 2 | (self.template_labels as u8) << 3;
-        [
-            self.loc,
-            flags,
-            self.cpu_index,
-            c0,
-            c1,
-            m0,
-            m1,
-            self.deployment,
-            self.template,
-            a0,
-            a1,
-        ]
-    }
-}
 
 impl DeploymentState {
     fn encoded(&self) -> [u8; DEPLOYMENT_BYTES] {

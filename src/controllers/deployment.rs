@@ -187,7 +187,7 @@ mod tests {
         run(model.spec(), &mut s, &mut rec);
         assert_eq!(s.deployment(1).in_creation, 7);
         assert_eq!(s.scheduler_queue.pending(), &[1, 2, 3, 4, 5, 6, 7]);
-        assert_eq!(s.pod(1).cpu, 21, "new pods use the template's request");
+        assert_eq!({ s.pod(1).cpu }, 21, "new pods use the template's request");
         let lines = rec.into_lines();
         assert_eq!(lines[0].message, "Too few replicas, need to create 7");
         assert_eq!(lines[7].message, "Adding a new pod 7 to deployment 1");

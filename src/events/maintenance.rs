@@ -174,7 +174,7 @@ mod tests {
             "node 1 waits for the cluster to settle"
         );
         state.advance(spec, 700);
-        assert_eq!(state.node(1).maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+        assert_eq!({ state.node(1).maintenance_elapsed }, MAINTENANCE_WAIT_TIME);
         assert!(steps(spec, &state).contains(&ClusterAction::MaintenanceEnd { node: 1 }));
         end(spec, &mut state, 1, &mut Recorder::off());
         assert_eq!(state.node(1).status, NodeStatus::Ready);
@@ -192,7 +192,7 @@ mod tests {
         pick(spec, &mut state, 0, 1);
         start(&mut state, 1, &mut Recorder::off());
         state.advance(spec, 10);
-        assert_eq!(state.node(1).maintenance_elapsed, 10);
+        assert_eq!({ state.node(1).maintenance_elapsed }, 10);
         state.node_queue.pop();
         assert!(state.is_quiet());
         assert_eq!(

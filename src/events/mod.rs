@@ -209,7 +209,7 @@ mod tests {
         assert!(cpu_pattern::due(model.spec(), &s));
         s.scheduler_queue = Default::default();
         s.advance(model.spec(), 1000);
-        assert_eq!(s.pod(1).age, 300, "ages saturate at the last step");
+        assert_eq!({ s.pod(1).age }, 300, "ages saturate at the last step");
         run(
             model.spec(),
             &mut s,

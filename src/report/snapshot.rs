@@ -1,6 +1,6 @@
 //! A cluster state as JSON, for `--format json` traces and `--verbose 4`.
 
-use crate::cluster::{ClusterSpec, ClusterState};
+use crate::cluster::{ClusterSpec, ClusterState, NodeState, PodState};
 use serde_json::{json, Value};
 
 /// The observable part of `state`: nodes, pods and deployments in use, with Kivi's names.
@@ -9,13 +9,22 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Value {
         .iter()
         .enumerate()
         .map(|(index, node)| {
+            // Copies out of the packed record: json! takes references.
+            let NodeState {
+                cpu_left,
+                mem_left,
+                status,
+                num_pods,
+                maintained,
+                ..
+            } = *node;
             json!({
                 "id": index + 1,
-                "cpuLeft": node.cpu_left,
-                "memLeft": node.mem_left,
-                "status": format!("{:?}", node.status),
-                "numPod": node.num_pods,
-                "maintained": node.maintained,
+                "cpuLeft": cpu_left,
+                "memLeft": mem_left,
+                "status": format!("{status:?}"),
+                "numPod": num_pods,
+                "maintained": maintained,
             })
         })
         .collect();
@@ -23,13 +32,21 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Value {
         .iter()
         .enumerate()
         .map(|(index, pod)| {
+            let PodState {
+                loc,
+                phase,
+                cpu,
+                memory,
+                deployment,
+                ..
+            } = *pod;
             json!({
                 "id": index + 1,
-                "node": pod.loc,
-                "phase": format!("{:?}", pod.phase),
-                "cpu": pod.cpu,
-                "memory": pod.memory,
-                "deployment": pod.deployment,
+                "node": loc,
+                "phase": format!("{phase:?}"),
+                "cpu": cpu,
+                "memory": memory,
+                "deployment": deployment,
             })
         })
         .collect();
