@@ -32,7 +32,7 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
             {"name": "scaling", "mode": "scaling", "cases": ["c2", "c3"], "threads": [1, 2],
              "total_reference": {"label": "Kivi + SPIN", "seconds": 297}},
             {"name": "one topology", "mode": "single", "cases": ["c3"], "variant": "non-violation",
-             "topology": "16,16:127", "threads": [1]},
+             "topology": "16,16:127", "threads": [1], "repetitions": 1},
             {"name": "growing", "mode": "scale-up", "cases": ["c1"], "variant": "non-violation",
              "grow": {"nodes_per_type": [1, 4, 128], "pods_per_node": 6}, "threads": [1]}
           ],
@@ -87,6 +87,11 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
         .unwrap();
     assert_eq!(field(single, "states"), "1531");
     assert_eq!(field(single, "nodes"), "32");
+    assert_eq!(
+        field(single, "repetitions"),
+        "1",
+        "the run's own repetitions"
+    );
     let growing: Vec<String> = rows
         .iter()
         .filter(|row| field(row, "run") == "growing")

@@ -76,6 +76,10 @@ pub struct RunConfig {
     /// How `scale-up` grows the topology.
     #[serde(default)]
     pub grow: Option<Grow>,
+    /// Runs per measurement of this run, instead of the sweep's `repetitions` (e.g. 1 for a
+    /// run that takes minutes).
+    #[serde(default)]
+    pub repetitions: Option<usize>,
     /// Time limit of each check (`--timeout`; per topology in sweeps).
     #[serde(default)]
     pub timeout_s: Option<u64>,
@@ -279,6 +283,11 @@ impl SweepConfig {
         Ok(config)
     }
 
+    /// Runs per measurement of run `index`: its own `repetitions`, or the sweep's.
+    pub fn repetitions_of(&self, index: usize) -> usize {
+        self.runs[index].repetitions.unwrap_or(self.repetitions)
+    }
+
     /// Checks what the JSON types cannot: names exist, lists are not empty, each mode has
     /// the fields it needs and none it would ignore.
     fn validate(&self) -> Result<(), (String, String)> {
@@ -320,6 +329,9 @@ impl SweepConfig {
 impl RunConfig {
     fn validate(&self, sweep: &SweepConfig) -> Result<(), (String, String)> {
         let fail = |field: &str, problem: String| Err((field.to_string(), problem));
+        if self.repetitions == Some(0) {
+            return fail("repetitions", "0: use 1 or more, or leave it out".into());
+        }
         if self.cases.is_empty() && self.inputs.is_empty() {
             return fail("cases", "give cases or inputs to measure".into());
         }

@@ -16,8 +16,8 @@ pub struct MachineFacts {
     pub memory_gib: u64,
     /// Operating system and kernel release.
     pub os: String,
-    /// The git commit of the working directory, with " (modified)" when tracked files differ
-    /// from it, or "unknown (not a git checkout)".
+    /// The git commit of the working directory, with " (modified)" when tracked files other
+    /// than `results/` differ from it, or "unknown (not a git checkout)".
     pub commit: String,
     /// kivi's version.
     pub version: &'static str,
@@ -85,8 +85,16 @@ fn git(args: &[&str]) -> Option<String> {
 fn commit() -> String {
     match git(&["rev-parse", "HEAD"]) {
         Some(head) => {
-            let modified = git(&["status", "--porcelain", "--untracked-files=no"])
-                .is_some_and(|changes| !changes.is_empty());
+            // Result files are what sweeps write: they do not change what is measured.
+            let modified = git(&[
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                ":/",
+                ":(top,exclude)results",
+            ])
+            .is_some_and(|changes| !changes.is_empty());
             if modified {
                 format!("{head} (modified)")
             } else {

@@ -49,6 +49,9 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
             return Err("--repetitions 0: use 1 or more".into());
         }
         config.repetitions = repetitions;
+        for run in &mut config.runs {
+            run.repetitions = None;
+        }
     }
     let facts = MachineFacts::collect();
     let cores = facts.logical_cores;
@@ -81,14 +84,12 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
             let args = check_arguments(&config.runs[measurement.run], measurement);
             println!("kivi {}", args.join(" "));
         }
-        for run in config.runs.iter().filter(|run| run.mode == Mode::ScaleUp) {
+        for (index, run) in scale_up_runs(&config) {
             for input in run.all_inputs() {
                 for (topology, _) in growth(run, &input)? {
-                    println!("kivi {} (until one runs out of time)", {
-                        let measurement =
-                            scale_up_measurement(run, &config, &input, topology, cores);
-                        check_arguments(run, &measurement).join(" ")
-                    });
+                    let measurement = scale_up_measurement(index, run, &input, topology, cores);
+                    let args = check_arguments(run, &measurement);
+                    println!("kivi {} (until one runs out of time)", args.join(" "));
                 }
             }
         }
@@ -96,17 +97,23 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     }
 
     let mut samples: BTreeMap<Measurement, Vec<Sample>> = BTreeMap::new();
-    let total = fixed.len() * config.repetitions;
+    let total: usize = fixed.iter().map(|m| config.repetitions_of(m.run)).sum();
+    let most = (0..config.runs.len())
+        .map(|index| config.repetitions_of(index))
+        .max();
+    let mut done = 0;
     // Repetition-major order: every measurement's runs are spread over the whole sweep, so a
     // slow phase of a noisy machine does not land on one measurement alone.
     // A measurement that fails is reported and skipped: the rest of a long sweep still counts.
     let mut failures: Vec<String> = Vec::new();
     let mut failed: BTreeSet<Measurement> = BTreeSet::new();
-    for repetition in 0..config.repetitions {
-        for (position, measurement) in fixed.iter().enumerate() {
-            if failed.contains(measurement) {
+    for repetition in 0..most.unwrap_or(0) {
+        for measurement in &fixed {
+            if failed.contains(measurement) || repetition >= config.repetitions_of(measurement.run)
+            {
                 continue;
             }
+            done += 1;
             let args = check_arguments(&config.runs[measurement.run], measurement);
             let sample = match take(&options.kivi, &args) {
                 Ok(sample) => sample,
@@ -118,8 +125,7 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
                 }
             };
             eprintln!(
-                "[{}/{total}] kivi {}: {} in {:.3} s",
-                repetition * fixed.len() + position + 1,
+                "[{done}/{total}] kivi {}: {} in {:.3} s",
                 args.join(" "),
                 sample.verdict,
                 sample.wall_s
@@ -128,9 +134,9 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
         }
     }
     let mut notes = Vec::new();
-    for run in config.runs.iter().filter(|run| run.mode == Mode::ScaleUp) {
+    for (index, run) in scale_up_runs(&config) {
         for input in run.all_inputs() {
-            match scale_up(options, &config, run, &input, cores, &mut samples) {
+            match scale_up(options, &config, index, &input, cores, &mut samples) {
                 Ok(note) => notes.push(note),
                 Err(error) => {
                     eprintln!("error: {error}");
@@ -256,19 +262,25 @@ fn topology_argument(topology: &Topology) -> String {
     format!("{}:{}", list(topology.nodes()), list(topology.replicas()))
 }
 
+/// The scale-up runs of `config`, with their indices.
+fn scale_up_runs(config: &SweepConfig) -> impl Iterator<Item = (usize, &RunConfig)> {
+    config
+        .runs
+        .iter()
+        .enumerate()
+        .filter(|(_, run)| run.mode == Mode::ScaleUp)
+}
+
+/// The measurement of `topology` in scale-up run `index`: on the run's first thread count.
 fn scale_up_measurement(
+    index: usize,
     run: &RunConfig,
-    config: &SweepConfig,
     input: &Input,
     topology: Topology,
     cores: usize,
 ) -> Measurement {
     Measurement {
-        run: config
-            .runs
-            .iter()
-            .position(|r| std::ptr::eq(r, run))
-            .expect("a run of config"),
+        run: index,
         input: input.clone(),
         threads: run.threads[0].resolve(cores).min(cores),
         fast_find: 0,
@@ -281,20 +293,21 @@ fn scale_up_measurement(
 fn scale_up(
     options: &SweepOptions,
     config: &SweepConfig,
-    run: &RunConfig,
+    index: usize,
     input: &Input,
     cores: usize,
     samples: &mut BTreeMap<Measurement, Vec<Sample>>,
 ) -> Result<String, String> {
+    let run = &config.runs[index];
     let grow = run.grow.as_ref().expect("validated: scale-up has grow");
     let topologies = growth(run, input)?;
     let tried = topologies.len();
     let mut largest = None;
     for (topology, _) in topologies {
-        let measurement = scale_up_measurement(run, config, input, topology.clone(), cores);
+        let measurement = scale_up_measurement(index, run, input, topology.clone(), cores);
         let args = check_arguments(run, &measurement);
         let mut finished = true;
-        for _ in 0..config.repetitions {
+        for _ in 0..config.repetitions_of(index) {
             let sample = take(&options.kivi, &args)?;
             eprintln!(
                 "kivi {}: {} in {:.3} s",

@@ -296,6 +296,9 @@ pub fn to_markdown(config: &SweepConfig, rows: &[ResultRow], context: &Context) 
             .filter(|row| row.measurement.run == index)
             .collect();
         let _ = write!(text, "\n## {}\n\n", run.name);
+        if let Some(repetitions) = run.repetitions {
+            let _ = write!(text, "Runs per measurement: {repetitions}.\n\n");
+        }
         if run_rows.is_empty() {
             text += "No measurement on this machine.\n";
             continue;
