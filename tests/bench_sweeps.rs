@@ -1,7 +1,7 @@
 //! `kivi bench CONFIG`: a sweep definition runs into CSV, Markdown and SVG result files with
 //! the machine facts; bad definitions are input errors; the committed definitions are valid.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn kivi(args: &[&str]) -> Output {
@@ -17,6 +17,18 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir
+}
+
+/// Runs the sweep defined in `config` into a `results` folder beside it.
+fn run_sweep(config: &Path) -> (PathBuf, Output) {
+    let out = config.with_file_name("results");
+    let output = kivi(&[
+        "bench",
+        config.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    (out, output)
 }
 
 #[test]
@@ -41,13 +53,7 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
         }"#,
     )
     .unwrap();
-    let out = dir.join("results");
-    let output = kivi(&[
-        "bench",
-        config.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-    ]);
+    let (out, output) = run_sweep(&config);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -173,13 +179,7 @@ fn a_failing_measurement_is_listed_and_the_rest_still_written() {
            ]}"#,
     )
     .unwrap();
-    let out = dir.join("results");
-    let output = kivi(&[
-        "bench",
-        config.to_str().unwrap(),
-        "--out-dir",
-        out.to_str().unwrap(),
-    ]);
+    let (out, output) = run_sweep(&config);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("1 measurement(s) failed"));
     let markdown = std::fs::read_to_string(out.join("mixed.md")).expect("mixed.md");
