@@ -55,84 +55,13 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     }
     let facts = MachineFacts::collect();
     let cores = facts.logical_cores;
-    let mut skipped_threads = BTreeSet::new();
-    let mut fixed = Vec::new();
-    for (index, run) in config.runs.iter().enumerate() {
-        for input in run.all_inputs() {
-            for &fast_find in &run.fast_find {
-                for threads in run.threads.iter().map(|count| count.resolve(cores)) {
-                    if threads > cores {
-                        skipped_threads.insert(threads);
-                        continue;
-                    }
-                    if run.mode == Mode::ScaleUp {
-                        continue;
-                    }
-                    fixed.push(Measurement {
-                        run: index,
-                        input: input.clone(),
-                        threads,
-                        fast_find,
-                        topology: run.topology.clone(),
-                    });
-                }
-            }
-        }
-    }
+    let (fixed, skipped_threads) = plan(&config, cores);
     if options.dry_run {
-        for measurement in &fixed {
-            let args = check_arguments(&config.runs[measurement.run], measurement);
-            println!("kivi {}", args.join(" "));
-        }
-        for (index, run) in scale_up_runs(&config) {
-            for input in run.all_inputs() {
-                for (topology, _) in growth(run, &input)? {
-                    let measurement = scale_up_measurement(index, run, &input, topology, cores);
-                    let args = check_arguments(run, &measurement);
-                    println!("kivi {} (until one runs out of time)", args.join(" "));
-                }
-            }
-        }
+        print_commands(&config, &fixed, cores)?;
         return Ok(0);
     }
-
-    let mut samples: BTreeMap<Measurement, Vec<Sample>> = BTreeMap::new();
-    let total: usize = fixed.iter().map(|m| config.repetitions_of(m.run)).sum();
-    let most = (0..config.runs.len())
-        .map(|index| config.repetitions_of(index))
-        .max();
-    let mut done = 0;
-    // Repetition-major order: every measurement's runs are spread over the whole sweep, so a
-    // slow phase of a noisy machine does not land on one measurement alone.
-    // A measurement that fails is reported and skipped: the rest of a long sweep still counts.
-    let mut failures: Vec<String> = Vec::new();
-    let mut failed: BTreeSet<Measurement> = BTreeSet::new();
-    for repetition in 0..most.unwrap_or(0) {
-        for measurement in &fixed {
-            if failed.contains(measurement) || repetition >= config.repetitions_of(measurement.run)
-            {
-                continue;
-            }
-            done += 1;
-            let args = check_arguments(&config.runs[measurement.run], measurement);
-            let sample = match take(&options.kivi, &args) {
-                Ok(sample) => sample,
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    failures.push(error);
-                    failed.insert(measurement.clone());
-                    continue;
-                }
-            };
-            eprintln!(
-                "[{done}/{total}] kivi {}: {} in {:.3} s",
-                args.join(" "),
-                sample.verdict,
-                sample.wall_s
-            );
-            samples.entry(measurement.clone()).or_default().push(sample);
-        }
-    }
+    let mut samples = BTreeMap::new();
+    let mut failures = measure_fixed(options, &config, &fixed, &mut samples);
     let mut notes = Vec::new();
     for (index, run) in scale_up_runs(&config) {
         for input in run.all_inputs() {
@@ -148,32 +77,15 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
     for failure in &failures {
         notes.push(format!("FAILED, left out of the tables: {failure}"));
     }
-
     let rows = results::aggregate(&config, &samples);
-    let name = options
-        .config
-        .file_stem()
-        .ok_or_else(|| format!("{}: not a file name", options.config.display()))?;
-    std::fs::create_dir_all(&options.out_dir)
-        .map_err(|error| format!("cannot create {}: {error}", options.out_dir.display()))?;
-    let csv = options.out_dir.join(Path::new(name).with_extension("csv"));
-    let markdown = csv.with_extension("md");
-    let charts = results::plots(&config, &rows, &csv)?;
-    write(&csv, &results::to_csv(&rows))?;
-    for (path, svg) in &charts {
-        write(path, svg)?;
-    }
     let context = results::Context {
         config_path: &options.config,
         facts: &facts,
         skipped_threads: skipped_threads.into_iter().collect(),
         notes,
-        charts: charts.into_iter().map(|(path, _)| path).collect(),
+        charts: Vec::new(),
     };
-    let text = results::to_markdown(&config, &rows, &context);
-    write(&markdown, &text)?;
-    println!("{text}");
-    eprintln!("wrote {} and {}", csv.display(), markdown.display());
+    let markdown = write_results(options, &config, &rows, context)?;
     if failures.is_empty() {
         Ok(0)
     } else {
@@ -183,6 +95,127 @@ pub fn run_sweep(options: &SweepOptions) -> Result<i32, String> {
             markdown.display()
         ))
     }
+}
+
+/// The measurements of the runs other than scale-up (whose sizes depend on the outcomes), and
+/// the thread counts left out because the machine has fewer than `cores` cores.
+fn plan(config: &SweepConfig, cores: usize) -> (Vec<Measurement>, BTreeSet<usize>) {
+    let mut skipped_threads = BTreeSet::new();
+    let mut fixed = Vec::new();
+    for (index, run) in config.runs.iter().enumerate() {
+        for input in run.all_inputs() {
+            for &fast_find in &run.fast_find {
+                for threads in run.threads.iter().map(|count| count.resolve(cores)) {
+                    if threads > cores {
+                        skipped_threads.insert(threads);
+                    } else if run.mode != Mode::ScaleUp {
+                        fixed.push(Measurement {
+                            run: index,
+                            input: input.clone(),
+                            threads,
+                            fast_find,
+                            topology: run.topology.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    (fixed, skipped_threads)
+}
+
+/// Prints the check commands of the sweep (`--dry-run`).
+fn print_commands(config: &SweepConfig, fixed: &[Measurement], cores: usize) -> Result<(), String> {
+    for measurement in fixed {
+        let args = check_arguments(&config.runs[measurement.run], measurement);
+        println!("kivi {}", args.join(" "));
+    }
+    for (index, run) in scale_up_runs(config) {
+        for input in run.all_inputs() {
+            for (topology, _) in growth(run, &input)? {
+                let measurement = scale_up_measurement(index, run, &input, topology, cores);
+                let args = check_arguments(run, &measurement);
+                println!("kivi {} (until one runs out of time)", args.join(" "));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Takes every repetition of the `fixed` measurements into `samples`; returns the failures.
+///
+/// Repetition-major order: every measurement's runs are spread over the whole sweep, so a
+/// slow phase of a noisy machine does not land on one measurement alone. A measurement that
+/// fails is reported and skipped: the rest of a long sweep still counts.
+fn measure_fixed(
+    options: &SweepOptions,
+    config: &SweepConfig,
+    fixed: &[Measurement],
+    samples: &mut BTreeMap<Measurement, Vec<Sample>>,
+) -> Vec<String> {
+    let total: usize = fixed.iter().map(|m| config.repetitions_of(m.run)).sum();
+    let most = (0..config.runs.len())
+        .map(|index| config.repetitions_of(index))
+        .max()
+        .unwrap_or(0);
+    let mut done = 0;
+    let mut failures = Vec::new();
+    let mut failed = BTreeSet::new();
+    for repetition in 0..most {
+        for measurement in fixed {
+            if failed.contains(measurement) || repetition >= config.repetitions_of(measurement.run)
+            {
+                continue;
+            }
+            done += 1;
+            let args = check_arguments(&config.runs[measurement.run], measurement);
+            match take(&options.kivi, &args) {
+                Ok(sample) => {
+                    eprintln!(
+                        "[{done}/{total}] kivi {}: {} in {:.3} s",
+                        args.join(" "),
+                        sample.verdict,
+                        sample.wall_s
+                    );
+                    samples.entry(measurement.clone()).or_default().push(sample);
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    failures.push(error);
+                    failed.insert(measurement.clone());
+                }
+            }
+        }
+    }
+    failures
+}
+
+/// Writes `NAME.csv`, the charts and `NAME.md` into the output folder, prints the Markdown,
+/// and returns its path.
+fn write_results(
+    options: &SweepOptions,
+    config: &SweepConfig,
+    rows: &[results::ResultRow],
+    mut context: results::Context,
+) -> Result<PathBuf, String> {
+    let name = options
+        .config
+        .file_stem()
+        .ok_or_else(|| format!("{}: not a file name", options.config.display()))?;
+    std::fs::create_dir_all(&options.out_dir)
+        .map_err(|error| format!("cannot create {}: {error}", options.out_dir.display()))?;
+    let csv = options.out_dir.join(Path::new(name).with_extension("csv"));
+    let markdown = csv.with_extension("md");
+    write(&csv, &results::to_csv(rows))?;
+    for (path, svg) in results::plots(config, rows, &csv)? {
+        write(&path, &svg)?;
+        context.charts.push(path);
+    }
+    let text = results::to_markdown(config, rows, &context);
+    write(&markdown, &text)?;
+    println!("{text}");
+    eprintln!("wrote {} and {}", csv.display(), markdown.display());
+    Ok(markdown)
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
