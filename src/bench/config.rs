@@ -234,6 +234,12 @@ pub struct PlotConfig {
     /// Only rows of these runs (all runs when empty).
     #[serde(default)]
     pub runs: Vec<String>,
+    /// A logarithmic y axis.
+    #[serde(default)]
+    pub log_y: bool,
+    /// Adds the line of linear speedup: y = x / (the smallest x).
+    #[serde(default)]
+    pub ideal: bool,
 }
 
 /// What a measurement checks: a built-in case or an input file.

@@ -4,7 +4,7 @@
 use super::config::{Input, Mode, SweepConfig};
 use super::machine::MachineFacts;
 use super::measure::{Measurement, Sample};
-use crate::report::chart::{line_chart, Series};
+use crate::report::chart::{line_chart, Series, YAxis};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -243,7 +243,20 @@ pub fn plots(
         for line in series.values_mut() {
             line.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
-        let svg = line_chart(&series, &plot.title, &plot.x, &plot.y, (900, 560))?;
+        if plot.ideal {
+            let mut xs: Vec<f64> = series.values().flatten().map(|&(x, _)| x).collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            let smallest = xs[0];
+            let line = xs.iter().map(|&x| (x, x / smallest)).collect();
+            series.insert("linear speedup".to_string(), line);
+        }
+        let y_axis = if plot.log_y {
+            YAxis::Log
+        } else {
+            YAxis::Linear
+        };
+        let svg = line_chart(&series, &plot.title, &plot.x, &plot.y, y_axis, (900, 560))?;
         files.push((PathBuf::from(format!("{stem}-{}.svg", plot.suffix)), svg));
     }
     Ok(files)

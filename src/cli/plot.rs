@@ -1,7 +1,7 @@
 //! `kivi bench plot`: draw two numeric columns of a CSV file as an SVG line chart, one line per
 //! value of a series column. The benchmark scripts use it for their plots.
 
-use crate::report::chart::{line_chart, Series};
+use crate::report::chart::{line_chart, Series, YAxis};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -26,6 +26,9 @@ pub struct PlotArgs {
     /// Title above the chart (default: "Y by X").
     #[arg(long)]
     title: Option<String>,
+    /// A logarithmic y axis (for values spanning orders of magnitude).
+    #[arg(long)]
+    log_y: bool,
     /// Width and height of the picture in pixels.
     #[arg(long, num_args = 2, value_names = ["W", "H"], default_values_t = [900, 560])]
     size: Vec<u32>,
@@ -53,7 +56,12 @@ impl PlotArgs {
                 )
             }
         };
-        let svg = line_chart(&series, &title, &self.x, &self.y, (width, height))?;
+        let y_axis = if self.log_y {
+            YAxis::Log
+        } else {
+            YAxis::Linear
+        };
+        let svg = line_chart(&series, &title, &self.x, &self.y, y_axis, (width, height))?;
         std::fs::write(&self.out, svg)
             .map_err(|error| format!("cannot write {}: {error}", self.out.display()))?;
         Ok(0)
@@ -173,7 +181,7 @@ fn split_fields(line: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::{split_fields, Table};
-    use crate::report::chart::line_chart;
+    use crate::report::chart::{line_chart, YAxis};
 
     const CSV: &str =
         "tool,threads,states_per_s\nkivi,1,100\nkivi,2,190\n\"spin, pan\",1,80\nspin,2,\n";
@@ -219,7 +227,15 @@ mod tests {
             .unwrap()
             .series("threads", "states_per_s", "tool")
             .unwrap();
-        let svg = line_chart(&series, "throughput", "threads", "states/s", (640, 400)).unwrap();
+        let svg = line_chart(
+            &series,
+            "throughput",
+            "threads",
+            "states/s",
+            YAxis::Log,
+            (640, 400),
+        )
+        .unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40.min(svg.len())]);
         assert!(svg.contains("kivi") && svg.contains("throughput"));
     }

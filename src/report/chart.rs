@@ -24,22 +24,57 @@ fn compact(value: f64) -> String {
     format!("{text}{suffix}")
 }
 
+/// How the y axis maps values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum YAxis {
+    /// Linear from 0 (or the lowest negative value).
+    #[default]
+    Linear,
+    /// Logarithmic, labelled at powers of ten; points at or below 0 are left out. For values
+    /// spanning orders of magnitude (states, times).
+    Log,
+}
+
 /// Draws `series` as a line chart of `size` pixels and returns the SVG text.
 pub fn line_chart(
     series: &Series,
     title: &str,
     x_label: &str,
     y_label: &str,
+    y_axis: YAxis,
     size: (u32, u32),
 ) -> Result<String, String> {
+    // On a log axis the chart plots log10(y) and labels the powers of ten.
+    let series: Series = match y_axis {
+        YAxis::Linear => series.clone(),
+        YAxis::Log => series
+            .iter()
+            .map(|(name, line)| {
+                let logs = line.iter().filter(|&&(_, y)| y > 0.0);
+                (name.clone(), logs.map(|&(x, y)| (x, y.log10())).collect())
+            })
+            .filter(|(_, line): &(String, Vec<(f64, f64)>)| !line.is_empty())
+            .collect(),
+    };
+    if series.is_empty() {
+        return Err("no point to draw (a log axis leaves out values at or below 0)".into());
+    }
+    let series = &series;
     let points = series.values().flatten();
-    let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    let mut y_min = 0.0f64;
+    let (mut x_min, mut x_max) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut y_min, mut y_max) = match y_axis {
+        YAxis::Linear => (0.0f64, 0.0f64),
+        YAxis::Log => (f64::INFINITY, f64::NEG_INFINITY),
+    };
     for &(x, y) in points {
         x_min = x_min.min(x);
         x_max = x_max.max(x);
         y_min = y_min.min(y);
         y_max = y_max.max(y);
+    }
+    if y_axis == YAxis::Log {
+        y_min = y_min.floor();
+        y_max = y_max.ceil();
     }
     if x_max <= x_min {
         x_max = x_min + 1.0;
@@ -48,7 +83,12 @@ pub fn line_chart(
         y_max = y_min + 1.0;
     }
     // Headroom above the highest point for the legend in the upper left corner.
-    let y_max = y_max * 1.25;
+    let y_max = y_min + (y_max - y_min) * 1.25;
+    let y_format = move |value: &f64| match y_axis {
+        YAxis::Linear => compact(*value),
+        YAxis::Log if value.fract() == 0.0 => compact(10f64.powf(*value)),
+        YAxis::Log => String::new(),
+    };
     let integer_x = series.values().flatten().all(|&(x, _)| x.fract() == 0.0);
     let x_format = move |value: &f64| {
         if integer_x && value.fract() != 0.0 {
@@ -73,7 +113,7 @@ pub fn line_chart(
             .x_desc(x_label)
             .y_desc(y_label)
             .x_label_formatter(&x_format)
-            .y_label_formatter(&|value| compact(*value))
+            .y_label_formatter(&y_format)
             .draw()
             .map_err(draw_error)?;
         for (index, (name, line)) in series.iter().enumerate() {
