@@ -7,9 +7,15 @@ use std::collections::BTreeMap;
 /// Points of each series, by series name; each line is drawn in the order of its points.
 pub type Series = BTreeMap<String, Vec<(f64, f64)>>;
 
-/// Formats an axis value compactly: 12.5M, 800k, 3.
+/// Formats an axis value compactly: 12.5M, 800k, 3, 0.001.
 fn compact(value: f64) -> String {
     let magnitude = value.abs();
+    if magnitude > 0.0 && magnitude < 1.0 {
+        // Two significant digits below 1.
+        let decimals = (-magnitude.log10()).ceil() as usize + 1;
+        let text = format!("{value:.decimals$}");
+        return text.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
     let (scaled, suffix) = if magnitude >= 1e9 {
         (value / 1e9, "G")
     } else if magnitude >= 1e6 {
@@ -157,5 +163,8 @@ mod tests {
         assert_eq!(compact(12_500_000.0), "12.5M");
         assert_eq!(compact(800_000.0), "800k");
         assert_eq!(compact(3.0), "3");
+        assert_eq!(compact(10f64.powf(-3.0)), "0.001");
+        assert_eq!(compact(0.5), "0.5");
+        assert_eq!(compact(0.0), "0");
     }
 }
