@@ -284,17 +284,6 @@ fn growth(run: &RunConfig, input: &Input) -> Result<Vec<(Topology, u64)>, String
     Ok(topologies)
 }
 
-fn topology_argument(topology: &Topology) -> String {
-    let list = |counts: &[u64]| {
-        counts
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    format!("{}:{}", list(topology.nodes()), list(topology.replicas()))
-}
-
 /// The scale-up runs of `config`, with their indices.
 fn scale_up_runs(config: &SweepConfig) -> impl Iterator<Item = (usize, &RunConfig)> {
     config
@@ -317,7 +306,7 @@ fn scale_up_measurement(
         input: input.clone(),
         threads: run.threads[0].resolve(cores).min(cores),
         fast_find: 0,
-        topology: Some(topology_argument(&topology)),
+        topology: Some(topology.argument()),
     }
 }
 

@@ -40,6 +40,19 @@ impl Topology {
         self.replicas.iter().sum()
     }
 
+    /// The command-line form `N0,N1,…:R0,R1,…` that [`FromStr`] reads back
+    /// (`kivi check --topology`).
+    pub fn argument(&self) -> String {
+        let list = |counts: &[u64]| {
+            counts
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!("{}:{}", list(&self.nodes), list(&self.replicas))
+    }
+
     /// Kivi's sort key: total nodes plus a thousandth of each type's replicas,
     /// summed in floating point in Kivi's order so that ties break identically.
     pub(crate) fn kivi_sort_key(&self) -> f64 {
@@ -129,6 +142,10 @@ mod tests {
     fn parses_the_command_line_form() {
         let topology: Topology = "1, 2:6".parse().unwrap();
         assert_eq!(topology, Topology::new(vec![1, 2], vec![6]));
+        assert_eq!(
+            topology.argument().parse::<Topology>(),
+            Ok(topology.clone())
+        );
         assert_eq!(
             topology.to_string(),
             "{node type 0: 1, node type 1: 2, deployment type 0: 6}"
