@@ -4,14 +4,6 @@
 # efficiency and per-topology time percentiles, with charts. Thread counts above the machine's
 # cores are left out (and listed in the result): run it on a 16-core machine for the full table.
 #
-# Runs bench-configs/thread-sweep.json and writes results/thread-sweep.csv, results/thread-sweep.md (machine
-# facts, commit, tables) and its charts. Extra arguments go to `kivi bench`, e.g.
-# `--repetitions 1` for a quick look or `--out-dir DIR`. KIVI=path/to/kivi uses a prebuilt
-# binary (on a machine without the Rust toolchain); otherwise the release binary is built.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-if [ -z "${KIVI:-}" ]; then
-    cargo build --release --quiet
-    KIVI=target/release/kivi
-fi
-exec "$KIVI" bench bench-configs/thread-sweep.json "$@"
+# Results: results/thread-sweep.{csv,md} and charts; see scripts/run-sweep.sh for options (KIVI=…,
+# --repetitions, --out-dir).
+exec "$(dirname "$0")/run-sweep.sh" thread-sweep "$@"
