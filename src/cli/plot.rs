@@ -227,16 +227,18 @@ mod tests {
             .unwrap()
             .series("threads", "states_per_s", "tool")
             .unwrap();
-        let svg = line_chart(
-            &series,
-            "throughput",
-            "threads",
-            "states/s",
-            YAxis::Log,
-            (640, 400),
-        )
-        .unwrap();
-        assert!(svg.starts_with("<svg"), "{}", &svg[..40.min(svg.len())]);
-        assert!(svg.contains("kivi") && svg.contains("throughput"));
+        for y_axis in [YAxis::Linear, YAxis::Log] {
+            let svg = line_chart(
+                &series,
+                "throughput",
+                "threads",
+                "states/s",
+                y_axis,
+                (640, 400),
+            )
+            .unwrap();
+            assert!(svg.starts_with("<svg"), "{}", &svg[..40.min(svg.len())]);
+            assert!(svg.contains("kivi") && svg.contains("throughput"));
+        }
     }
 }

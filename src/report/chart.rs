@@ -2,6 +2,7 @@
 //! sweep benchmarks draw their figures with it.
 
 use plotters::prelude::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Points of each series, by series name; each line is drawn in the order of its points.
@@ -51,21 +52,23 @@ pub fn line_chart(
     size: (u32, u32),
 ) -> Result<String, String> {
     // On a log axis the chart plots log10(y) and labels the powers of ten.
-    let series: Series = match y_axis {
-        YAxis::Linear => series.clone(),
-        YAxis::Log => series
-            .iter()
-            .map(|(name, line)| {
-                let logs = line.iter().filter(|&&(_, y)| y > 0.0);
-                (name.clone(), logs.map(|&(x, y)| (x, y.log10())).collect())
-            })
-            .filter(|(_, line): &(String, Vec<(f64, f64)>)| !line.is_empty())
-            .collect(),
+    let series: Cow<Series> = match y_axis {
+        YAxis::Linear => Cow::Borrowed(series),
+        YAxis::Log => Cow::Owned(
+            series
+                .iter()
+                .map(|(name, line)| {
+                    let logs = line.iter().filter(|&&(_, y)| y > 0.0);
+                    (name.clone(), logs.map(|&(x, y)| (x, y.log10())).collect())
+                })
+                .filter(|(_, line): &(String, Vec<(f64, f64)>)| !line.is_empty())
+                .collect(),
+        ),
     };
     if series.is_empty() {
         return Err("no point to draw (a log axis leaves out values at or below 0)".into());
     }
-    let series = &series;
+    let series = series.as_ref();
     let points = series.values().flatten();
     let (mut x_min, mut x_max) = (f64::INFINITY, f64::NEG_INFINITY);
     let (mut y_min, mut y_max) = match y_axis {
