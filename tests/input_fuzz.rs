@@ -21,21 +21,16 @@ const MANIFESTS: &[&str] = &[
 const CLUSTER_CONFIG: &str =
     include_str!("../models/c3-spread-hpa/user_input/cluster_configs.json");
 
-const HPA_CSV: &str =
-    include_str!("../../shared/kivi-inputs/c3/logs/setup/2023-07-01T20:04:09-gethpa.log.csv");
+const HPA_CSV: &str = include_str!("../models/live-cluster-dump/setup/shop-gethpa.csv");
 
-const GET_NODES: &str =
-    include_str!("../../shared/kivi-inputs/c3/logs/setup/2023-07-01T20:04:09-getnode.log.json");
+const GET_NODES: &str = include_str!("../models/live-cluster-dump/setup/shop-getnode.json");
 
-const GET_PODS: &str =
-    include_str!("../../shared/kivi-inputs/c3/logs/setup/2023-07-01T20:04:09-getpod.log.json");
+const GET_PODS: &str = include_str!("../models/live-cluster-dump/setup/shop-getpod.json");
 
-const GET_DEPLOYMENTS: &str = include_str!(
-    "../../shared/kivi-inputs/c3/logs/setup/2023-07-01T20:04:09-getdeployment-idx89.log.json"
-);
+const GET_DEPLOYMENTS: &str =
+    include_str!("../models/live-cluster-dump/setup/shop-getdeployment.json");
 
-const TOP_POD_CSV: &str =
-    include_str!("../../shared/kivi-inputs/c3/logs/setup/2023-07-01T20:04:09-toppod.log.json");
+const TOP_POD_CSV: &str = include_str!("../models/live-cluster-dump/setup/shop-toppod.csv");
 
 /// Translates manifests and a cluster description as `kivi check` would, in both forms.
 fn translate(manifest: &str, config: &str) {
