@@ -223,6 +223,11 @@ fn removed_api_versions_load_with_warnings() {
                 "warning: {file}: HorizontalPodAutoscaler/reports: apiVersion \
                  extensions/v1beta1 was removed from Kubernetes; read as autoscaling/v2"
             ),
+            format!(
+                "warning: {file}: no intents listed; checking pod_always_schedulable only, \
+                 Kivi's default (list intents in user_input/intents.json or under `intents:` \
+                 in the `kivi:` document)"
+            ),
             "units: one CPU unit is 1, one memory unit is 1Gi".to_string(),
         ]
     );
@@ -425,6 +430,11 @@ fn requests_hpa_versions_and_descheduler_strategies() {
             format!(
                 "warning: {file}: DeschedulerPolicy: plugin LowNodeUtilization is not modelled; \
                  only RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint are"
+            ),
+            format!(
+                "warning: {file}: no intents listed; checking pod_always_schedulable only, \
+                 Kivi's default (list intents in user_input/intents.json or under `intents:` \
+                 in the `kivi:` document)"
             ),
             "units: one CPU unit is 500m, one memory unit is 512Mi".to_string(),
         ]

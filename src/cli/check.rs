@@ -226,6 +226,7 @@ impl CheckArgs {
                 let options = InputOptions {
                     original: self.original,
                     from_cluster_dump: self.from_cluster_dump,
+                    verify: true,
                 };
                 let translation = translate(path, options).map_err(|error| error.to_string())?;
                 eprint!("{}", translation.diagnostics.to_text());

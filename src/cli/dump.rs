@@ -23,7 +23,7 @@ pub struct DumpArgs {
 impl DumpArgs {
     /// Prints the document on stdout, and the warnings and units on stderr.
     pub fn run(self) -> Result<i32, String> {
-        let document = load(&self.input, self.original, self.from_cluster_dump)?;
+        let document = load(&self.input, self.original, self.from_cluster_dump, false)?;
         let text = serde_json::to_string_pretty(&document)
             .map_err(|error| format!("cannot print the document: {error}"))?;
         match writeln!(std::io::stdout(), "{text}") {
@@ -41,11 +41,13 @@ pub fn load(
     input: &Path,
     original: bool,
     from_cluster_dump: bool,
+    verify: bool,
 ) -> Result<serde_json::Value, String> {
     if needs_translation(input) || from_cluster_dump {
         let options = InputOptions {
             original,
             from_cluster_dump,
+            verify,
         };
         let translation = translate(input, options).map_err(|error| error.to_string())?;
         eprint!("{}", translation.diagnostics.to_text());

@@ -29,7 +29,7 @@ pub struct SimulateArgs {
 impl SimulateArgs {
     /// Runs the simulation; exit 1 when an intent was violated on the way.
     pub fn run(self) -> Result<i32, String> {
-        let document = load(&self.input, true, self.from_cluster_dump)?;
+        let document = load(&self.input, true, self.from_cluster_dump, true)?;
         if document.get("userDefined").is_some() {
             return Err(format!(
                 "{}: a scaling template; simulate a single topology (kivi dump --original \

@@ -45,6 +45,10 @@
 //! - `scaleDeployment` picks deployment ids from 1 (Kivi also picks 0, which makes it assert),
 //!   and `createDeployment` of an existing deployment does nothing (Kivi asserts).
 //! - A node's kernel panic count saturates at `LOOP_TIMES`.
+//! - A pod removed from the replica set that is no longer current still counts against the
+//!   deployment's replicas, as Kubernetes counts them (see [`crate::controllers::kubelet`]);
+//!   Kivi prints a warning there and keeps the count.
+//! - An idle pod slot's `loc` is read as 0: Kivi's dumps leave stale node ids there.
 //!
 //! # Descheduler, taint manager, maintenance and node failure
 //!

@@ -1,5 +1,13 @@
 //! The kubelet (Kivi's `kubelet.pml`): starts pods bound to a node and removes terminating pods,
 //! keeping replica sets, deployments and node resources in step.
+//!
+//! A removed pod leaves whichever of its deployment's two replica sets holds it, and the
+//! deployment's replica count drops with it, as Kubernetes counts a Deployment's
+//! `status.replicas` over all its ReplicaSets. Kivi's `replicasetDeletePod` looks only in the
+//! current replica set and otherwise prints "Problematic pod Id updates!" and leaves the count
+//! as it was; after a RollingUpdate that count then stays above the pods that run, and
+//! `replica_num_always_meet_min` misses a real drop (a `kubectl apply` without `replicas` of a
+//! RollingUpdate deployment). None of Kivi's cases reaches that branch.
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
@@ -53,7 +61,7 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
     }
     if let Some(dep) = state.deployments.get_mut(d.wrapping_sub(1)) {
         let cur = dep.cur_version as usize;
-        if dep.replica_sets[cur].pods.remove(pod) {
+        if dep.replica_sets[cur].pods.remove(pod) || dep.replica_sets[1 - cur].pods.remove(pod) {
             dep.replicas -= 1;
         } else if dep.in_creation > 0 {
             dep.in_creation -= 1;

@@ -23,6 +23,9 @@ pub struct InputOptions {
     pub original: bool,
     /// Read the directory as a live-cluster dump (also detected from the file names).
     pub from_cluster_dump: bool,
+    /// The input is to be verified (`check`, `simulate`), so a cluster without nodes is an
+    /// error; `dump` shows the translation of whatever was given.
+    pub verify: bool,
 }
 
 /// The result of a translation.
@@ -141,7 +144,14 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
         let has_config = set.has_cluster_config;
         (set.finish(&mut diagnostics)?, has_config)
     };
+    require_something_to_verify(&cluster, &name, options.verify)?;
     emit::warn_unknown_topology_keys(&cluster, &mut diagnostics);
+    if cluster.intents.is_empty() {
+        diagnostics.warn(format!(
+            "{name}: no intents listed; checking pod_always_schedulable only, Kivi's default \
+             (list intents in user_input/intents.json or under `intents:` in the `kivi:` document)"
+        ));
+    }
     let units = Units::choose(&cluster, &mut diagnostics);
     let scaling = !options.original && !cluster.live && has_config;
     let document = if scaling {
@@ -154,6 +164,37 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
         diagnostics,
         units: Some(units),
     })
+}
+
+/// Refuses an input that describes no cluster: with nothing in it, or (when it is to be
+/// verified) with workloads but no node to run them on, any verdict would be about an empty
+/// cluster, not the user's.
+fn require_something_to_verify(
+    cluster: &ClusterDescription,
+    name: &str,
+    verify: bool,
+) -> Result<(), InputError> {
+    let no_nodes = cluster.nodes.iter().all(|group| group.count == 0 && group.max_size == 0);
+    let no_workloads = cluster.deployments.is_empty() && cluster.standalone_pods.is_empty();
+    if no_nodes && no_workloads {
+        return Err(InputError::new(
+            name,
+            None,
+            "nothing to verify: no Kubernetes objects and no cluster description were found \
+             (an empty file, or only comments); give Deployments and Nodes, or a directory with \
+             yaml/ and user_input/cluster_configs.json",
+        ));
+    }
+    if no_nodes && verify {
+        return Err(InputError::new(
+            name,
+            None,
+            "no nodes: the workloads have nowhere to run; add Node objects, or node types \
+             (`nodesTypes` with `num`, `minSize`, `maxSize`) in user_input/cluster_configs.json \
+             or in a `kivi:` document",
+        ));
+    }
+    Ok(())
 }
 
 fn read_directory(

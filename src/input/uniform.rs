@@ -87,6 +87,13 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
         setup.get("deploymentTemplates"),
         "setup.deploymentTemplates",
     )?;
+    if nodes_json.is_empty() {
+        return Err(LoadError::new(
+            "setup.nodes",
+            "no nodes: the cluster has nowhere to run a pod, so there is nothing to verify",
+            "list the cluster's nodes in setup.nodes",
+        ));
+    }
     check_count(nodes_json.len(), MAX_NODES, "setup.nodes")?;
     check_count(pods_json.len(), MAX_PODS, "setup.pods")?;
     check_count(deps_json.len(), MAX_DEPLOYMENTS, "setup.d")?;
@@ -224,12 +231,18 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel> {
                 "a pod owned by a deployment names its id",
             ));
         }
-        let loc = state.pods[i].loc as usize;
-        if state.pods[i].phase != PodPhase::Idle && loc > nodes.len() {
+        if state.pods[i].phase == PodPhase::Idle {
+            // A free slot runs nowhere: its loc means nothing. Kivi's own dumps leave stale
+            // values there (C3's pod 9 at loc 4 of 3 nodes), so it is read as 0, never used.
+            state.pods[i].loc = 0;
+        } else if state.pods[i].loc as usize > nodes.len() {
             return Err(bad(
                 &path,
                 "loc",
-                "a placed pod's loc must be a node id or 0",
+                &format!(
+                    "a placed pod's loc is 0 (not bound yet) or a node id from 1 to {}",
+                    nodes.len()
+                ),
             ));
         }
     }
@@ -1224,8 +1237,8 @@ mod tests {
         assert_eq!(state.pod(6).phase, PodPhase::Idle);
         assert_eq!(
             state.pod(6).loc,
-            4,
-            "an idle pod may keep a stale loc, as in Kivi"
+            0,
+            "Kivi's stale loc 4 on an idle slot (3 nodes) is read as not placed"
         );
         assert_eq!(state.deployment(1).current().replicas(), 5);
         assert_eq!(

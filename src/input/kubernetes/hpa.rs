@@ -53,8 +53,11 @@ pub fn read(
             let value = match api_version {
                 "autoscaling/v2" => document.value.clone(),
                 "autoscaling/v2beta2" => {
+                    // v2beta2 has v2's schema; only the version string differs.
                     removed("autoscaling/v2");
-                    document.value.clone()
+                    let mut converted = document.value.clone();
+                    converted["apiVersion"] = json!("autoscaling/v2");
+                    converted
                 }
                 "autoscaling/v2beta1" => {
                     removed("autoscaling/v2");
