@@ -49,7 +49,8 @@ fn every_topology_kivi_tried_gets_spins_verdict() {
 fn the_largest_topology_of_a_scale_6_sweep_checks() {
     let template = Template::from_json(&json("cases/c3/template-non-violation.json"))
         .unwrap()
-        .with_scale(6);
+        .with_scale(6)
+        .expect("scale 6 fits");
     let topologies = enumerate(&template, &EnumerationOptions::default());
     let largest = topologies
         .iter()

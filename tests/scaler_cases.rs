@@ -6,7 +6,8 @@ use std::fs;
 use std::path::Path;
 
 use kivi::scaler::{
-    enumerate, instantiate, EnumerationOptions, FastFind, ReportError, Search, Template, Topology,
+    enumerate, instantiate, EnumerationOptions, FastFind, JobVerdict, ReportError, Search,
+    Template, Topology,
 };
 use serde_json::Value;
 
@@ -175,7 +176,7 @@ fn scale_six_matches_kivi_for_c3_and_c8() {
     for case in ["c3", "c8"] {
         let recorded = read_json(format!("cases/{case}/enumeration-scale6.json"));
         for (variant, non_violation) in [("violation", false), ("nonViolation", true)] {
-            let template = template(case, non_violation).with_scale(6);
+            let template = template(case, non_violation).with_scale(6).expect("scale 6 fits");
             let ours = enumerate(&template, &EnumerationOptions::default());
             let kivi: Vec<&str> = recorded[variant]
                 .as_array()
@@ -296,6 +297,15 @@ fn instantiated_minimal_topologies_match_the_cases_branch() {
     }
 }
 
+/// The verdict of a check that finished: a violation or none.
+fn verdict(violated: bool) -> JobVerdict {
+    if violated {
+        JobVerdict::Violation
+    } else {
+        JobVerdict::NoViolation
+    }
+}
+
 /// Runs a search to the end, answering with `violates`, and returns the
 /// outcome together with how many rounds of `next_batch` it took.
 fn drive(
@@ -309,7 +319,7 @@ fn drive(
         rounds += 1;
         for topology in batch {
             search
-                .report(&topology, violates(&topology))
+                .report(&topology, verdict(violates(&topology)))
                 .expect("a fresh verdict");
         }
     }
@@ -326,6 +336,32 @@ fn kivi_search_tries_as_many_topologies_as_kivi() {
         assert_eq!(outcome.position, Some(position), "{case}");
         assert_eq!(outcome.violation.unwrap().to_string(), words, "{case}");
         assert!(outcome.guaranteed_minimal, "{case}");
+    }
+}
+
+#[test]
+fn topologies_cut_short_before_the_answer_make_it_not_guaranteed_minimal() {
+    let (case, words, position) = MINIMAL[2];
+    let template = template(case, false);
+    let order = enumerate(&template, &EnumerationOptions::default());
+    for window in [1, 8] {
+        let mut search = Search::new(&template, &EnumerationOptions::default(), window);
+        while !search.is_finished() {
+            for topology in search.next_batch() {
+                let at = order.iter().position(|t| *t == topology).unwrap() + 1;
+                let verdict = match at {
+                    at if at == position => JobVerdict::Violation,
+                    3 | 10 | 20 => JobVerdict::Incomplete,
+                    _ => JobVerdict::NoViolation,
+                };
+                search.report(&topology, verdict).expect("a fresh verdict");
+            }
+        }
+        let outcome = search.outcome().expect("finished");
+        assert_eq!(outcome.violation.unwrap().to_string(), words, "{case}");
+        assert_eq!(outcome.position, Some(position));
+        assert_eq!(outcome.cut_short, 3, "window {window}");
+        assert!(!outcome.guaranteed_minimal, "window {window}");
     }
 }
 
@@ -399,19 +435,19 @@ fn search_rejects_stray_verdicts_and_releases_needless_checks() {
     assert!(search.next_batch().is_empty(), "the window is full");
     let stray = Topology::new(vec![9], vec![9]);
     assert_eq!(
-        search.report(&stray, false),
+        search.report(&stray, JobVerdict::NoViolation),
         Err(ReportError::NotIssued(stray))
     );
-    search.report(&batch[1], true).unwrap();
+    search.report(&batch[1], JobVerdict::Violation).unwrap();
     assert_eq!(
-        search.report(&batch[1], true),
+        search.report(&batch[1], JobVerdict::Violation),
         Err(ReportError::AlreadyReported(batch[1].clone()))
     );
     assert!(search.still_needed(&batch[0]));
     assert!(!search.still_needed(&batch[2]));
     assert!(!search.is_finished());
     assert!(search.next_batch().is_empty(), "nothing after a violation");
-    search.report(&batch[0], false).unwrap();
+    search.report(&batch[0], JobVerdict::NoViolation).unwrap();
     let outcome = search.outcome().expect("finished");
     assert_eq!(outcome.violation.as_ref(), Some(&batch[1]));
     assert_eq!(outcome.position, Some(2));

@@ -248,7 +248,8 @@ fn template_of(run: &RunConfig, input: &Input) -> Result<Template, String> {
 /// The topologies a scale-up of `input` tries, each with its pod count, smallest first; it
 /// ends before the first that exceeds the model's node limit. Each node type gets the
 /// growth's node count; the deployment types share `pods_per_node` replicas per node, fewer
-/// where the pod slots (HPA headroom included) would exceed the model's pod limit.
+/// where the template's `max_pod_per_node` allows fewer, or where the pod slots (HPA headroom
+/// included) would exceed the model's pod limit.
 fn growth(run: &RunConfig, input: &Input) -> Result<Vec<(Topology, u64)>, String> {
     let grow = run.grow.as_ref().expect("validated: scale-up has grow");
     let template = template_of(run, input)?;
@@ -261,6 +262,9 @@ fn growth(run: &RunConfig, input: &Input) -> Result<Vec<(Topology, u64)>, String
         }
         let deployment_types = template.deployment_types.len() as u64;
         let mut replicas = (grow.pods_per_node * total_nodes).div_ceil(deployment_types.max(1));
+        if let Some(per_node) = template.max_pods_per_node {
+            replicas = replicas.min(per_node * total_nodes);
+        }
         let fitted = loop {
             let topology = Topology::new(nodes.clone(), vec![replicas; deployment_types as usize]);
             let admitted = template

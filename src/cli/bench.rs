@@ -2,9 +2,12 @@
 //! (`kivi bench engine`) or draw a chart (`kivi bench plot`).
 
 use super::engine_args::EngineArgs;
+use super::error::CommandError;
 use super::plot::PlotArgs;
 use crate::bench::{run_sweep, SweepOptions};
-use crate::engine::synthetic::{Counters, OrderedCounters, TwoPhaseCommit, MAX_COUNTERS};
+use crate::engine::synthetic::{
+    Counters, OrderedCounters, PanickingCounters, TwoPhaseCommit, MAX_COUNTERS,
+};
 use crate::engine::{check, CheckOptions, Model, Outcome, VisitedKind};
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -48,7 +51,7 @@ pub enum BenchCommand {
 
 impl BenchArgs {
     /// Runs the sweep or the subcommand; returns the exit code.
-    pub fn run(self) -> Result<i32, String> {
+    pub fn run(self) -> Result<i32, CommandError> {
         match self.command {
             Some(BenchCommand::Engine(bench)) => bench.run(),
             Some(BenchCommand::Plot(plot)) => plot.run(),
@@ -59,13 +62,13 @@ impl BenchArgs {
                     .expect("clap requires CONFIG without a subcommand");
                 let kivi = std::env::current_exe()
                     .map_err(|error| format!("cannot find the kivi executable: {error}"))?;
-                run_sweep(&SweepOptions {
+                Ok(run_sweep(&SweepOptions {
                     config,
                     out_dir: self.sweep.out_dir,
                     repetitions: self.sweep.repetitions,
                     dry_run: self.sweep.dry_run,
                     kivi,
-                })
+                })?)
             }
         }
     }
@@ -80,6 +83,9 @@ pub enum SyntheticModel {
     OrderedCounters,
     /// Two-phase commit with N resource managers.
     TwoPhaseCommit,
+    /// Fault injection: counters whose successor function panics when every counter reaches
+    /// K/2; the check must stop every worker and exit with the internal-error code (4).
+    PanickingCounters,
 }
 
 /// Output format.
@@ -114,7 +120,7 @@ pub struct EngineBench {
 }
 
 impl EngineBench {
-    fn run(self) -> Result<i32, String> {
+    fn run(self) -> Result<i32, CommandError> {
         let mut options = self.engine.check_options();
         if self.dashmap {
             options.visited = VisitedKind::Dashmap;
@@ -127,7 +133,8 @@ impl EngineBench {
             return Err(format!(
                 "--vars {} is out of range for this model: use 1 to {limit}",
                 self.vars
-            ));
+            )
+            .into());
         }
         match self.model {
             SyntheticModel::Counters => self.report(&Counters::new(self.vars, self.max), &options),
@@ -137,11 +144,16 @@ impl EngineBench {
             SyntheticModel::TwoPhaseCommit => {
                 self.report(&TwoPhaseCommit::new(self.vars), &options)
             }
+            SyntheticModel::PanickingCounters => {
+                self.report(&PanickingCounters::new(self.vars, self.max), &options)
+            }
         }
     }
 
-    fn report<M: Model>(&self, model: &M, options: &CheckOptions) -> Result<i32, String> {
-        let outcome: Outcome<M> = check(model, options).map_err(|error| error.to_string())?;
+    fn report<M: Model>(&self, model: &M, options: &CheckOptions) -> Result<i32, CommandError> {
+        let outcome: Outcome<M> = check(model, options).map_err(|error| {
+            CommandError::Internal(format!("synthetic model {:?}: {error}", self.model))
+        })?;
         let stats = &outcome.stats;
         match self.format {
             Format::Json => {

@@ -1,11 +1,12 @@
 //! `kivi check`: verify a built-in case or a uniform-JSON file, as a single topology or as a
 //! scaling sweep over every topology up to the confident size.
 
+use super::error::CommandError;
 use super::engine_args::EngineArgs;
 use crate::cases;
 use crate::cluster::eviction_loop::{find_eviction_loop, fold_repeats, DEFAULT_MAX_STATES};
 use crate::cluster::ClusterModel;
-use crate::engine::{check, CheckOptions, Outcome, Verdict};
+use crate::engine::{check, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, needs_translation, translate, InputOptions};
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
@@ -85,45 +86,52 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     /// Runs the check; returns the exit code, or an input error.
-    pub fn run(self) -> Result<i32, String> {
+    pub fn run(self) -> Result<i32, CommandError> {
         let (name, document) = self.read_input()?;
         let is_template = document.get("userDefined").is_some();
-        let options = self.engine.check_options();
+        let interrupt = super::interrupt::install();
+        let options = CheckOptions {
+            cancel: Some(interrupt.clone()),
+            ..self.engine.check_options()
+        };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.threads)
             .build()
             .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
         if let Some(topology) = &self.topology {
             let template = Template::from_json(&document)
-                .and_then(|template| template.admitting(topology))
-                .map_err(|error| format!("{name}: --topology needs a scaling template: {error}"))?;
+                .map_err(|error| format!("{name}: --topology needs a scaling template: {error}"))?
+                .admitting(topology)
+                .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
             let model = load_uniform(&instantiate(&template, topology))
                 .map_err(|error| format!("{name}: topology {topology}: {error}"))?;
-            self.check_single(&model, options, &pool)
+            self.check_single(&name, &model, options, &pool)
         } else if self.original || !is_template {
             if is_template {
                 return Err(format!(
                     "{name}: this is a scaling template (it has userDefined); drop --original to \
                      sweep its topologies, or give a single-topology document"
-                ));
+                )
+                .into());
             }
             if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) {
-                return Err(
+                return Err(CommandError::Input(
                     "the built-in single topologies are at scale 3; drop --scale, or drop \
                      --original to sweep up to --scale nodes per type"
                         .to_string(),
-                );
+                ));
             }
             let model =
                 load_uniform(&document).map_err(|error| error.in_file(&name).to_string())?;
-            self.check_single(&model, options, &pool)
+            self.check_single(&name, &model, options, &pool)
         } else if self.eviction_loop {
             Err(format!(
                 "{name}: --loop checks one topology; add --original (or give a single-topology \
                  document)"
-            ))
+            )
+            .into())
         } else {
-            let report = self.sweep(&name, &document, &options, &pool)?;
+            let report = self.sweep(&name, &document, &options, &pool, &interrupt)?;
             match self.format {
                 Format::Text => print!("{}", report.to_text(self.verbosity())),
                 Format::Json => println!("{}", report.to_json()),
@@ -136,10 +144,11 @@ impl CheckArgs {
     /// the result; returns the exit code.
     fn check_single(
         &self,
+        name: &str,
         model: &ClusterModel,
         options: CheckOptions,
         pool: &rayon::ThreadPool,
-    ) -> Result<i32, String> {
+    ) -> Result<i32, CommandError> {
         if self.eviction_loop {
             return Ok(self.report_loop(model));
         }
@@ -151,7 +160,7 @@ impl CheckArgs {
         };
         let outcome = pool
             .install(|| check(model, &options))
-            .map_err(|error| error.to_string())?;
+            .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
         self.print_single(model, &outcome);
         Ok(outcome.verdict().exit_code())
     }
@@ -269,11 +278,14 @@ impl CheckArgs {
         document: &Value,
         options: &CheckOptions,
         pool: &rayon::ThreadPool,
-    ) -> Result<SweepReport, String> {
+        interrupt: &CancelToken,
+    ) -> Result<SweepReport, CommandError> {
         let mut template =
             Template::from_json(document).map_err(|error| format!("{name}: {error}"))?;
         if let Some(scale) = self.scale {
-            template = template.with_scale(scale);
+            template = template
+                .with_scale(scale)
+                .map_err(|error| format!("{name}: {error}"))?;
         }
         let enumeration = self.enumeration_options()?;
         let level0 = EnumerationOptions {
@@ -296,7 +308,16 @@ impl CheckArgs {
         let job = {
             let (template, options, passed) = (template.clone(), options.clone(), passed.clone());
             move |topology: &Topology, context: JobContext| {
-                check_topology(&template, &options, &passed, topology, context)
+                // A panic here would abort the pool's thread; report it as an internal error.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    check_topology(&template, &options, &passed, topology, context)
+                }))
+                .unwrap_or_else(|payload| {
+                    failed(CommandError::Internal(format!(
+                        "topology {topology}: {}",
+                        crate::engine::panic_message(&*payload)
+                    )))
+                })
             }
         };
         let started = Instant::now();
@@ -319,12 +340,12 @@ impl CheckArgs {
         let threads = options.threads;
         let (reports, candidates, guaranteed_minimal, first) = if self.engine.all_violations {
             let mut plan = Exhaustive::new(order.clone());
-            let reports = run_plan(pool, threads, &mut plan, job, on_report);
+            let reports = run_plan(pool, threads, &mut plan, job, on_report, interrupt);
             (reports, order.len(), true, None)
         } else {
             let mut search = Search::new(&template, &enumeration, threads);
             let candidates = search.candidates().len();
-            let reports = run_plan(pool, threads, &mut search, job, on_report);
+            let reports = run_plan(pool, threads, &mut search, job, on_report, interrupt);
             let outcome = search.outcome();
             let guaranteed = outcome.as_ref().is_some_and(|o| o.guaranteed_minimal);
             let first = outcome.and_then(|o| o.violation);
@@ -332,13 +353,18 @@ impl CheckArgs {
         };
         progress.finish();
         if let Some(error) = journal_error {
-            return Err(error);
+            return Err(error.into());
         }
         if let Some(error) = reports
             .iter()
             .find_map(|report| report.output.error.clone())
         {
-            return Err(format!("{name}: {error}"));
+            return Err(match error {
+                CommandError::Input(message) => CommandError::Input(format!("{name}: {message}")),
+                CommandError::Internal(message) => {
+                    CommandError::Internal(format!("{name}: {message}"))
+                }
+            });
         }
         Ok(self.assemble(
             reports,
@@ -404,23 +430,32 @@ impl CheckArgs {
         rows.sort_by_key(|row| row.position);
         violations.sort_by_key(|violation| violation.row.position);
         let answer = violations.first().map(|v| v.row.position);
-        let incomplete = rows
+        let cut_short: Vec<&TopologyRow> = rows
             .iter()
-            .find(|row| {
+            .filter(|row| {
                 row.verdict == JobVerdict::Incomplete && answer.is_none_or(|p| row.position < p)
             })
-            .map(|row| {
-                format!(
-                    "the check of {} was cut short by a bound (--timeout, --memory or --depth)",
-                    row.topology
-                )
-            });
+            .collect();
+        let incomplete = match (answer, cut_short.first()) {
+            (None, Some(row)) => Some(format!(
+                "the check of {} was cut short by a bound (--timeout, --memory or --depth){}",
+                row.topology,
+                match cut_short.len() {
+                    1 => String::new(),
+                    more => format!(", and {} more", more - 1),
+                }
+            )),
+            _ => None,
+        };
+        let cut_short = if answer.is_some() { cut_short.len() } else { 0 };
         SweepReport {
             fast_find: self.fast_find,
             candidates,
             rows,
             violations,
             guaranteed_minimal,
+            every_intent: self.engine.all_violations,
+            cut_short,
             incomplete,
             elapsed_s: started.elapsed().as_secs_f64(),
             threads,
@@ -435,7 +470,22 @@ pub struct TopologyCheck {
     elapsed_s: f64,
     from_journal: bool,
     violation: Option<(ClusterModel, Outcome<ClusterModel>)>,
-    error: Option<String>,
+    error: Option<CommandError>,
+}
+
+/// A topology whose check gave no answer: an error, which ends the sweep.
+fn failed(error: CommandError) -> (JobVerdict, TopologyCheck) {
+    (
+        JobVerdict::Incomplete,
+        TopologyCheck {
+            states: 0,
+            transitions: 0,
+            elapsed_s: 0.0,
+            from_journal: false,
+            violation: None,
+            error: Some(error),
+        },
+    )
 }
 
 /// Checks one topology of the sweep (or takes its verdict from the journal).
@@ -459,22 +509,9 @@ fn check_topology(
             },
         );
     }
-    let failed = |error: String| {
-        (
-            JobVerdict::Incomplete,
-            TopologyCheck {
-                states: 0,
-                transitions: 0,
-                elapsed_s: 0.0,
-                from_journal: false,
-                violation: None,
-                error: Some(error),
-            },
-        )
-    };
     let model = match load_uniform(&instantiate(template, topology)) {
         Ok(model) => model,
-        Err(error) => return failed(format!("topology {topology}: {error}")),
+        Err(error) => return failed(CommandError::Input(format!("topology {topology}: {error}"))),
     };
     let options = CheckOptions {
         threads: context.threads,
@@ -483,7 +520,11 @@ fn check_topology(
     };
     let outcome = match check(&model, &options) {
         Ok(outcome) => outcome,
-        Err(error) => return failed(format!("topology {topology}: {error}")),
+        Err(error) => {
+            return failed(CommandError::Internal(format!(
+                "topology {topology}: {error}"
+            )))
+        }
     };
     let stats = &outcome.stats;
     let mut result = TopologyCheck {

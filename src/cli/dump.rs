@@ -1,6 +1,7 @@
 //! `kivi dump`: prints the uniform JSON that kivi builds from an input (Kivi's `-jf`), so
 //! that what was modelled can be read, kept, edited and checked again with `kivi check`.
 
+use super::error::CommandError;
 use crate::input::{needs_translation, translate, InputOptions};
 use clap::Args;
 use std::io::Write;
@@ -22,13 +23,13 @@ pub struct DumpArgs {
 
 impl DumpArgs {
     /// Prints the document on stdout, and the warnings and units on stderr.
-    pub fn run(self) -> Result<i32, String> {
+    pub fn run(self) -> Result<i32, CommandError> {
         let document = load(&self.input, self.original, self.from_cluster_dump, false)?;
         let text = serde_json::to_string_pretty(&document)
             .map_err(|error| format!("cannot print the document: {error}"))?;
         match writeln!(std::io::stdout(), "{text}") {
             Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-                Err(format!("cannot print the document: {error}"))
+                Err(format!("cannot print the document: {error}").into())
             }
             _ => Ok(0),
         }

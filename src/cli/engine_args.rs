@@ -62,7 +62,12 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     if !seconds.is_finite() || seconds < 0.0 {
         return Err(format!("'{text}': give a non-negative number of seconds"));
     }
-    Ok(Duration::from_secs_f64(seconds))
+    Duration::try_from_secs_f64(seconds).map_err(|_| {
+        format!(
+            "'{text}': longer than kivi can count ({} s); leave --timeout out for no limit",
+            u64::MAX
+        )
+    })
 }
 
 /// Parses a byte size with an optional binary unit: `1048576`, `64K`, `512M`, `4G`, `1T`
@@ -94,6 +99,17 @@ pub fn parse_memory(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::parse_memory;
+
+    #[test]
+    fn timeouts_beyond_what_a_duration_holds_are_refused() {
+        assert_eq!(
+            super::parse_seconds("1.5"),
+            Ok(std::time::Duration::from_millis(1500))
+        );
+        assert!(super::parse_seconds("1e20").unwrap_err().contains("no limit"));
+        assert!(super::parse_seconds("-1").is_err());
+        assert!(super::parse_seconds("inf").is_err());
+    }
 
     #[test]
     fn parses_sizes_with_units() {

@@ -1,21 +1,21 @@
 //! The `kivi` command line: clap definitions and dispatch to the subcommands.
 //!
 //! Exit codes: 0 no violation, 1 violation found, 2 usage or input error, 3 incomplete (a
-//! memory, time or depth bound was hit).
+//! memory, time or depth bound was hit), 4 internal error (see [`CommandError`]).
 
 mod bench;
 mod check;
 mod dump;
 mod engine_args;
+mod error;
+mod interrupt;
 mod plot;
 mod simulate;
 
 pub use engine_args::{parse_memory, EngineArgs};
+pub use error::{CommandError, EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR};
 
 use clap::{Parser, Subcommand};
-
-/// Exit code for usage and input errors.
-pub const EXIT_INPUT_ERROR: i32 = 2;
 
 /// kivi: verify Kubernetes cluster configurations by exploring every interleaving of
 /// controllers and events.
@@ -61,9 +61,9 @@ pub fn run() -> i32 {
     };
     match result {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            EXIT_INPUT_ERROR
+        Err(error) => {
+            eprintln!("{error}");
+            error.exit_code()
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `kivi bench plot`: draw two numeric columns of a CSV file as an SVG line chart, one line per
 //! value of a series column. The benchmark scripts use it for their plots.
 
+use super::error::CommandError;
 use crate::report::chart::{line_chart, Series, YAxis};
 use clap::Args;
 use std::path::PathBuf;
@@ -36,7 +37,7 @@ pub struct PlotArgs {
 
 impl PlotArgs {
     /// Reads the CSV, draws the chart and writes the SVG; returns the exit code.
-    pub fn run(self) -> Result<i32, String> {
+    pub fn run(self) -> Result<i32, CommandError> {
         let text = std::fs::read_to_string(&self.csv)
             .map_err(|error| format!("cannot read {}: {error}", self.csv.display()))?;
         let table =

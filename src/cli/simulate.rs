@@ -1,6 +1,7 @@
 //! `kivi simulate`: one random run of the single topology (Kivi's `-si`), printed as a
 //! counterexample-style trace. The same seed gives the same run.
 
+use super::error::CommandError;
 use super::dump::load;
 use crate::cluster::ClusterModel;
 use crate::engine::rng::SplitMix64;
@@ -28,14 +29,15 @@ pub struct SimulateArgs {
 
 impl SimulateArgs {
     /// Runs the simulation; exit 1 when an intent was violated on the way.
-    pub fn run(self) -> Result<i32, String> {
+    pub fn run(self) -> Result<i32, CommandError> {
         let document = load(&self.input, true, self.from_cluster_dump, true)?;
         if document.get("userDefined").is_some() {
             return Err(format!(
                 "{}: a scaling template; simulate a single topology (kivi dump --original \
                  gives one)",
                 self.input.display()
-            ));
+            )
+            .into());
         }
         let model = load_uniform(&document)
             .map_err(|error| error.in_file(self.input.display().to_string()).to_string())?;

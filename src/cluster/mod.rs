@@ -284,6 +284,10 @@ impl Model for ClusterModel {
         intents::holds(&self.spec, state, property, || self.any_enabled(state))
     }
 
+    fn state_heap_bytes(&self, state: &ClusterState) -> usize {
+        state.heap_bytes()
+    }
+
     fn describe_action(&self, state: &ClusterState, action: &ClusterAction) -> String {
         let lines = self.describe_step(state, action);
         if lines.is_empty() {

@@ -397,6 +397,23 @@ impl ClusterState {
         }
     }
 
+    /// Bytes the state owns on the heap: its tables and its queues' pending ids.
+    pub fn heap_bytes(&self) -> usize {
+        let queues = [
+            &self.scheduler_queue,
+            &self.kubelet_queue,
+            &self.deployment_queue,
+            &self.hpa_queue,
+            &self.node_queue,
+            &self.descheduler_queue,
+            &self.taint_queue,
+        ];
+        std::mem::size_of_val(&*self.nodes)
+            + std::mem::size_of_val(&*self.pods)
+            + std::mem::size_of_val(&*self.deployments)
+            + queues.iter().map(|q| q.items.capacity()).sum::<usize>()
+    }
+
     /// Node with id `id` (1-based).
     pub fn node(&self, id: usize) -> &NodeState {
         &self.nodes[id - 1]

@@ -5,7 +5,8 @@ use super::options::{CheckOptions, Strategy, VisitedKind};
 use super::outcome::{Example, Outcome, Violation};
 use super::search::{bfs, dfs, Search};
 use super::stats::Statistics;
-use super::trace::{replay_example, replay_violation, Path, ReplayError};
+use super::error::CheckError;
+use super::trace::{replay_example, replay_violation, Path};
 use super::visited::{
     ExactSet, FingerprintTable, Insertion, ShardedFingerprints, StateKey, VisitedPin, VisitedSet,
 };
@@ -16,8 +17,9 @@ use std::time::Instant;
 /// Runs on the caller's thread, and on the current rayon pool's threads when
 /// `options.threads > 1`; it spawns no thread of its own, so many checks can share one pool.
 /// Every counterexample is replayed and re-checked before it is returned; a path that does not
-/// replay is returned as an error.
-pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, ReplayError> {
+/// replay is returned as an error. A panic in the model stops every worker at once and is
+/// returned as [`CheckError::Panicked`].
+pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, CheckError> {
     match options.visited {
         VisitedKind::Fingerprint => check_with(
             model,
@@ -37,10 +39,12 @@ fn check_with<M: Model, V: VisitedSet>(
     model: &M,
     options: &CheckOptions,
     visited: &V,
-) -> Result<Outcome<M>, ReplayError> {
+) -> Result<Outcome<M>, CheckError> {
     let started = Instant::now();
     let search = Search::new(model, visited, options);
-    let initial = store_initial_states(&search);
+    let initial = search
+        .guard(|| store_initial_states(&search))
+        .unwrap_or_default();
     let initial_count = initial.len() as u64;
     let workers = if initial.is_empty() || search.stopped() {
         vec![Default::default(); options.threads.max(1)]
@@ -52,7 +56,10 @@ fn check_with<M: Model, V: VisitedSet>(
     };
     let elapsed = started.elapsed();
     let unreached = search.unreached();
-    let (findings, incomplete) = search.into_results();
+    let (findings, incomplete, panic) = search.into_results();
+    if let Some(message) = panic {
+        return Err(CheckError::Panicked(message));
+    }
     let stats = Statistics::new(initial_count, workers, visited.stats(), elapsed);
     let violations = findings
         .violations

@@ -11,6 +11,7 @@
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
 
 mod check;
+pub mod error;
 pub mod lasso;
 pub mod model;
 pub mod options;
@@ -23,6 +24,7 @@ pub mod trace;
 pub mod visited;
 
 pub use check::check;
+pub use error::{panic_message, CheckError};
 pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use model::{Expectation, Model, Property};
 pub use options::{default_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind};

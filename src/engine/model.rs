@@ -94,6 +94,13 @@ pub trait Model: Sync {
         true
     }
 
+    /// Bytes `state` owns on the heap beyond `size_of::<State>()`: what a state kept in a
+    /// breadth-first frontier costs, counted against the memory budget. 0 by default (states
+    /// stored inline).
+    fn state_heap_bytes(&self, _state: &Self::State) -> usize {
+        0
+    }
+
     /// A one-line, human-readable description of `action` taken in `state`, for traces. Only
     /// called when a trace is printed, never during the search.
     fn describe_action(&self, _state: &Self::State, action: &Self::Action) -> String {

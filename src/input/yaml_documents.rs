@@ -62,7 +62,7 @@ pub fn read_documents(
         if chunk.trim().is_empty() || chunk.lines().all(is_comment_or_blank) {
             continue;
         }
-        let value: Value = serde_yaml_ng::from_str(&chunk).map_err(|error| {
+        let yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&chunk).map_err(|error| {
             let place = error.location().map(|location| Place {
                 line: first_line + location.line().saturating_sub(1),
                 column: location.column(),
@@ -76,17 +76,66 @@ pub fn read_documents(
                 format!("not valid YAML: {error}"),
             )
         })?;
-        if value.is_null() {
-            continue;
-        }
-        documents.push(Document {
+        let mut document = Document {
             file: file.to_string(),
             first_line,
             text: chunk,
-            value,
-        });
+            value: Value::Null,
+        };
+        if let Some((path, number)) = non_finite(&yaml, String::new()) {
+            let key = path.rsplit('.').next().unwrap_or(&path).to_string();
+            return Err(document.error_at(
+                &format!("{key}:"),
+                format!(
+                    "{path}: {number} is not a finite number; write the number meant (YAML's \
+                     .nan and .inf are not values Kubernetes or kivi accept)"
+                ),
+            ));
+        }
+        document.value = serde_json::to_value(&yaml).map_err(|error| {
+            document.error_at("", format!("cannot be read as JSON: {error}"))
+        })?;
+        if document.value.is_null() {
+            continue;
+        }
+        documents.push(document);
     }
     Ok(documents)
+}
+
+/// The path and text of the first `.nan`, `.inf` or `-.inf` in `value`: converted to JSON they
+/// would silently become `null`, and a field then takes its default.
+fn non_finite(value: &serde_yaml_ng::Value, path: String) -> Option<(String, String)> {
+    use serde_yaml_ng::Value as Yaml;
+    match value {
+        Yaml::Number(number) => number
+            .as_f64()
+            .filter(|float| !float.is_finite())
+            .map(|float| {
+                let text = if float.is_nan() {
+                    ".nan"
+                } else if float > 0.0 {
+                    ".inf"
+                } else {
+                    "-.inf"
+                };
+                (path, text.to_string())
+            }),
+        Yaml::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(index, item)| non_finite(item, format!("{path}[{index}]"))),
+        Yaml::Mapping(entries) => entries.iter().find_map(|(key, item)| {
+            let key = match key {
+                Yaml::String(key) => key.clone(),
+                other => serde_yaml_ng::to_string(other).unwrap_or_default().trim().to_string(),
+            };
+            let child = if path.is_empty() { key } else { format!("{path}.{key}") };
+            non_finite(item, child)
+        }),
+        Yaml::Tagged(tagged) => non_finite(&tagged.value, path),
+        _ => None,
+    }
 }
 
 fn is_comment_or_blank(line: &str) -> bool {
@@ -168,6 +217,22 @@ mod tests {
                  reading a new document from this line"
             ]
         );
+    }
+
+    #[test]
+    fn non_finite_numbers_are_errors_naming_the_field_and_line() {
+        let mut diagnostics = Diagnostics::default();
+        for (text, path, line) in [
+            ("spec:\n  replicas: .nan\n", "spec.replicas: .nan", 2),
+            ("a: 1\n---\nspec:\n  minReplicas: -.inf\n", "spec.minReplicas: -.inf", 4),
+            ("nodesTypes:\n- maxSize: .inf\n", "nodesTypes[0].maxSize: .inf", 2),
+        ] {
+            let error = read_documents("f.yaml", text, &mut diagnostics).unwrap_err();
+            assert!(error.to_string().contains(path), "{error}");
+            assert_eq!(error.place.unwrap().line, line, "{error}");
+        }
+        let documents = read_documents("f.yaml", "x: 1.5\n", &mut diagnostics).unwrap();
+        assert_eq!(documents[0].value["x"], 1.5);
     }
 
     #[test]

@@ -56,6 +56,12 @@ pub struct SweepReport {
     pub violations: Vec<ViolatingTopology>,
     /// Whether the first violation is guaranteed to be Kivi's minimal one.
     pub guaranteed_minimal: bool,
+    /// Whether each violating topology's check went on to report every violated intent
+    /// (`--all-violations`); otherwise it stopped at the first one it met.
+    pub every_intent: bool,
+    /// Topologies before the first violation whose check a bound cut short: each may hide a
+    /// smaller violation, so the answer is then the smallest found, not a proven minimum.
+    pub cut_short: usize,
     /// Why the sweep could not decide, if it could not.
     pub incomplete: Option<String>,
     /// Wall-clock time of the sweep.
@@ -147,19 +153,30 @@ impl SweepReport {
                 let _ = writeln!(text, "    {} failure(s) found!", self.violations.len());
                 let _ = writeln!(
                     text,
-                    "    Violating intent(s): {}",
-                    first.outcome.violated().join(", ")
+                    "    Violating intent(s): {}{}",
+                    first.outcome.violated().join(", "),
+                    if !self.every_intent {
+                        " (the first found; --all-violations reports every intent violated)"
+                    } else {
+                        ""
+                    }
                 );
+                let note = if self.cut_short > 0 {
+                    format!(
+                        " — smallest found; not guaranteed minimal: {} smaller topologies were \
+                         cut short by a bound (--timeout, --memory or --depth)",
+                        self.cut_short
+                    )
+                } else if self.guaranteed_minimal {
+                    String::new()
+                } else {
+                    " — not guaranteed minimal: this fast-find level skips topologies".to_string()
+                };
                 let _ = writeln!(
                     text,
-                    "    Minimal violating topology: {} ({}){}",
+                    "    Minimal violating topology: {} ({}){note}",
                     first.row.topology,
                     plain_size(&first.row),
-                    if self.guaranteed_minimal {
-                        ""
-                    } else {
-                        " — not guaranteed minimal: this fast-find level skips topologies"
-                    }
                 );
             }
             None if self.incomplete.is_none() => {
@@ -208,7 +225,8 @@ impl SweepReport {
                 "pods": first.row.pods,
                 "position": first.row.position,
                 "intents": first.outcome.violated(),
-                "guaranteedMinimal": self.guaranteed_minimal,
+                "guaranteedMinimal": self.guaranteed_minimal && self.cut_short == 0,
+                "cutShortBefore": self.cut_short,
             })
         });
         json!({
@@ -282,6 +300,8 @@ mod tests {
             rows: vec![row(1, 0.0005), row(2, 0.003), row(3, 7.5)],
             violations: Vec::new(),
             guaranteed_minimal: true,
+            every_intent: false,
+            cut_short: 0,
             incomplete: None,
             elapsed_s: 7.6,
             threads: 1,

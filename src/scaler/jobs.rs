@@ -12,6 +12,7 @@
 //!   thread count.
 //! - [`Exhaustive`] (`--all-violations`) checks every topology and keeps every violation.
 
+pub use super::search::JobVerdict;
 use super::search::Search;
 use super::topology::Topology;
 use crate::engine::CancelToken;
@@ -19,24 +20,12 @@ use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How a job ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobVerdict {
-    /// The check was complete and found nothing.
-    NoViolation,
-    /// The check found a violation.
-    Violation,
-    /// A bound cut the check short without a violation.
-    Incomplete,
-}
-
 /// Which topologies to check and when the answer is known.
 pub trait Plan {
     /// Topologies that may be checked now (empty while waiting for verdicts, or when done).
     fn next_batch(&mut self) -> Vec<Topology>;
     /// Records a verdict for a topology handed out by [`Plan::next_batch`].
-    fn report(&mut self, topology: &Topology, violated: bool);
+    fn report(&mut self, topology: &Topology, verdict: JobVerdict);
     /// Whether the verdict on `topology` can still change the answer.
     fn still_needed(&self, topology: &Topology) -> bool;
     /// Takes back a handed-out topology whose check was dropped because it stopped mattering.
@@ -48,8 +37,8 @@ impl Plan for Search {
         Search::next_batch(self)
     }
 
-    fn report(&mut self, topology: &Topology, violated: bool) {
-        Search::report(self, topology, violated)
+    fn report(&mut self, topology: &Topology, verdict: JobVerdict) {
+        Search::report(self, topology, verdict)
             .expect("the scheduler reports each handed-out topology once");
     }
 
@@ -82,7 +71,7 @@ impl Plan for Exhaustive {
         self.remaining.drain(..).collect()
     }
 
-    fn report(&mut self, _topology: &Topology, _violated: bool) {}
+    fn report(&mut self, _topology: &Topology, _verdict: JobVerdict) {}
 
     fn still_needed(&self, _topology: &Topology) -> bool {
         true
@@ -123,15 +112,17 @@ struct Running {
 }
 
 /// Checks the topologies `plan` hands out with `job`, on `pool` with `threads` workers, until
-/// the plan has nothing left. `on_report` sees every verdict that counts, as it arrives;
-/// the returned reports hold the same, in arrival order. Jobs cancelled because they stopped
-/// mattering are dropped.
+/// the plan has nothing left or `interrupt` is cancelled. `on_report` sees every verdict that
+/// counts, as it arrives; the returned reports hold the same, in arrival order. Jobs cancelled
+/// because they stopped mattering, or by the interrupt, are dropped: an interrupted sweep
+/// reports only what was decided before it.
 pub fn run_plan<R, J, F>(
     pool: &rayon::ThreadPool,
     threads: usize,
     plan: &mut impl Plan,
     job: J,
     mut on_report: F,
+    interrupt: &CancelToken,
 ) -> Vec<JobReport<R>>
 where
     R: Send + 'static,
@@ -152,7 +143,7 @@ where
             plan.withdraw(topology);
         }
         ready = needed;
-        while free > 0 && !ready.is_empty() {
+        while free > 0 && !ready.is_empty() && !interrupt.is_cancelled() {
             let share = if ready.len() >= free {
                 1
             } else {
@@ -186,7 +177,22 @@ where
         if running.is_empty() {
             break;
         }
-        let report = done_rx.recv().expect("a running job always reports back");
+        let report = match done_rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(report) => report,
+            Err(mpsc::RecvTimeoutError::Timeout) if interrupt.is_cancelled() => {
+                for job in &running {
+                    job.cancel.cancel();
+                }
+                for _ in 0..running.len() {
+                    done_rx.recv().expect("a running job always reports back");
+                }
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                unreachable!("the scheduler holds a sender")
+            }
+        };
         let slot = running
             .iter()
             .position(|job| job.topology == report.topology)
@@ -197,7 +203,7 @@ where
             plan.withdraw(&report.topology);
             continue;
         }
-        plan.report(&report.topology, report.verdict == JobVerdict::Violation);
+        plan.report(&report.topology, report.verdict);
         for other in &running {
             if !plan.still_needed(&other.topology) {
                 other.cancel.cancel();
@@ -263,6 +269,7 @@ mod tests {
                 &mut search,
                 fake_job(order.clone(), &[58, 60, 100]),
                 |_| {},
+                &CancelToken::new(),
             );
             let outcome = search.outcome().expect("finished");
             assert_eq!(outcome.position, Some(58), "{threads} threads");
@@ -288,6 +295,7 @@ mod tests {
             &mut search,
             fake_job(order.clone(), &[58, 60, 100]),
             |_| {},
+            &CancelToken::new(),
         );
         let outcome = search.outcome().expect("finished");
         assert_eq!(outcome.violation.as_ref(), Some(&order[57]));
@@ -305,6 +313,7 @@ mod tests {
             &mut plan,
             fake_job(order.clone(), &[58, 60, 100]),
             |_| {},
+            &CancelToken::new(),
         );
         assert_eq!(reports.len(), order.len());
         let mut violating: Vec<usize> = reports
@@ -330,6 +339,7 @@ mod tests {
             &mut plan,
             |_, context| (JobVerdict::NoViolation, context.threads),
             |_| {},
+            &CancelToken::new(),
         );
         // 8 workers over 3 ready jobs: 8/3, then the remaining 6 over 2, then 3 for the last.
         let mut shares: Vec<usize> = reports.iter().map(|report| report.output).collect();

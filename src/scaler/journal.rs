@@ -2,7 +2,9 @@
 //! finishes, so an interrupted sweep can resume where it stopped.
 //!
 //! Each line carries a fingerprint of the input and the options that change verdicts; lines of
-//! another input are ignored on resume. Topologies recorded without a violation are not checked
+//! another input are ignored on resume. A run holds an exclusive lock on the file while it
+//! reads and appends, so a second run given the same journal stops at once ("in use") instead
+//! of interleaving its lines with the first one's. Topologies recorded without a violation are not checked
 //! again; violating ones are re-checked to rebuild their counterexample (a single check is
 //! cheap; the sweep is what a journal saves).
 
@@ -45,12 +47,25 @@ impl Journal {
     /// Opens (or creates) the journal at `path` for the input fingerprinted as `input`, reading
     /// the entries earlier runs wrote for the same input.
     pub fn open(path: &Path, input: &str) -> Result<Self, String> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(path)
+            .map_err(|e| format!("{}: cannot write the journal: {e}", path.display()))?;
+        file.try_lock().map_err(|error| match error {
+            std::fs::TryLockError::WouldBlock => format!(
+                "{}: journal in use by another kivi run; wait for it to finish, or give this \
+                 run its own --journal file",
+                path.display()
+            ),
+            std::fs::TryLockError::Error(e) => {
+                format!("{}: cannot lock the journal: {e}", path.display())
+            }
+        })?;
         let mut decided = HashMap::new();
-        if path.exists() {
-            let reader = BufReader::new(
-                File::open(path)
-                    .map_err(|e| format!("{}: cannot read the journal: {e}", path.display()))?,
-            );
+        {
+            let reader = BufReader::new(&file);
             for (number, line) in reader.lines().enumerate() {
                 let line =
                     line.map_err(|e| format!("{}: cannot read the journal: {e}", path.display()))?;
@@ -72,11 +87,6 @@ impl Journal {
                 }
             }
         }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| format!("{}: cannot write the journal: {e}", path.display()))?;
         Ok(Self {
             path: path.to_path_buf(),
             file,

@@ -22,6 +22,6 @@ pub mod topology;
 pub use enumeration::{enumerate, EnumerationOptions, FastFind, UnknownFastFind};
 pub use error::TemplateError;
 pub use instantiate::{instantiate, DeploymentSizing};
-pub use search::{Outcome, ReportError, Search};
+pub use search::{JobVerdict, Outcome, ReportError, Search};
 pub use template::{DeploymentType, NodeType, ScaleType, Template};
 pub use topology::{Topology, TopologySyntaxError};

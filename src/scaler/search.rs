@@ -22,6 +22,11 @@
 //!   logarithmically many sequential rounds, and with a window of 1 the
 //!   backfill then hands out the whole remaining prefix, one at a time.
 //!
+//! A check that a bound cut short (`--timeout`, `--memory`, `--depth`) decides
+//! its topology as far as the search goes on, but proves nothing about it: the
+//! search moves past it, and [`Outcome::cut_short`] counts such topologies
+//! before the answer.
+//!
 //! [`Outcome::guaranteed_minimal`] says whether every level-0 topology before
 //! the answer (or every level-0 topology, when no violation was found) was
 //! checked and passed, i.e. whether the answer is the one Kivi's exhaustive
@@ -34,6 +39,18 @@ use super::enumeration::{enumerate, EnumerationOptions, FastFind};
 use super::template::Template;
 use super::topology::Topology;
 
+/// How the check of one topology ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobVerdict {
+    /// The check was complete and found nothing.
+    NoViolation,
+    /// The check found a violation.
+    Violation,
+    /// A bound cut the check short without a violation.
+    Incomplete,
+}
+
 /// Where one candidate stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Verdict {
@@ -41,6 +58,7 @@ enum Verdict {
     Pending,
     Passed,
     Violated,
+    CutShort,
 }
 
 /// The result of a finished search.
@@ -52,6 +70,9 @@ pub struct Outcome {
     pub position: Option<usize>,
     /// Whether the answer equals that of Kivi's exhaustive (level-0) search.
     pub guaranteed_minimal: bool,
+    /// Topologies before the answer (all of them, when there is no violation) whose check a
+    /// bound cut short: each may hide a smaller violation.
+    pub cut_short: usize,
     /// How many topologies got a verdict.
     pub checked: usize,
 }
@@ -155,25 +176,27 @@ impl Search {
     }
 
     /// Records the verdict for a topology handed out by [`Search::next_batch`].
-    pub fn report(&mut self, topology: &Topology, violated: bool) -> Result<(), ReportError> {
+    pub fn report(&mut self, topology: &Topology, verdict: JobVerdict) -> Result<(), ReportError> {
         let Some(&index) = self.positions.get(topology) else {
             return Err(ReportError::NotIssued(topology.clone()));
         };
         match self.verdicts[index] {
             Verdict::Unissued => return Err(ReportError::NotIssued(topology.clone())),
-            Verdict::Passed | Verdict::Violated => {
+            Verdict::Passed | Verdict::Violated | Verdict::CutShort => {
                 return Err(ReportError::AlreadyReported(topology.clone()))
             }
             Verdict::Pending => {}
         }
-        if violated {
-            self.verdicts[index] = Verdict::Violated;
-            if self.first_violation.is_none_or(|first| index < first) {
-                self.first_violation = Some(index);
+        self.verdicts[index] = match verdict {
+            JobVerdict::Violation => {
+                if self.first_violation.is_none_or(|first| index < first) {
+                    self.first_violation = Some(index);
+                }
+                Verdict::Violated
             }
-        } else {
-            self.verdicts[index] = Verdict::Passed;
-        }
+            JobVerdict::NoViolation => Verdict::Passed,
+            JobVerdict::Incomplete => Verdict::CutShort,
+        };
         Ok(())
     }
 
@@ -198,10 +221,12 @@ impl Search {
     }
 
     /// Whether the answer is known: everything before the first violation
-    /// passed, or every candidate passed.
+    /// was decided without one (passed, or cut short), or every candidate was.
     pub fn is_finished(&self) -> bool {
         let bound = self.first_violation.unwrap_or(self.candidates.len());
-        self.verdicts[..bound].iter().all(|&v| v == Verdict::Passed)
+        self.verdicts[..bound]
+            .iter()
+            .all(|&v| v == Verdict::Passed || v == Verdict::CutShort)
     }
 
     /// The answer, once the search is finished.
@@ -221,11 +246,18 @@ impl Search {
                     .is_some_and(|&i| self.verdicts[i] == Verdict::Passed)
             })
         });
+        let bound = self.first_violation.unwrap_or(self.candidates.len());
         Some(Outcome {
             violation,
             position: self.first_violation.map(|i| i + 1),
             guaranteed_minimal,
-            checked: self.count(Verdict::Passed) + self.count(Verdict::Violated),
+            cut_short: self.verdicts[..bound]
+                .iter()
+                .filter(|&&v| v == Verdict::CutShort)
+                .count(),
+            checked: self.count(Verdict::Passed)
+                + self.count(Verdict::Violated)
+                + self.count(Verdict::CutShort),
         })
     }
 

@@ -169,12 +169,29 @@ fn node_type(value: &Value, path: String, scale: ScaleType) -> Result<NodeType, 
         path,
         "give an object with template, minSize and maxSize",
     )?;
+    let template = instance_template(&fields)?;
+    let (min_size, max_size) = size_range(&fields)?;
     Ok(NodeType {
-        template: instance_template(&fields)?,
-        min_size: fields.required("minSize", SIZE_FIX)?,
-        max_size: fields.required("maxSize", SIZE_FIX)?,
+        template,
+        min_size,
+        max_size,
         proportion: proportion(&fields, scale)?,
     })
+}
+
+/// A type's `minSize` and `maxSize`; an error when the range is empty (no topology could hold
+/// the type, so a sweep would check nothing and prove nothing).
+fn size_range(fields: &Fields<'_>) -> Result<(u64, u64), TemplateError> {
+    let min_size: u64 = fields.required("minSize", SIZE_FIX)?;
+    let max_size: u64 = fields.required("maxSize", SIZE_FIX)?;
+    if min_size > max_size {
+        return Err(TemplateError::new(
+            fields.child_path("minSize"),
+            format!("{min_size} is above maxSize {max_size}: no topology fits the type"),
+            "make minSize at most maxSize",
+        ));
+    }
+    Ok((min_size, max_size))
 }
 
 fn hpa_enabled(template: &Map<String, Value>, path: &str) -> Result<bool, TemplateError> {
@@ -220,9 +237,10 @@ fn deployment_type(
             replicas_fix,
         ));
     }
+    let (min_size, max_size) = size_range(&fields)?;
     Ok(DeploymentType {
-        min_size: fields.required("minSize", SIZE_FIX)?,
-        max_size: fields.required("maxSize", SIZE_FIX)?,
+        min_size,
+        max_size,
         proportion: proportion(&fields, scale)?,
         template,
         replicas_per_node,
@@ -317,15 +335,32 @@ impl Template {
 
     /// Sets every type's maximum as Kivi's `--scale` does for its case templates:
     /// each node type may have up to `scale` nodes and each deployment type up to
-    /// `8 × scale` replicas. Nothing else changes.
-    pub fn with_scale(mut self, scale: u64) -> Template {
-        for node_type in &mut self.node_types {
+    /// `8 × scale` replicas. Nothing else changes. An error when a type's `minSize` is above
+    /// its new maximum.
+    pub fn with_scale(mut self, scale: u64) -> Result<Template, TemplateError> {
+        let below = |path: String, min_size: u64, max_size: u64, least_scale: u64| {
+            TemplateError::new(
+                "--scale",
+                format!("{scale} allows at most {max_size}, below {path}.minSize {min_size}"),
+                format!("give --scale {least_scale} or more"),
+            )
+        };
+        for (i, node_type) in self.node_types.iter_mut().enumerate() {
             node_type.max_size = scale;
+            if node_type.min_size > scale {
+                let path = format!("userDefined.nodesTypes[{i}]");
+                return Err(below(path, node_type.min_size, scale, node_type.min_size));
+            }
         }
-        for deployment_type in &mut self.deployment_types {
+        for (i, deployment_type) in self.deployment_types.iter_mut().enumerate() {
             deployment_type.max_size = scale.saturating_mul(8);
+            if deployment_type.min_size > deployment_type.max_size {
+                let path = format!("userDefined.dTypes[{i}]");
+                let least = deployment_type.min_size.div_ceil(8);
+                return Err(below(path, deployment_type.min_size, deployment_type.max_size, least));
+            }
         }
-        self
+        Ok(self)
     }
 
     /// Widens the types' size bounds to admit `topology`, so that one chosen topology
@@ -360,6 +395,25 @@ impl Template {
         for (node_type, &count) in self.node_types.iter_mut().zip(topology.nodes()) {
             node_type.min_size = node_type.min_size.min(count);
             node_type.max_size = node_type.max_size.max(count);
+        }
+        if let Some(per_node) = self.max_pods_per_node {
+            let nodes = topology.total_nodes();
+            let slots = per_node.saturating_mul(nodes);
+            if let Some((i, &count)) = topology
+                .replicas()
+                .iter()
+                .enumerate()
+                .find(|&(_, &count)| count > slots)
+            {
+                return Err(TemplateError::new(
+                    format!("userDefined.dTypes[{i}]"),
+                    format!(
+                        "the topology asks {count} replicas, but {nodes} node(s) hold at most \
+                         {slots} pods (max_pod_per_node {per_node} each)"
+                    ),
+                    format!("give at most {slots} replicas, or more nodes"),
+                ));
+            }
         }
         for (deployment_type, &count) in self.deployment_types.iter_mut().zip(topology.replicas()) {
             deployment_type.min_size = deployment_type.min_size.min(count);

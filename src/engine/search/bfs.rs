@@ -4,14 +4,20 @@
 //! from a shared cursor. Each level keeps a log of how its states were reached (the parent's
 //! index in the previous level and the action), so a violation found at level `d` yields a
 //! path of exactly `d` steps: the shortest counterexample.
+//!
+//! Unlike depth-first search, whose stacks hold one path's siblings, breadth-first search
+//! holds whole levels: the frontier being expanded, the next one being built, and every
+//! level's log. All of it counts against the memory budget together with the visited set
+//! ([`FrontierMemory`]); a search that would go past the budget stops as incomplete.
 
 use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
 use crate::engine::stats::WorkerStats;
 use crate::engine::trace::Path;
 use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
+use crate::engine::outcome::Incompleteness;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// States a worker takes from the frontier at a time.
 const CHUNK: usize = 64;
@@ -26,6 +32,32 @@ struct Link<A> {
 struct Found<M: Model> {
     state: M::State,
     link: Link<M::Action>,
+}
+
+/// The bytes breadth-first search holds besides the visited set: the levels' logs, the
+/// frontier and the next level as it is built.
+struct FrontierMemory {
+    /// Links of every level so far plus the current frontier's states.
+    held: AtomicU64,
+    /// States found for the next level, reported by workers a chunk at a time.
+    next: AtomicU64,
+}
+
+impl FrontierMemory {
+    /// Whether the search, with `visited` bytes in its visited set, is still within `budget`.
+    fn within(&self, visited: u64, budget: u64) -> bool {
+        self.total() + visited <= budget
+    }
+
+    fn total(&self) -> u64 {
+        self.held.load(Ordering::Relaxed) + self.next.load(Ordering::Relaxed)
+    }
+}
+
+/// What one found state costs while it waits in the next level: its link for good, and its
+/// state until the level after it is built.
+fn found_bytes<M: Model>(model: &M, state: &M::State) -> u64 {
+    (std::mem::size_of::<Found<M>>() + model.state_heap_bytes(state)) as u64
 }
 
 /// Explores from `initial` (initial-state index, state) level by level; returns each
@@ -50,6 +82,15 @@ pub fn explore<M: Model, V: VisitedSet>(
         })
         .unzip();
     levels.push(links);
+    let memory = FrontierMemory {
+        held: AtomicU64::new(
+            frontier
+                .iter()
+                .map(|state| found_bytes(search.model, state))
+                .sum(),
+        ),
+        next: AtomicU64::new(0),
+    };
     let mut depth = 0u32;
     while !frontier.is_empty() && !search.stopped() {
         let cursor = AtomicUsize::new(0);
@@ -61,17 +102,21 @@ pub fn explore<M: Model, V: VisitedSet>(
             depth,
             cursor: &cursor,
             next: &next,
+            memory: &memory,
         };
+        let work = |slot: &mut WorkerStats| search.guard(|| level.work(slot));
         if threads == 1 {
-            level.work(&mut stats[0]);
+            work(&mut stats[0]);
         } else {
-            let level = &level;
+            let work = &work;
             rayon::scope(|scope| {
                 let (first, rest) = stats.split_first_mut().expect("at least one worker");
                 for slot in rest {
-                    scope.spawn(move |_| level.work(slot));
+                    scope.spawn(move |_| {
+                        work(slot);
+                    });
                 }
-                level.work(first);
+                work(first);
             });
         }
         let (links, states): (Vec<_>, Vec<_>) = next
@@ -79,6 +124,17 @@ pub fn explore<M: Model, V: VisitedSet>(
             .into_iter()
             .map(|found| (found.link, found.state))
             .unzip();
+        // The old frontier's states go; its links stay for the paths.
+        let old_states: u64 = frontier
+            .iter()
+            .map(|state| {
+                (std::mem::size_of::<M::State>() + search.model.state_heap_bytes(state)) as u64
+            })
+            .sum();
+        memory.held.fetch_sub(old_states, Ordering::Relaxed);
+        memory
+            .held
+            .fetch_add(memory.next.swap(0, Ordering::Relaxed), Ordering::Relaxed);
         levels.push(links);
         frontier = states;
         depth += 1;
@@ -94,6 +150,7 @@ struct LevelJob<'j, 's, 'm, M: Model, V: VisitedSet> {
     depth: u32,
     cursor: &'j AtomicUsize,
     next: &'j Mutex<Vec<Found<M>>>,
+    memory: &'j FrontierMemory,
 }
 
 impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
@@ -106,8 +163,12 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let mut actions = Vec::new();
         let mut successors = SuccessorBatch::new();
         let mut found: Vec<Found<M>> = Vec::new();
+        let mut unreported = 0u64;
         let mut countdown = POLL_INTERVAL;
         'chunks: loop {
+            if !self.report_memory(&mut unreported) {
+                break;
+            }
             let start = self.cursor.fetch_add(CHUNK, Ordering::Relaxed);
             if start >= self.frontier.len() {
                 break;
@@ -144,6 +205,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                             if !search.check_new_state(&successor.state, || {
                                 self.path_to(parent, Some(action))
                             }) {
+                                unreported += found_bytes(model, &successor.state);
                                 found.push(Found {
                                     state: successor.state,
                                     link: Link {
@@ -159,7 +221,27 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
             }
         }
         drop(pin);
+        self.report_memory(&mut unreported);
         self.next.lock().append(&mut found);
+    }
+
+    /// Adds this worker's `unreported` bytes to the level's count; `false` (and the search
+    /// stopped as incomplete) when the visited set and the levels together pass the budget.
+    fn report_memory(&self, unreported: &mut u64) -> bool {
+        let search = self.search;
+        self.memory
+            .next
+            .fetch_add(std::mem::take(unreported), Ordering::Relaxed);
+        let budget = search.options.memory_budget;
+        let visited = search.visited.memory_bytes();
+        if self.memory.within(visited, budget) {
+            return true;
+        }
+        search.record_incomplete(Incompleteness::MemoryBudget {
+            budget,
+            needed: (self.memory.total() + visited).saturating_mul(2),
+        });
+        false
     }
 
     /// The path to frontier state `index` of this level, plus `last` if given.

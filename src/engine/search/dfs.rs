@@ -84,15 +84,20 @@ pub fn explore<M: Model, V: VisitedSet>(
     let threads = search.options.threads.max(1);
     let mut stats = vec![WorkerStats::default(); threads];
     let (first, rest) = stats.split_first_mut().expect("at least one worker");
+    let run = |id: usize| {
+        search
+            .guard(|| Worker::new(search, &pool, id).run())
+            .unwrap_or_default()
+    };
     if rest.is_empty() {
-        *first = Worker::new(search, &pool, 0).run();
+        *first = run(0);
     } else {
-        let pool = &pool;
+        let run = &run;
         rayon::scope(|scope| {
             for (offset, slot) in rest.iter_mut().enumerate() {
-                scope.spawn(move |_| *slot = Worker::new(search, pool, offset + 1).run());
+                scope.spawn(move |_| *slot = run(offset + 1));
             }
-            *first = Worker::new(search, pool, 0).run();
+            *first = run(0);
         });
     }
     stats

@@ -139,6 +139,7 @@ pub struct Search<'a, M: Model, V: VisitedSet> {
     stop: AtomicBool,
     findings: Mutex<Findings<M::Action>>,
     incomplete: Mutex<Option<Incompleteness>>,
+    panic: Mutex<Option<String>>,
     started: Instant,
 }
 
@@ -174,6 +175,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
                 examples: Vec::new(),
             }),
             incomplete: Mutex::new(None),
+            panic: Mutex::new(None),
             started: Instant::now(),
         }
     }
@@ -317,8 +319,29 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             .collect()
     }
 
-    /// Hands over what was found and why the search was cut short, if it was.
-    pub fn into_results(self) -> (Findings<M::Action>, Option<Incompleteness>) {
-        (self.findings.into_inner(), self.incomplete.into_inner())
+    /// Runs one worker's `body`; if the model panics in it, records the panic and stops every
+    /// worker, so that none waits for work the panicked one will never share. Returns `None`
+    /// after a panic.
+    pub fn guard<T>(&self, body: impl FnOnce() -> T) -> Option<T> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                self.panic
+                    .lock()
+                    .get_or_insert_with(|| crate::engine::error::panic_message(&*payload));
+                self.stop.store(true, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// Hands over what was found, why the search was cut short if it was, and the message of
+    /// a panic in the model if one stopped it.
+    pub fn into_results(self) -> (Findings<M::Action>, Option<Incompleteness>, Option<String>) {
+        (
+            self.findings.into_inner(),
+            self.incomplete.into_inner(),
+            self.panic.into_inner(),
+        )
     }
 }

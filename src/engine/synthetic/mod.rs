@@ -4,9 +4,13 @@
 //! - [`OrderedCounters`]: counters that must stay non-increasing, C(N+K, N) states.
 //! - [`TwoPhaseCommit`]: Gray and Lamport's two-phase commit, 288 states with 3 resource
 //!   managers and 8,832 with 5 (the figures the Stateright checker publishes).
+//! - [`PanickingCounters`]: counters whose successor function panics half-way (fault
+//!   injection for the engine's panic handling).
 
 mod counters;
+mod faulty;
 mod two_phase_commit;
 
-pub use counters::{Counters, OrderedCounters, MAX_COUNTERS};
+pub use counters::{CounterValues, Counters, OrderedCounters, MAX_COUNTERS};
+pub use faulty::PanickingCounters;
 pub use two_phase_commit::{TwoPhaseAction, TwoPhaseCommit, TwoPhaseState};

@@ -33,6 +33,8 @@ pub struct FingerprintTable {
     max_slots: usize,
     full: AtomicBool,
     rehash_threads: usize,
+    /// Bytes of the current slot array, updated when it grows.
+    slot_bytes: AtomicU64,
 }
 
 /// The slot array, a whole number of cache lines. Each slot holds a fingerprint or [`EMPTY`].
@@ -202,6 +204,7 @@ impl FingerprintTable {
             max_slots,
             full: AtomicBool::new(false),
             rehash_threads: 1,
+            slot_bytes: AtomicU64::new((MIN_SLOTS.min(max_slots) * 8) as u64),
         }
     }
 
@@ -232,6 +235,7 @@ impl FingerprintTable {
         }
         if len > table.len() {
             *table = table.rehash(len, self.rehash_threads);
+            self.slot_bytes.store((len * 8) as u64, Ordering::Relaxed);
         }
         self.grow_pending.store(false, Ordering::Release);
     }
@@ -275,6 +279,10 @@ impl VisitedSet for FingerprintTable {
             load: stored as f64 / slots as f64,
             omission_probability: omission_probability(stored),
         }
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.slot_bytes.load(Ordering::Relaxed)
     }
 
     fn bytes_needed_to_continue(&self) -> u64 {

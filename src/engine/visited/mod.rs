@@ -85,6 +85,9 @@ pub trait VisitedSet: Send + Sync {
     /// Current figures. Exact once every pin has been dropped.
     fn stats(&self) -> VisitedStats;
 
+    /// The bytes the set occupies now; cheap enough to read often (no lock).
+    fn memory_bytes(&self) -> u64;
+
     /// The memory the set would need to go on growing, once it has reported
     /// [`Insertion::Full`].
     fn bytes_needed_to_continue(&self) -> u64;

@@ -113,6 +113,10 @@ impl VisitedSet for ExactSet {
         }
     }
 
+    fn memory_bytes(&self) -> u64 {
+        self.budget.used.load(Ordering::Relaxed)
+    }
+
     fn bytes_needed_to_continue(&self) -> u64 {
         self.budget.bytes_needed_to_continue()
     }
@@ -174,6 +178,10 @@ impl VisitedSet for ShardedFingerprints {
             load: 0.0,
             omission_probability: omission_probability(stored),
         }
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.budget.used.load(Ordering::Relaxed)
     }
 
     fn bytes_needed_to_continue(&self) -> u64 {
