@@ -27,7 +27,6 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-
 fn dump(args: &[&str]) -> (Value, String) {
     let mut all = vec!["dump"];
     all.extend_from_slice(args);
@@ -124,7 +123,10 @@ fn live_dump_rebuilds_the_running_state() {
     assert_eq!(nodes[0]["numPod"], 2);
     // shop-b1 also carries the metrics server (200m).
     assert_eq!(nodes[2]["cpuLeft"], 40 - 2 * 2 - 1 - 1);
-    assert!(stderr.contains("units: one CPU unit is 200m, one memory unit is 64Mi"), "{stderr}");
+    assert!(
+        stderr.contains("units: one CPU unit is 200m, one memory unit is 64Mi"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -251,7 +253,12 @@ fn pod_spreading_config_loads_its_constraints() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["topologyKey"].as_str().unwrap(), c["maxSkew"].as_i64().unwrap()))
+        .map(|c| {
+            (
+                c["topologyKey"].as_str().unwrap(),
+                c["maxSkew"].as_i64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(constraints, vec![("zone", 1), ("rack", 2)]);
     assert_eq!(document["setup"]["pods"][0]["status"], 2);
@@ -262,7 +269,10 @@ fn pod_spreading_config_loads_its_constraints() {
 /// repository and are not part of this one; without them the test says so and passes.
 #[test]
 fn kivi_reference_inputs_when_present() {
-    if !Path::new(env!("CARGO_MANIFEST_DIR")).join(KIVI_INPUTS).is_dir() {
+    if !Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(KIVI_INPUTS)
+        .is_dir()
+    {
         eprintln!("skipped: {KIVI_INPUTS} not present (Kivi's own inputs; optional)");
         return;
     }

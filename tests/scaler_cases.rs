@@ -176,7 +176,9 @@ fn scale_six_matches_kivi_for_c3_and_c8() {
     for case in ["c3", "c8"] {
         let recorded = read_json(format!("cases/{case}/enumeration-scale6.json"));
         for (variant, non_violation) in [("violation", false), ("nonViolation", true)] {
-            let template = template(case, non_violation).with_scale(6).expect("scale 6 fits");
+            let template = template(case, non_violation)
+                .with_scale(6)
+                .expect("scale 6 fits");
             let ours = enumerate(&template, &EnumerationOptions::default());
             let kivi: Vec<&str> = recorded[variant]
                 .as_array()

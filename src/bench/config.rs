@@ -2,7 +2,7 @@
 //! errors) and expanded into the list of measurements to take.
 
 use crate::cases;
-use crate::cli::parse_memory;
+use crate::engine::parse_memory;
 use crate::scaler::Topology;
 use serde::Deserialize;
 use serde_json::Value;

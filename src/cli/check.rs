@@ -1,8 +1,8 @@
 //! `kivi check`: verify a built-in case or a uniform-JSON file, as a single topology or as a
 //! scaling sweep over every topology up to the confident size.
 
-use super::error::CommandError;
 use super::engine_args::EngineArgs;
+use super::error::CommandError;
 use crate::cases;
 use crate::cluster::eviction_loop::{find_eviction_loop, fold_repeats, DEFAULT_MAX_STATES};
 use crate::cluster::ClusterModel;

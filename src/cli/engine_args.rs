@@ -1,6 +1,6 @@
 //! Flags that configure the engine, shared by every command that runs a check.
 
-use crate::engine::{CheckOptions, Strategy, VisitedKind};
+use crate::engine::{parse_memory, CheckOptions, Strategy, VisitedKind};
 use clap::Args;
 use std::time::Duration;
 
@@ -70,55 +70,18 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     })
 }
 
-/// Parses a byte size with an optional binary unit: `1048576`, `64K`, `512M`, `4G`, `1T`
-/// (`KiB`, `MB`, … are accepted and also mean powers of 1024).
-pub fn parse_memory(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size; write e.g. 512M or 4G"))?;
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        "T" | "TB" | "TIB" => 40,
-        _ => return Err(format!("'{text}': unknown unit '{unit}'; use K, M, G or T")),
-    };
-    let bytes = value * (1u64 << shift) as f64;
-    if bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}': the size must be at least one byte"));
-    }
-    Ok(bytes as u64)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_memory;
-
     #[test]
     fn timeouts_beyond_what_a_duration_holds_are_refused() {
         assert_eq!(
             super::parse_seconds("1.5"),
             Ok(std::time::Duration::from_millis(1500))
         );
-        assert!(super::parse_seconds("1e20").unwrap_err().contains("no limit"));
+        assert!(super::parse_seconds("1e20")
+            .unwrap_err()
+            .contains("no limit"));
         assert!(super::parse_seconds("-1").is_err());
         assert!(super::parse_seconds("inf").is_err());
-    }
-
-    #[test]
-    fn parses_sizes_with_units() {
-        assert_eq!(parse_memory("1024"), Ok(1024));
-        assert_eq!(parse_memory("64K"), Ok(64 << 10));
-        assert_eq!(parse_memory("512MiB"), Ok(512 << 20));
-        assert_eq!(parse_memory("1.5G"), Ok(3 << 29));
-        assert!(parse_memory("12X").is_err());
-        assert!(parse_memory("").is_err());
-        assert!(parse_memory("0").is_err());
     }
 }

@@ -12,7 +12,7 @@ mod interrupt;
 mod plot;
 mod simulate;
 
-pub use engine_args::{parse_memory, EngineArgs};
+pub use engine_args::EngineArgs;
 pub use error::{CommandError, EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR};
 
 use clap::{Parser, Subcommand};

@@ -1,8 +1,8 @@
 //! `kivi simulate`: one random run of the single topology (Kivi's `-si`), printed as a
 //! counterexample-style trace. The same seed gives the same run.
 
-use super::error::CommandError;
 use super::dump::load;
+use super::error::CommandError;
 use crate::cluster::ClusterModel;
 use crate::engine::rng::SplitMix64;
 use crate::engine::Model;

@@ -1,11 +1,11 @@
 //! The entry point: run one check of a model.
 
+use super::error::CheckError;
 use super::model::Model;
 use super::options::{CheckOptions, Strategy, VisitedKind};
 use super::outcome::{Example, Outcome, Violation};
 use super::search::{bfs, dfs, Search};
 use super::stats::Statistics;
-use super::error::CheckError;
 use super::trace::{replay_example, replay_violation, Path};
 use super::visited::{
     ExactSet, FingerprintTable, Insertion, ShardedFingerprints, StateKey, VisitedPin, VisitedSet,

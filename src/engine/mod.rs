@@ -27,7 +27,9 @@ pub use check::check;
 pub use error::{panic_message, CheckError};
 pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use model::{Expectation, Model, Property};
-pub use options::{default_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind};
-pub use outcome::{Example, Failure, Incompleteness, Outcome, Verdict, Violation};
+pub use options::{
+    default_memory_budget, parse_memory, CancelToken, CheckOptions, Strategy, VisitedKind,
+};
+pub use outcome::{Example, Incompleteness, Outcome, Verdict, Violation};
 pub use stats::{Statistics, WorkerStats};
-pub use trace::{replay, Path, ReplayError, Step, Trace};
+pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};

@@ -109,3 +109,45 @@ fn physical_memory() -> Option<u64> {
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
+
+/// Parses a byte size with an optional binary unit: `1048576`, `64K`, `512M`, `4G`, `1T`
+/// (`KiB`, `MB`, … are accepted and also mean powers of 1024).
+pub fn parse_memory(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size; write e.g. 512M or 4G"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("'{text}': unknown unit '{unit}'; use K, M, G or T")),
+    };
+    let bytes = value * (1u64 << shift) as f64;
+    if bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}': the size must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_memory;
+
+    #[test]
+    fn parses_sizes_with_units() {
+        assert_eq!(parse_memory("1024"), Ok(1024));
+        assert_eq!(parse_memory("64K"), Ok(64 << 10));
+        assert_eq!(parse_memory("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_memory("1.5G"), Ok(3 << 29));
+        assert!(parse_memory("12X").is_err());
+        assert!(parse_memory("").is_err());
+        assert!(parse_memory("0").is_err());
+    }
+}

@@ -2,7 +2,7 @@
 
 use super::model::Model;
 use super::stats::Statistics;
-use super::trace::Trace;
+use super::trace::{Failure, Trace};
 
 /// Why a search stopped before covering the whole state space.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -41,25 +41,6 @@ impl std::fmt::Display for Incompleteness {
                 needed.div_ceil(1 << 20)
             ),
             Self::Cancelled => write!(f, "cancelled"),
-        }
-    }
-}
-
-/// What kind of failure a [`Violation`] is.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "property")]
-pub enum Failure {
-    /// An `always` property fails in the last state of the trace.
-    Invariant(String),
-    /// The last state of the trace has no enabled action and is not a valid end state.
-    Deadlock,
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Invariant(name) => write!(f, "{name}"),
-            Self::Deadlock => write!(f, "deadlock (invalid end state)"),
         }
     }
 }

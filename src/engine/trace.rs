@@ -6,7 +6,6 @@
 //! engine or a nondeterministic model, never a result.
 
 use super::model::Model;
-use super::outcome::Failure;
 
 /// A path as the search records it.
 #[derive(Clone, Debug)]
@@ -49,6 +48,25 @@ impl<M: Model> Trace<M> {
     /// Whether the trace has no steps (the initial state itself is the witness).
     pub fn is_empty(&self) -> bool {
         self.steps.is_empty()
+    }
+}
+
+/// What kind of failure a violation is: what its trace's last state must show.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "property")]
+pub enum Failure {
+    /// An `always` property fails in the last state of the trace.
+    Invariant(String),
+    /// The last state of the trace has no enabled action and is not a valid end state.
+    Deadlock,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invariant(name) => write!(f, "{name}"),
+            Self::Deadlock => write!(f, "deadlock (invalid end state)"),
+        }
     }
 }
 

@@ -174,7 +174,10 @@ fn require_something_to_verify(
     name: &str,
     verify: bool,
 ) -> Result<(), InputError> {
-    let no_nodes = cluster.nodes.iter().all(|group| group.count == 0 && group.max_size == 0);
+    let no_nodes = cluster
+        .nodes
+        .iter()
+        .all(|group| group.count == 0 && group.max_size == 0);
     let no_workloads = cluster.deployments.is_empty() && cluster.standalone_pods.is_empty();
     if no_nodes && no_workloads {
         return Err(InputError::new(

@@ -92,9 +92,8 @@ pub fn read_documents(
                 ),
             ));
         }
-        document.value = serde_json::to_value(&yaml).map_err(|error| {
-            document.error_at("", format!("cannot be read as JSON: {error}"))
-        })?;
+        document.value = serde_json::to_value(&yaml)
+            .map_err(|error| document.error_at("", format!("cannot be read as JSON: {error}")))?;
         if document.value.is_null() {
             continue;
         }
@@ -128,9 +127,16 @@ fn non_finite(value: &serde_yaml_ng::Value, path: String) -> Option<(String, Str
         Yaml::Mapping(entries) => entries.iter().find_map(|(key, item)| {
             let key = match key {
                 Yaml::String(key) => key.clone(),
-                other => serde_yaml_ng::to_string(other).unwrap_or_default().trim().to_string(),
+                other => serde_yaml_ng::to_string(other)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
             };
-            let child = if path.is_empty() { key } else { format!("{path}.{key}") };
+            let child = if path.is_empty() {
+                key
+            } else {
+                format!("{path}.{key}")
+            };
             non_finite(item, child)
         }),
         Yaml::Tagged(tagged) => non_finite(&tagged.value, path),
@@ -224,8 +230,16 @@ mod tests {
         let mut diagnostics = Diagnostics::default();
         for (text, path, line) in [
             ("spec:\n  replicas: .nan\n", "spec.replicas: .nan", 2),
-            ("a: 1\n---\nspec:\n  minReplicas: -.inf\n", "spec.minReplicas: -.inf", 4),
-            ("nodesTypes:\n- maxSize: .inf\n", "nodesTypes[0].maxSize: .inf", 2),
+            (
+                "a: 1\n---\nspec:\n  minReplicas: -.inf\n",
+                "spec.minReplicas: -.inf",
+                4,
+            ),
+            (
+                "nodesTypes:\n- maxSize: .inf\n",
+                "nodesTypes[0].maxSize: .inf",
+                2,
+            ),
         ] {
             let error = read_documents("f.yaml", text, &mut diagnostics).unwrap_err();
             assert!(error.to_string().contains(path), "{error}");

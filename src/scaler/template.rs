@@ -357,7 +357,12 @@ impl Template {
             if deployment_type.min_size > deployment_type.max_size {
                 let path = format!("userDefined.dTypes[{i}]");
                 let least = deployment_type.min_size.div_ceil(8);
-                return Err(below(path, deployment_type.min_size, deployment_type.max_size, least));
+                return Err(below(
+                    path,
+                    deployment_type.min_size,
+                    deployment_type.max_size,
+                    least,
+                ));
             }
         }
         Ok(self)

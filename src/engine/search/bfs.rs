@@ -12,10 +12,10 @@
 
 use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
+use crate::engine::outcome::Incompleteness;
 use crate::engine::stats::WorkerStats;
 use crate::engine::trace::Path;
 use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
-use crate::engine::outcome::Incompleteness;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

@@ -5,8 +5,8 @@ pub mod dfs;
 
 use super::model::{Expectation, Model};
 use super::options::CheckOptions;
-use super::outcome::{Failure, Incompleteness};
-use super::trace::Path;
+use super::outcome::Incompleteness;
+use super::trace::{Failure, Path};
 use super::visited::{StateKey, VisitedPin, VisitedSet};
 use parking_lot::Mutex;
 use std::ops::Range;

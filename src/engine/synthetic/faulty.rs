@@ -1,6 +1,6 @@
 //! Fault injection: a model that panics, to test that the engine stops every worker at once.
 
-use super::counters::{Counters, CounterValues};
+use super::counters::{CounterValues, Counters};
 use crate::engine::model::{Model, Property};
 
 /// [`Counters`] whose successor function panics on reaching the state where every counter
