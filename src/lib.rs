@@ -2,10 +2,12 @@
 //!
 //! The crate is layered; each folder under `src/` is one layer:
 //! - [`engine`]: the model-agnostic parallel model checker (knows nothing about Kubernetes).
-//! - [`cluster`]: the cluster's stable spec and compact mutable state, and the `Model` over them.
-//! - [`controllers`]: scheduler, deployment controller, HPA, kubelet, node controller.
-//! - [`events`]: CPU changes, kernel panics, user commands.
+//! - [`cluster`]: the cluster's types: stable spec, compact mutable state, actions, clock.
+//! - [`controllers`]: scheduler, deployment controller, HPA, kubelet, node controller,
+//!   descheduler, taint manager.
+//! - [`events`]: CPU changes, kernel panics, maintenance, node failures, user commands.
 //! - [`intents`]: the monitors behind Kivi's intents.
+//! - [`model`]: the composition of the three above into the engine's `Model`.
 //! - [`input`]: loaders from Kivi's uniform JSON.
 //! - [`scaler`]: topology enumeration, instantiation and the topology job scheduler.
 //! - [`report`]: counterexample text, JSON reports, progress.
@@ -22,5 +24,6 @@ pub mod engine;
 pub mod events;
 pub mod input;
 pub mod intents;
+pub mod model;
 pub mod report;
 pub mod scaler;

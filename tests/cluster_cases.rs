@@ -5,9 +5,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kivi::cluster::{ClusterAction, ClusterModel};
+use kivi::cluster::ClusterAction;
 use kivi::engine::{check, CheckOptions, Model, Outcome, Strategy, VisitedKind};
 use kivi::input::load_uniform_file;
+use kivi::model::ClusterModel;
 
 fn load(case: &str, file: &str) -> ClusterModel {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));

@@ -4,9 +4,10 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use kivi::cluster::{ClusterModel, ClusterState};
+use kivi::cluster::ClusterState;
 use kivi::engine::Model;
 use kivi::input::load_uniform;
+use kivi::model::ClusterModel;
 use kivi::scaler::{enumerate, instantiate, EnumerationOptions, Template};
 use serde_json::Value;
 

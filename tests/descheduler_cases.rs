@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use kivi::cluster::ClusterModel;
 use kivi::engine::{check, CheckOptions, Failure, Outcome, Strategy, Verdict};
 use kivi::input::load_uniform_file;
+use kivi::model::ClusterModel;
 
 fn load(case: &str, variant: &str) -> ClusterModel {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{variant}.json"));
@@ -95,7 +95,7 @@ fn non_violation_variants_are_clean() {
 
 #[test]
 fn loop_search_finds_the_oscillations_as_lassos() {
-    use kivi::cluster::eviction_loop::{evicts_pod, find_eviction_loop, fold_repeats};
+    use kivi::model::eviction_loop::{evicts_pod, find_eviction_loop, fold_repeats};
     for case in ["c5", "c8"] {
         let model = load(case, "original");
         let found = find_eviction_loop(&model, 1_000_000)

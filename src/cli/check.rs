@@ -4,10 +4,10 @@
 use super::engine_args::EngineArgs;
 use super::error::CommandError;
 use crate::cases;
-use crate::cluster::eviction_loop::{find_eviction_loop, fold_repeats, DEFAULT_MAX_STATES};
-use crate::cluster::ClusterModel;
 use crate::engine::{check, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, needs_translation, translate, InputOptions};
+use crate::model::eviction_loop::{find_eviction_loop, fold_repeats, DEFAULT_MAX_STATES};
+use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
 use crate::report::sweep::{SweepReport, TopologyRow, ViolatingTopology};

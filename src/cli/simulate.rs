@@ -3,10 +3,10 @@
 
 use super::dump::load;
 use super::error::CommandError;
-use crate::cluster::ClusterModel;
 use crate::engine::rng::SplitMix64;
 use crate::engine::Model;
 use crate::input::load_uniform;
+use crate::model::ClusterModel;
 use clap::Args;
 use std::path::PathBuf;
 

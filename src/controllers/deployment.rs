@@ -157,7 +157,7 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn scale_down_deletes_pods_from_the_most_loaded_nodes() {

@@ -144,7 +144,7 @@ fn ceil_div(a: i64, b: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn utilisation_within_tolerance_keeps_the_replicas() {

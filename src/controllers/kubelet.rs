@@ -99,7 +99,7 @@ fn deployment_replicas(state: &ClusterState, d: usize) -> i16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn removing_a_pod_frees_its_node_and_wakes_the_controllers() {

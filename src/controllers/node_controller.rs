@@ -25,7 +25,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn pods_of_an_unhealthy_node_are_evicted_and_counted_again_if_already_evicted() {

@@ -41,7 +41,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn evicts_one_untolerating_pod_per_step() {

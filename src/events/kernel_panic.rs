@@ -4,7 +4,6 @@
 
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
-use crate::intents;
 
 fn exhausted(spec: &ClusterSpec, state: &ClusterState, n: usize) -> bool {
     let cpu = spec.node(n).cpu;
@@ -44,7 +43,7 @@ pub fn panic(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut R
     state.node_queue.push(n);
     rec.log(None, || format!("node {n} kernel panic, times {times}"));
     if times >= LOOP_TIMES {
-        intents::violate_no_kernel_panic(spec, state, n, rec);
+        state.violate_no_kernel_panic(spec, n, rec);
     }
 }
 

@@ -120,8 +120,9 @@ pub fn end(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
-    use crate::cluster::{ClusterModel, EventKind};
+    use crate::cluster::EventKind;
+    use crate::model::test_cases::load;
+    use crate::model::ClusterModel;
 
     fn with_parallel(parallel: u8) -> ClusterModel {
         let model = load("c6", "original");

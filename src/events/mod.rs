@@ -109,9 +109,10 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
-    use crate::cluster::{ClusterModel, NodeStatus, PodPhase};
+    use crate::cluster::{NodeStatus, PodPhase};
     use crate::engine::Model;
+    use crate::model::test_cases::load;
+    use crate::model::ClusterModel;
 
     fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
         let mut out = Vec::new();

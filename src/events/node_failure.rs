@@ -30,7 +30,7 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn fails_queues_and_recovers_in_three_steps() {

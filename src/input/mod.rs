@@ -1,4 +1,4 @@
-//! Readers that turn input documents into a [`ClusterModel`](crate::cluster::ClusterModel).
+//! Readers that turn input documents into a [`ClusterModel`](crate::model::ClusterModel).
 //!
 //! - [`uniform`]: Kivi's uniform JSON (what Kivi writes with `-jf`).
 //! - [`directory`]: the front-ends for what platform teams have: Kubernetes manifests with a

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
-use crate::cluster::ClusterModel;
+use crate::model::ClusterModel;
 
 /// Why an input document could not be loaded: where, what, and how to fix it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -57,7 +57,7 @@ pub fn observe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn unbalanced_after_a_start_once_the_deployment_is_complete() {

@@ -5,47 +5,12 @@
 //! violations some interleaving of Kivi's monitor process finds. A monitor still waiting for its
 //! precondition when the cluster can do nothing more is a violation too (SPIN's invalid end
 //! state). `pod_always_schedulable` and `no_kernel_panic` are asserted by the scheduler and the
-//! kernel panic event themselves.
+//! kernel panic event themselves ([`crate::cluster::monitors`]).
 
 mod balance;
 
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};
-
-fn violate(state: &mut ClusterState, intent: usize) {
-    state.monitors.violated |= 1 << intent;
-}
-
-/// Records that the scheduler found no feasible node.
-pub fn violate_pod_always_schedulable(spec: &ClusterSpec, state: &mut ClusterState) {
-    if let Some(i) = spec
-        .intents
-        .iter()
-        .position(|i| *i == IntentKind::PodAlwaysSchedulable)
-    {
-        violate(state, i);
-    }
-}
-
-/// Records that node `n` panicked `LOOP_TIMES` times, when `no_kernel_panic` is checked.
-pub fn violate_no_kernel_panic(
-    spec: &ClusterSpec,
-    state: &mut ClusterState,
-    n: usize,
-    rec: &mut Recorder,
-) {
-    if let Some(i) = spec
-        .intents
-        .iter()
-        .position(|i| *i == IntentKind::NoKernelPanic)
-    {
-        violate(state, i);
-        rec.log(Some("kernel_panic"), || {
-            format!("Kernel panic happened multiple times at node {n}.")
-        });
-    }
-    debug_assert!(state.node(n).panics >= LOOP_TIMES);
-}
 
 /// Advances every monitor over the state just reached.
 pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
@@ -68,7 +33,7 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 if state.monitors.stage[i] == 1
                     && (replicas == hpa.min_replicas || replicas <= hpa.max_replicas - 3)
                 {
-                    violate(state, i);
+                    state.violate(i);
                     rec.log(Some("checkOscillationReplicaNum"), || {
                         format!("The number of replicas was oscillating, now {replicas}")
                     });
@@ -116,7 +81,7 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 max_skew,
             } => {
                 if balance::observe(spec, state, i, deployment as usize, max_skew, rec) {
-                    violate(state, i);
+                    state.violate(i);
                 }
             }
             IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => {}
@@ -139,7 +104,7 @@ fn eviction_cycle(state: &mut ClusterState, i: usize, d: usize, rec: &mut Record
             dep.added = false;
             state.monitors.stage[i] = (cycles + 1) << 1;
             if cycles + 1 >= LOOP_TIMES {
-                violate(state, i);
+                state.violate(i);
                 rec.log(Some("checkEvictionCycle"), || {
                     format!("Pods are being scheduled and descheduled in deployment {d}!")
                 });
@@ -165,7 +130,7 @@ fn staged(
         state.monitors.stage[i] = 1;
     }
     if state.monitors.stage[i] == 1 && dropped {
-        violate(state, i);
+        state.violate(i);
         rec.log(Some(tag), message);
     }
 }
@@ -194,7 +159,7 @@ pub fn holds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
+    use crate::model::test_cases::load;
 
     #[test]
     fn oscillation_is_reported_after_reaching_max_and_falling_back() {

@@ -1,8 +1,9 @@
 //! One counterexample of the cluster model, as Kivi prints it and as structured data.
 
 use super::snapshot::snapshot;
-use crate::cluster::{ClusterAction, ClusterModel, ClusterState};
+use crate::cluster::{ClusterAction, ClusterState};
 use crate::engine::{Failure, Trace};
+use crate::model::ClusterModel;
 use serde_json::{json, Value};
 
 /// How much of a counterexample to print, as Kivi's `-v` levels.

@@ -1,8 +1,8 @@
 //! The report of a single-topology check, in Kivi's words or as JSON.
 
 use super::counterexample::{Counterexample, Verbosity};
-use crate::cluster::ClusterModel;
 use crate::engine::{Outcome, Verdict};
+use crate::model::ClusterModel;
 use serde_json::{json, Value};
 use std::fmt::Write;
 

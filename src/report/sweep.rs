@@ -3,8 +3,8 @@
 
 use super::counterexample::Verbosity;
 use super::single::failures_text;
-use crate::cluster::ClusterModel;
 use crate::engine::Outcome;
+use crate::model::ClusterModel;
 use crate::scaler::jobs::JobVerdict;
 use crate::scaler::Topology;
 use hdrhistogram::Histogram;

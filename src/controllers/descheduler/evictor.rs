@@ -59,8 +59,8 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
-    use crate::cluster::ClusterModel;
+    use crate::model::test_cases::load;
+    use crate::model::ClusterModel;
 
     fn with_limits(node: u32, namespace: u32, critical_pod: Option<usize>) -> ClusterModel {
         let model = load("c5", "original");

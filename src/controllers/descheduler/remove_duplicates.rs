@@ -124,9 +124,10 @@ fn balance_owner(
 
 #[cfg(test)]
 mod tests {
-    use crate::cluster::test_cases::load;
-    use crate::cluster::{ClusterModel, PodPhase, Recorder};
+    use crate::cluster::{PodPhase, Recorder};
     use crate::controllers::descheduler;
+    use crate::model::test_cases::load;
+    use crate::model::ClusterModel;
 
     fn terminating(model: &ClusterModel, state: &crate::cluster::ClusterState) -> Vec<usize> {
         (1..=model.spec().pods.len())

@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn c8_evicts_the_first_pod_of_the_fullest_hostname_domain() {
-        let model = crate::cluster::test_cases::load("c8", "original");
+        let model = crate::model::test_cases::load("c8", "original");
         let spec = model.spec();
         let mut state = model.initial_state().clone();
         for (pod, node) in [(1, 1), (2, 2), (3, 3), (4, 1), (5, 2), (6, 1)] {

@@ -15,7 +15,6 @@ mod taint_toleration;
 use crate::cluster::state::MAX_NODES;
 use crate::cluster::timing::{CONTROLLER_RUN_TIME, MAX_NODE_SCORE};
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder};
-use crate::intents;
 
 /// Per-node scratch values of one scheduling cycle (index = node id; index 0 unused).
 pub struct Cycle<'a> {
@@ -163,7 +162,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
                 rec.log(Some("Scheduler - no_feasible_node"), || {
                     "No feasible node!".to_string()
                 });
-                intents::violate_pod_always_schedulable(spec, state);
+                state.violate_pod_always_schedulable(spec);
                 return;
             };
             rec.log(Some("Scheduler"), || {
@@ -188,8 +187,9 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::test_cases::load;
-    use crate::cluster::{ClusterModel, NodeAffinityTerm, PodState};
+    use crate::cluster::{NodeAffinityTerm, PodState};
+    use crate::model::test_cases::load;
+    use crate::model::ClusterModel;
 
     /// The state of `model` with pod 6 freshly created by deployment 1.
     fn with_new_pod(model: &ClusterModel) -> ClusterState {

@@ -6,7 +6,8 @@
 //! can repeat it forever without settling. Evictions are the descheduler's, the taint
 //! manager's and the node controller's; a deployment scaling down is not one.
 
-use super::{ClusterAction, ClusterModel, ClusterState, PodPhase};
+use super::ClusterModel;
+use crate::cluster::{ClusterAction, ClusterState, PodPhase};
 use crate::engine::lasso::{find_lasso, Lasso, TooManyStates};
 
 /// The default bound on the states the loop search stores.

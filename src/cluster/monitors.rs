@@ -1,0 +1,42 @@
+//! Intents asserted where they happen: the scheduler's `pod_always_schedulable` and the kernel
+//! panic event's `no_kernel_panic` are not monitors that look at states (see
+//! [`crate::intents`]) but asserts inside the steps, as in Kivi. The steps record them here.
+
+use super::spec::{ClusterSpec, IntentKind};
+use super::state::ClusterState;
+use super::timing::LOOP_TIMES;
+use super::trace::Recorder;
+
+impl ClusterState {
+    /// Records that intent number `intent` (an index into the spec's intents) is violated.
+    pub fn violate(&mut self, intent: usize) {
+        self.monitors.violated |= 1 << intent;
+    }
+
+    /// Records that the scheduler found no feasible node, when `pod_always_schedulable` is
+    /// checked (it always is).
+    pub fn violate_pod_always_schedulable(&mut self, spec: &ClusterSpec) {
+        if let Some(i) = spec
+            .intents
+            .iter()
+            .position(|i| *i == IntentKind::PodAlwaysSchedulable)
+        {
+            self.violate(i);
+        }
+    }
+
+    /// Records that node `n` panicked `LOOP_TIMES` times, when `no_kernel_panic` is checked.
+    pub fn violate_no_kernel_panic(&mut self, spec: &ClusterSpec, n: usize, rec: &mut Recorder) {
+        if let Some(i) = spec
+            .intents
+            .iter()
+            .position(|i| *i == IntentKind::NoKernelPanic)
+        {
+            self.violate(i);
+            rec.log(Some("kernel_panic"), || {
+                format!("Kernel panic happened multiple times at node {n}.")
+            });
+        }
+        debug_assert!(self.node(n).panics >= LOOP_TIMES);
+    }
+}

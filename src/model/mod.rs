@@ -1,0 +1,286 @@
+//! The cluster as a transition system: [`ClusterModel`] composes the controllers, events and
+//! intents over the cluster's types ([`crate::cluster`]) and implements the engine's
+//! [`Model`].
+//!
+//! # Steps
+//!
+//! One [`ClusterAction`] is one atomic block of Kivi: a controller loop draining its queue (Kivi's
+//! `BACK_TO_BACK_OPT`), or one event or user command. Intent monitors are evaluated after every
+//! step; their variables live in the state, and a violated intent stays violated.
+//!
+//! # Where this model departs from Kivi
+//!
+//! Kivi's own quirks are kept (they decide verdicts); these are the exceptions, all outside what
+//! the reference cases exercise:
+//! - `init` is atomic here; in Kivi its statements interleave with the processes it starts.
+//!   Together with the saturated clock this is why SPIN stores many more states than we do.
+//! - Intent monitors observe every step (see [`crate::intents`]); Kivi's are asynchronous, so
+//!   its traces may print a monitor's line a few steps after the violating step.
+//! - The scheduler's per-node `curAffinity`/`curTaint` scratch flags are recomputed for each
+//!   pod; Kivi keeps stale values in hidden variables across scheduling cycles.
+//! - A rolling update does one surge-or-shrink pass per reconcile; Kivi's loop never ends when
+//!   it has to surge.
+//! - An HPA metric Kivi cannot compute (no requests, no target) proposes nothing; Kivi stops
+//!   with an internal assertion.
+//! - `scaleDeployment` picks deployment ids from 1 (Kivi also picks 0, which makes it assert),
+//!   and `createDeployment` of an existing deployment does nothing (Kivi asserts).
+//! - A node's kernel panic count saturates at `LOOP_TIMES`.
+//! - A pod removed from the replica set that is no longer current still counts against the
+//!   deployment's replicas, as Kubernetes counts them (see [`crate::controllers::kubelet`]);
+//!   Kivi prints a warning there and keeps the count.
+//! - An idle pod slot's `loc` is read as 0: Kivi's dumps leave stale node ids there.
+//!
+//! # Descheduler, taint manager, maintenance and node failure
+//!
+//! - The descheduler ([`crate::controllers::descheduler`]) runs its profiles' balance plugins
+//!   once per deployment on [`ClusterState::descheduler_queue`], after its period
+//!   ([`Clock::descheduler_idle`]) or while the other controllers are idle; its evictions are
+//!   [`ClusterState::mark_for_deletion`], counted in [`ClusterState::evictions`] when a limit is
+//!   set.
+//! - The taint manager ([`crate::controllers::taint_manager`]) handles one pod of
+//!   [`ClusterState::taint_queue`] per step and evicts it from a node whose NoExecute taint its
+//!   template does not tolerate ([`PodTemplate::no_execute`]).
+//! - Maintenance ([`crate::events::maintenance`]) keeps its walk over the nodes in
+//!   [`EventsState::progress`](state::EventsState::progress) and each node's part in
+//!   [`NodeState::maintenance`] and [`NodeState::maintenance_elapsed`]; node failure
+//!   ([`crate::events::node_failure`]) is three separate steps.
+//! - `no_oscillation_eviction` reads the kubelet's [`DeploymentState::evicted`] and
+//!   [`DeploymentState::added`], `pod_balance_across_node` its
+//!   [`DeploymentState::added_for_balance`].
+//! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
+//!
+//! Kept Kivi quirks: descheduler `args` configure only the last profile; eviction limits count
+//! over the whole run; pending pods with a node are counted and evicted by both plugins; the
+//! descheduler's period is measured from the start and never restarted. Departures:
+//! - The topology plugin counts nodes without the topology key as one more domain, as Kivi
+//!   does, but where Kivi then reads a stale slot of its sorted-domains array, kivi reads an
+//!   empty domain and never evicts from it.
+//! - RemoveDuplicates' feasible nodes leave out nodes with a NoSchedule taint the template does
+//!   not tolerate; Kivi's check indexes the taint list with the wrong loop variable.
+//! - `nodeFailure` prints when the node fails and comes back (Kivi prints nothing).
+//! - A maintenance event waiting at a node that never becomes ready simply stays disabled; SPIN
+//!   reports that as an invalid end state. `p = 0` is refused by the loader for that reason.
+//! - `expReplicas: "d[did].specReplicas - n"` is evaluated once, with the initial desired
+//!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
+//!   command changes `specReplicas`).
+
+pub mod eviction_loop;
+
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Recorder, TraceLine};
+use crate::engine::model::{Model, Property};
+use crate::{controllers, events, intents};
+
+/// A cluster ready to be checked: its stable spec and its initial state.
+#[derive(Clone, Debug)]
+pub struct ClusterModel {
+    spec: ClusterSpec,
+    init: ClusterState,
+}
+
+impl ClusterModel {
+    /// Builds the model from a loaded spec and the input's state: Kivi's `init` seeds the HPA
+    /// and descheduler queues with every deployment.
+    pub fn new(spec: ClusterSpec, mut init: ClusterState) -> Self {
+        for d in 1..=spec.deployments.len() {
+            init.enqueue_hpa(&spec, d);
+            init.enqueue_descheduler(&spec, d);
+        }
+        intents::observe(&spec, &mut init, &mut Recorder::off());
+        Self { spec, init }
+    }
+
+    /// The stable part of the cluster.
+    pub fn spec(&self) -> &ClusterSpec {
+        &self.spec
+    }
+
+    /// The state the search starts from.
+    pub fn initial_state(&self) -> &ClusterState {
+        &self.init
+    }
+
+    /// The intents checked, by Kivi's user-facing names, in property order.
+    pub fn intent_names(&self) -> Vec<&'static str> {
+        self.spec.intents.iter().map(|i| i.name()).collect()
+    }
+
+    /// Takes `action` in `state`, recording Kivi's trace messages into `rec`.
+    pub fn step(
+        &self,
+        state: &ClusterState,
+        action: &ClusterAction,
+        rec: &mut Recorder,
+    ) -> ClusterState {
+        let mut next = state.clone();
+        let spec = &self.spec;
+        match *action {
+            ClusterAction::Scheduler => controllers::scheduler::run(spec, &mut next, rec),
+            ClusterAction::DeploymentController => {
+                controllers::deployment::run(spec, &mut next, rec)
+            }
+            ClusterAction::Hpa => controllers::hpa::run(spec, &mut next, rec),
+            ClusterAction::NodeController => controllers::node_controller::run(spec, &mut next),
+            ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
+            ClusterAction::Descheduler => controllers::descheduler::run(spec, &mut next, rec),
+            ClusterAction::TaintManager => controllers::taint_manager::run(spec, &mut next, rec),
+            ClusterAction::StartAfterStable => next.events.after_stable_started = true,
+            _ => events::run(spec, &mut next, action, rec),
+        }
+        intents::observe(spec, &mut next, rec);
+        next
+    }
+
+    /// Kivi's trace lines for taking `action` in `before` (none for silent steps; several when
+    /// one atomic step prints several).
+    pub fn describe_step(&self, before: &ClusterState, action: &ClusterAction) -> Vec<TraceLine> {
+        let mut rec = Recorder::on();
+        self.step(before, action, &mut rec);
+        rec.into_lines()
+    }
+
+    /// The counterexample `steps` taken from `init`, as Kivi prints it: one numbered line per
+    /// message, silent steps left out.
+    pub fn kivi_trace(
+        &self,
+        init: &ClusterState,
+        steps: &[(ClusterAction, ClusterState)],
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut state = init;
+        for (action, next) in steps {
+            for line in self.describe_step(state, action) {
+                lines.push(line.render(lines.len()));
+            }
+            state = next;
+        }
+        lines
+    }
+
+    /// Kivi's counterexample lines for an engine trace.
+    pub fn counterexample(&self, trace: &crate::engine::Trace<ClusterModel>) -> Vec<String> {
+        let steps: Vec<_> = trace
+            .steps
+            .iter()
+            .map(|s| (s.action, s.state.clone()))
+            .collect();
+        self.kivi_trace(&trace.init, &steps)
+    }
+
+    /// Whether any step is enabled in `state`.
+    pub fn any_enabled(&self, state: &ClusterState) -> bool {
+        let mut found = false;
+        self.for_each_action(state, |_| {
+            found = true;
+            false
+        });
+        found
+    }
+
+    /// Calls `visit` on each enabled action until it returns false, in a fixed order: the
+    /// reverse of the order in which Kivi's `init` starts the processes (events, then the
+    /// controllers, then `init`'s own after-stable step), which is the order SPIN's depth-first
+    /// search tries them in.
+    fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
+        let spec = &self.spec;
+        if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
+            return;
+        }
+        let controllers = [
+            (
+                controllers::descheduler::enabled(spec, s),
+                ClusterAction::Descheduler,
+            ),
+            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (
+                controllers::taint_manager::enabled(s),
+                ClusterAction::TaintManager,
+            ),
+            (!s.node_queue.is_empty(), ClusterAction::NodeController),
+            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
+            (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
+            (
+                !s.deployment_queue.is_empty() && s.kubelet_queue.is_empty(),
+                ClusterAction::DeploymentController,
+            ),
+            (
+                s.is_quiet()
+                    && !s.events.after_stable_started
+                    && spec.events.iter().any(|e| e.after_stable),
+                ClusterAction::StartAfterStable,
+            ),
+        ];
+        for (enabled, action) in controllers {
+            if enabled && !visit(action) {
+                return;
+            }
+        }
+    }
+}
+
+impl Model for ClusterModel {
+    type State = ClusterState;
+    type Action = ClusterAction;
+
+    fn init_states(&self) -> Vec<ClusterState> {
+        vec![self.init.clone()]
+    }
+
+    fn actions(&self, state: &ClusterState, actions: &mut Vec<ClusterAction>) {
+        self.for_each_action(state, |a| {
+            actions.push(a);
+            true
+        });
+    }
+
+    fn next_state(&self, state: &ClusterState, action: &ClusterAction) -> Option<ClusterState> {
+        Some(self.step(state, action, &mut Recorder::off()))
+    }
+
+    fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
+        state.encode(self.spec.events.len(), self.spec.intents.len(), out);
+    }
+
+    fn properties(&self) -> Vec<Property> {
+        self.intent_names()
+            .into_iter()
+            .map(Property::always)
+            .collect()
+    }
+
+    fn holds(&self, property: usize, state: &ClusterState) -> bool {
+        intents::holds(&self.spec, state, property, || self.any_enabled(state))
+    }
+
+    fn state_heap_bytes(&self, state: &ClusterState) -> usize {
+        state.heap_bytes()
+    }
+
+    fn describe_action(&self, state: &ClusterState, action: &ClusterAction) -> String {
+        let lines = self.describe_step(state, action);
+        if lines.is_empty() {
+            format!("{action:?}")
+        } else {
+            lines
+                .iter()
+                .map(|l| match l.controller {
+                    Some(c) => format!("[{c}] {}", l.message),
+                    None => l.message.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    }
+}
+
+/// Loading Kivi's reference cases for unit tests.
+#[cfg(test)]
+pub(crate) mod test_cases {
+    use super::ClusterModel;
+
+    /// The model of `cases/<case>/<file>.json`.
+    pub fn load(case: &str, file: &str) -> ClusterModel {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("cases/{case}/{file}.json"));
+        crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
