@@ -95,7 +95,8 @@ fn non_violation_variants_are_clean() {
 
 #[test]
 fn loop_search_finds_the_oscillations_as_lassos() {
-    use kivi::model::eviction_loop::{evicts_pod, find_eviction_loop, fold_repeats};
+    use kivi::model::eviction_loop::{evicts_pod, find_eviction_loop};
+    use kivi::report::eviction_loop::fold_repeats;
     for case in ["c5", "c8"] {
         let model = load(case, "original");
         let found = find_eviction_loop(&model, 1_000_000)

@@ -2,7 +2,7 @@
 //! that what was modelled can be read, kept, edited and checked again with `kivi check`.
 
 use super::error::CommandError;
-use crate::input::{needs_translation, translate, InputOptions};
+use crate::input::{open, InputOptions, Source};
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ pub struct DumpArgs {
 impl DumpArgs {
     /// Prints the document on stdout, and the warnings and units on stderr.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = load(&self.input, self.original, self.from_cluster_dump, false)?;
+        let document = read(&self.input, self.original, self.from_cluster_dump, false)?;
         let text = serde_json::to_string_pretty(&document)
             .map_err(|error| format!("cannot print the document: {error}"))?;
         match writeln!(std::io::stdout(), "{text}") {
@@ -36,38 +36,26 @@ impl DumpArgs {
     }
 }
 
-/// The uniform JSON for `input`: translated (warnings and units on stderr) when it is not
-/// uniform JSON already.
-pub fn load(
-    input: &Path,
+/// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr;
+/// `verify` refuses a cluster without nodes (see [`InputOptions::verify`]).
+pub fn read(
+    path: &Path,
     original: bool,
     from_cluster_dump: bool,
     verify: bool,
 ) -> Result<serde_json::Value, String> {
-    if needs_translation(input) || from_cluster_dump {
-        let options = InputOptions {
-            original,
-            from_cluster_dump,
-            verify,
-        };
-        let translation = translate(input, options).map_err(|error| error.to_string())?;
-        eprint!("{}", translation.diagnostics.to_text());
-        if let Some(units) = translation.units {
-            eprintln!(
-                "units: one CPU unit is {}, one memory unit is {}",
-                units.cpu.unit, units.memory.unit
-            );
-        }
-        return Ok(translation.document);
+    let options = InputOptions {
+        original,
+        from_cluster_dump,
+        verify,
+    };
+    let input = open(&Source::Path { path, options })?;
+    eprint!("{}", input.diagnostics.to_text());
+    if let Some(units) = input.units {
+        eprintln!(
+            "units: one CPU unit is {}, one memory unit is {}",
+            units.cpu.unit, units.memory.unit
+        );
     }
-    let name = input.display();
-    let text =
-        std::fs::read_to_string(input).map_err(|error| format!("{name}: cannot read: {error}"))?;
-    serde_json::from_str(&text).map_err(|error| {
-        format!(
-            "{name}:{}:{}: not valid JSON: {error}",
-            error.line(),
-            error.column()
-        )
-    })
+    Ok(input.document)
 }

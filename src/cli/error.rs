@@ -1,5 +1,7 @@
 //! How a command fails: the user's input is wrong (exit 2), or kivi itself is (exit 4).
 
+use crate::scaler::sweep::SweepError;
+
 /// Exit code for usage and input errors.
 pub const EXIT_INPUT_ERROR: i32 = 2;
 
@@ -22,6 +24,16 @@ impl CommandError {
         match self {
             Self::Input(_) => EXIT_INPUT_ERROR,
             Self::Internal(_) => EXIT_INTERNAL_ERROR,
+        }
+    }
+}
+
+impl CommandError {
+    /// A sweep's failure, with the input's name in front.
+    pub fn from_sweep(input: &str, error: SweepError) -> Self {
+        match error {
+            SweepError::Input(message) => Self::Input(format!("{input}: {message}")),
+            SweepError::Internal(message) => Self::Internal(format!("{input}: {message}")),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `kivi simulate`: one random run of the single topology (Kivi's `-si`), printed as a
 //! counterexample-style trace. The same seed gives the same run.
 
-use super::dump::load;
+use super::dump::read;
 use super::error::CommandError;
 use crate::engine::rng::SplitMix64;
 use crate::engine::Model;
@@ -30,7 +30,7 @@ pub struct SimulateArgs {
 impl SimulateArgs {
     /// Runs the simulation; exit 1 when an intent was violated on the way.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = load(&self.input, true, self.from_cluster_dump, true)?;
+        let document = read(&self.input, true, self.from_cluster_dump, true)?;
         if document.get("userDefined").is_some() {
             return Err(format!(
                 "{}: a scaling template; simulate a single topology (kivi dump --original \

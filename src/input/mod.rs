@@ -1,5 +1,6 @@
 //! Readers that turn input documents into a [`ClusterModel`](crate::model::ClusterModel).
 //!
+//! - [`source`]: the front door: a built-in case or a path, read into uniform JSON.
 //! - [`uniform`]: Kivi's uniform JSON (what Kivi writes with `-jf`).
 //! - [`directory`]: the front-ends for what platform teams have: Kubernetes manifests with a
 //!   cluster description ([`manifests`], [`kubernetes`], [`cluster_config`]) and live-cluster
@@ -14,6 +15,7 @@ pub mod emit;
 pub mod kubernetes;
 pub mod manifests;
 pub mod quantity;
+pub mod source;
 pub mod uniform;
 pub mod units;
 pub mod yaml_documents;
@@ -21,4 +23,5 @@ pub mod yaml_documents;
 pub use diagnostics::{Diagnostics, InputError};
 pub use directory::{needs_translation, translate, InputOptions, Translation};
 pub use quantity::Quantity;
+pub use source::{open, Opened, Source};
 pub use uniform::{load_uniform, load_uniform_file, LoadError};

@@ -3,72 +3,11 @@
 
 use super::counterexample::Verbosity;
 use super::single::failures_text;
-use crate::engine::Outcome;
-use crate::model::ClusterModel;
-use crate::scaler::jobs::JobVerdict;
-use crate::scaler::Topology;
+use crate::engine::Verdict;
+use crate::scaler::sweep::{SweepResult, TopologyRow};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use std::fmt::Write;
-
-/// One decided topology.
-#[derive(Clone, Debug)]
-pub struct TopologyRow {
-    /// The topology.
-    pub topology: Topology,
-    /// Its 1-based position in Kivi's order.
-    pub position: usize,
-    /// Pod slots the instantiated cluster holds (the most pods it can run, HPA included).
-    pub pods: u64,
-    /// How its check ended.
-    pub verdict: JobVerdict,
-    /// States stored.
-    pub states: u64,
-    /// Transitions computed.
-    pub transitions: u64,
-    /// Check time in seconds.
-    pub elapsed_s: f64,
-    /// Threads the check ran on.
-    pub threads: usize,
-    /// Whether the verdict was taken from the journal instead of checked again.
-    pub from_journal: bool,
-}
-
-/// A violating topology with the check that found its violation.
-pub struct ViolatingTopology {
-    /// The topology.
-    pub row: TopologyRow,
-    /// Its cluster model, to print the counterexample.
-    pub model: ClusterModel,
-    /// The check's outcome, with the replayed counterexample.
-    pub outcome: Outcome<ClusterModel>,
-}
-
-/// Everything a sweep found.
-pub struct SweepReport {
-    /// Fast-find level used.
-    pub fast_find: u8,
-    /// Topologies in Kivi's order up to the confident size.
-    pub candidates: usize,
-    /// Decided topologies, in Kivi's order.
-    pub rows: Vec<TopologyRow>,
-    /// Violating topologies, smallest first (one unless `--all-violations`).
-    pub violations: Vec<ViolatingTopology>,
-    /// Whether the first violation is guaranteed to be Kivi's minimal one.
-    pub guaranteed_minimal: bool,
-    /// Whether each violating topology's check went on to report every violated intent
-    /// (`--all-violations`); otherwise it stopped at the first one it met.
-    pub every_intent: bool,
-    /// Topologies before the first violation whose check a bound cut short: each may hide a
-    /// smaller violation, so the answer is then the smallest found, not a proven minimum.
-    pub cut_short: usize,
-    /// Why the sweep could not decide, if it could not.
-    pub incomplete: Option<String>,
-    /// Wall-clock time of the sweep.
-    pub elapsed_s: f64,
-    /// Worker threads.
-    pub threads: usize,
-}
 
 /// Percentiles of the per-topology check times, in milliseconds.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -83,168 +22,192 @@ pub struct CheckTimes {
     pub max_ms: f64,
 }
 
-impl SweepReport {
-    /// The distribution of check times of the topologies actually checked.
-    pub fn check_times(&self) -> Option<CheckTimes> {
-        // Microseconds, from 1 µs to 10^10 µs (almost three hours) at three significant figures.
-        let mut histogram =
-            Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("the bounds are valid");
-        for row in self.rows.iter().filter(|row| !row.from_journal) {
-            histogram.saturating_record((row.elapsed_s * 1e6).round().max(1.0) as u64);
-        }
-        if histogram.is_empty() {
-            return None;
-        }
-        let ms = |micros: u64| micros as f64 / 1000.0;
-        Some(CheckTimes {
-            p50_ms: ms(histogram.value_at_quantile(0.5)),
-            p90_ms: ms(histogram.value_at_quantile(0.9)),
-            p99_ms: ms(histogram.value_at_quantile(0.99)),
-            max_ms: ms(histogram.max()),
-        })
+/// The distribution of the check times of the topologies actually checked (not taken from
+/// the journal).
+pub fn check_times(result: &SweepResult) -> Option<CheckTimes> {
+    // Microseconds, from 1 µs to 10^10 µs (almost three hours) at three significant figures.
+    let mut histogram =
+        Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("the bounds are valid");
+    for row in result.rows.iter().filter(|row| !row.from_journal) {
+        histogram.saturating_record((row.elapsed_s * 1e6).round().max(1.0) as u64);
     }
-
-    /// Topologies decided up to and including the first violating one (Kivi's "topologies
-    /// tried"), or all decided ones when none violates.
-    pub fn decided_up_to_minimal(&self) -> usize {
-        match self.violations.first() {
-            Some(first) => self
-                .rows
-                .iter()
-                .filter(|row| row.position <= first.row.position)
-                .count(),
-            None => self.rows.len(),
-        }
+    if histogram.is_empty() {
+        return None;
     }
+    let ms = |micros: u64| micros as f64 / 1000.0;
+    Some(CheckTimes {
+        p50_ms: ms(histogram.value_at_quantile(0.5)),
+        p90_ms: ms(histogram.value_at_quantile(0.9)),
+        p99_ms: ms(histogram.value_at_quantile(0.99)),
+        max_ms: ms(histogram.max()),
+    })
+}
 
-    /// The process exit code: 1 violation, 3 incomplete, 0 none.
-    pub fn exit_code(&self) -> i32 {
-        if !self.violations.is_empty() {
-            1
-        } else if self.incomplete.is_some() {
-            3
-        } else {
-            0
-        }
+/// Why the first violating topology is only the smallest found, or nothing when it is proven
+/// minimal.
+fn minimality_note(result: &SweepResult) -> String {
+    let mut reasons = Vec::new();
+    if result.cut_short > 0 {
+        reasons.push(format!(
+            "{} smaller topologies were cut short by a bound (--timeout, --memory or --depth)",
+            result.cut_short
+        ));
     }
+    if result.undecided > 0 {
+        reasons.push(format!(
+            "{} smaller topologies were not decided (interrupted)",
+            result.undecided
+        ));
+    }
+    if !reasons.is_empty() {
+        format!(
+            " — smallest found; not guaranteed minimal: {}",
+            reasons.join(", and ")
+        )
+    } else if result.guaranteed_minimal {
+        String::new()
+    } else {
+        " — not guaranteed minimal: this fast-find level skips topologies".to_string()
+    }
+}
 
-    /// The report as text.
-    pub fn to_text(&self, verbosity: Verbosity) -> String {
-        let mut text = format!(
-            "Scaling: {} topologies up to the confident size (fast-find {}, {} thread(s))\n",
-            self.candidates, self.fast_find, self.threads
-        );
-        for violation in &self.violations {
-            let _ = writeln!(
-                text,
-                "Topology {} ({}):",
-                violation.row.topology,
-                plain_size(&violation.row)
-            );
-            text.push_str(&failures_text(
-                &violation.model,
-                &violation.outcome,
-                verbosity,
-            ));
-        }
-        let _ = writeln!(text, "Summary:");
-        match self.violations.first() {
-            Some(first) => {
-                let _ = writeln!(text, "    {} failure(s) found!", self.violations.len());
-                let _ = writeln!(
-                    text,
-                    "    Violating intent(s): {}{}",
-                    first.outcome.violated().join(", "),
-                    if !self.every_intent {
-                        " (the first found; --all-violations reports every intent violated)"
-                    } else {
-                        ""
-                    }
-                );
-                let note = if self.cut_short > 0 {
-                    format!(
-                        " — smallest found; not guaranteed minimal: {} smaller topologies were \
-                         cut short by a bound (--timeout, --memory or --depth)",
-                        self.cut_short
-                    )
-                } else if self.guaranteed_minimal {
-                    String::new()
-                } else {
-                    " — not guaranteed minimal: this fast-find level skips topologies".to_string()
-                };
-                let _ = writeln!(
-                    text,
-                    "    Minimal violating topology: {} ({}){note}",
-                    first.row.topology,
-                    plain_size(&first.row),
-                );
-            }
-            None if self.incomplete.is_none() => {
-                let _ = writeln!(text, "    No failure is found!");
-            }
-            None => {}
-        }
-        if let Some(reason) = &self.incomplete {
-            let _ = writeln!(text, "    Incomplete: {reason}");
-        }
+/// What a sweep's journal holds and how to resume, for an interrupted sweep.
+fn resume_hint(result: &SweepResult) -> Option<String> {
+    if !result.interrupted {
+        return None;
+    }
+    Some(match &result.journal {
+        Some(journal) => format!(
+            "{} decided topologies are recorded in {}; run the same command again to resume",
+            journal.recorded,
+            journal.path.display()
+        ),
+        None => "nothing was recorded; give --journal FILE to keep the progress of a sweep"
+            .to_string(),
+    })
+}
+
+/// The sweep's answer as Kivi's text.
+pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
+    let mut text = format!(
+        "Scaling: {} topologies up to the confident size (fast-find {}, {} thread(s))\n",
+        result.candidates,
+        result.fast_find.level(),
+        result.threads
+    );
+    for violation in &result.violations {
         let _ = writeln!(
             text,
-            "    Topologies decided: {} up to the answer ({} checks finished, {} from the journal)",
-            self.decided_up_to_minimal(),
-            self.rows.len(),
-            self.rows.iter().filter(|row| row.from_journal).count()
+            "Topology {} ({}):",
+            violation.row.topology,
+            plain_size(&violation.row)
         );
-        if let Some(times) = self.check_times() {
+        text.push_str(&failures_text(
+            &violation.model,
+            &violation.outcome,
+            verbosity,
+        ));
+    }
+    let _ = writeln!(text, "Summary:");
+    match result.violations.first() {
+        Some(first) => {
+            let _ = writeln!(text, "    {} failure(s) found!", result.violations.len());
             let _ = writeln!(
                 text,
-                "    Check time per topology: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-                times.p50_ms, times.p90_ms, times.p99_ms, times.max_ms
+                "    Violating intent(s): {}{}",
+                first.outcome.violated().join(", "),
+                if result.every_intent {
+                    ""
+                } else {
+                    " (the first found; --all-violations reports every intent violated)"
+                }
+            );
+            let _ = writeln!(
+                text,
+                "    Minimal violating topology: {} ({}){}",
+                first.row.topology,
+                plain_size(&first.row),
+                minimality_note(result)
             );
         }
-        let _ = writeln!(text, "    Elapsed time: {:.3} seconds", self.elapsed_s);
-        text
+        None if result.incomplete.is_none() => {
+            let _ = writeln!(text, "    No failure is found!");
+        }
+        None => {}
     }
+    if let Some(reason) = &result.incomplete {
+        let _ = writeln!(text, "    Incomplete: {reason}");
+    }
+    if let Some(hint) = resume_hint(result) {
+        let _ = writeln!(text, "    Interrupted: {hint}");
+    }
+    let _ = writeln!(
+        text,
+        "    Topologies decided: {} up to the answer ({} checks finished, {} from the journal)",
+        result.decided_up_to_minimal(),
+        result.rows.len(),
+        result.rows.iter().filter(|row| row.from_journal).count()
+    );
+    if let Some(times) = check_times(result) {
+        let _ = writeln!(
+            text,
+            "    Check time per topology: p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            times.p50_ms, times.p90_ms, times.p99_ms, times.max_ms
+        );
+    }
+    let _ = writeln!(text, "    Elapsed time: {:.3} seconds", result.elapsed_s);
+    text
+}
 
-    /// The report as JSON.
-    pub fn to_json(&self) -> Value {
-        let rows: Vec<Value> = self.rows.iter().map(row_json).collect();
-        let violations: Vec<Value> = self
-            .violations
-            .iter()
-            .map(|violation| {
-                let mut value = row_json(&violation.row);
-                value["report"] = super::single::to_json(&violation.model, &violation.outcome);
-                value
-            })
-            .collect();
-        let minimal = self.violations.first().map(|first| {
-            json!({
-                "kivi": first.row.topology.to_string(),
-                "nodes": first.row.topology.total_nodes(),
-                "replicas": first.row.topology.total_replicas(),
-                "pods": first.row.pods,
-                "position": first.row.position,
-                "intents": first.outcome.violated(),
-                "guaranteedMinimal": self.guaranteed_minimal && self.cut_short == 0,
-                "cutShortBefore": self.cut_short,
-            })
-        });
-        json!({
-            "mode": "scaling",
-            "verdict": match self.exit_code() { 1 => "violation", 3 => "incomplete", _ => "no_violation" },
-            "fastFind": self.fast_find,
-            "threads": self.threads,
-            "candidates": self.candidates,
-            "topologiesDecided": self.decided_up_to_minimal(),
-            "checksFinished": self.rows.len(),
-            "minimal": minimal,
-            "incomplete": self.incomplete,
-            "checkTimes": self.check_times(),
-            "elapsed_s": self.elapsed_s,
-            "violations": violations,
-            "rows": rows,
+/// The sweep's answer as JSON.
+pub fn to_json(result: &SweepResult) -> Value {
+    let rows: Vec<Value> = result.rows.iter().map(row_json).collect();
+    let violations: Vec<Value> = result
+        .violations
+        .iter()
+        .map(|violation| {
+            let mut value = row_json(&violation.row);
+            value["report"] = super::single::to_json(&violation.model, &violation.outcome);
+            value
         })
-    }
+        .collect();
+    let minimal = result.violations.first().map(|first| {
+        json!({
+            "kivi": first.row.topology.to_string(),
+            "nodes": first.row.topology.total_nodes(),
+            "replicas": first.row.topology.total_replicas(),
+            "pods": first.row.pods,
+            "position": first.row.position,
+            "intents": first.outcome.violated(),
+            "guaranteedMinimal": result.proven_minimal(),
+            "cutShortBefore": result.cut_short,
+            "undecidedBefore": result.undecided,
+        })
+    });
+    json!({
+        "mode": "scaling",
+        "verdict": match result.verdict() {
+            Verdict::Violation => "violation",
+            Verdict::Incomplete => "incomplete",
+            Verdict::NoViolation => "no_violation",
+        },
+        "fastFind": result.fast_find.level(),
+        "threads": result.threads,
+        "candidates": result.candidates,
+        "topologiesDecided": result.decided_up_to_minimal(),
+        "checksFinished": result.rows.len(),
+        "minimal": minimal,
+        "incomplete": result.incomplete,
+        "interrupted": result.interrupted,
+        "journal": result.journal.as_ref().map(|journal| json!({
+            "path": journal.path,
+            "recorded": journal.recorded,
+        })),
+        "checkTimes": check_times(result),
+        "elapsed_s": result.elapsed_s,
+        "violations": violations,
+        "rows": rows,
+    })
 }
 
 fn plain_size(row: &TopologyRow) -> String {
@@ -277,8 +240,9 @@ fn row_json(row: &TopologyRow) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scaler::{FastFind, JobVerdict, Topology};
 
-    fn row(position: usize, elapsed_s: f64) -> TopologyRow {
+    fn row(position: usize, elapsed_s: f64, from_journal: bool) -> TopologyRow {
         TopologyRow {
             topology: Topology::new(vec![1], vec![position as u64]),
             position,
@@ -288,27 +252,59 @@ mod tests {
             transitions: 0,
             elapsed_s,
             threads: 1,
-            from_journal: false,
+            from_journal,
         }
     }
 
-    #[test]
-    fn check_times_cover_slow_topologies() {
-        let report = SweepReport {
-            fast_find: 0,
+    fn result(rows: Vec<TopologyRow>) -> SweepResult {
+        SweepResult {
+            fast_find: FastFind::Exhaustive,
             candidates: 3,
-            rows: vec![row(1, 0.0005), row(2, 0.003), row(3, 7.5)],
+            rows,
             violations: Vec::new(),
             guaranteed_minimal: true,
             every_intent: false,
             cut_short: 0,
+            undecided: 0,
             incomplete: None,
+            interrupted: false,
+            journal: None,
             elapsed_s: 7.6,
             threads: 1,
-        };
-        let times = report.check_times().expect("three rows");
+        }
+    }
+
+    #[test]
+    fn check_times_cover_slow_topologies_and_skip_journaled_ones() {
+        let sweep = result(vec![
+            row(1, 0.0005, false),
+            row(2, 0.003, false),
+            row(3, 7.5, false),
+            row(4, 100.0, true),
+        ]);
+        let times = check_times(&sweep).expect("three rows checked");
         assert!((times.p50_ms - 3.0).abs() < 0.01, "{times:?}");
         assert!((times.max_ms - 7500.0).abs() < 10.0, "{times:?}");
-        assert_eq!(report.exit_code(), 0);
+        assert_eq!(sweep.verdict(), Verdict::NoViolation);
+    }
+
+    #[test]
+    fn an_interrupted_sweep_says_how_to_resume() {
+        let mut sweep = result(vec![row(1, 0.001, false)]);
+        sweep.interrupted = true;
+        sweep.incomplete = Some("interrupted (Ctrl-C) with 1 of 3 topologies decided".into());
+        sweep.journal = Some(crate::scaler::sweep::JournalSummary {
+            path: "j.jsonl".into(),
+            recorded: 1,
+        });
+        let text = to_text(&sweep, Verbosity::Steps);
+        assert!(text.contains("Incomplete: interrupted (Ctrl-C) with 1 of 3 topologies decided"));
+        assert!(text.contains(
+            "Interrupted: 1 decided topologies are recorded in j.jsonl; run the same command \
+             again to resume"
+        ));
+        assert!(!text.contains("No failure"));
+        assert_eq!(sweep.verdict(), Verdict::Incomplete);
+        assert_eq!(to_json(&sweep)["verdict"], "incomplete");
     }
 }

@@ -104,12 +104,17 @@ impl Journal {
             .collect()
     }
 
-    /// How many topologies earlier runs decided for this input.
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many topologies this input has decided in the journal, by earlier runs and this one.
     pub fn len(&self) -> usize {
         self.decided.len()
     }
 
-    /// Whether no earlier run decided anything for this input.
+    /// Whether the journal decides nothing for this input.
     pub fn is_empty(&self) -> bool {
         self.decided.is_empty()
     }
@@ -135,6 +140,8 @@ impl Journal {
         let line = serde_json::to_string(&entry).expect("journal entries serialise");
         writeln!(self.file, "{line}")
             .and_then(|()| self.file.flush())
-            .map_err(|e| format!("{}: cannot write the journal: {e}", self.path.display()))
+            .map_err(|e| format!("{}: cannot write the journal: {e}", self.path.display()))?;
+        self.decided.insert(topology.clone(), entry);
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@
 //! - [`error`]: the error for a malformed template.
 //! - [`jobs`]: the job scheduler that checks topologies concurrently on a shared pool.
 //! - [`journal`]: the resumable record of decided topologies (`--journal`).
+//! - [`sweep`]: a whole sweep from start to answer: plan, journal, jobs, result.
 
 pub mod enumeration;
 pub mod error;
@@ -16,6 +17,7 @@ pub mod instantiate;
 pub mod jobs;
 pub mod journal;
 pub mod search;
+pub mod sweep;
 pub mod template;
 pub mod topology;
 

@@ -261,6 +261,12 @@ impl Search {
         })
     }
 
+    /// The smallest violating topology reported so far, finished or not: what an interrupted
+    /// search has found.
+    pub fn smallest_violation(&self) -> Option<Topology> {
+        self.first_violation.map(|i| self.candidates[i].clone())
+    }
+
     fn count(&self, verdict: Verdict) -> usize {
         self.verdicts.iter().filter(|&&v| v == verdict).count()
     }

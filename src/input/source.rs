@@ -1,0 +1,97 @@
+//! Where an input comes from, read into uniform JSON: a built-in case of the paper, a uniform
+//! JSON file, or anything the front-ends translate (a directory of manifests and cluster
+//! description, a YAML file, a live-cluster dump).
+
+use super::diagnostics::Diagnostics;
+use super::directory::{needs_translation, translate, InputOptions};
+use super::emit::Units;
+use crate::cases;
+use serde_json::Value;
+use std::path::Path;
+
+/// An input to read.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// A built-in case (`c1` … `c8`): its single topology or scaling template, in either
+    /// variant.
+    Case {
+        /// `c1` … `c8`.
+        name: &'a str,
+        /// The single topology at scale 3 rather than the scaling template.
+        original: bool,
+        /// The variant without a violation.
+        non_violation: bool,
+    },
+    /// A file or directory, translated by the front-ends unless it is uniform JSON.
+    Path {
+        /// Where it is.
+        path: &'a Path,
+        /// How to translate it.
+        options: InputOptions,
+    },
+}
+
+/// An input read into uniform JSON.
+#[derive(Clone, Debug)]
+pub struct Opened {
+    /// How messages name the input: `case c3`, or the path.
+    pub name: String,
+    /// The uniform JSON: a single topology, or a scaling template (with `userDefined`).
+    pub document: Value,
+    /// What the front-ends warned about (empty for uniform JSON and cases).
+    pub diagnostics: Diagnostics,
+    /// The units the front-ends chose, when they translated.
+    pub units: Option<Units>,
+}
+
+impl Opened {
+    /// Whether the document is a scaling template, to be swept.
+    pub fn is_template(&self) -> bool {
+        self.document.get("userDefined").is_some()
+    }
+}
+
+/// Reads `source`; an error names the input, the place and the fix.
+pub fn open(source: &Source<'_>) -> Result<Opened, String> {
+    let (name, text) = match *source {
+        Source::Case {
+            name,
+            original,
+            non_violation,
+        } => {
+            let case = cases::find(name)
+                .ok_or_else(|| format!("unknown case '{name}': the built-in cases are c1 to c8"))?;
+            (
+                format!("case {}", case.name),
+                case.document(original, non_violation).to_string(),
+            )
+        }
+        Source::Path { path, options } => {
+            if needs_translation(path) || options.from_cluster_dump {
+                let translation = translate(path, options).map_err(|error| error.to_string())?;
+                return Ok(Opened {
+                    name: path.display().to_string(),
+                    document: translation.document,
+                    diagnostics: translation.diagnostics,
+                    units: translation.units,
+                });
+            }
+            let text = std::fs::read_to_string(path)
+                .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
+            (path.display().to_string(), text)
+        }
+    };
+    let document = serde_json::from_str(&text).map_err(|error| {
+        format!(
+            "{name}:{}:{}: not valid JSON: {error}; fix the syntax at that place",
+            error.line(),
+            error.column()
+        )
+    })?;
+    Ok(Opened {
+        name,
+        document,
+        diagnostics: Diagnostics::default(),
+        units: None,
+    })
+}

@@ -1,0 +1,143 @@
+//! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
+//! it, in Kivi's trace style, or why there is none.
+
+use crate::engine::TooManyStates;
+use crate::model::eviction_loop::EvictionLoop;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// The process exit code of a loop search: 1 a loop, 0 none, 3 the state bound was reached.
+pub fn exit_code(result: &Result<Option<EvictionLoop>, TooManyStates>) -> i32 {
+    match result {
+        Ok(Some(_)) => 1,
+        Ok(None) => 0,
+        Err(_) => 3,
+    }
+}
+
+/// The result as text: the path to the loop (runs of repeated lines folded) and one round.
+pub fn to_text(result: &Result<Option<EvictionLoop>, TooManyStates>) -> String {
+    let mut text = String::new();
+    match result {
+        Err(bound) => {
+            let _ = writeln!(text, "Incomplete: {bound} (raise --loop-max-states)");
+        }
+        Ok(None) => {
+            let _ = writeln!(
+                text,
+                "No eviction loop: every run settles or loops without evicting."
+            );
+        }
+        Ok(Some(found)) => {
+            let lines = found.lines();
+            let _ = writeln!(
+                text,
+                "Eviction loop found: pods are evicted and re-created forever."
+            );
+            let _ = writeln!(text, "Path to the loop:");
+            for line in fold_repeats(&lines.prefix) {
+                let _ = writeln!(text, "{line}");
+            }
+            let _ = writeln!(text, "Loop (repeats forever):");
+            for line in &lines.cycle {
+                let _ = writeln!(text, "{line}");
+            }
+        }
+    }
+    text
+}
+
+/// The result as JSON.
+pub fn to_json(result: &Result<Option<EvictionLoop>, TooManyStates>) -> Value {
+    match result {
+        Err(bound) => json!({"mode": "loop", "verdict": "incomplete", "reason": bound.to_string()}),
+        Ok(None) => json!({"mode": "loop", "verdict": "no_violation"}),
+        Ok(Some(found)) => {
+            let lines = found.lines();
+            json!({
+                "mode": "loop",
+                "verdict": "violation",
+                "prefix": lines.prefix,
+                "cycle": lines.cycle,
+            })
+        }
+    }
+}
+
+/// Longest block of lines [`fold_repeats`] looks for.
+const MAX_FOLDED_BLOCK: usize = 64;
+
+/// A trace line without its leading `[step]` number.
+fn message(line: &str) -> &str {
+    line.strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .map_or(line, |(_, message)| message)
+}
+
+/// `lines` with every run of a block repeated back to back (step numbers aside) shown once and
+/// followed by a note of how often it repeats. A loop's prefix often repeats the loop itself
+/// many times while the descheduler's clock runs up to its period; folded, it reads as the
+/// rounds a person would describe.
+pub fn fold_repeats(lines: &[String]) -> Vec<String> {
+    let same = |a: usize, b: usize, len: usize| {
+        (0..len).all(|k| message(&lines[a + k]) == message(&lines[b + k]))
+    };
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let run = (1..=MAX_FOLDED_BLOCK.min((lines.len() - i) / 2))
+            .map(|len| {
+                let mut copies = 1;
+                while i + (copies + 1) * len <= lines.len() && same(i, i + copies * len, len) {
+                    copies += 1;
+                }
+                (len, copies)
+            })
+            .find(|&(_, copies)| copies >= 3);
+        match run {
+            Some((len, copies)) => {
+                out.extend_from_slice(&lines[i..i + len]);
+                out.push(format!(
+                    "... the {len} line(s) above repeat {} more times ...",
+                    copies - 1
+                ));
+                i += len * copies;
+            }
+            None => {
+                out.push(lines[i].clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(messages: &[&str]) -> Vec<String> {
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("[{i}][X] {m}"))
+            .collect()
+    }
+
+    #[test]
+    fn folds_blocks_repeated_three_times_or_more() {
+        let lines = numbered(&["start", "a", "b", "a", "b", "a", "b", "end"]);
+        assert_eq!(
+            fold_repeats(&lines),
+            [
+                "[0][X] start",
+                "[1][X] a",
+                "[2][X] b",
+                "... the 2 line(s) above repeat 2 more times ...",
+                "[7][X] end"
+            ]
+        );
+        let twice = numbered(&["a", "b", "a", "b"]);
+        assert_eq!(fold_repeats(&twice), twice);
+    }
+}

@@ -1,0 +1,562 @@
+//! A scaling sweep from start to answer.
+//!
+//! [`run`] does everything a sweep needs: it enumerates Kivi's order, opens the journal and
+//! takes from it the topologies earlier runs found passing, drives the plan — Kivi's
+//! [`Search`] for the first violating topology, or [`Exhaustive`] with `--all-violations` —
+//! through the job scheduler, appends each decision to the journal, and assembles a
+//! [`SweepResult`]: one row per decided topology, the violating ones with their
+//! counterexamples, and how far the answer can be trusted (guaranteed minimal, topologies a
+//! bound cut short, topologies an interrupt left undecided).
+
+use super::enumeration::{enumerate, EnumerationOptions, FastFind};
+use super::instantiate::instantiate;
+use super::jobs::{run_plan, Exhaustive, JobContext, JobReport};
+use super::journal::{Journal, JournalEntry};
+use super::search::{JobVerdict, Search};
+use super::template::Template;
+use super::topology::Topology;
+use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
+use crate::input::load_uniform;
+use crate::model::ClusterModel;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How to sweep.
+#[derive(Clone, Debug)]
+pub struct SweepSettings {
+    /// Which topologies, in which order, and how fast to ramp up.
+    pub enumeration: EnumerationOptions,
+    /// How each topology is checked; `threads` is the size of the sweep's whole pool.
+    pub check: CheckOptions,
+    /// Check every topology and keep every violation, each check reporting every intent.
+    pub all_violations: bool,
+    /// The journal to resume from and to append each decision to.
+    pub journal: Option<PathBuf>,
+}
+
+/// One decided topology.
+#[derive(Clone, Debug)]
+pub struct TopologyRow {
+    /// The topology.
+    pub topology: Topology,
+    /// Its 1-based position in Kivi's order.
+    pub position: usize,
+    /// Pod slots the instantiated cluster holds (the most pods it can run, HPA included).
+    pub pods: u64,
+    /// How its check ended.
+    pub verdict: JobVerdict,
+    /// States stored.
+    pub states: u64,
+    /// Transitions computed.
+    pub transitions: u64,
+    /// Check time in seconds.
+    pub elapsed_s: f64,
+    /// Threads the check ran on.
+    pub threads: usize,
+    /// Whether the verdict was taken from the journal instead of checked again.
+    pub from_journal: bool,
+}
+
+/// A violating topology with the check that found its violation.
+pub struct ViolatingTopology {
+    /// The topology.
+    pub row: TopologyRow,
+    /// Its cluster model, to print the counterexample.
+    pub model: ClusterModel,
+    /// The check's outcome, with the replayed counterexample.
+    pub outcome: Outcome<ClusterModel>,
+}
+
+/// A topology just decided, for progress displays.
+#[derive(Clone, Copy, Debug)]
+pub struct Decided<'a> {
+    /// The topology.
+    pub topology: &'a Topology,
+    /// States its check stored.
+    pub states: u64,
+    /// Topologies the sweep may decide in all (the level-0 order up to the confident size).
+    pub candidates: usize,
+}
+
+/// What the journal holds after the sweep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JournalSummary {
+    /// The journal file.
+    pub path: PathBuf,
+    /// Topologies it records for this input.
+    pub recorded: usize,
+}
+
+/// Everything a sweep found.
+pub struct SweepResult {
+    /// The fast-find mode used.
+    pub fast_find: FastFind,
+    /// Topologies the mode may hand out, up to the confident size.
+    pub candidates: usize,
+    /// Decided topologies, in Kivi's order.
+    pub rows: Vec<TopologyRow>,
+    /// Violating topologies, smallest first (one unless `--all-violations`).
+    pub violations: Vec<ViolatingTopology>,
+    /// Whether the mode visits every level-0 topology before its answer (false for fast-find
+    /// levels that skip topologies).
+    pub guaranteed_minimal: bool,
+    /// Whether each violating topology's check went on to report every violated intent;
+    /// otherwise it stopped at the first one it met.
+    pub every_intent: bool,
+    /// Topologies before the first violation whose check a bound cut short: each may hide a
+    /// smaller violation.
+    pub cut_short: usize,
+    /// Topologies before the first violation that an interrupt left undecided.
+    pub undecided: usize,
+    /// Why the sweep found no violation and proves nothing, if so.
+    pub incomplete: Option<String>,
+    /// Whether Ctrl-C stopped the sweep.
+    pub interrupted: bool,
+    /// The journal, when one was kept.
+    pub journal: Option<JournalSummary>,
+    /// Wall-clock time of the sweep.
+    pub elapsed_s: f64,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl SweepResult {
+    /// The sweep's answer: a violation (real, even when not proven minimal), none, or
+    /// incomplete when no violation was found but not every topology was decided in full.
+    pub fn verdict(&self) -> Verdict {
+        if !self.violations.is_empty() {
+            Verdict::Violation
+        } else if self.incomplete.is_some() {
+            Verdict::Incomplete
+        } else {
+            Verdict::NoViolation
+        }
+    }
+
+    /// Whether the first violation is proven to be Kivi's minimal one.
+    pub fn proven_minimal(&self) -> bool {
+        self.guaranteed_minimal && self.cut_short == 0 && self.undecided == 0
+    }
+
+    /// Topologies decided up to and including the first violating one (Kivi's "topologies
+    /// tried"), or all decided ones when none violates.
+    pub fn decided_up_to_minimal(&self) -> usize {
+        match self.violations.first() {
+            Some(first) => self
+                .rows
+                .iter()
+                .filter(|row| row.position <= first.row.position)
+                .count(),
+            None => self.rows.len(),
+        }
+    }
+}
+
+/// Why a sweep gave no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SweepError {
+    /// The template, a topology's document or the journal is wrong.
+    Input(String),
+    /// kivi failed on a topology (a panic, or a counterexample that does not replay).
+    Internal(String),
+}
+
+impl std::fmt::Display for SweepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Input(message) | Self::Internal(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+/// The model of one topology of `template`: its instantiated document, loaded.
+pub fn topology_model(template: &Template, topology: &Topology) -> Result<ClusterModel, String> {
+    load_uniform(&instantiate(template, topology)).map_err(|error| format!("topology {topology}: {error}"))
+}
+
+/// Sweeps `template` on `pool` as `settings` say. `on_decided` sees each topology as it is
+/// decided (for a progress bar). Ctrl-C (`interrupt`) stops handing
+/// out topologies, cancels the running ones, and returns what was decided before it.
+pub fn run(
+    template: &Template,
+    settings: &SweepSettings,
+    pool: &rayon::ThreadPool,
+    interrupt: &CancelToken,
+    mut on_decided: impl FnMut(Decided<'_>),
+) -> Result<SweepResult, SweepError> {
+    let level0 = EnumerationOptions {
+        fast_find: FastFind::Exhaustive,
+        ..settings.enumeration
+    };
+    let order = enumerate(template, &level0);
+    let mut journal = match &settings.journal {
+        Some(path) => Some(
+            Journal::open(path, &fingerprint(template, settings)).map_err(SweepError::Input)?,
+        ),
+        None => None,
+    };
+    let passed = Arc::new(journal.as_ref().map(Journal::passed).unwrap_or_default());
+    let job = {
+        let template = Arc::new(template.clone());
+        let options = settings.check.clone();
+        let passed = passed.clone();
+        move |topology: &Topology, context: JobContext| {
+            // A panic here would abort the pool's thread; it becomes an internal error.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                check_topology(&template, &options, &passed, topology, context)
+            }))
+            .unwrap_or_else(|payload| {
+                failed(SweepError::Internal(format!(
+                    "topology {topology}: {}",
+                    panic_message(&*payload)
+                )))
+            })
+        }
+    };
+    let started = Instant::now();
+    let mut journal_error = None;
+    let on_report = |report: &JobReport<TopologyCheck>| {
+        on_decided(Decided {
+            topology: &report.topology,
+            states: report.output.states,
+            candidates: order.len(),
+        });
+        if let (Some(journal), false) = (&mut journal, report.output.from_journal) {
+            if let Err(error) = journal.record(
+                &report.topology,
+                report.verdict,
+                report.output.states,
+                report.output.transitions,
+                report.elapsed.as_secs_f64(),
+            ) {
+                journal_error.get_or_insert(error);
+            }
+        }
+    };
+    let threads = settings.check.threads;
+    let (reports, candidates, guaranteed_minimal, first) = if settings.all_violations {
+        let mut plan = Exhaustive::new(order.clone());
+        let reports = run_plan(pool, threads, &mut plan, job, on_report, interrupt);
+        (reports, order.len(), true, None)
+    } else {
+        let mut search = Search::new(template, &settings.enumeration, threads);
+        let candidates = search.candidates().len();
+        let reports = run_plan(pool, threads, &mut search, job, on_report, interrupt);
+        let (guaranteed, first) = match search.outcome() {
+            Some(outcome) => (outcome.guaranteed_minimal, outcome.violation),
+            None => (false, search.smallest_violation()),
+        };
+        (reports, candidates, guaranteed, first)
+    };
+    if let Some(error) = journal_error {
+        return Err(SweepError::Input(error));
+    }
+    if let Some(error) = reports.iter().find_map(|report| report.output.error.clone()) {
+        return Err(error);
+    }
+    let positions: HashMap<&Topology, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(index, topology)| (topology, index + 1))
+        .collect();
+    let mut result = assemble(reports, &positions, template, settings, first);
+    result.candidates = candidates;
+    result.guaranteed_minimal = guaranteed_minimal;
+    result.interrupted = interrupt.is_cancelled();
+    result.undecided = if result.interrupted {
+        let bound = result
+            .violations
+            .first()
+            .map_or(order.len() + 1, |v| v.row.position);
+        (bound - 1).saturating_sub(result.rows.iter().filter(|r| r.position < bound).count())
+    } else {
+        0
+    };
+    if result.interrupted && result.violations.is_empty() {
+        result.incomplete = Some(format!(
+            "interrupted (Ctrl-C) with {} of {} topologies decided",
+            result.rows.len(),
+            candidates
+        ));
+    }
+    result.journal = journal.map(|journal| JournalSummary {
+        path: journal.path().to_path_buf(),
+        recorded: journal.len(),
+    });
+    result.elapsed_s = started.elapsed().as_secs_f64();
+    Ok(result)
+}
+
+/// The rows and violations of the decided topologies, in Kivi's order; `first` is the
+/// answer of Kivi's search (every violation counts with `--all-violations`).
+fn assemble(
+    reports: Vec<JobReport<TopologyCheck>>,
+    positions: &HashMap<&Topology, usize>,
+    template: &Template,
+    settings: &SweepSettings,
+    first: Option<Topology>,
+) -> SweepResult {
+    let mut rows = Vec::new();
+    let mut violations = Vec::new();
+    for report in reports {
+        let row = TopologyRow {
+            position: positions[&report.topology],
+            pods: template.pod_count(&report.topology),
+            topology: report.topology,
+            verdict: report.verdict,
+            states: report.output.states,
+            transitions: report.output.transitions,
+            elapsed_s: report.output.elapsed_s,
+            threads: report.threads,
+            from_journal: report.output.from_journal,
+        };
+        let counts = settings.all_violations || first.as_ref() == Some(&row.topology);
+        if let (true, Some((model, outcome))) = (counts, report.output.violation) {
+            violations.push(ViolatingTopology {
+                row: row.clone(),
+                model,
+                outcome,
+            });
+        }
+        rows.push(row);
+    }
+    rows.sort_by_key(|row| row.position);
+    violations.sort_by_key(|violation| violation.row.position);
+    let answer = violations.first().map(|v| v.row.position);
+    let cut_short: Vec<&TopologyRow> = rows
+        .iter()
+        .filter(|row| {
+            row.verdict == JobVerdict::Incomplete && answer.is_none_or(|p| row.position < p)
+        })
+        .collect();
+    let incomplete = match (answer, cut_short.first()) {
+        (None, Some(row)) => Some(format!(
+            "the check of {} was cut short by a bound (--timeout, --memory or --depth){}",
+            row.topology,
+            match cut_short.len() {
+                1 => String::new(),
+                more => format!(", and {} more", more - 1),
+            }
+        )),
+        _ => None,
+    };
+    let cut_short = if answer.is_some() { cut_short.len() } else { 0 };
+    SweepResult {
+        fast_find: settings.enumeration.fast_find,
+        candidates: 0,
+        rows,
+        violations,
+        guaranteed_minimal: true,
+        every_intent: settings.all_violations,
+        cut_short,
+        undecided: 0,
+        incomplete,
+        interrupted: false,
+        journal: None,
+        elapsed_s: 0.0,
+        threads: settings.check.threads,
+    }
+}
+
+/// The journal's fingerprint of a sweep: the template with its sizes (after `--scale`), the
+/// confident size and the check options that change verdicts. Journals of other sweeps are
+/// ignored on resume.
+fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
+    let sizes: Vec<(u64, u64)> = template
+        .node_types
+        .iter()
+        .map(|t| (t.min_size, t.max_size))
+        .chain(template.deployment_types.iter().map(|t| (t.min_size, t.max_size)))
+        .collect();
+    let key = format!(
+        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}",
+        serde_json::Value::Object(template.document.clone()),
+        settings.enumeration.confident_nodes,
+        settings.enumeration.pods_per_node,
+        settings.check.depth_limit,
+        settings.check.visited,
+    );
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
+}
+
+/// What one topology's check produced.
+struct TopologyCheck {
+    states: u64,
+    transitions: u64,
+    elapsed_s: f64,
+    from_journal: bool,
+    violation: Option<(ClusterModel, Outcome<ClusterModel>)>,
+    error: Option<SweepError>,
+}
+
+/// A topology whose check gave no answer: an error, which ends the sweep.
+fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
+    (
+        JobVerdict::Incomplete,
+        TopologyCheck {
+            states: 0,
+            transitions: 0,
+            elapsed_s: 0.0,
+            from_journal: false,
+            violation: None,
+            error: Some(error),
+        },
+    )
+}
+
+/// Checks one topology of the sweep, or takes its verdict from the journal.
+fn check_topology(
+    template: &Template,
+    base: &CheckOptions,
+    passed: &HashMap<Topology, JournalEntry>,
+    topology: &Topology,
+    context: JobContext,
+) -> (JobVerdict, TopologyCheck) {
+    if let Some(entry) = passed.get(topology) {
+        return (
+            JobVerdict::NoViolation,
+            TopologyCheck {
+                states: entry.states,
+                transitions: entry.transitions,
+                elapsed_s: entry.elapsed_s,
+                from_journal: true,
+                violation: None,
+                error: None,
+            },
+        );
+    }
+    let model = match topology_model(template, topology) {
+        Ok(model) => model,
+        Err(error) => return failed(SweepError::Input(error)),
+    };
+    let options = CheckOptions {
+        threads: context.threads,
+        cancel: Some(context.cancel),
+        ..base.clone()
+    };
+    let outcome = match check(&model, &options) {
+        Ok(outcome) => outcome,
+        Err(error) => return failed(SweepError::Internal(format!("topology {topology}: {error}"))),
+    };
+    let stats = &outcome.stats;
+    let mut result = TopologyCheck {
+        states: stats.states_stored,
+        transitions: stats.transitions,
+        elapsed_s: stats.elapsed_s,
+        from_journal: false,
+        violation: None,
+        error: None,
+    };
+    let verdict = match outcome.verdict() {
+        Verdict::NoViolation => JobVerdict::NoViolation,
+        Verdict::Incomplete => JobVerdict::Incomplete,
+        Verdict::Violation => {
+            result.violation = Some((model, outcome));
+            JobVerdict::Violation
+        }
+    };
+    (verdict, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c3_template(non_violation: bool) -> Template {
+        let text = if non_violation {
+            include_str!("../../cases/c3/template-non-violation.json")
+        } else {
+            include_str!("../../cases/c3/template.json")
+        };
+        Template::from_json(&serde_json::from_str(text).expect("JSON")).expect("template")
+    }
+
+    fn settings(threads: usize, journal: Option<PathBuf>) -> SweepSettings {
+        SweepSettings {
+            enumeration: EnumerationOptions::default(),
+            check: CheckOptions::with_threads(threads),
+            all_violations: false,
+            journal,
+        }
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool")
+    }
+
+    fn sweep(template: &Template, settings: &SweepSettings) -> SweepResult {
+        let pool = pool(settings.check.threads);
+        run(template, settings, &pool, &CancelToken::new(), |_| {}).expect("a sweep")
+    }
+
+    #[test]
+    fn c3_gives_kivis_minimal_topology_on_any_thread_count() {
+        for threads in [1, 2, 4] {
+            let result = sweep(&c3_template(false), &settings(threads, None));
+            let first = result.violations.first().expect("a violation");
+            assert_eq!(
+                first.row.topology.to_string(),
+                "{node type 0: 1, node type 1: 2, deployment type 0: 3}"
+            );
+            assert_eq!(first.row.position, 58);
+            assert_eq!(result.decided_up_to_minimal(), 58, "{threads} threads");
+            assert!(result.proven_minimal());
+            assert_eq!(result.verdict(), Verdict::Violation);
+        }
+    }
+
+    #[test]
+    fn a_journal_replays_the_passing_topologies() {
+        let path = std::env::temp_dir().join(format!("kivi-sweep-{}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let template = c3_template(true);
+        let first = sweep(&template, &settings(2, Some(path.clone())));
+        assert_eq!(first.rows.len(), 264);
+        assert_eq!(first.verdict(), Verdict::NoViolation);
+        assert_eq!(first.journal.as_ref().map(|j| j.recorded), Some(264));
+        let again = sweep(&template, &settings(2, Some(path.clone())));
+        assert!(again.rows.iter().all(|row| row.from_journal));
+        assert_eq!(again.verdict(), Verdict::NoViolation);
+        let states = |result: &SweepResult| result.rows.iter().map(|r| r.states).sum::<u64>();
+        assert_eq!(states(&first), states(&again));
+        std::fs::remove_file(&path).expect("the journal exists");
+    }
+
+    #[test]
+    fn an_interrupt_before_the_start_decides_nothing_and_proves_nothing() {
+        let interrupt = CancelToken::new();
+        interrupt.cancel();
+        let result = run(
+            &c3_template(true),
+            &settings(2, None),
+            &pool(2),
+            &interrupt,
+            |_| {},
+        )
+        .expect("a sweep");
+        assert!(result.interrupted);
+        assert!(result.rows.is_empty());
+        assert_eq!(result.verdict(), Verdict::Incomplete);
+        assert_eq!(
+            result.incomplete.as_deref(),
+            Some("interrupted (Ctrl-C) with 0 of 264 topologies decided")
+        );
+    }
+
+    #[test]
+    fn checks_cut_short_before_the_answer_leave_it_unproven() {
+        let mut tiny = settings(2, None);
+        tiny.check.memory_budget = 1;
+        let result = sweep(&c3_template(false), &tiny);
+        assert_eq!(result.verdict(), Verdict::Violation, "the violation is real");
+        assert!(result.cut_short > 0);
+        assert!(!result.proven_minimal());
+        let without = sweep(&c3_template(true), &tiny);
+        assert_eq!(without.verdict(), Verdict::Incomplete, "no violation proves nothing");
+    }
+}

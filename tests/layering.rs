@@ -1,0 +1,131 @@
+//! The layers import only downwards: each top-level module of `src/` may use the modules listed
+//! for it below and nothing else (DEVELOPERS.md draws the same picture). Test modules
+//! (`#[cfg(test)]`) and comments are left out: tests may reach anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// What each layer may import, from the top of the picture down.
+const ALLOWED: &[(&str, &[&str])] = &[
+    (
+        "cli",
+        &[
+            "bench", "report", "scaler", "input", "model", "cluster", "engine", "cases",
+        ],
+    ),
+    (
+        "bench",
+        &["report", "scaler", "input", "model", "cluster", "engine", "cases"],
+    ),
+    ("report", &["scaler", "model", "cluster", "engine"]),
+    ("scaler", &["input", "model", "cluster", "engine"]),
+    ("input", &["model", "cluster", "engine", "cases"]),
+    (
+        "model",
+        &["controllers", "events", "intents", "cluster", "engine"],
+    ),
+    ("controllers", &["cluster"]),
+    ("events", &["cluster"]),
+    ("intents", &["cluster"]),
+    ("cluster", &[]),
+    ("engine", &[]),
+    ("cases", &[]),
+];
+
+/// The code of a source file without its test module and without comments.
+fn production_code(text: &str) -> String {
+    let code = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    code.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules that `code` names through `crate::`.
+fn imported_layers(code: &str) -> BTreeSet<String> {
+    let mut layers = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        rest = &rest[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name = item.trim().split("::").next().unwrap_or("").trim();
+                if !name.is_empty() {
+                    layers.insert(name.to_string());
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            layers.insert(name);
+        }
+    }
+    layers
+}
+
+fn visit(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src is readable") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            visit(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_layer_imports_a_layer_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let mut files = Vec::new();
+    visit(&src, &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        let layer = relative
+            .components()
+            .next()
+            .and_then(|c| c.as_os_str().to_str())
+            .expect("a name")
+            .trim_end_matches(".rs")
+            .to_string();
+        if layer == "lib" || layer == "main" {
+            continue;
+        }
+        let Some(permitted) = allowed.get(layer.as_str()) else {
+            violations.push(format!(
+                "{}: layer `{layer}` is not in the layering table",
+                relative.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("a source file");
+        for imported in imported_layers(&production_code(&text)) {
+            if imported != layer && !permitted.contains(&imported.as_str()) {
+                violations.push(format!(
+                    "{}: `{layer}` imports `{imported}`, which is not below it",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn the_scanner_sees_grouped_and_plain_imports() {
+    let code = "use crate::{controllers, events::run};\nlet x = crate::engine::check(m);\n\
+                // use crate::cli;\n#[cfg(test)]\nmod tests { use crate::bench; }";
+    let layers = imported_layers(&production_code(code));
+    assert_eq!(
+        layers.into_iter().collect::<Vec<_>>(),
+        vec!["controllers", "engine", "events"]
+    );
+}
