@@ -426,6 +426,11 @@ fn requests_hpa_versions_and_descheduler_strategies() {
                  modelled; pods are scheduled without priority or preemption"
             ),
             format!(
+                "warning: {file}: Deployment/api: spec.containers[].resources.limits is not \
+                 modelled; usage is not capped and no pod is throttled or killed for exceeding a \
+                 limit (a limit only stands in for a missing request)"
+            ),
+            format!(
                 "warning: {file}: Deployment/api: spec.strategy.rollingUpdate.maxSurge: 1 pods \
                  of 3 replicas is modelled as 34%"
             ),
@@ -499,4 +504,80 @@ fn from_cluster_dump_needs_kubectl_output() {
         "models/c3-spread-hpa: --from-cluster-dump",
         "no kubectl output found",
     );
+}
+
+#[test]
+fn misspelt_manifest_fields_are_warned_about_and_refused_with_strict() {
+    let file = "tests/data/input/misspelt-fields.yaml";
+    let output = kivi(&["check", file, "--original", "-q"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    for field in [
+        "Deployment/web: spec.replica is not a field of Deployment in the Kubernetes API; ignored",
+        "HorizontalPodAutoscaler/web: spec.minReplica is not a field of HorizontalPodAutoscaler",
+    ] {
+        assert!(stderr.contains(field), "{stderr}");
+    }
+    rejects_with(
+        &["check", file, "--original", "--strict"],
+        &format!("{file}: Deployment/web: spec.replica"),
+        "correct its spelling or remove it (--strict)",
+    );
+}
+
+#[test]
+fn misspelt_uniform_keys_are_warned_about_and_refused_with_strict() {
+    let file = "tests/data/input/misspelt-keys.json";
+    let output = kivi(&["check", file, "-q"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the keys change nothing: {stderr}"
+    );
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        [
+            format!(
+                "warning: {file}: setup.nodes[0].cpuu: not a field of Kivi's uniform JSON; \
+                 ignored (check its spelling; --strict makes this an error)"
+            ),
+            format!(
+                "warning: {file}: setup.nodez: not a field of Kivi's uniform JSON; ignored \
+                 (check its spelling; --strict makes this an error)"
+            ),
+        ]
+    );
+    rejects_with(
+        &["check", file, "--strict"],
+        &format!("{file}: setup.nodes[0].cpuu"),
+        "(--strict)",
+    );
+}
+
+#[test]
+fn translations_use_only_the_formats_keys() {
+    let mut inputs: Vec<String> = std::fs::read_dir("models")
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| Path::new(p).is_dir())
+        .collect();
+    inputs.extend(
+        ["single-file.yaml", "assorted.yaml", "hostname-spread.yaml"]
+            .map(|f| format!("tests/data/input/{f}")),
+    );
+    for input in inputs {
+        for original in [false, true] {
+            let mut args = vec![input.as_str()];
+            if original {
+                args.push("--original");
+            }
+            let (document, _) = dump(&args);
+            assert_eq!(
+                kivi::input::uniform::unknown_keys(&document).unwrap(),
+                Vec::<String>::new(),
+                "{input}"
+            );
+        }
+    }
 }

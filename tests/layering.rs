@@ -15,7 +15,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "bench",
-        &["report", "scaler", "input", "model", "cluster", "engine", "cases"],
+        &[
+            "report", "scaler", "input", "model", "cluster", "engine", "cases",
+        ],
     ),
     ("report", &["scaler", "model", "cluster", "engine"]),
     ("scaler", &["input", "model", "cluster", "engine"]),

@@ -84,7 +84,13 @@ fn row_4_a_template_with_min_size_above_max_size_is_refused() {
         "userDefined.nodesTypes[0].minSize: 5 is above maxSize 2",
     );
     fails_with(
-        &["check", &fixture("template-min-size-two.json"), "--scale", "1", "-q"],
+        &[
+            "check",
+            &fixture("template-min-size-two.json"),
+            "--scale",
+            "1",
+            "-q",
+        ],
         2,
         "--scale: 1 allows at most 1, below userDefined.nodesTypes[1].minSize 2; fix: give \
          --scale 2 or more",
@@ -94,7 +100,9 @@ fn row_4_a_template_with_min_size_above_max_size_is_refused() {
 #[test]
 fn row_5_topologies_cut_short_make_the_minimum_only_the_smallest_found() {
     for bound in [["--memory", "1"], ["--timeout", "0"]] {
-        let output = kivi(&["check", "--case", "c3", bound[0], bound[1], "--format", "json"]);
+        let output = kivi(&[
+            "check", "--case", "c3", bound[0], bound[1], "--format", "json",
+        ]);
         assert_eq!(output.status.code(), Some(1), "the violation is real");
         let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
         let minimal = &report["minimal"];
@@ -229,7 +237,14 @@ fn row_11_a_journal_in_use_is_refused() {
         std::thread::sleep(Duration::from_millis(20));
     }
     fails_with(
-        &["check", "--case", "c3", "--non-violation", "--journal", journal_arg],
+        &[
+            "check",
+            "--case",
+            "c3",
+            "--non-violation",
+            "--journal",
+            journal_arg,
+        ],
         2,
         "journal in use by another kivi run",
     );
@@ -256,7 +271,10 @@ fn row_12_the_breadth_first_frontier_counts_toward_the_memory_budget() {
     ]);
     let stdout = text(&output.stdout);
     assert_eq!(output.status.code(), Some(3), "{stdout}");
-    assert!(stdout.contains("memory budget of 64 MiB reached"), "{stdout}");
+    assert!(
+        stdout.contains("memory budget of 64 MiB reached"),
+        "{stdout}"
+    );
     // The largest child process so far is this one or a smaller one: well under a gigabyte
     // (it reached 2.8 GB when the frontier was not counted).
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();

@@ -39,6 +39,10 @@ pub struct CheckArgs {
     /// -o json, kubectl get hpa, kubectl top node/pod (detected from file names otherwise).
     #[arg(long, requires = "input")]
     from_cluster_dump: bool,
+    /// Keys of a uniform-JSON input that Kivi's format does not have are errors (exit 2)
+    /// instead of warnings.
+    #[arg(long)]
+    strict: bool,
     /// Use the case's variant that has no violation (Kivi's -cn).
     #[arg(long = "non-violation", visible_alias = "cn", requires = "case")]
     non_violation: bool,
@@ -134,6 +138,9 @@ impl CheckArgs {
             progress.finish();
         }
         let result = result.map_err(|error| CommandError::from_sweep(name, error))?;
+        for warning in &result.warnings {
+            eprintln!("warning: {warning}");
+        }
         match self.format {
             Format::Text => print!("{}", sweep::to_text(&result, self.verbosity())),
             Format::Json => println!("{}", sweep::to_json(&result)),
@@ -155,6 +162,7 @@ impl CheckArgs {
                     original: self.original,
                     from_cluster_dump: self.from_cluster_dump,
                     verify: true,
+                    strict: self.strict,
                 },
             },
             (None, None) => unreachable!("clap requires an input or a case"),
@@ -173,9 +181,11 @@ impl CheckArgs {
             .into());
         }
         if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) {
-            return Err("the built-in single topologies are at scale 3; drop --scale, or drop \
+            return Err(
+                "the built-in single topologies are at scale 3; drop --scale, or drop \
                  --original to sweep up to --scale nodes per type"
-                .into());
+                    .into(),
+            );
         }
         Ok(load_uniform(&input.document).map_err(|error| error.in_file(name).to_string())?)
     }

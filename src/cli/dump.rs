@@ -19,12 +19,23 @@ pub struct DumpArgs {
     /// Read INPUT as a live-cluster dump.
     #[arg(long)]
     from_cluster_dump: bool,
+    /// Keys of a uniform-JSON input that Kivi's format does not have are errors (exit 2).
+    #[arg(long)]
+    strict: bool,
 }
 
 impl DumpArgs {
     /// Prints the document on stdout, and the warnings and units on stderr.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = read(&self.input, self.original, self.from_cluster_dump, false)?;
+        let document = read(
+            &self.input,
+            InputOptions {
+                original: self.original,
+                from_cluster_dump: self.from_cluster_dump,
+                verify: false,
+                strict: self.strict,
+            },
+        )?;
         let text = serde_json::to_string_pretty(&document)
             .map_err(|error| format!("cannot print the document: {error}"))?;
         match writeln!(std::io::stdout(), "{text}") {
@@ -36,19 +47,8 @@ impl DumpArgs {
     }
 }
 
-/// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr;
-/// `verify` refuses a cluster without nodes (see [`InputOptions::verify`]).
-pub fn read(
-    path: &Path,
-    original: bool,
-    from_cluster_dump: bool,
-    verify: bool,
-) -> Result<serde_json::Value, String> {
-    let options = InputOptions {
-        original,
-        from_cluster_dump,
-        verify,
-    };
+/// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr.
+pub fn read(path: &Path, options: InputOptions) -> Result<serde_json::Value, String> {
     let input = open(&Source::Path { path, options })?;
     eprint!("{}", input.diagnostics.to_text());
     if let Some(units) = input.units {

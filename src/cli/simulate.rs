@@ -5,7 +5,7 @@ use super::dump::read;
 use super::error::CommandError;
 use crate::engine::rng::SplitMix64;
 use crate::engine::Model;
-use crate::input::load_uniform;
+use crate::input::{load_uniform, InputOptions};
 use crate::model::ClusterModel;
 use clap::Args;
 use std::path::PathBuf;
@@ -25,12 +25,23 @@ pub struct SimulateArgs {
     /// Read INPUT as a live-cluster dump.
     #[arg(long)]
     from_cluster_dump: bool,
+    /// Keys of a uniform-JSON input that Kivi's format does not have are errors (exit 2).
+    #[arg(long)]
+    strict: bool,
 }
 
 impl SimulateArgs {
     /// Runs the simulation; exit 1 when an intent was violated on the way.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = read(&self.input, true, self.from_cluster_dump, true)?;
+        let document = read(
+            &self.input,
+            InputOptions {
+                original: true,
+                from_cluster_dump: self.from_cluster_dump,
+                verify: true,
+                strict: self.strict,
+            },
+        )?;
         if document.get("userDefined").is_some() {
             return Err(format!(
                 "{}: a scaling template; simulate a single topology (kivi dump --original \

@@ -157,7 +157,7 @@ fn read_pods(
     diagnostics: &mut Diagnostics,
 ) -> Result<(), InputError> {
     for document in items(file, text, diagnostics)? {
-        let pod: Pod = typed(&document, document.value.clone(), "Pod")?;
+        let pod: Pod = typed(&document, document.value.clone(), "Pod", diagnostics)?;
         let name = pod.metadata.name.clone().unwrap_or_default();
         let labels = pod.metadata.labels.clone().unwrap_or_default();
         let spec = pod.spec.clone().unwrap_or_default();

@@ -56,12 +56,33 @@ pub struct Diagnostics {
     pub warnings: Vec<String>,
     /// Objects of kinds that do not affect scheduling or scaling, as `file: Kind/name`.
     pub ignored: Vec<String>,
+    /// Fields the input's format does not have (a misspelt key), each with its place: warnings,
+    /// or errors with `--strict`.
+    pub unknown_fields: Vec<String>,
 }
 
 impl Diagnostics {
     /// Records a warning.
     pub fn warn(&mut self, message: impl Into<String>) {
         self.warnings.push(message.into());
+    }
+
+    /// Records a field the format does not have.
+    pub fn unknown_field(&mut self, message: impl Into<String>) {
+        self.unknown_fields.push(message.into());
+    }
+
+    /// With `strict`, the unknown fields as one error (one line each); otherwise nothing.
+    pub fn strict_error(&self, strict: bool) -> Result<(), String> {
+        if !strict || self.unknown_fields.is_empty() {
+            return Ok(());
+        }
+        Err(self
+            .unknown_fields
+            .iter()
+            .map(|field| format!("{field}; correct its spelling or remove it (--strict)"))
+            .collect::<Vec<_>>()
+            .join("\nerror: "))
     }
 
     /// Records an ignored object.
@@ -72,6 +93,11 @@ impl Diagnostics {
     /// The report printed on stderr: one line per warning and ignored object.
     pub fn to_text(&self) -> String {
         let mut text = String::new();
+        for field in &self.unknown_fields {
+            text.push_str(&format!(
+                "warning: {field}; ignored (check its spelling; --strict makes this an error)\n"
+            ));
+        }
         for warning in &self.warnings {
             text.push_str(&format!("warning: {warning}\n"));
         }

@@ -26,6 +26,9 @@ pub struct InputOptions {
     /// The input is to be verified (`check`, `simulate`), so a cluster without nodes is an
     /// error; `dump` shows the translation of whatever was given.
     pub verify: bool,
+    /// Keys of a uniform-JSON input that Kivi's format does not have are errors, not
+    /// warnings (`--strict`).
+    pub strict: bool,
 }
 
 /// The result of a translation.

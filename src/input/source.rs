@@ -5,6 +5,7 @@
 use super::diagnostics::Diagnostics;
 use super::directory::{needs_translation, translate, InputOptions};
 use super::emit::Units;
+use super::uniform;
 use crate::cases;
 use serde_json::Value;
 use std::path::Path;
@@ -53,7 +54,7 @@ impl Opened {
 
 /// Reads `source`; an error names the input, the place and the fix.
 pub fn open(source: &Source<'_>) -> Result<Opened, String> {
-    let (name, text) = match *source {
+    let (name, text, strict) = match *source {
         Source::Case {
             name,
             original,
@@ -64,11 +65,13 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             (
                 format!("case {}", case.name),
                 case.document(original, non_violation).to_string(),
+                true,
             )
         }
         Source::Path { path, options } => {
             if needs_translation(path) || options.from_cluster_dump {
                 let translation = translate(path, options).map_err(|error| error.to_string())?;
+                translation.diagnostics.strict_error(options.strict)?;
                 return Ok(Opened {
                     name: path.display().to_string(),
                     document: translation.document,
@@ -78,7 +81,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             }
             let text = std::fs::read_to_string(path)
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
-            (path.display().to_string(), text)
+            (path.display().to_string(), text, options.strict)
         }
     };
     let document = serde_json::from_str(&text).map_err(|error| {
@@ -88,10 +91,26 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             error.column()
         )
     })?;
+    let diagnostics = unknown_key_warnings(&name, &document, strict)?;
     Ok(Opened {
         name,
         document,
-        diagnostics: Diagnostics::default(),
+        diagnostics,
         units: None,
     })
+}
+
+/// Every key of a uniform-JSON `document` that Kivi's format does not have (a typo Kivi would
+/// ignore without a word): warnings, or with `strict` an error listing them.
+fn unknown_key_warnings(name: &str, document: &Value, strict: bool) -> Result<Diagnostics, String> {
+    let unknown =
+        uniform::unknown_keys(document).map_err(|error| error.in_file(name).to_string())?;
+    let mut diagnostics = Diagnostics::default();
+    for path in unknown {
+        diagnostics.unknown_field(format!(
+            "{name}: {path}: not a field of Kivi's uniform JSON"
+        ));
+    }
+    diagnostics.strict_error(strict)?;
+    Ok(diagnostics)
 }

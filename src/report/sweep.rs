@@ -82,8 +82,9 @@ fn resume_hint(result: &SweepResult) -> Option<String> {
             journal.recorded,
             journal.path.display()
         ),
-        None => "nothing was recorded; give --journal FILE to keep the progress of a sweep"
-            .to_string(),
+        None => {
+            "nothing was recorded; give --journal FILE to keep the progress of a sweep".to_string()
+        }
     })
 }
 
@@ -269,6 +270,7 @@ mod tests {
             incomplete: None,
             interrupted: false,
             journal: None,
+            warnings: Vec::new(),
             elapsed_s: 7.6,
             threads: 1,
         }

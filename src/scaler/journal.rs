@@ -1,6 +1,10 @@
 //! The sweep journal (`--journal FILE`): one JSON line per decided topology, appended as each
 //! finishes, so an interrupted sweep can resume where it stopped.
 //!
+//! Lines are appended whole and flushed one at a time, so a run killed mid-write can leave at
+//! most its last line cut off; opening the journal drops such a line (and re-checks its
+//! topology) with a warning. A damaged line anywhere else is an error.
+//!
 //! Each line carries a fingerprint of the input and the options that change verdicts; lines of
 //! another input are ignored on resume. A run holds an exclusive lock on the file while it
 //! reads and appends, so a second run given the same journal stops at once ("in use") instead
@@ -13,7 +17,7 @@ use super::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// One journal line.
@@ -41,6 +45,7 @@ pub struct Journal {
     file: File,
     input: String,
     decided: HashMap<Topology, JournalEntry>,
+    repair: Option<String>,
 }
 
 impl Journal {
@@ -63,28 +68,54 @@ impl Journal {
                 format!("{}: cannot lock the journal: {e}", path.display())
             }
         })?;
+        let mut text = String::new();
+        (&file)
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{}: cannot read the journal: {e}", path.display()))?;
         let mut decided = HashMap::new();
-        {
-            let reader = BufReader::new(&file);
-            for (number, line) in reader.lines().enumerate() {
-                let line =
-                    line.map_err(|e| format!("{}: cannot read the journal: {e}", path.display()))?;
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let entry: JournalEntry = serde_json::from_str(&line).map_err(|e| {
-                    format!(
-                        "{}:{}: not a journal line ({e}); remove the line or use another --journal file",
+        let mut repair = None;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for (number, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let entry: JournalEntry = match serde_json::from_str(line) {
+                Ok(entry) => entry,
+                // A kill during a write leaves the last line without its newline: the
+                // topology it was recording is simply checked again.
+                Err(_) if number + 1 == lines.len() && !line.ends_with('\n') => {
+                    let kept = text.len() - line.len();
+                    file.set_len(kept as u64).map_err(|e| {
+                        format!("{}: cannot drop a cut-off last line: {e}", path.display())
+                    })?;
+                    repair = Some(format!(
+                        "{}:{}: the last line was cut off (the run that wrote it was stopped \
+                         mid-write); dropped, and its topology is checked again",
                         path.display(),
                         number + 1
-                    )
-                })?;
-                if entry.input == input {
-                    decided.insert(
-                        Topology::new(entry.nodes.clone(), entry.replicas.clone()),
-                        entry,
-                    );
+                    ));
+                    break;
                 }
+                Err(e) => {
+                    return Err(format!(
+                        "{}:{}: not a journal line ({e}); remove the line or use another \
+                         --journal file",
+                        path.display(),
+                        number + 1
+                    ))
+                }
+            };
+            if !line.ends_with('\n') {
+                // Whole but without its newline: end it, so the next line starts afresh.
+                (&file)
+                    .write_all(b"\n")
+                    .map_err(|e| format!("{}: cannot write the journal: {e}", path.display()))?;
+            }
+            if entry.input == input {
+                decided.insert(
+                    Topology::new(entry.nodes.clone(), entry.replicas.clone()),
+                    entry,
+                );
             }
         }
         Ok(Self {
@@ -92,6 +123,7 @@ impl Journal {
             file,
             input: input.to_string(),
             decided,
+            repair,
         })
     }
 
@@ -102,6 +134,11 @@ impl Journal {
             .filter(|(_, entry)| entry.verdict == JobVerdict::NoViolation)
             .map(|(topology, entry)| (topology.clone(), entry.clone()))
             .collect()
+    }
+
+    /// What opening the journal had to repair, if anything (a last line cut off by a kill).
+    pub fn repair(&self) -> Option<&str> {
+        self.repair.as_deref()
     }
 
     /// The journal file.
@@ -137,11 +174,104 @@ impl Journal {
             transitions,
             elapsed_s,
         };
-        let line = serde_json::to_string(&entry).expect("journal entries serialise");
-        writeln!(self.file, "{line}")
+        let mut line = serde_json::to_string(&entry).expect("journal entries serialise");
+        line.push('\n');
+        // One write per line: a kill can cut a line short, never interleave two.
+        self.file
+            .write_all(line.as_bytes())
             .and_then(|()| self.file.flush())
             .map_err(|e| format!("{}: cannot write the journal: {e}", self.path.display()))?;
         self.decided.insert(topology.clone(), entry);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("kivi-journal-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
+    fn write_two(path: &Path) -> String {
+        let mut journal = Journal::open(path, "input").expect("a new journal");
+        for replicas in [1, 2] {
+            journal
+                .record(
+                    &Topology::new(vec![1], vec![replicas]),
+                    JobVerdict::NoViolation,
+                    10,
+                    9,
+                    0.1,
+                )
+                .expect("written");
+        }
+        drop(journal);
+        std::fs::read_to_string(path).expect("the journal")
+    }
+
+    #[test]
+    fn a_cut_off_last_line_is_dropped_and_its_topology_checked_again() {
+        let path = temp("torn");
+        let text = write_two(&path);
+        std::fs::write(&path, &text[..text.len() - 7]).expect("torn");
+        let journal = Journal::open(&path, "input").expect("repaired");
+        assert_eq!(journal.len(), 1);
+        assert!(journal
+            .repair()
+            .expect("a repair")
+            .contains(":2: the last line was cut off"));
+        drop(journal);
+        let first_line = text.lines().next().expect("a line");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{first_line}\n")
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_whole_last_line_without_its_newline_is_ended() {
+        let path = temp("unended");
+        let text = write_two(&path);
+        std::fs::write(&path, text.trim_end()).expect("unended");
+        let mut journal = Journal::open(&path, "input").expect("read");
+        assert_eq!((journal.len(), journal.repair()), (2, None));
+        journal
+            .record(
+                &Topology::new(vec![1], vec![3]),
+                JobVerdict::Violation,
+                1,
+                1,
+                0.1,
+            )
+            .expect("written");
+        drop(journal);
+        assert_eq!(Journal::open(&path, "input").expect("read").len(), 3);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn damage_before_the_last_line_is_an_error() {
+        let path = temp("damaged");
+        let text = write_two(&path);
+        std::fs::write(&path, format!("{{oops\n{text}")).expect("damaged");
+        let error = Journal::open(&path, "input").err().expect("refused");
+        assert!(error.contains(":1: not a journal line"), "{error}");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_journal_in_use_is_refused_until_it_is_closed() {
+        let path = temp("locked");
+        let first = Journal::open(&path, "input").expect("opened");
+        let error = Journal::open(&path, "input").err().expect("locked");
+        assert!(error.contains("journal in use"), "{error}");
+        drop(first);
+        assert!(Journal::open(&path, "input").is_ok());
+        std::fs::remove_file(&path).unwrap();
     }
 }

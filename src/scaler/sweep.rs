@@ -116,6 +116,8 @@ pub struct SweepResult {
     pub interrupted: bool,
     /// The journal, when one was kept.
     pub journal: Option<JournalSummary>,
+    /// What the user should know that is not an answer (a repaired journal).
+    pub warnings: Vec<String>,
     /// Wall-clock time of the sweep.
     pub elapsed_s: f64,
     /// Worker threads.
@@ -173,7 +175,8 @@ impl std::fmt::Display for SweepError {
 
 /// The model of one topology of `template`: its instantiated document, loaded.
 pub fn topology_model(template: &Template, topology: &Topology) -> Result<ClusterModel, String> {
-    load_uniform(&instantiate(template, topology)).map_err(|error| format!("topology {topology}: {error}"))
+    load_uniform(&instantiate(template, topology))
+        .map_err(|error| format!("topology {topology}: {error}"))
 }
 
 /// Sweeps `template` on `pool` as `settings` say. `on_decided` sees each topology as it is
@@ -192,9 +195,9 @@ pub fn run(
     };
     let order = enumerate(template, &level0);
     let mut journal = match &settings.journal {
-        Some(path) => Some(
-            Journal::open(path, &fingerprint(template, settings)).map_err(SweepError::Input)?,
-        ),
+        Some(path) => {
+            Some(Journal::open(path, &fingerprint(template, settings)).map_err(SweepError::Input)?)
+        }
         None => None,
     };
     let passed = Arc::new(journal.as_ref().map(Journal::passed).unwrap_or_default());
@@ -253,7 +256,10 @@ pub fn run(
     if let Some(error) = journal_error {
         return Err(SweepError::Input(error));
     }
-    if let Some(error) = reports.iter().find_map(|report| report.output.error.clone()) {
+    if let Some(error) = reports
+        .iter()
+        .find_map(|report| report.output.error.clone())
+    {
         return Err(error);
     }
     let positions: HashMap<&Topology, usize> = order
@@ -281,6 +287,12 @@ pub fn run(
             candidates
         ));
     }
+    result.warnings.extend(
+        journal
+            .as_ref()
+            .and_then(Journal::repair)
+            .map(str::to_string),
+    );
     result.journal = journal.map(|journal| JournalSummary {
         path: journal.path().to_path_buf(),
         recorded: journal.len(),
@@ -355,6 +367,7 @@ fn assemble(
         incomplete,
         interrupted: false,
         journal: None,
+        warnings: Vec::new(),
         elapsed_s: 0.0,
         threads: settings.check.threads,
     }
@@ -368,7 +381,12 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
         .node_types
         .iter()
         .map(|t| (t.min_size, t.max_size))
-        .chain(template.deployment_types.iter().map(|t| (t.min_size, t.max_size)))
+        .chain(
+            template
+                .deployment_types
+                .iter()
+                .map(|t| (t.min_size, t.max_size)),
+        )
         .collect();
     let key = format!(
         "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}",
@@ -438,7 +456,11 @@ fn check_topology(
     };
     let outcome = match check(&model, &options) {
         Ok(outcome) => outcome,
-        Err(error) => return failed(SweepError::Internal(format!("topology {topology}: {error}"))),
+        Err(error) => {
+            return failed(SweepError::Internal(format!(
+                "topology {topology}: {error}"
+            )))
+        }
     };
     let stats = &outcome.stats;
     let mut result = TopologyCheck {
@@ -553,10 +575,18 @@ mod tests {
         let mut tiny = settings(2, None);
         tiny.check.memory_budget = 1;
         let result = sweep(&c3_template(false), &tiny);
-        assert_eq!(result.verdict(), Verdict::Violation, "the violation is real");
+        assert_eq!(
+            result.verdict(),
+            Verdict::Violation,
+            "the violation is real"
+        );
         assert!(result.cut_short > 0);
         assert!(!result.proven_minimal());
         let without = sweep(&c3_template(true), &tiny);
-        assert_eq!(without.verdict(), Verdict::Incomplete, "no violation proves nothing");
+        assert_eq!(
+            without.verdict(),
+            Verdict::Incomplete,
+            "no violation proves nothing"
+        );
     }
 }

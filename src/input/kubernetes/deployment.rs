@@ -42,7 +42,8 @@ pub fn read(
             }
         }
     }
-    let deployment: k8s_openapi::api::apps::v1::Deployment = typed(document, value, object)?;
+    let deployment: k8s_openapi::api::apps::v1::Deployment =
+        typed(document, value, object, diagnostics)?;
     let name = deployment.metadata.name.clone().unwrap_or_default();
     let spec = deployment
         .spec

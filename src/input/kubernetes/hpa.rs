@@ -36,7 +36,8 @@ pub fn read(
     };
     let (name, target_kind, target, min, max, metrics, behavior) = match api_version {
         "autoscaling/v1" => {
-            let hpa: v1::HorizontalPodAutoscaler = typed(document, document.value.clone(), object)?;
+            let hpa: v1::HorizontalPodAutoscaler =
+                typed(document, document.value.clone(), object, diagnostics)?;
             let spec = hpa.spec.unwrap_or_default();
             let percent = spec.target_cpu_utilization_percentage.unwrap_or(80);
             (
@@ -68,7 +69,7 @@ pub fn read(
                     from_extensions(&document.value)
                 }
             };
-            let hpa: v2::HorizontalPodAutoscaler = typed(document, value, object)?;
+            let hpa: v2::HorizontalPodAutoscaler = typed(document, value, object, diagnostics)?;
             let spec = hpa.spec.unwrap_or_default();
             let mut metrics = Vec::new();
             for metric in spec.metrics.iter().flatten() {

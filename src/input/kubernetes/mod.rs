@@ -12,6 +12,7 @@ pub use hpa::TargetedAutoscaler;
 
 use super::description::{Deployment, Labels, NodeGroup, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
+use super::uniform::schema::json_path;
 use super::yaml_documents::Document;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -90,7 +91,8 @@ pub fn read_object(
         "HorizontalPodAutoscaler" => hpa::read(document, api_version, &object, diagnostics)
             .map(|h| Some(Object::Autoscaler(h))),
         "Pod" => {
-            let pod: k8s_openapi::api::core::v1::Pod = typed(document, value.clone(), &object)?;
+            let pod: k8s_openapi::api::core::v1::Pod =
+                typed(document, value.clone(), &object, diagnostics)?;
             let spec = pod.spec.unwrap_or_default();
             let labels: Labels = pod
                 .metadata
@@ -157,13 +159,42 @@ fn quote_quantities(value: &mut Value) {
     }
 }
 
-/// Deserialises `value` as the typed API struct `T`, placing errors at the object's first line.
+/// Deserialises `value` as the typed API struct `T`. An error names the field (its path in
+/// the object) and is placed at the line holding it. Fields the API does not have — a typo
+/// such as `replica: 3`, which Kubernetes' own client would reject — are warned about, except
+/// under `status`, which clusters write and newer clusters extend.
 pub(crate) fn typed<T: DeserializeOwned>(
     document: &Document,
     mut value: Value,
     object: &str,
+    diagnostics: &mut Diagnostics,
 ) -> Result<T, InputError> {
     quote_quantities(&mut value);
-    serde_json::from_value(value)
-        .map_err(|error| document.error_at("spec", format!("{object}: {error}")))
+    let mut unknown = Vec::new();
+    let result = {
+        let mut note = |path: serde_ignored::Path<'_>| unknown.push(json_path(&path));
+        serde_path_to_error::deserialize::<_, T>(serde_ignored::Deserializer::new(
+            &value, &mut note,
+        ))
+    };
+    let parsed = result.map_err(|error| {
+        let path = error.path().to_string();
+        let field = path
+            .rsplit('.')
+            .next()
+            .unwrap_or("spec")
+            .trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == '[');
+        document.error_at(
+            &format!("{field}:"),
+            format!("{object}: {path}: {}", error.into_inner()),
+        )
+    })?;
+    let kind = object.split('/').next().unwrap_or(object);
+    for path in unknown.iter().filter(|path| !path.starts_with("status")) {
+        diagnostics.unknown_field(format!(
+            "{}: {object}: {path} is not a field of {kind} in the Kubernetes API",
+            document.file
+        ));
+    }
+    Ok(parsed)
 }

@@ -13,7 +13,7 @@ pub fn read(
     object: &str,
     diagnostics: &mut Diagnostics,
 ) -> Result<NodeGroup, InputError> {
-    let node: Node = typed(document, document.value.clone(), object)?;
+    let node: Node = typed(document, document.value.clone(), object, diagnostics)?;
     let name = node.metadata.name.clone().unwrap_or_default();
     let status = node.status.unwrap_or_default();
     let resources = status.allocatable.or(status.capacity).unwrap_or_default();

@@ -157,6 +157,22 @@ pub fn pod_template(
     if spec.overhead.is_some() {
         warn("spec.overhead", "requests exclude the pod overhead");
     }
+    if spec
+        .containers
+        .iter()
+        .chain(spec.init_containers.iter().flatten())
+        .any(|c| {
+            c.resources
+                .as_ref()
+                .is_some_and(|r| r.limits.as_ref().is_some_and(|l| !l.is_empty()))
+        })
+    {
+        warn(
+            "spec.containers[].resources.limits",
+            "usage is not capped and no pod is throttled or killed for exceeding a limit (a \
+             limit only stands in for a missing request)",
+        );
+    }
     Ok(PodTemplate {
         labels,
         cpu,

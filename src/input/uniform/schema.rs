@@ -1,0 +1,582 @@
+//! Kivi's uniform JSON as typed records: exactly the fields Kivi's format has (those kivi
+//! models and those Kivi writes but nothing reads, such as ids and `important`), each with the
+//! JSON type Kivi gives it. Every field is optional here; which ones are required, and the
+//! ranges and references, are [`super::validate`]'s job, so a document of the right shape
+//! always parses and every problem with it can be reported at once.
+//!
+//! Reading goes through `serde_path_to_error`, so a value of the wrong type names its path
+//! (`setup.podTemplates[0]: invalid type: floating point 1.5, expected a struct`), and through
+//! `serde_ignored`, which lists every key the records do not know: a typo such as `cpuu` is a
+//! warning, or an error with `--strict`.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// Labels: key to value (a string or a number), in key order.
+pub type Labels = BTreeMap<String, Value>;
+
+/// A list Kivi also accepts as a single string (taints, tolerations, plugin names). Read with
+/// its own visitor rather than as an untagged enum, so that a bad element is named by its index.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Strings {
+    /// One string.
+    One(String),
+    /// A list of strings.
+    Many(Vec<String>),
+}
+
+impl<'de> Deserialize<'de> for Strings {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StringsVisitor)
+    }
+}
+
+struct StringsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StringsVisitor {
+    type Value = Strings;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string or a list of strings")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Strings, E> {
+        Ok(Strings::One(text.to_string()))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Strings, A::Error> {
+        let mut many = Vec::new();
+        while let Some(text) = seq.next_element::<String>()? {
+            many.push(text);
+        }
+        Ok(Strings::Many(many))
+    }
+}
+
+impl Strings {
+    /// The strings, in order.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            Strings::One(one) => vec![one.clone()],
+            Strings::Many(many) => many.clone(),
+        }
+    }
+}
+
+/// A whole document: a single topology, or a scaling template with `userDefined`.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Document {
+    /// The cluster.
+    pub setup: Option<Setup>,
+    /// Controller configurations; only the descheduler's is read.
+    pub controllers: Option<Controllers>,
+    /// Assumed events.
+    pub events: Option<Vec<Event>>,
+    /// User commands (`kubectl` actions).
+    #[serde(rename = "userCommand")]
+    pub user_command: Option<Vec<Event>>,
+    /// Intents to check.
+    pub intents: Option<Vec<Intent>>,
+    /// The scaling template's types (read by the topology scaler).
+    #[serde(rename = "userDefined")]
+    pub user_defined: Option<UserDefined>,
+    /// The units kivi's front-ends chose (written by `kivi dump`, informational).
+    #[serde(rename = "kiviUnits")]
+    pub kivi_units: Option<Value>,
+}
+
+/// `setup`: the cluster's objects.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Setup {
+    /// Nodes.
+    pub nodes: Option<Vec<Node>>,
+    /// Pod slots.
+    pub pods: Option<Vec<Pod>>,
+    /// Deployments.
+    pub d: Option<Vec<Deployment>>,
+    /// Pod templates.
+    #[serde(rename = "podTemplates")]
+    pub pod_templates: Option<Vec<PodTemplate>>,
+    /// Deployment templates for `createDeployment` and `applyDeployment`.
+    #[serde(rename = "deploymentTemplates")]
+    pub deployment_templates: Option<Vec<DeploymentTemplate>>,
+}
+
+/// A node.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Node {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// The node's name, a number (matched by `nodeName`; its `hostname` label).
+    pub name: Option<Value>,
+    /// Allocatable CPU.
+    pub cpu: Option<i64>,
+    /// CPU not yet requested.
+    pub cpu_left: Option<i64>,
+    /// Allocatable memory.
+    pub memory: Option<i64>,
+    /// Memory not yet requested.
+    pub mem_left: Option<i64>,
+    /// 0 not ready, 1 ready, 2 unhealthy.
+    pub status: Option<i64>,
+    /// Pods placed on the node.
+    pub num_pod: Option<i64>,
+    /// Labels.
+    pub labels: Option<Labels>,
+    /// Taints as `key:Effect`.
+    pub taint: Option<Strings>,
+    /// Whether the node has been through maintenance.
+    pub maintained: Option<i64>,
+    /// Kivi's scheduler scratch fields (not read).
+    pub score: Option<i64>,
+    /// Kivi's scheduler scratch fields (not read).
+    pub cur_score: Option<i64>,
+    /// Kivi's scheduler scratch fields (not read).
+    pub cur_affinity: Option<i64>,
+    /// Kivi's scheduler scratch fields (not read).
+    pub cur_taint: Option<i64>,
+}
+
+/// A pod slot.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pod {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// Node id, 0 when not placed.
+    pub loc: Option<i64>,
+    /// 0 idle, 1 running, 2 pending, 3 terminating.
+    pub status: Option<i64>,
+    /// CPU usage.
+    pub cpu: Option<i64>,
+    /// Memory usage.
+    pub memory: Option<i64>,
+    /// 1 when a deployment owns the pod.
+    pub workload_type: Option<i64>,
+    /// The owning deployment's id.
+    pub workload_id: Option<i64>,
+    /// The pod template's id.
+    pub pod_template_id: Option<i64>,
+    /// Next step of the template's CPU pattern.
+    pub cur_cpu_index: Option<i64>,
+    /// Start time; pods start at 0.
+    pub start_time: Option<i64>,
+    /// A system-critical pod (the descheduler leaves it alone).
+    pub critical: Option<i64>,
+    /// Kivi's priority field (not modelled).
+    pub important: Option<i64>,
+    /// Kivi's scheduler scratch field (not read).
+    pub score: Option<i64>,
+    /// Labels.
+    pub labels: Option<Labels>,
+}
+
+/// A deployment.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Deployment {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// The deployment's name, a number (matched by `applyDeployment` and `targetDeployment`).
+    pub name: Option<Value>,
+    /// 1 when it exists.
+    pub status: Option<i64>,
+    /// The current and the next replica set.
+    pub replica_sets: Option<Vec<ReplicaSet>>,
+    /// Which replica set is current.
+    pub cur_version: Option<i64>,
+    /// Desired replicas.
+    pub spec_replicas: Option<i64>,
+    /// Running replicas.
+    pub replicas: Option<i64>,
+    /// maxSurge in percent.
+    pub max_surge: Option<i64>,
+    /// maxUnavailable in percent.
+    pub max_unavailable: Option<i64>,
+    /// 0 Recreate, 1 RollingUpdate.
+    pub strategy: Option<i64>,
+    /// The pod template's id.
+    pub pod_template_id: Option<i64>,
+    /// The autoscaler.
+    pub hpa_spec: Option<HpaSpec>,
+}
+
+/// A replica set of a deployment.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplicaSet {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// The deployment's 1-based position in `setup.d`.
+    pub deployment_id: Option<i64>,
+    /// Member pods.
+    pub pod_ids: Option<Vec<i64>>,
+    /// Number of members.
+    pub replicas: Option<i64>,
+    /// Desired replicas.
+    pub spec_replicas: Option<i64>,
+    /// 0 or 1.
+    pub version: Option<i64>,
+}
+
+/// A HorizontalPodAutoscaler.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaSpec {
+    /// 1 enabled, 0 disabled.
+    pub is_enabled: Option<i64>,
+    /// Number of metrics used from the lists.
+    pub num_metrics: Option<i64>,
+    /// Per metric: 0 CPU, 1 memory.
+    pub metric_names: Option<Vec<i64>>,
+    /// Per metric: the target.
+    pub metric_targets: Option<Vec<i64>>,
+    /// Per metric: 0 average value, 1 utilisation.
+    pub metric_types: Option<Vec<i64>>,
+    /// Lower bound on replicas.
+    pub min_replicas: Option<i64>,
+    /// Upper bound on replicas.
+    pub max_replicas: Option<i64>,
+}
+
+/// A pod template.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodTemplate {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// Labels.
+    pub labels: Option<Labels>,
+    /// Requested CPU.
+    pub cpu_requested: Option<i64>,
+    /// Requested memory.
+    pub mem_requested: Option<i64>,
+    /// Number of node-affinity rules used from the list.
+    pub num_rules: Option<i64>,
+    /// Node-affinity rules.
+    pub affinity_rules: Option<Vec<AffinityRule>>,
+    /// The node name the pods are pinned to (0 = none).
+    pub node_name: Option<i64>,
+    /// Number of spread constraints used from the list.
+    pub num_topo_spread_constraints: Option<i64>,
+    /// Topology spread constraints (Kivi's system defaults when absent).
+    pub topo_spread_constraints: Option<Vec<SpreadConstraint>>,
+    /// Whether the constraints are Kivi's system defaults (written by Kivi, not read).
+    pub topo_spread_system_defaulted: Option<i64>,
+    /// Tolerations as `key:Effect`.
+    pub toleration: Option<Strings>,
+    /// Steps of the CPU usage pattern.
+    pub max_cpu_change: Option<i64>,
+    /// CPU usage per pattern step.
+    pub cur_cpu_request: Option<Vec<i64>>,
+    /// Start of each pattern step.
+    pub time_cpu_request: Option<Vec<i64>>,
+}
+
+/// A node-affinity rule.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AffinityRule {
+    /// 1 required, 0 preferred.
+    pub is_required: Option<i64>,
+    /// A preferred rule's weight.
+    pub weight: Option<i64>,
+    /// Labels a matching node carries.
+    pub labels: Option<Labels>,
+}
+
+/// A topology spread constraint.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpreadConstraint {
+    /// maxSkew.
+    pub max_skew: Option<i64>,
+    /// minDomains.
+    pub min_domains: Option<i64>,
+    /// The node label that defines domains.
+    pub topology_key: Option<Value>,
+    /// 0 DoNotSchedule, 1 ScheduleAnyway.
+    pub when_unsatisfiable: Option<i64>,
+    /// The selector's labels (the template's own when absent).
+    pub labels: Option<Labels>,
+    /// Number of selector labels (Kivi's bookkeeping).
+    pub num_matched_label: Option<i64>,
+    /// 1 Honor, 0 Ignore.
+    pub node_affinity_policy: Option<i64>,
+    /// 1 Honor, 0 Ignore.
+    pub node_taints_policy: Option<i64>,
+}
+
+/// A deployment template.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentTemplate {
+    /// Kivi's object id (not read).
+    pub id: Option<i64>,
+    /// Name of the deployment it creates or updates.
+    pub name: Option<Value>,
+    /// The pod template's id (0 = keep the deployment's).
+    pub pod_template_id: Option<i64>,
+    /// maxSurge in percent.
+    pub max_surge: Option<i64>,
+    /// maxUnavailable in percent.
+    pub max_unavailable: Option<i64>,
+    /// 0 Recreate, 1 RollingUpdate.
+    pub strategy: Option<i64>,
+    /// Desired replicas.
+    pub spec_replicas: Option<i64>,
+    /// The autoscaler.
+    pub hpa_spec: Option<HpaSpec>,
+    /// Existence flag (written by Kivi, not read).
+    pub status: Option<i64>,
+}
+
+/// An event or user command.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Event {
+    /// Kivi's name (`eventCpuChange`, `applyDeployment`, …).
+    pub name: Option<String>,
+    /// Parameters; their shape depends on the event.
+    pub para: Option<Value>,
+    /// Starts only once the cluster is quiet.
+    pub after_stable: Option<bool>,
+    /// Runs before anything else (present = yes).
+    pub first: Option<Value>,
+}
+
+/// An intent.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Intent {
+    /// Kivi's or the user-facing name.
+    pub name: Option<String>,
+    /// Parameters.
+    pub para: Option<IntentParameters>,
+}
+
+/// An intent's parameters.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentParameters {
+    /// The deployment's 1-based position in `setup.d`.
+    pub did: Option<i64>,
+    /// Expected replicas: a number or `d[did].specReplicas ± n`.
+    pub exp_replicas: Option<Value>,
+    /// Largest allowed difference in pods between nodes.
+    pub max_skew: Option<i64>,
+}
+
+/// `controllers`: configured controllers; only the descheduler has settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Controllers {
+    /// The descheduler.
+    pub descheduler: Option<Descheduler>,
+    /// Present when the scheduler runs (it always does).
+    pub scheduler: Option<Value>,
+    /// Present when the deployment controller runs (it always does).
+    pub deployment: Option<Value>,
+    /// Present when the HPA runs (it does when a deployment has one enabled).
+    pub hpa: Option<Value>,
+}
+
+/// The descheduler's configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Descheduler {
+    /// Profiles: plugin names in the order they run.
+    pub profiles: Option<Vec<Profile>>,
+    /// The last profile's arguments.
+    pub args: Option<DeschedulerArgs>,
+    /// Eviction limits.
+    pub configs: Option<DeschedulerConfigs>,
+}
+
+/// One descheduler profile: a list of plugin names, one name, or Kivi's object form with one
+/// plugin as its key.
+#[derive(Clone, Debug)]
+pub enum Profile {
+    /// Plugin names.
+    Names(Strings),
+    /// `{"PluginName": {…its arguments…}}`.
+    Object(Map<String, Value>),
+}
+
+impl<'de> Deserialize<'de> for Profile {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ProfileVisitor)
+    }
+}
+
+struct ProfileVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ProfileVisitor {
+    type Value = Profile;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of plugin names, or an object naming one plugin")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Profile, E> {
+        StringsVisitor.visit_str(text).map(Profile::Names)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Profile, A::Error> {
+        StringsVisitor.visit_seq(seq).map(Profile::Names)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Profile, A::Error> {
+        let mut plugins = Map::new();
+        while let Some((name, arguments)) = map.next_entry::<String, Value>()? {
+            plugins.insert(name, arguments);
+        }
+        Ok(Profile::Object(plugins))
+    }
+}
+
+/// The descheduler's arguments.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeschedulerArgs {
+    /// 1 to evict system-critical pods.
+    pub evict_system_critical_pods: Option<i64>,
+    /// 0 DoNotSchedule, 1 ScheduleAnyway, 2 both.
+    pub constraints_topology_spread: Option<i64>,
+}
+
+/// The descheduler's eviction limits (and Kivi's model sizes, not read).
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct DeschedulerConfigs {
+    /// Most pods evicted per node over the run.
+    #[serde(rename = "maxNoOfPodsToEvictPerNode")]
+    pub max_per_node: Option<i64>,
+    /// Most pods evicted in the namespace over the run.
+    #[serde(rename = "maxNoOfPodsToEvictPerNamespace")]
+    pub max_per_namespace: Option<i64>,
+    /// Kivi's model size (not read).
+    #[serde(rename = "MAX_NUM_DESPLUGINS")]
+    pub max_deschedule_plugins: Option<i64>,
+    /// Kivi's model size (not read).
+    #[serde(rename = "MAX_NUM_BALPLUGINS")]
+    pub max_balance_plugins: Option<i64>,
+    /// Kivi's model size (not read).
+    #[serde(rename = "DES_PROFILE_NUM")]
+    pub profile_count: Option<i64>,
+}
+
+/// `userDefined`: the scaling template's types. The topology scaler reads them
+/// ([`crate::scaler::Template`]); here they are typed so that unknown keys are found.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct UserDefined {
+    /// How node counts grow: `free` or `proportion`.
+    #[serde(rename = "nodesScaleType")]
+    pub nodes_scale_type: Option<String>,
+    /// How replica counts grow.
+    #[serde(rename = "dScaleType")]
+    pub d_scale_type: Option<String>,
+    /// Node types.
+    #[serde(rename = "nodesTypes")]
+    pub nodes_types: Option<Vec<NodeType>>,
+    /// Deployment types.
+    #[serde(rename = "dTypes")]
+    pub d_types: Option<Vec<DeploymentType>>,
+    /// The most pods one node runs.
+    pub max_pod_per_node: Option<i64>,
+}
+
+/// A node type of a template.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeType {
+    /// One node of the type.
+    pub template: Option<Node>,
+    /// Fewest nodes.
+    pub min_size: Option<i64>,
+    /// Most nodes.
+    pub max_size: Option<i64>,
+    /// Weight under proportional scaling.
+    pub proportion: Option<f64>,
+}
+
+/// A deployment type of a template.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeploymentType {
+    /// One deployment of the type.
+    pub template: Option<Deployment>,
+    /// Fewest replicas.
+    pub min_size: Option<i64>,
+    /// Most replicas.
+    pub max_size: Option<i64>,
+    /// Weight under proportional scaling.
+    pub proportion: Option<f64>,
+    /// HPA maximum over spec replicas.
+    #[serde(rename = "HPAfactor")]
+    pub hpa_factor: Option<i64>,
+    /// Kivi's least HPA minimum (not read).
+    #[serde(rename = "minHPAReplicas")]
+    pub min_hpa_replicas: Option<i64>,
+    /// Replicas per node under proportional scaling.
+    pub proportion_node_spec: Option<f64>,
+    /// Kivi's bounds on `proportionNodeSpec` (not read).
+    pub proportion_node_min: Option<f64>,
+    /// Kivi's bounds on `proportionNodeSpec` (not read).
+    pub proportion_node_max: Option<f64>,
+}
+
+/// A document that did not parse: the path of the offending value and what serde said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    /// JSON path, e.g. `setup.podTemplates[0]`.
+    pub path: String,
+    /// What was wrong, e.g. "invalid type: floating point `1.5`, expected struct PodTemplate".
+    pub message: String,
+}
+
+/// Reads `value` into the records; returns them with the paths of the keys they do not know.
+pub fn parse(value: &Value) -> Result<(Document, Vec<String>), ShapeError> {
+    let mut unknown = Vec::new();
+    let mut note = |path: serde_ignored::Path<'_>| unknown.push(json_path(&path));
+    let ignoring = serde_ignored::Deserializer::new(value, &mut note);
+    let document: Document = serde_path_to_error::deserialize(ignoring).map_err(|error| {
+        let path = error.path().to_string();
+        ShapeError {
+            path: if path == "." { "$".to_string() } else { path },
+            message: readable(&error.into_inner().to_string()),
+        }
+    })?;
+    Ok((document, unknown))
+}
+
+/// A path as `serde_path_to_error` writes it: `setup.nodes[0].cpu`.
+pub(crate) fn json_path(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", json_path(parent)),
+        Path::Map { parent, key } => match json_path(parent) {
+            parent if parent.is_empty() => key.clone(),
+            parent => format!("{parent}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => json_path(parent),
+    }
+}
+
+/// serde's message with Rust's type names turned into JSON's.
+fn readable(message: &str) -> String {
+    let message = match message.find("expected struct ") {
+        Some(at) => {
+            let rest = &message[at + "expected struct ".len()..];
+            let end = rest
+                .find(|c: char| !c.is_alphanumeric())
+                .unwrap_or(rest.len());
+            format!("{}expected an object{}", &message[..at], &rest[end..])
+        }
+        None => message.to_string(),
+    };
+    message
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list")
+}
