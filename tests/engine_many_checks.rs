@@ -33,7 +33,7 @@ proptest! {
         keys in proptest::collection::vec(any::<u64>(), 1..400_000),
         threads in 2usize..6,
     ) {
-        let table = FingerprintTable::new(1 << 26).with_rehash_threads(threads);
+        let table = FingerprintTable::new(1 << 26);
         let news: Vec<u64> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|_| {
@@ -46,12 +46,9 @@ proptest! {
                             if pin.insert_if_new(StateKey::new(&bytes)) == Insertion::New {
                                 new += 1;
                             }
-                            if table.grow_pending() {
-                                drop(pin);
-                                table.grow();
-                                pin = table.pin();
-                            }
+                            pin.sync();
                         }
+                        drop(pin);
                         new
                     })
                 })

@@ -93,6 +93,36 @@ pub struct RunConfig {
     /// the eight scaling runs).
     #[serde(default)]
     pub total_reference: Option<TotalReference>,
+    /// The synthetic model of `engine` mode.
+    #[serde(default)]
+    pub engine: Option<EngineRun>,
+    /// The search strategy (`--strategy`: dfs, bfs or swarm) of single and engine modes.
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// `--expect-states` of single and engine modes (0: the visited set grows from a page).
+    #[serde(default)]
+    pub expect_states: Option<u64>,
+    /// Measure thread counts above the machine's cores too (an oversubscription benchmark)
+    /// instead of leaving them out.
+    #[serde(default)]
+    pub oversubscribe: bool,
+}
+
+/// A synthetic model for `engine` mode.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineRun {
+    /// `counters`, `ordered-counters` or `two-phase-commit`.
+    pub model: String,
+    /// Counters (resource managers for two-phase commit).
+    pub vars: u64,
+    /// Largest counter value.
+    #[serde(default = "nine")]
+    pub max: u64,
+}
+
+fn nine() -> u64 {
+    9
 }
 
 fn all_cores() -> Vec<ThreadCount> {
@@ -117,6 +147,8 @@ pub enum Mode {
     /// One topology at a time, growing, until a check runs out of time or the model's size
     /// limits are reached.
     ScaleUp,
+    /// A synthetic model of the engine (`kivi bench engine`), with a known state count.
+    Engine,
 }
 
 impl fmt::Display for Mode {
@@ -126,6 +158,7 @@ impl fmt::Display for Mode {
             Mode::AllViolations => "all-violations",
             Mode::Single => "single",
             Mode::ScaleUp => "scale-up",
+            Mode::Engine => "engine",
         })
     }
 }
@@ -249,6 +282,8 @@ pub enum Input {
     Case(String),
     /// A file or directory.
     File(PathBuf),
+    /// A synthetic model: its name, counters and largest value.
+    Synthetic(String),
 }
 
 impl fmt::Display for Input {
@@ -256,6 +291,7 @@ impl fmt::Display for Input {
         match self {
             Input::Case(name) => f.write_str(name),
             Input::File(path) => write!(f, "{}", path.display()),
+            Input::Synthetic(model) => f.write_str(model),
         }
     }
 }
@@ -338,8 +374,53 @@ impl RunConfig {
         if self.repetitions == Some(0) {
             return fail("repetitions", "0: use 1 or more, or leave it out".into());
         }
-        if self.cases.is_empty() && self.inputs.is_empty() {
+        match (&self.engine, self.mode) {
+            (None, Mode::Engine) => {
+                return fail(
+                    "engine",
+                    "engine mode needs engine: model, vars, max".into(),
+                )
+            }
+            (Some(_), mode) if mode != Mode::Engine => {
+                return fail("engine", "only engine mode runs a synthetic model".into())
+            }
+            (Some(engine), _) => {
+                if !["counters", "ordered-counters", "two-phase-commit"]
+                    .contains(&engine.model.as_str())
+                {
+                    return fail(
+                        "engine.model",
+                        format!(
+                            "unknown model \"{}\": use counters, ordered-counters or \
+                             two-phase-commit",
+                            engine.model
+                        ),
+                    );
+                }
+                if !self.cases.is_empty() || !self.inputs.is_empty() {
+                    return fail(
+                        "cases",
+                        "engine mode measures its model: leave cases and inputs out".into(),
+                    );
+                }
+            }
+            (None, _) => {}
+        }
+        if self.mode != Mode::Engine && self.cases.is_empty() && self.inputs.is_empty() {
             return fail("cases", "give cases or inputs to measure".into());
+        }
+        if let Some(strategy) = &self.strategy {
+            if !["dfs", "bfs", "swarm"].contains(&strategy.as_str()) {
+                return fail("strategy", format!("\"{strategy}\": use dfs, bfs or swarm"));
+            }
+        }
+        if (self.strategy.is_some() || self.expect_states.is_some())
+            && !matches!(self.mode, Mode::Single | Mode::Engine)
+        {
+            return fail(
+                "strategy",
+                "strategy and expect_states apply to single and engine modes".into(),
+            );
         }
         if let Some(unknown) = self.cases.iter().find(|name| cases::find(name).is_none()) {
             return fail(
@@ -425,6 +506,9 @@ impl RunConfig {
             .iter()
             .map(|name| Input::Case(name.clone()))
             .chain(self.inputs.iter().map(|path| Input::File(path.clone())))
+            .chain(self.engine.iter().map(|engine| {
+                Input::Synthetic(format!("{} {} {}", engine.model, engine.vars, engine.max))
+            }))
             .collect()
     }
 }

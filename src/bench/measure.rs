@@ -31,6 +31,8 @@ pub struct Sample {
     pub verdict: String,
     /// Seconds from starting the process to its exit.
     pub wall_s: f64,
+    /// CPU seconds the process used, user and system, on all its threads.
+    pub cpu_s: f64,
     /// Seconds kivi itself reports (the sweep's, or the single check's search time).
     pub time_s: f64,
     /// States stored, summed over a sweep's topologies.
@@ -53,8 +55,28 @@ pub struct Sample {
     pub size: Option<(u64, u64)>,
 }
 
-/// The `kivi check` arguments of `measurement` in `run`.
+/// The `kivi check` (or `kivi bench engine`) arguments of `measurement` in `run`.
 pub fn check_arguments(run: &RunConfig, measurement: &Measurement) -> Vec<String> {
+    if let Some(engine) = &run.engine {
+        let mut args: Vec<String> = [
+            "bench",
+            "engine",
+            "--model",
+            &engine.model,
+            "--vars",
+            &engine.vars.to_string(),
+            "--max",
+            &engine.max.to_string(),
+            "--threads",
+            &measurement.threads.to_string(),
+            "--format",
+            "json",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        search_arguments(run, &mut args);
+        return args;
+    }
     let mut args = vec!["check".to_string()];
     match &measurement.input {
         Input::Case(name) => {
@@ -64,6 +86,7 @@ pub fn check_arguments(run: &RunConfig, measurement: &Measurement) -> Vec<String
             }
         }
         Input::File(path) => args.push(path.display().to_string()),
+        Input::Synthetic(_) => unreachable!("synthetic inputs are engine runs"),
     }
     match (run.mode, &measurement.topology) {
         (Mode::Scaling | Mode::AllViolations, _) => {
@@ -86,6 +109,7 @@ pub fn check_arguments(run: &RunConfig, measurement: &Measurement) -> Vec<String
         (_, None) => args.push("--original".into()),
     }
     args.extend(["--threads".into(), measurement.threads.to_string()]);
+    search_arguments(run, &mut args);
     if let Some(seconds) = run.timeout_s {
         args.extend(["--timeout".into(), seconds.to_string()]);
     }
@@ -96,14 +120,39 @@ pub fn check_arguments(run: &RunConfig, measurement: &Measurement) -> Vec<String
     args
 }
 
-/// Runs `kivi` (the executable at `kivi`) with `args` and reads its report.
+/// `--strategy` and `--expect-states`, when the run gives them.
+fn search_arguments(run: &RunConfig, args: &mut Vec<String>) {
+    if let Some(strategy) = &run.strategy {
+        args.extend(["--strategy".into(), strategy.clone()]);
+    }
+    if let Some(states) = run.expect_states {
+        args.extend(["--expect-states".into(), states.to_string()]);
+    }
+}
+
+/// CPU seconds (user and system) of the children waited for so far.
+fn children_cpu_s() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Runs `kivi` (the executable at `kivi`) with `args` and reads its report. Measurements are
+/// taken one at a time, so the children's CPU time before and after is this child's.
 pub fn take(kivi: &Path, args: &[String]) -> Result<Sample, String> {
+    let cpu_before = children_cpu_s();
     let started = Instant::now();
     let output = Command::new(kivi)
         .args(args)
         .output()
         .map_err(|error| format!("cannot run {}: {error}", kivi.display()))?;
     let wall_s = started.elapsed().as_secs_f64();
+    let cpu_s = children_cpu_s() - cpu_before;
     let command = || format!("kivi {}", args.join(" "));
     let exit_code = output.status.code().unwrap_or(-1);
     if !matches!(exit_code, 0 | 1 | 3) {
@@ -123,6 +172,7 @@ pub fn take(kivi: &Path, args: &[String]) -> Result<Sample, String> {
     })?;
     sample.exit_code = exit_code;
     sample.wall_s = wall_s;
+    sample.cpu_s = cpu_s;
     Ok(sample)
 }
 
@@ -130,6 +180,15 @@ pub fn take(kivi: &Path, args: &[String]) -> Result<Sample, String> {
 fn read_report(report: &Value) -> Option<Sample> {
     let number = |value: &Value| value.as_u64();
     let verdict = report["verdict"].as_str()?.to_string();
+    if report.get("model").is_some() {
+        return Some(Sample {
+            verdict,
+            time_s: report["elapsed_s"].as_f64()?,
+            states: number(&report["states_stored"])?,
+            transitions: number(&report["transitions"])?,
+            ..Sample::default()
+        });
+    }
     if report["mode"] == "single" {
         let stats = &report["stats"];
         return Some(Sample {

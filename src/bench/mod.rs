@@ -106,7 +106,7 @@ fn plan(config: &SweepConfig, cores: usize) -> (Vec<Measurement>, BTreeSet<usize
         for input in run.all_inputs() {
             for &fast_find in &run.fast_find {
                 for threads in run.threads.iter().map(|count| count.resolve(cores)) {
-                    if threads > cores {
+                    if threads > cores && !run.oversubscribe {
                         skipped_threads.insert(threads);
                     } else if run.mode != Mode::ScaleUp {
                         fixed.push(Measurement {
@@ -239,6 +239,11 @@ fn template_of(run: &RunConfig, input: &Input) -> Result<Template, String> {
             std::fs::read_to_string(path)
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?,
         ),
+        Input::Synthetic(model) => {
+            return Err(format!(
+                "{model}: a synthetic model has no template to grow"
+            ))
+        }
     };
     let document = serde_json::from_str(&text)
         .map_err(|error| format!("{name}: scale-up needs a uniform-JSON template: {error}"))?;

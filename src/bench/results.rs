@@ -25,6 +25,10 @@ pub struct ResultRow {
     pub median: Sample,
     /// Median wall time over the repetitions.
     pub wall_s: f64,
+    /// Median CPU time (user and system, all threads) over the repetitions.
+    pub cpu_s: f64,
+    /// Median over the repetitions of CPU time over wall time: how many cores were busy.
+    pub cores_busy: f64,
     /// How many runs the medians are over.
     pub repetitions: usize,
     /// Time at the fewest threads divided by this row's time.
@@ -61,17 +65,24 @@ pub fn aggregate(
         .map(|(measurement, runs)| {
             let times: Vec<f64> = runs.iter().map(|sample| sample.time_s).collect();
             let walls: Vec<f64> = runs.iter().map(|sample| sample.wall_s).collect();
+            let cpus: Vec<f64> = runs.iter().map(|sample| sample.cpu_s).collect();
+            let busy: Vec<f64> = runs
+                .iter()
+                .map(|sample| sample.cpu_s / sample.wall_s.max(1e-9))
+                .collect();
             let run = &config.runs[measurement.run];
             ResultRow {
                 run: run.name.clone(),
                 mode: run.mode,
                 variant: match measurement.input {
                     Input::Case(_) => run.variant.to_string(),
-                    Input::File(_) => String::new(),
+                    Input::File(_) | Input::Synthetic(_) => String::new(),
                 },
                 measurement: measurement.clone(),
                 median: runs[median_index(&times)].clone(),
                 wall_s: walls[median_index(&walls)],
+                cpu_s: cpus[median_index(&cpus)],
+                cores_busy: busy[median_index(&busy)],
                 repetitions: runs.len(),
                 speedup: None,
                 efficiency: None,
@@ -158,6 +169,8 @@ const COLUMNS: &[Column] = &[
     ("transitions", |r| r.median.transitions.to_string()),
     ("time_s", |r| seconds(r.median.time_s)),
     ("wall_s", |r| seconds(r.wall_s)),
+    ("cpu_s", |r| seconds(r.cpu_s)),
+    ("cores_busy", |r| format!("{:.2}", r.cores_busy)),
     ("states_per_s", |r| format!("{:.0}", r.states_per_s())),
     ("speedup", |r| ratio(r.speedup)),
     ("efficiency", |r| ratio(r.efficiency)),
@@ -415,7 +428,7 @@ fn table(
                 ]
             }),
         ),
-        Mode::Single | Mode::ScaleUp => (
+        Mode::Single | Mode::ScaleUp | Mode::Engine => (
             vec![
                 "input",
                 "variant",
@@ -428,6 +441,7 @@ fn table(
                 "transitions",
                 "time (s)",
                 "wall (s)",
+                "cores busy",
                 "states/s",
                 "speedup",
                 "efficiency",
@@ -449,6 +463,7 @@ fn table(
                     row.median.transitions.to_string(),
                     format!("{:.4}", row.median.time_s),
                     format!("{:.4}", row.wall_s),
+                    format!("{:.2}", row.cores_busy),
                     format!("{:.0}", row.states_per_s()),
                     ratio(row.speedup),
                     ratio(row.efficiency),

@@ -136,6 +136,18 @@ impl EngineBench {
             )
             .into());
         }
+        if self.engine.expect_states.is_none() {
+            // The benchmark knows its size; `--expect-states 0` makes it grow from a page.
+            options.expected_states = match self.model {
+                SyntheticModel::Counters | SyntheticModel::PanickingCounters => {
+                    Counters::new(self.vars, self.max).state_count()
+                }
+                SyntheticModel::OrderedCounters => {
+                    OrderedCounters::new(self.vars, self.max).state_count()
+                }
+                SyntheticModel::TwoPhaseCommit => 0,
+            };
+        }
         match self.model {
             SyntheticModel::Counters => self.report(&Counters::new(self.vars, self.max), &options),
             SyntheticModel::OrderedCounters => {
@@ -151,7 +163,13 @@ impl EngineBench {
     }
 
     fn report<M: Model>(&self, model: &M, options: &CheckOptions) -> Result<i32, CommandError> {
-        let outcome: Outcome<M> = check(model, options).map_err(|error| {
+        // A pool of its own with exactly the workers asked for: rayon's global pool has one
+        // thread per core, which would cap `--threads 16` on a 2-core machine at 2.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .build()
+            .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
+        let outcome: Outcome<M> = pool.install(|| check(model, options)).map_err(|error| {
             CommandError::Internal(format!("synthetic model {:?}: {error}", self.model))
         })?;
         let stats = &outcome.stats;

@@ -31,6 +31,10 @@ pub struct EngineArgs {
     /// Report every violated property, not only the first.
     #[arg(short = 'a', long = "all-violations")]
     pub all_violations: bool,
+    /// About how many states the check will store: the visited set starts that big instead
+    /// of growing from one page (a sweep guesses from the topologies it has decided).
+    #[arg(long, value_name = "N")]
+    pub expect_states: Option<u64>,
 }
 
 impl EngineArgs {
@@ -51,6 +55,7 @@ impl EngineArgs {
             seed: self.seed,
             all_violations: self.all_violations,
             cancel: None,
+            expected_states: self.expect_states.unwrap_or(0),
         }
     }
 }

@@ -24,7 +24,7 @@ pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, 
         VisitedKind::Fingerprint => check_with(
             model,
             options,
-            &FingerprintTable::new(options.memory_budget),
+            &FingerprintTable::with_expected_states(options.memory_budget, options.expected_states),
         ),
         VisitedKind::Exact => check_with(model, options, &ExactSet::new(options.memory_budget)),
         VisitedKind::Dashmap => check_with(

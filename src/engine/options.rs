@@ -70,6 +70,9 @@ pub struct CheckOptions {
     pub all_violations: bool,
     /// Stops the check early when cancelled (the result is then incomplete).
     pub cancel: Option<CancelToken>,
+    /// A guess of the states the check will store: the visited set starts that big (within
+    /// the memory budget) instead of growing from one page. 0 when unknown.
+    pub expected_states: u64,
 }
 
 impl Default for CheckOptions {
@@ -84,6 +87,7 @@ impl Default for CheckOptions {
             seed: 0,
             all_violations: false,
             cancel: None,
+            expected_states: 0,
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::input::load_uniform;
 use crate::model::ClusterModel;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -201,11 +202,18 @@ pub fn run(
         None => None,
     };
     let passed = Arc::new(journal.as_ref().map(Journal::passed).unwrap_or_default());
+    // Topologies grow in Kivi's order, so the largest check decided so far is a good first
+    // guess of the next one's size (unless the user gave one).
+    let largest = Arc::new(AtomicU64::new(settings.check.expected_states));
     let job = {
         let template = Arc::new(template.clone());
         let options = settings.check.clone();
-        let passed = passed.clone();
+        let (passed, largest) = (passed.clone(), largest.clone());
         move |topology: &Topology, context: JobContext| {
+            let options = CheckOptions {
+                expected_states: largest.load(Ordering::Relaxed),
+                ..options.clone()
+            };
             // A panic here would abort the pool's thread; it becomes an internal error.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 check_topology(&template, &options, &passed, topology, context)
@@ -221,6 +229,7 @@ pub fn run(
     let started = Instant::now();
     let mut journal_error = None;
     let on_report = |report: &JobReport<TopologyCheck>| {
+        largest.fetch_max(report.output.states, Ordering::Relaxed);
         on_decided(Decided {
             topology: &report.topology,
             states: report.output.states,

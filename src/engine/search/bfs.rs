@@ -5,6 +5,11 @@
 //! index in the previous level and the action), so a violation found at level `d` yields a
 //! path of exactly `d` steps: the shortest counterexample.
 //!
+//! Each worker builds its own part of the next level (its states and their links) and the
+//! parts are never merged: a level is its parts plus the offset where each starts, and a
+//! global index is found in them by binary search. The only work between two levels is a
+//! prefix sum over the parts, so no single thread touches every state of a level.
+//!
 //! Unlike depth-first search, whose stacks hold one path's siblings, breadth-first search
 //! holds whole levels: the frontier being expanded, the next one being built, and every
 //! level's log. All of it counts against the memory budget together with the visited set
@@ -24,14 +29,51 @@ const CHUNK: usize = 64;
 
 /// How one state of a level was reached.
 struct Link<A> {
-    parent: u32,
+    /// The parent's index in the previous level.
+    parent: u64,
     via: Via<A>,
 }
 
-/// A state found while expanding a level, with its link.
-struct Found<M: Model> {
-    state: M::State,
-    link: Link<M::Action>,
+/// Items of one level, in the parts the workers built, with each part's first global index.
+struct Parts<T> {
+    parts: Vec<Vec<T>>,
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl<T> Parts<T> {
+    fn new(parts: Vec<Vec<T>>) -> Self {
+        let mut starts = Vec::with_capacity(parts.len());
+        let mut len = 0;
+        for part in &parts {
+            starts.push(len);
+            len += part.len();
+        }
+        Self { parts, starts, len }
+    }
+
+    /// The item with global index `index` (below `len`).
+    fn get(&self, index: usize) -> &T {
+        let part = self.starts.partition_point(|&start| start <= index) - 1;
+        &self.parts[part][index - self.starts[part]]
+    }
+
+    /// The items with global indices `range`, as (index, item), part by part.
+    fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, &T)> {
+        let first = self.starts.partition_point(|&start| start <= range.start) - 1;
+        self.parts[first..]
+            .iter()
+            .zip(&self.starts[first..])
+            .take_while(move |(_, &start)| start < range.end)
+            .flat_map(move |(part, &start)| {
+                let from = range.start.saturating_sub(start);
+                let to = (range.end - start).min(part.len());
+                part[from.min(to)..to]
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, item)| (start + from + i, item))
+            })
+    }
 }
 
 /// The bytes breadth-first search holds besides the visited set: the levels' logs, the
@@ -39,8 +81,10 @@ struct Found<M: Model> {
 struct FrontierMemory {
     /// Links of every level so far plus the current frontier's states.
     held: AtomicU64,
-    /// States found for the next level, reported by workers a chunk at a time.
-    next: AtomicU64,
+    /// The next level's states, reported by workers a chunk at a time.
+    next_states: AtomicU64,
+    /// The next level's links.
+    next_links: AtomicU64,
 }
 
 impl FrontierMemory {
@@ -50,14 +94,38 @@ impl FrontierMemory {
     }
 
     fn total(&self) -> u64 {
-        self.held.load(Ordering::Relaxed) + self.next.load(Ordering::Relaxed)
+        self.held.load(Ordering::Relaxed)
+            + self.next_states.load(Ordering::Relaxed)
+            + self.next_links.load(Ordering::Relaxed)
+    }
+
+    /// Moves to the next level: the frontier's states (`frontier_states` bytes) go, the next
+    /// level's states and links stay. Returns the new frontier's state bytes.
+    fn next_level(&self, frontier_states: u64) -> u64 {
+        let states = self.next_states.swap(0, Ordering::Relaxed);
+        let links = self.next_links.swap(0, Ordering::Relaxed);
+        self.held.fetch_sub(frontier_states, Ordering::Relaxed);
+        self.held.fetch_add(states + links, Ordering::Relaxed);
+        states
     }
 }
 
-/// What one found state costs while it waits in the next level: its link for good, and its
-/// state until the level after it is built.
-fn found_bytes<M: Model>(model: &M, state: &M::State) -> u64 {
-    (std::mem::size_of::<Found<M>>() + model.state_heap_bytes(state)) as u64
+/// What one state costs while it waits in a level.
+fn state_bytes<M: Model>(model: &M, state: &M::State) -> u64 {
+    (std::mem::size_of::<M::State>() + model.state_heap_bytes(state)) as u64
+}
+
+/// Bytes a worker has added to the next level since it last reported them.
+#[derive(Default)]
+struct Unreported {
+    states: u64,
+    links: u64,
+}
+
+/// One worker's part of the next level.
+struct Part<M: Model> {
+    states: Vec<M::State>,
+    links: Vec<Link<M::Action>>,
 }
 
 /// Explores from `initial` (initial-state index, state) level by level; returns each
@@ -68,33 +136,29 @@ pub fn explore<M: Model, V: VisitedSet>(
 ) -> Vec<WorkerStats> {
     let threads = search.options.threads.max(1);
     let mut stats = vec![WorkerStats::default(); threads];
-    let mut levels: Vec<Vec<Link<M::Action>>> = Vec::new();
-    let (links, mut frontier): (Vec<_>, Vec<_>) = initial
+    let (links, states): (Vec<_>, Vec<_>) = initial
         .into_iter()
         .map(|(index, state)| {
-            (
-                Link {
-                    parent: u32::MAX,
-                    via: Via::Init(index),
-                },
-                state,
-            )
+            let link = Link {
+                parent: u64::MAX,
+                via: Via::Init(index),
+            };
+            (link, state)
         })
         .unzip();
-    levels.push(links);
+    let link_bytes = (links.len() * std::mem::size_of::<Link<M::Action>>()) as u64;
+    let mut frontier_states: u64 = states.iter().map(|s| state_bytes(search.model, s)).sum();
+    let mut levels: Vec<Parts<Link<M::Action>>> = vec![Parts::new(vec![links])];
+    let mut frontier = Parts::new(vec![states]);
     let memory = FrontierMemory {
-        held: AtomicU64::new(
-            frontier
-                .iter()
-                .map(|state| found_bytes(search.model, state))
-                .sum(),
-        ),
-        next: AtomicU64::new(0),
+        held: AtomicU64::new(frontier_states + link_bytes),
+        next_states: AtomicU64::new(0),
+        next_links: AtomicU64::new(0),
     };
     let mut depth = 0u32;
-    while !frontier.is_empty() && !search.stopped() {
+    while frontier.len > 0 && !search.stopped() {
         let cursor = AtomicUsize::new(0);
-        let next: Mutex<Vec<Found<M>>> = Mutex::new(Vec::new());
+        let next: Mutex<Vec<Part<M>>> = Mutex::new(Vec::with_capacity(threads));
         let level = LevelJob {
             search,
             levels: &levels,
@@ -122,21 +186,11 @@ pub fn explore<M: Model, V: VisitedSet>(
         let (links, states): (Vec<_>, Vec<_>) = next
             .into_inner()
             .into_iter()
-            .map(|found| (found.link, found.state))
+            .map(|part| (part.links, part.states))
             .unzip();
-        // The old frontier's states go; its links stay for the paths.
-        let old_states: u64 = frontier
-            .iter()
-            .map(|state| {
-                (std::mem::size_of::<M::State>() + search.model.state_heap_bytes(state)) as u64
-            })
-            .sum();
-        memory.held.fetch_sub(old_states, Ordering::Relaxed);
-        memory
-            .held
-            .fetch_add(memory.next.swap(0, Ordering::Relaxed), Ordering::Relaxed);
-        levels.push(links);
-        frontier = states;
+        frontier_states = memory.next_level(frontier_states);
+        levels.push(Parts::new(links));
+        frontier = Parts::new(states);
         depth += 1;
     }
     stats
@@ -145,37 +199,40 @@ pub fn explore<M: Model, V: VisitedSet>(
 /// The expansion of one level, shared by its workers.
 struct LevelJob<'j, 's, 'm, M: Model, V: VisitedSet> {
     search: &'s Search<'m, M, V>,
-    levels: &'j [Vec<Link<M::Action>>],
-    frontier: &'j [M::State],
+    levels: &'j [Parts<Link<M::Action>>],
+    frontier: &'j Parts<M::State>,
     depth: u32,
     cursor: &'j AtomicUsize,
-    next: &'j Mutex<Vec<Found<M>>>,
+    next: &'j Mutex<Vec<Part<M>>>,
     memory: &'j FrontierMemory,
 }
 
 impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
     /// Takes chunks of the frontier until none is left, adding this worker's counts to
-    /// `stats`.
+    /// `stats`; hands its part of the next level over at the end.
     fn work(&self, stats: &mut WorkerStats) {
         let search = self.search;
         let model = search.model;
         let mut pin = search.visited.pin();
         let mut actions = Vec::new();
         let mut successors = SuccessorBatch::new();
-        let mut found: Vec<Found<M>> = Vec::new();
-        let mut unreported = 0u64;
+        let mut part = Part::<M> {
+            states: Vec::new(),
+            links: Vec::new(),
+        };
+        let mut unreported = Unreported::default();
         let mut countdown = POLL_INTERVAL;
+        let link_size = std::mem::size_of::<Link<M::Action>>() as u64;
         'chunks: loop {
             if !self.report_memory(&mut unreported) {
                 break;
             }
             let start = self.cursor.fetch_add(CHUNK, Ordering::Relaxed);
-            if start >= self.frontier.len() {
+            if start >= self.frontier.len {
                 break;
             }
-            let end = (start + CHUNK).min(self.frontier.len());
-            for (parent, state) in self.frontier[start..end].iter().enumerate() {
-                let parent = (start + parent) as u32;
+            let end = (start + CHUNK).min(self.frontier.len);
+            for (parent, state) in self.frontier.range(start..end) {
                 if search.stopped() {
                     break 'chunks;
                 }
@@ -205,33 +262,32 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                             if !search.check_new_state(&successor.state, || {
                                 self.path_to(parent, Some(action))
                             }) {
-                                unreported += found_bytes(model, &successor.state);
-                                found.push(Found {
-                                    state: successor.state,
-                                    link: Link {
-                                        parent,
-                                        via: Via::Action(action.clone()),
-                                    },
+                                unreported.states += state_bytes(model, &successor.state);
+                                unreported.links += link_size;
+                                part.states.push(successor.state);
+                                part.links.push(Link {
+                                    parent: parent as u64,
+                                    via: Via::Action(action.clone()),
                                 });
                             }
                         }
                     }
                 }
-                pin = search.between_states(pin, &mut countdown);
+                search.between_states(&mut pin, &mut countdown);
             }
         }
         drop(pin);
         self.report_memory(&mut unreported);
-        self.next.lock().append(&mut found);
+        self.next.lock().push(part);
     }
 
-    /// Adds this worker's `unreported` bytes to the level's count; `false` (and the search
+    /// Adds this worker's unreported bytes to the level's counts; `false` (and the search
     /// stopped as incomplete) when the visited set and the levels together pass the budget.
-    fn report_memory(&self, unreported: &mut u64) -> bool {
+    fn report_memory(&self, unreported: &mut Unreported) -> bool {
         let search = self.search;
-        self.memory
-            .next
-            .fetch_add(std::mem::take(unreported), Ordering::Relaxed);
+        let Unreported { states, links } = std::mem::take(unreported);
+        self.memory.next_states.fetch_add(states, Ordering::Relaxed);
+        self.memory.next_links.fetch_add(links, Ordering::Relaxed);
         let budget = search.options.memory_budget;
         let visited = search.visited.memory_bytes();
         if self.memory.within(visited, budget) {
@@ -245,18 +301,38 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
     }
 
     /// The path to frontier state `index` of this level, plus `last` if given.
-    fn path_to(&self, index: u32, last: Option<&M::Action>) -> Path<M::Action> {
+    fn path_to(&self, index: usize, last: Option<&M::Action>) -> Path<M::Action> {
         let mut vias = Vec::with_capacity(self.levels.len() + 1);
         if let Some(action) = last {
             vias.push(Via::Action(action.clone()));
         }
-        let mut index = index;
+        let mut index = index as u64;
         for level in self.levels.iter().rev() {
-            let link = &level[index as usize];
+            let link = level.get(index as usize);
             vias.push(link.via.clone());
             index = link.parent;
         }
         vias.reverse();
         path_from(vias)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Parts;
+
+    #[test]
+    fn parts_index_and_range_across_empty_and_uneven_parts() {
+        let parts = Parts::new(vec![vec![0, 1, 2], vec![], vec![3], vec![4, 5, 6, 7]]);
+        assert_eq!(parts.len, 8);
+        assert!((0..8).all(|i| *parts.get(i) == i));
+        for start in 0..8 {
+            for end in start..=8 {
+                let got: Vec<(usize, usize)> =
+                    parts.range(start..end).map(|(i, &v)| (i, v)).collect();
+                let want: Vec<(usize, usize)> = (start..end).map(|i| (i, i)).collect();
+                assert_eq!(got, want, "{start}..{end}");
+            }
+        }
     }
 }

@@ -194,7 +194,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             if self.pool.hungry.load(Ordering::Relaxed) > 0 && self.stack.len() > 1 {
                 self.donate();
             }
-            pin = search.between_states(pin, &mut countdown);
+            search.between_states(&mut pin, &mut countdown);
         }
     }
 

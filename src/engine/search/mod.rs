@@ -255,24 +255,16 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
         });
     }
 
-    /// What a worker does between two states: lets the visited set grow if it asks to (which
-    /// needs the worker's pin dropped and taken anew), and every [`POLL_INTERVAL`] states looks
-    /// at the bounds. Returns the pin to go on with.
+    /// What a worker does between two states: takes part in a growth of the visited set if one
+    /// is pending, and every [`POLL_INTERVAL`] states looks at the bounds.
     #[inline]
-    pub fn between_states(&self, pin: V::Pin<'a>, countdown: &mut u32) -> V::Pin<'a> {
-        let pin = if self.visited.grow_pending() {
-            drop(pin);
-            self.visited.grow();
-            self.visited.pin()
-        } else {
-            pin
-        };
+    pub fn between_states(&self, pin: &mut V::Pin<'a>, countdown: &mut u32) {
+        pin.sync();
         *countdown -= 1;
         if *countdown == 0 {
             *countdown = POLL_INTERVAL;
             self.poll_bounds();
         }
-        pin
     }
 
     /// Looks at the clock and the cancel token; stops the search if either says so.

@@ -1,9 +1,38 @@
-//! The lock-free fingerprint table.
+//! The lock-free fingerprint table, and how it grows without stopping the search for long.
+//!
+//! # Inserting
+//!
+//! Slots are 64-bit fingerprints in a power-free, cache-line-aligned array, probed a line (8
+//! slots) at a time from a home line chosen by multiply-shift. An insert is one CAS on the
+//! first empty slot of the probe sequence; nothing else is shared, so inserts scale with the
+//! cores (as LTSmin's and TLC's pre-sized tables do).
+//!
+//! # Growing
+//!
+//! A table that passes 75% load grows by half. Only growth needs the workers to agree, and it
+//! is arranged so that no worker ever waits for another one's search, only for the copy itself,
+//! which they all share (the helping migration of growt; Maier, Sanders and Dementiev):
+//!
+//! 1. **Request.** The worker whose inserts pass the threshold allocates the bigger array
+//!    *before* announcing anything (the allocation, and the kernel zeroing its pages, overlaps
+//!    with everyone's search), then marks the growth pending: one flag that every insert reads.
+//! 2. **Gather.** A worker holding a pin parks at its next insert or state boundary — at most
+//!    one successor computation away. Workers without a pin (idle ones, waiting for work) are
+//!    not waited for, and a new pin waits until the growth is over before it registers.
+//! 3. **Copy.** Once every registered pin is parked, the parked workers take blocks of the old
+//!    array from a shared cursor and insert their fingerprints into the new one (lock-free
+//!    inserts, so they can copy side by side). The worker that copies the last block installs
+//!    the new array, frees the old one and wakes the others.
+//!
+//! Parked workers wait on a condition variable, not in a spin loop: with more workers than
+//! cores, the workers still running to their park point get the cores. Growth is rare (about
+//! 25 times from one page to 15 million states) and a check that knows its size
+//! ([`FingerprintTable::with_expected_states`]) starts at it and never grows.
 
 use super::{omission_probability, Insertion, StateKey, VisitedPin, VisitedSet, VisitedStats};
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{Condvar, Mutex};
 use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// Slots in one 64-byte cache line: probing scans a whole line before moving on.
 const SLOTS_PER_LINE: usize = 8;
@@ -14,34 +43,15 @@ const MIN_SLOTS: usize = 512;
 /// by half: the load then stays between 0.5 and 0.75, so a state costs 10.7 to 16 bytes.
 /// Probing whole cache lines keeps look-ups short at that load.
 const GROW_AT_LOAD: f64 = 0.75;
+/// A table sized for an expected state count starts at this load.
+const EXPECTED_LOAD: f64 = 0.6;
 /// At its memory cap the table accepts inserts up to this load, then reports it is full.
 const FULL_AT_LOAD: f64 = 0.9;
-/// Tables at least this big are rehashed by several threads when they grow.
-const PARALLEL_REHASH_SLOTS: usize = 1 << 18;
+/// Slots copied as one unit of work when the table grows.
+const COPY_BLOCK: usize = 1 << 14;
 /// The value of an empty slot. A state whose fingerprint is 0 is stored as [`ZERO_STAND_IN`].
 const EMPTY: u64 = 0;
 const ZERO_STAND_IN: u64 = 1;
-
-/// A lock-free open-addressing set of 64-bit fingerprints with linear probing, growing from a
-/// page up to a memory cap.
-pub struct FingerprintTable {
-    table: RwLock<Slots>,
-    /// Sum of the inserts that pins have reported so far (pins report in batches, so this lags
-    /// by at most one batch per pin).
-    stored: AtomicU64,
-    grow_pending: AtomicBool,
-    max_slots: usize,
-    full: AtomicBool,
-    rehash_threads: usize,
-    /// Bytes of the current slot array, updated when it grows.
-    slot_bytes: AtomicU64,
-}
-
-/// The slot array, a whole number of cache lines. Each slot holds a fingerprint or [`EMPTY`].
-struct Slots {
-    slots: SlotArray,
-    lines: usize,
-}
 
 /// Zeroed, cache-line-aligned memory for the slots. Arrays of 2 MiB and more are aligned to
 /// 2 MiB and marked for transparent huge pages: random probes into a large table otherwise
@@ -95,6 +105,12 @@ impl Drop for SlotArray {
         // SAFETY: allocated in `zeroed` with this very layout.
         unsafe { dealloc(self.ptr.as_ptr().cast(), self.layout) }
     }
+}
+
+/// One slot array, a whole number of cache lines. Each slot holds a fingerprint or [`EMPTY`].
+struct Slots {
+    slots: SlotArray,
+    lines: usize,
 }
 
 impl Slots {
@@ -163,87 +179,283 @@ impl Slots {
         None
     }
 
-    /// Moves every fingerprint into a table of `len` slots (single-threaded; callers hold the
-    /// write lock).
-    fn rehash(&self, len: usize, threads: usize) -> Slots {
-        let bigger = Slots::new(len);
-        let copy = |slots: &[AtomicU64]| {
-            for slot in slots {
-                let fingerprint = slot.load(Ordering::Relaxed);
-                if fingerprint != EMPTY {
-                    bigger.insert(fingerprint);
-                }
+    /// Inserts every fingerprint of block `block` (of [`COPY_BLOCK`] slots) into `target`.
+    fn copy_block(&self, block: usize, target: &Slots) {
+        let start = block * COPY_BLOCK;
+        let end = (start + COPY_BLOCK).min(self.len());
+        for slot in &self.slots[start..end] {
+            let fingerprint = slot.load(Ordering::Relaxed);
+            if fingerprint != EMPTY {
+                target.insert(fingerprint);
             }
-        };
-        if threads > 1 && self.len() >= PARALLEL_REHASH_SLOTS {
-            // The workers are all waiting for the growth; inserts into the new table are
-            // lock-free, so its filling (and the kernel's zeroing of its pages) is shared out.
-            let chunk = self.len().div_ceil(threads);
-            std::thread::scope(|scope| {
-                for part in self.slots.chunks(chunk) {
-                    scope.spawn(|| copy(part));
-                }
-            });
-        } else {
-            copy(&self.slots);
         }
-        bigger
     }
+}
+
+/// Where a growth stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// No growth: pins insert freely.
+    Idle,
+    /// A bigger array is ready; waiting for every registered pin to park.
+    Gathering,
+    /// Parked workers are copying the old array's blocks into the new one.
+    Copying,
+}
+
+/// The growth bookkeeping, behind a mutex that inserts never touch.
+struct Growth {
+    phase: Phase,
+    /// Pins that exist, each on its own worker.
+    registered: usize,
+    /// Registered pins waiting in the current growth.
+    parked: usize,
+    /// Completed growths; a pin's copy tells it whether its array is still current.
+    generation: u64,
+    /// The array being grown into, from the request until the copy starts.
+    next: Option<Box<Slots>>,
+    /// The copy in progress, while [`Phase::Copying`].
+    copy: Option<Copy>,
+}
+
+/// The copy in progress: the old array, the new one, and the number of blocks.
+#[derive(Clone, Copy)]
+struct Copy {
+    source: *const Slots,
+    target: *mut Slots,
+    blocks: usize,
+}
+
+// SAFETY: the pointers are to arrays the table owns; they are used only while the growth
+// protocol keeps both alive (until `install`, after the last block).
+unsafe impl Send for Copy {}
+
+/// A lock-free open-addressing set of 64-bit fingerprints with linear probing, growing from a
+/// page (or from an expected size) up to a memory cap; see the module documentation.
+pub struct FingerprintTable {
+    /// The current array; replaced (and the old one freed) only when every pin is parked.
+    current: AtomicPtr<Slots>,
+    /// Whether a growth is pending or running: the one flag an insert reads.
+    growing: AtomicBool,
+    growth: Mutex<Growth>,
+    /// Signalled on every phase change.
+    changed: Condvar,
+    copy_cursor: AtomicUsize,
+    copy_done: AtomicUsize,
+    /// Sum of the inserts that pins have reported so far (pins report in batches, so this lags
+    /// by at most one batch per pin).
+    stored: AtomicU64,
+    /// Bytes of the current array.
+    slot_bytes: AtomicU64,
+    max_slots: usize,
+    full: AtomicBool,
 }
 
 impl FingerprintTable {
     /// A table whose slot arrays never exceed `memory_budget` bytes, counting the moment of
     /// growth when the old array and the new one, half as big again, coexist.
     pub fn new(memory_budget: u64) -> Self {
+        Self::with_expected_states(memory_budget, 0)
+    }
+
+    /// The same, starting large enough for `expected` states (within the budget), so that a
+    /// check that knows its size does not grow at all; `0` starts at one page.
+    pub fn with_expected_states(memory_budget: u64, expected: u64) -> Self {
         let budget_slots = (memory_budget / 8 * 3 / 5).max(MIN_SLOTS as u64) as usize;
         let max_slots = budget_slots / SLOTS_PER_LINE * SLOTS_PER_LINE;
+        let wanted = ((expected as f64 / EXPECTED_LOAD) as usize).max(MIN_SLOTS);
+        let len = wanted.next_multiple_of(SLOTS_PER_LINE).min(max_slots);
         Self {
-            table: RwLock::new(Slots::new(MIN_SLOTS.min(max_slots))),
+            current: AtomicPtr::new(Box::into_raw(Box::new(Slots::new(len)))),
+            growing: AtomicBool::new(false),
+            growth: Mutex::new(Growth {
+                phase: Phase::Idle,
+                registered: 0,
+                parked: 0,
+                generation: 0,
+                next: None,
+                copy: None,
+            }),
+            changed: Condvar::new(),
+            copy_cursor: AtomicUsize::new(0),
+            copy_done: AtomicUsize::new(0),
             stored: AtomicU64::new(0),
-            grow_pending: AtomicBool::new(false),
+            slot_bytes: AtomicU64::new((len * 8) as u64),
             max_slots,
             full: AtomicBool::new(false),
-            rehash_threads: 1,
-            slot_bytes: AtomicU64::new((MIN_SLOTS.min(max_slots) * 8) as u64),
         }
     }
 
-    /// The same table, rehashed by `threads` threads when it grows large (the check's worker
-    /// count: they all wait while the table grows).
-    pub fn with_rehash_threads(mut self, threads: usize) -> Self {
-        self.rehash_threads = threads.max(1);
-        self
+    /// The current array. Callers hold a registered pin that is not parked, or hold the growth
+    /// lock outside a copy, so the array is not freed under them.
+    fn slots(&self) -> &Slots {
+        // SAFETY: `current` always points to a live array, freed only by `finish_copy` once
+        // every registered pin is parked (and so none of them reads it again before reloading).
+        unsafe { &*self.current.load(Ordering::Acquire) }
     }
 
-    /// Grows the table until its load is under [`GROW_AT_LOAD`] (within the cap). With
-    /// `Some(full_len)`, a table of `full_len` slots was found without a free slot: it grows
-    /// at least one step, unless another worker has grown it meanwhile.
-    fn grow_to_load(&self, full_len: Option<usize>) {
-        let mut table = self.table.write();
+    /// The size the table should grow to: half as big again until the load is under
+    /// [`GROW_AT_LOAD`] (at least one step when `len` was found full), within the cap.
+    fn grown_len(&self, len: usize, found_full: bool) -> usize {
         let stored = self.stored.load(Ordering::Relaxed);
         let step = |len: usize| {
             (len + len / 2)
                 .next_multiple_of(SLOTS_PER_LINE)
                 .min(self.max_slots)
         };
-        let mut len = table.len();
-        if full_len == Some(len) {
-            len = step(len);
+        let mut grown = if found_full { step(len) } else { len };
+        while grown < self.max_slots && stored as f64 >= grown as f64 * GROW_AT_LOAD {
+            grown = step(grown);
         }
-        while len < self.max_slots && stored as f64 >= len as f64 * GROW_AT_LOAD {
-            len = step(len);
+        grown
+    }
+
+    /// Asks for a growth of the array of `len` slots (`found_full`: it had no free slot for an
+    /// insert). Allocates the bigger array first, outside any lock; does nothing if another
+    /// worker asked first or the array has changed.
+    fn request_growth(&self, len: usize, found_full: bool) {
+        let grown = self.grown_len(len, found_full);
+        if grown <= len || self.growing.load(Ordering::Acquire) {
+            return;
         }
-        if len > table.len() {
-            *table = table.rehash(len, self.rehash_threads);
-            self.slot_bytes.store((len * 8) as u64, Ordering::Relaxed);
+        let bigger = Box::new(Slots::new(grown));
+        let mut growth = self.growth.lock();
+        if growth.phase != Phase::Idle || self.slots().len() != len {
+            return;
         }
-        self.grow_pending.store(false, Ordering::Release);
+        growth.next = Some(bigger);
+        growth.phase = Phase::Gathering;
+        self.growing.store(true, Ordering::Release);
+    }
+
+    /// Registers a new pin, after any growth in progress.
+    fn register(&self) -> u64 {
+        let mut growth = self.growth.lock();
+        while growth.phase != Phase::Idle {
+            self.changed.wait(&mut growth);
+        }
+        growth.registered += 1;
+        growth.generation
+    }
+
+    /// Unregisters a pin; a growth may have been waiting for it.
+    fn unregister(&self) {
+        let mut growth = self.growth.lock();
+        growth.registered -= 1;
+        if growth.phase == Phase::Gathering && growth.parked == growth.registered {
+            self.start_copy(&mut growth);
+        }
+    }
+
+    /// Takes part in the pending growth: parks, copies blocks once everyone has parked, and
+    /// returns when the new array is installed.
+    fn park(&self, generation: u64) {
+        let mut growth = self.growth.lock();
+        if growth.generation != generation || growth.phase == Phase::Idle {
+            return;
+        }
+        growth.parked += 1;
+        if growth.phase == Phase::Gathering && growth.parked == growth.registered {
+            self.start_copy(&mut growth);
+        }
+        // Every wait also looks at the generation: once this growth is installed, the next
+        // one may already be gathering before this worker runs again.
+        while growth.generation == generation && growth.phase == Phase::Gathering {
+            self.changed.wait(&mut growth);
+        }
+        if growth.generation != generation {
+            return;
+        }
+        if let Some(copy) = growth.copy {
+            drop(growth);
+            self.copy_blocks(copy);
+            growth = self.growth.lock();
+        }
+        while growth.generation == generation {
+            self.changed.wait(&mut growth);
+        }
+    }
+
+    /// Moves from gathering to copying, once every registered pin is parked.
+    fn start_copy(&self, growth: &mut Growth) {
+        let target = Box::into_raw(
+            growth
+                .next
+                .take()
+                .expect("a requested growth has its array"),
+        );
+        let source = self.current.load(Ordering::Acquire);
+        // SAFETY: `source` is the live current array.
+        let blocks = unsafe { (*source).len() }.div_ceil(COPY_BLOCK);
+        let copy = Copy {
+            source,
+            target,
+            blocks,
+        };
+        self.copy_cursor.store(0, Ordering::Release);
+        self.copy_done.store(0, Ordering::Release);
+        growth.copy = Some(copy);
+        growth.phase = Phase::Copying;
+        self.changed.notify_all();
+        if growth.registered == 0 {
+            // Nobody holds a pin (the growth was asked for by the last pin as it went away):
+            // copy here, with the lock held.
+            for block in 0..blocks {
+                // SAFETY: both arrays are alive until `install`, just below.
+                unsafe { (*source).copy_block(block, &*target) };
+            }
+            self.install(growth);
+        }
+    }
+
+    /// Copies blocks of `copy` until none is left; the worker that copies the last one
+    /// installs the new array.
+    fn copy_blocks(&self, copy: Copy) {
+        loop {
+            let block = self.copy_cursor.fetch_add(1, Ordering::AcqRel);
+            if block >= copy.blocks {
+                return;
+            }
+            // SAFETY: the arrays stay alive until every block is done (`install` runs after
+            // the last one), and each block is copied by exactly one worker.
+            unsafe { (*copy.source).copy_block(block, &*copy.target) };
+            if self.copy_done.fetch_add(1, Ordering::AcqRel) + 1 == copy.blocks {
+                self.install(&mut self.growth.lock());
+            }
+        }
+    }
+
+    /// Installs the copy's new array as current, frees the old one and ends the growth.
+    fn install(&self, growth: &mut Growth) {
+        let copy = growth.copy.take().expect("a copy is running");
+        self.current.store(copy.target, Ordering::Release);
+        // SAFETY: `target` is a live array, now current.
+        let len = unsafe { (*copy.target).len() };
+        self.slot_bytes.store((len * 8) as u64, Ordering::Relaxed);
+        // SAFETY: every registered pin is parked and reloads the array before using it again,
+        // and no copier touches the old array once all its blocks are done.
+        drop(unsafe { Box::from_raw(copy.source as *mut Slots) });
+        growth.parked = 0;
+        growth.phase = Phase::Idle;
+        growth.generation += 1;
+        self.growing.store(false, Ordering::Release);
+        self.changed.notify_all();
     }
 
     fn note_stored(&self, inserted: u64, slots: usize) {
         let stored = self.stored.fetch_add(inserted, Ordering::Relaxed) + inserted;
         if slots < self.max_slots && stored as f64 >= slots as f64 * GROW_AT_LOAD {
-            self.grow_pending.store(true, Ordering::Release);
+            self.request_growth(slots, false);
+        }
+    }
+}
+
+impl Drop for FingerprintTable {
+    fn drop(&mut self) {
+        // SAFETY: no pin outlives the table (pins borrow it), so the current array is unused.
+        drop(unsafe { Box::from_raw(*self.current.get_mut()) });
+        if let Some(next) = self.growth.get_mut().next.take() {
+            drop(next);
         }
     }
 }
@@ -252,31 +464,25 @@ impl VisitedSet for FingerprintTable {
     type Pin<'a> = FingerprintPin<'a>;
 
     fn pin(&self) -> FingerprintPin<'_> {
-        let slots = self.table.read();
-        let batch = report_batch(slots.len());
+        let generation = self.register();
+        let len = self.slots().len();
         FingerprintPin {
             owner: self,
-            slots,
+            generation,
             unreported: 0,
-            batch,
+            batch: report_batch(len),
         }
     }
 
-    fn grow_pending(&self) -> bool {
-        self.grow_pending.load(Ordering::Relaxed)
-    }
-
-    fn grow(&self) {
-        self.grow_to_load(None);
-    }
-
     fn stats(&self) -> VisitedStats {
-        let slots = self.table.read().len();
+        let slots = self.growth.lock();
+        let len = self.slots().len();
+        drop(slots);
         let stored = self.stored.load(Ordering::Relaxed);
         VisitedStats {
             stored,
-            bytes: (slots * 8) as u64,
-            load: stored as f64 / slots as f64,
+            bytes: (len * 8) as u64,
+            load: stored as f64 / len as f64,
             omission_probability: omission_probability(stored),
         }
     }
@@ -286,22 +492,51 @@ impl VisitedSet for FingerprintTable {
     }
 
     fn bytes_needed_to_continue(&self) -> u64 {
-        // A table half as big again, plus the current one alive while it is rehashed.
+        // A table half as big again, plus the current one alive while it is copied.
         self.max_slots as u64 * 8 * 5 / 2
     }
 }
 
-/// A worker's pin on a [`FingerprintTable`].
+/// A worker's pin on a [`FingerprintTable`]: registered while it exists, so that a growth waits
+/// for it to park before copying.
 pub struct FingerprintPin<'a> {
     owner: &'a FingerprintTable,
-    slots: RwLockReadGuard<'a, Slots>,
+    /// The growth generation whose array this pin uses.
+    generation: u64,
     unreported: u64,
     batch: u64,
 }
 
+impl FingerprintPin<'_> {
+    /// Adds this pin's unreported inserts to the table's count.
+    fn report(&mut self) {
+        if self.unreported > 0 {
+            let len = self.owner.slots().len();
+            self.owner.note_stored(self.unreported, len);
+            self.unreported = 0;
+        }
+    }
+
+    /// Joins a pending growth and moves to the new array.
+    fn join_growth(&mut self) {
+        self.report();
+        self.owner.park(self.generation);
+        let growth = self.owner.growth.lock();
+        self.generation = growth.generation;
+        drop(growth);
+        self.batch = report_batch(self.owner.slots().len());
+    }
+}
+
 impl VisitedPin for FingerprintPin<'_> {
     fn prefetch(&self, fingerprint: u64) {
-        self.slots.prefetch(fingerprint);
+        self.owner.slots().prefetch(fingerprint);
+    }
+
+    fn sync(&mut self) {
+        if self.owner.growing.load(Ordering::Acquire) {
+            self.join_growth();
+        }
     }
 
     fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion {
@@ -309,50 +544,41 @@ impl VisitedPin for FingerprintPin<'_> {
             EMPTY => ZERO_STAND_IN,
             fingerprint => fingerprint,
         };
-        let at_cap = self.slots.len() >= self.owner.max_slots;
-        if at_cap
-            && (self.owner.full.load(Ordering::Relaxed)
-                || self.owner.stored.load(Ordering::Relaxed) as f64
-                    >= self.slots.len() as f64 * FULL_AT_LOAD)
-        {
-            self.owner.full.store(true, Ordering::Relaxed);
-            return Insertion::Full;
-        }
-        match self.slots.insert(fingerprint) {
-            Some(Insertion::New) => {
-                self.unreported += 1;
-                if self.unreported >= self.batch {
-                    self.report();
-                }
-                Insertion::New
+        loop {
+            if self.owner.growing.load(Ordering::Acquire) {
+                self.join_growth();
             }
-            Some(outcome) => outcome,
-            None if !at_cap => {
-                // One state's successors filled the table before its worker reached the
-                // growth point between states (a state with more successors than the table
-                // has free slots): grow now, with this pin released meanwhile, and retry.
-                self.report();
-                let full_len = self.slots.len();
-                RwLockReadGuard::unlocked(&mut self.slots, || {
-                    self.owner.grow_to_load(Some(full_len))
-                });
-                self.batch = report_batch(self.slots.len());
-                self.insert_if_new(key)
-            }
-            None => {
+            let slots = self.owner.slots();
+            let len = slots.len();
+            let at_cap = len >= self.owner.max_slots;
+            if at_cap
+                && (self.owner.full.load(Ordering::Relaxed)
+                    || self.owner.stored.load(Ordering::Relaxed) as f64
+                        >= len as f64 * FULL_AT_LOAD)
+            {
                 self.owner.full.store(true, Ordering::Relaxed);
-                Insertion::Full
+                return Insertion::Full;
             }
-        }
-    }
-}
-
-impl FingerprintPin<'_> {
-    /// Adds this pin's unreported inserts to the table's count.
-    fn report(&mut self) {
-        if self.unreported > 0 {
-            self.owner.note_stored(self.unreported, self.slots.len());
-            self.unreported = 0;
+            match slots.insert(fingerprint) {
+                Some(Insertion::New) => {
+                    self.unreported += 1;
+                    if self.unreported >= self.batch {
+                        self.report();
+                    }
+                    return Insertion::New;
+                }
+                Some(outcome) => return outcome,
+                None if !at_cap => {
+                    // One state's successors filled the array before a growth was asked for
+                    // (more successors than free slots): grow now and retry.
+                    self.report();
+                    self.owner.request_growth(len, true);
+                }
+                None => {
+                    self.owner.full.store(true, Ordering::Relaxed);
+                    return Insertion::Full;
+                }
+            }
         }
     }
 }
@@ -367,6 +593,7 @@ fn report_batch(slots: usize) -> u64 {
 impl Drop for FingerprintPin<'_> {
     fn drop(&mut self) {
         self.report();
+        self.owner.unregister();
     }
 }
 
@@ -381,21 +608,24 @@ mod tests {
     #[test]
     fn inserts_each_key_once_across_growth() {
         let table = FingerprintTable::new(1 << 30);
+        let mut pin = table.pin();
         for round in 0..2 {
             for i in 0u32..100_000 {
                 let bytes = i.to_le_bytes();
-                let outcome = table.pin().insert_if_new(key(&bytes));
                 let expected = if round == 0 {
                     Insertion::New
                 } else {
                     Insertion::Seen
                 };
-                assert_eq!(outcome, expected, "key {i} in round {round}");
-                if table.grow_pending() {
-                    table.grow();
-                }
+                assert_eq!(
+                    pin.insert_if_new(key(&bytes)),
+                    expected,
+                    "key {i} in round {round}"
+                );
+                pin.sync();
             }
         }
+        drop(pin);
         let stats = table.stats();
         assert_eq!(stats.stored, 100_000);
         assert!(stats.load <= GROW_AT_LOAD + 0.01, "load {}", stats.load);
@@ -403,8 +633,8 @@ mod tests {
 
     #[test]
     fn one_pin_fills_the_first_table_and_it_grows_under_it() {
-        // A state with thousands of successors: one pin inserts them all without a growth
-        // point in between.
+        // A state with thousands of successors: one pin inserts them all without a state
+        // boundary in between.
         let table = FingerprintTable::new(1 << 30);
         let mut pin = table.pin();
         for i in 0u32..10 * MIN_SLOTS as u32 {
@@ -420,20 +650,50 @@ mod tests {
     }
 
     #[test]
+    fn a_table_sized_for_its_states_never_grows() {
+        let table = FingerprintTable::with_expected_states(1 << 30, 100_000);
+        let before = table.memory_bytes();
+        let mut pin = table.pin();
+        for i in 0u32..100_000 {
+            assert_eq!(pin.insert_if_new(key(&i.to_le_bytes())), Insertion::New);
+            pin.sync();
+        }
+        drop(pin);
+        assert_eq!(table.memory_bytes(), before);
+        assert_eq!(table.stats().stored, 100_000);
+    }
+
+    #[test]
+    fn a_growth_waits_only_for_registered_pins() {
+        // A pin taken and dropped before the growth, and a growth whose requester's pin is
+        // the only one: the table grows and nobody waits forever.
+        let table = FingerprintTable::new(1 << 30);
+        drop(table.pin());
+        let mut pin = table.pin();
+        for i in 0u32..5_000 {
+            pin.insert_if_new(key(&i.to_le_bytes()));
+        }
+        drop(pin);
+        let mut again = table.pin();
+        for i in 0u32..5_000 {
+            assert_eq!(again.insert_if_new(key(&i.to_le_bytes())), Insertion::Seen);
+        }
+    }
+
+    #[test]
     fn reports_full_at_the_memory_cap() {
         let table = FingerprintTable::new(64 * 1024);
+        let mut pin = table.pin();
         let mut full_at = None;
         for i in 0u32..100_000 {
             let bytes = i.to_le_bytes();
-            let outcome = table.pin().insert_if_new(key(&bytes));
-            if outcome == Insertion::Full {
+            if pin.insert_if_new(key(&bytes)) == Insertion::Full {
                 full_at = Some(i);
                 break;
             }
-            if table.grow_pending() {
-                table.grow();
-            }
+            pin.sync();
         }
+        drop(pin);
         let full_at = full_at.expect("a 64 KiB table cannot hold 100,000 states");
         assert!(full_at > 4_000, "full too early, at {full_at}");
         assert!(table.bytes_needed_to_continue() > 64 * 1024);
@@ -446,7 +706,8 @@ mod tests {
             fingerprint: 0,
             bytes: &[],
         };
-        assert_eq!(table.pin().insert_if_new(zero), Insertion::New);
-        assert_eq!(table.pin().insert_if_new(zero), Insertion::Seen);
+        let mut pin = table.pin();
+        assert_eq!(pin.insert_if_new(zero), Insertion::New);
+        assert_eq!(pin.insert_if_new(zero), Insertion::Seen);
     }
 }

@@ -12,9 +12,9 @@
 //! benchmark peer: it shows what the lock-free table buys.
 //!
 //! Workers *pin* a set before inserting and keep the pin across many inserts. Inserts never
-//! take a lock; a pin is a read guard that lets the table grow safely: when the table asks to
-//! grow, workers drop their pins at the next state boundary, one of them grows the table, and
-//! all re-pin.
+//! take a lock; a pin registers its worker with the set so that a growth can wait for every
+//! worker to reach a safe point (its next insert or state boundary) and have them all copy the
+//! table together (see [`FingerprintTable`]).
 
 mod fingerprint_table;
 mod sharded;
@@ -76,12 +76,6 @@ pub trait VisitedSet: Send + Sync {
     /// Takes a pin. Blocks only while the set is growing.
     fn pin(&self) -> Self::Pin<'_>;
 
-    /// Whether the set wants its workers to drop their pins so that it can grow.
-    fn grow_pending(&self) -> bool;
-
-    /// Grows the set if it still needs to. Call only while holding no pin.
-    fn grow(&self);
-
     /// Current figures. Exact once every pin has been dropped.
     fn stats(&self) -> VisitedStats;
 
@@ -101,6 +95,10 @@ pub trait VisitedPin {
 
     /// Inserts `key` unless it is already present.
     fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion;
+
+    /// Takes part in any pending reorganisation of the set (a growth); called between states
+    /// so that a worker that inserts rarely does not hold others up. Does nothing by default.
+    fn sync(&mut self) {}
 }
 
 /// The probability that hash compaction hid a state: with `n` states in a space of 2^64

@@ -98,12 +98,6 @@ impl VisitedSet for ExactSet {
         self
     }
 
-    fn grow_pending(&self) -> bool {
-        false
-    }
-
-    fn grow(&self) {}
-
     fn stats(&self) -> VisitedStats {
         VisitedStats {
             stored: self.budget.stored.load(Ordering::Relaxed),
@@ -163,12 +157,6 @@ impl VisitedSet for ShardedFingerprints {
     fn pin(&self) -> &ShardedFingerprints {
         self
     }
-
-    fn grow_pending(&self) -> bool {
-        false
-    }
-
-    fn grow(&self) {}
 
     fn stats(&self) -> VisitedStats {
         let stored = self.budget.stored.load(Ordering::Relaxed);
