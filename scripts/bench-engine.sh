@@ -15,6 +15,8 @@
 #   default size takes seconds to minutes: one pass over all tools and thread counts takes about
 #   15-20 minutes on 16 cores if the peers scale, more if they do not; REPS multiplies that)
 #   STRATEGY [dfs] (kivi's)  TOOLS ["kivi kivi-dashmap stateright spin"]
+#   EXPECT_STATES [0]: kivi's --expect-states; 0 grows the visited set from one page, as the
+#   peers grow theirs (give the state count to measure the search alone)
 #   OUT_PREFIX [results/engine-scaling]  LABEL [] (a line put at the top of the .md)
 #   CARGO_TARGET_DIR [target]  PEER_TARGET_DIR [$CARGO_TARGET_DIR/stateright-counters]
 #   KIVI, STATERIGHT [built here]: prebuilt binaries, for a machine without the Rust toolchain
@@ -28,6 +30,7 @@ ROOT=$(pwd)
 THREADS=${THREADS:-"1 2 4 8 16"}
 VARS=${VARS:-7}
 MAX=${MAX:-12}
+EXPECT_STATES=${EXPECT_STATES:-0}
 REPS=${REPS:-1}
 STRATEGY=${STRATEGY:-dfs}
 TOOLS=${TOOLS:-"kivi kivi-dashmap stateright spin"}
@@ -46,6 +49,7 @@ note() { echo "bench-engine: $*" >&2; }
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
 is_uint "$VARS" && ((VARS >= 1 && VARS <= 16)) || die "VARS=$VARS: use 1 to 16"
 is_uint "$MAX" && ((MAX >= 1 && MAX <= 254)) || die "MAX=$MAX: use 1 to 254"
+is_uint "$EXPECT_STATES" || die "EXPECT_STATES=$EXPECT_STATES: give a number of states (0: grow from one page)"
 is_uint "$REPS" && ((REPS >= 1)) || die "REPS=$REPS: use a positive integer"
 for t in $THREADS; do
     is_uint "$t" && ((t >= 1)) || die "THREADS='$THREADS': give positive integers"
@@ -161,7 +165,8 @@ timed() { # OUTPUT-FILE COMMAND...: runs COMMAND, output to the file; prints its
 run_kivi() { # THREADS [--dashmap]
     local out=$WORK/kivi.json cpu
     cpu=$(timed "$out" "$KIVI" bench engine --model counters --vars "$VARS" --max "$MAX" \
-        --threads "$1" --strategy "$STRATEGY" --format json ${2:+"$2"}) ||
+        --threads "$1" --strategy "$STRATEGY" --expect-states "$EXPECT_STATES" --format json \
+        ${2:+"$2"}) ||
         die "kivi failed at $1 threads: $(cat "$out")"
     echo "$(json_number "$out" states_stored) $(json_number "$out" elapsed_s) $cpu" \
         "$(json_number "$out" bytes_per_state)"
