@@ -46,7 +46,7 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
             {"name": "one topology", "mode": "single", "cases": ["c3"], "variant": "non-violation",
              "topology": "16,16:127", "threads": [1], "repetitions": 1},
             {"name": "growing", "mode": "scale-up", "cases": ["c1"], "variant": "non-violation",
-             "grow": {"nodes_per_type": [1, 4, 128], "pods_per_node": 6}, "threads": [1]}
+             "grow": {"nodes_per_type": [1, 4, 5001], "pods_per_node": 6}, "threads": [1]}
           ],
           "plots": [{"suffix": "speedup", "title": "S", "x": "threads", "y": "speedup",
                      "series": ["input"], "runs": ["scaling"]}]
@@ -73,7 +73,7 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
     let field = |row: &Vec<String>, name: &str| {
         row[header.iter().position(|column| *column == name).unwrap()].clone()
     };
-    // 2 cases × 2 thread counts + 1 single + 2 scale-up sizes (128 nodes is over the limit).
+    // 2 cases × 2 thread counts + 1 single + 2 scale-up sizes (5,001 nodes is over the 5,000-node limit).
     assert_eq!(rows.len(), 7, "{csv}");
     let c3: Vec<&Vec<String>> = rows
         .iter()
@@ -112,7 +112,7 @@ fn a_sweep_writes_its_results_with_medians_speedups_and_machine_facts() {
         "- commit: ",
         "## scaling",
         "Kivi + SPIN: 297 s",
-        "128 nodes per type would exceed",
+        "5001 nodes per type would exceed",
     ] {
         assert!(
             markdown.contains(expected),

@@ -108,7 +108,7 @@ fn c3_spin_counterexample_replays_verbatim() {
         ClusterAction::StartAfterStable,
         ClusterAction::CpuChange {
             event: 0,
-            index: 1,
+            pod: 2,
             delta: 2,
         },
         ClusterAction::Hpa,

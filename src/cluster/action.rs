@@ -32,12 +32,12 @@ pub enum ClusterAction {
     /// controller.
     MaintenanceStart {
         /// Node id.
-        node: u8,
+        node: u16,
     },
     /// Node `node`'s maintenance ends: it is ready again.
     MaintenanceEnd {
         /// Node id.
-        node: u8,
+        node: u16,
     },
     /// Node failure number `event` takes its next step (fail, queue for the node controller,
     /// recover).
@@ -47,13 +47,14 @@ pub enum ClusterAction {
     },
     /// The cluster became quiet for the first time: the `after_stable` events start.
     StartAfterStable,
-    /// `eventCpuChange` number `event` adds `delta` CPU to the pod at `index` of the target
-    /// deployment's current replica set.
+    /// `eventCpuChange` number `event` adds `delta` CPU to pod `pod` of the target deployment's
+    /// current replica set (Kivi names it by its position in the set's ascending pod list;
+    /// the actions come in that order).
     CpuChange {
         /// Index of the event in the spec.
         event: u8,
-        /// Position in the replica set's ascending pod list.
-        index: u8,
+        /// Pod id.
+        pod: u32,
         /// CPU added (1–6).
         delta: u8,
     },
@@ -62,12 +63,12 @@ pub enum ClusterAction {
     /// Node `node` kernel-panics: its CPU is nearly exhausted.
     KernelPanic {
         /// Node id.
-        node: u8,
+        node: u16,
     },
     /// Node `node` recovers from a kernel panic.
     KernelRecover {
         /// Node id.
-        node: u8,
+        node: u16,
     },
     /// User command number `event` (create or apply a deployment) runs.
     UserCommand {

@@ -35,7 +35,7 @@ pub mod trace;
 pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
-    Clock, ClusterState, DeploymentState, EvictionCounts, MaintenancePhase, NodeState, NodeStatus,
-    PodPhase, PodSet, PodState, ReplicaSetState, WorkQueue,
+    pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
+    PodPhase, PodSet, PodState, Queue, ReplicaSetState,
 };
 pub use trace::{Recorder, TraceLine};

@@ -4,6 +4,7 @@ use super::spec::{ClusterSpec, EventKind};
 use super::state::{ClusterState, MaintenancePhase, PodPhase};
 use super::timing::*;
 use super::trace::Recorder;
+use crate::cluster::Queue;
 
 impl EventKind {
     /// How long the event waits before it may fire without the cluster being quiet; its clock
@@ -30,9 +31,12 @@ impl ClusterState {
         if spec.descheduler.is_some() {
             self.clock.descheduler_idle = grow(self.clock.descheduler_idle, DESCHEDULER_WAIT_TIME);
         }
-        for node in &mut self.nodes[..spec.nodes.len()] {
-            if node.maintenance == MaintenancePhase::Draining {
-                node.maintenance_elapsed = grow(node.maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+        if spec.maintenance_enabled() {
+            for node in self.nodes_mut() {
+                if node.maintenance == MaintenancePhase::Draining {
+                    node.maintenance_elapsed =
+                        grow(node.maintenance_elapsed, MAINTENANCE_WAIT_TIME);
+                }
             }
         }
         for (i, e) in spec.events.iter().enumerate() {
@@ -74,25 +78,25 @@ impl ClusterState {
     /// Queues deployment `d` for the HPA, when an HPA runs at all.
     pub fn enqueue_hpa(&mut self, spec: &ClusterSpec, d: usize) {
         if spec.hpa_enabled {
-            self.hpa_queue.push(d);
+            self.enqueue(Queue::Hpa, d);
         }
     }
 
     /// Queues deployment `d` for the descheduler, when one runs.
     pub fn enqueue_descheduler(&mut self, spec: &ClusterSpec, d: usize) {
         if spec.descheduler.is_some() {
-            self.descheduler_queue.push(d);
+            self.enqueue(Queue::Descheduler, d);
         }
     }
 
     /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
     /// `deleteAPodUpdate`).
     pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {
-        if let Some(dep) = self.deployments.get_mut(d.wrapping_sub(1)) {
+        if let Some(dep) = self.deployments_mut().get_mut(d.wrapping_sub(1)) {
             dep.in_deletion += 1;
         }
         self.pod_mut(pod).phase = PodPhase::Terminating;
-        self.kubelet_queue.push(pod);
+        self.enqueue(Queue::Kubelet, pod);
     }
 
     /// Changes `pod`'s CPU usage by `change` (clamped to 0..=64) and its node's free CPU with
@@ -103,7 +107,7 @@ impl ClusterState {
         let new = (old + change).clamp(0, POD_CPU_MAX);
         self.pod_mut(pod).cpu = new as i16;
         let mut left = 0;
-        if let Some(node) = self.nodes.get_mut(loc.wrapping_sub(1)) {
+        if let Some(node) = self.nodes_mut().get_mut(loc.wrapping_sub(1)) {
             node.cpu_left = node.cpu_left.wrapping_add((old - new) as i16);
             left = node.cpu_left;
         }

@@ -39,8 +39,15 @@ pub struct NodeAffinityTerm {
     pub required: bool,
     /// The preferred term's weight (1–100).
     pub weight: i32,
-    /// Ids of the nodes whose labels satisfy the term.
-    pub matched_nodes: Vec<u8>,
+    /// Per node id (index 0 unused): whether the node's labels satisfy the term.
+    pub matched: Vec<bool>,
+}
+
+impl NodeAffinityTerm {
+    /// Whether node `n` satisfies the term.
+    pub fn matches(&self, n: usize) -> bool {
+        self.matched.get(n).copied().unwrap_or(false)
+    }
 }
 
 /// What the scheduler does when a topology spread constraint cannot be met.
@@ -157,7 +164,8 @@ pub struct HpaSpec {
 }
 
 /// Deployment strategy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, bytemuck::NoUninit)]
+#[repr(u8)]
 pub enum Strategy {
     /// Kill all old pods before creating new ones.
     #[default]
@@ -434,6 +442,13 @@ impl ClusterSpec {
         self.nodes.iter().any(|n| n.taint_type != 0)
     }
 
+    /// Whether a maintenance event is configured: only then do nodes drain.
+    pub fn maintenance_enabled(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Maintenance { .. }))
+    }
+
     /// Whether any pod template has a CPU usage pattern, which starts Kivi's pattern process.
     pub fn cpu_pattern_enabled(&self) -> bool {
         self.pod_templates.iter().any(|t| !t.cpu_pattern.is_empty())
@@ -479,7 +494,8 @@ impl ClusterSpec {
 
 /// Most distinct label keys an input may use.
 pub const MAX_LABEL_KEYS: usize = 16;
-/// Most distinct values one label key may take.
-pub const MAX_LABEL_VALUES: usize = 64;
+/// Most distinct values one label key may take: value numbers are `u16`, 0 meaning absent
+/// (enough for a distinct hostname on each of [`MAX_NODES`](crate::cluster::state::MAX_NODES) nodes).
+pub const MAX_LABEL_VALUES: usize = u16::MAX as usize;
 /// Most topology spread constraints a pod template may have.
 pub const MAX_SPREAD_CONSTRAINTS: usize = 8;

@@ -3,27 +3,33 @@
 //!
 //! # Layout
 //!
-//! A successor state is a clone of its parent plus a few edits, and the search makes one per
-//! transition, so the cost of a clone is the cost of a step. The per-entity tables are therefore
-//! sized by the [`ClusterSpec`](super::ClusterSpec), not by the maxima below: [`ClusterState`]
-//! holds boxed slices with exactly one [`NodeState`] per node, one [`PodState`] per pod slot and
-//! one [`DeploymentState`] per deployment, and each [`WorkQueue`] keeps only its pending ids on
-//! the heap (an empty queue, the usual case, clones without allocating). A clone copies the few
-//! hundred bytes a case uses instead of the kilobytes that [`MAX_PODS`] slots would take; what
-//! stays inline is small and bounded by the event, intent and node maxima.
+//! The search makes one successor per transition, a copy of its parent plus a few edits, so
+//! the cost of a state is the cost of a step. A state is therefore laid out to be copied and
+//! hashed in as few passes as its contents allow, at any cluster size:
 //!
-//! [`ClusterState::encode`] copies the node and pod tables as they lie in memory (both are
-//! packed records of plain bytes), writes each deployment as one fixed-width record of
-//! little-endian fields, then the queues' lengths and pending ids and the small inline tables.
+//! - **One buffer of records.** Every node, pod slot and deployment is a packed record of plain
+//!   bytes ([`NodeState`], [`PodState`], [`DeploymentState`]); the three tables lie back to back
+//!   in one heap buffer, sized by the spec. Copying a state is one allocation and one copy;
+//!   its canonical encoding starts with that buffer as it lies in memory.
+//! - **Membership in the records.** Which replica set a pod belongs to, and which work queues
+//!   hold it, are bytes of its own record, with the replica sets' sizes kept in the deployment
+//!   record: nothing in a state is sized by the model's limits rather than by the cluster.
+//! - **One buffer of queues.** The controllers' seven work queues are segments of one vector
+//!   of ids (empty, and so not allocated, in most states), with O(1) pops and O(1) duplicate
+//!   checks (a queue flag in the pod or node record).
+//! - The small rest (clock, events, intent monitors) is inline.
+//!
+//! At 5,000 nodes and 150,000 pod slots a state is about 2.1 MB: 12 bytes a node, 15 a pod
+//! slot, 34 a deployment, plus the ids pending in queues.
 
 use bytemuck::NoUninit;
 
-/// Most nodes a cluster may have.
-pub const MAX_NODES: usize = 64;
-/// Most pod slots a cluster may have (pod ids are bytes, as in Kivi without `MORE_PODS`).
-pub const MAX_PODS: usize = 255;
-/// Most deployments a cluster may have.
-pub const MAX_DEPLOYMENTS: usize = 8;
+/// Most nodes a cluster may have: Kubernetes' documented largest cluster.
+pub const MAX_NODES: usize = 5_000;
+/// Most pod slots a cluster may have: Kubernetes' documented largest cluster.
+pub const MAX_PODS: usize = 150_000;
+/// Most deployments a cluster may have (deployment ids are bytes).
+pub const MAX_DEPLOYMENTS: usize = 255;
 /// Most events and user commands an input may list.
 pub const MAX_EVENTS: usize = 16;
 /// Most intents an input may list (including the implicit `pod_always_schedulable`).
@@ -70,10 +76,7 @@ pub enum MaintenancePhase {
     Draining = 2,
 }
 
-/// Mutable node fields.
-///
-/// Packed, without padding, and made of plain bytes: the canonical encoding of the node table
-/// is its memory, copied in one go ([`ClusterState::encode`]).
+/// Mutable node fields: a packed record of plain bytes (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
 #[repr(C, packed)]
 pub struct NodeState {
@@ -93,17 +96,29 @@ pub struct NodeState {
     pub maintenance: MaintenancePhase,
     /// Time since the node's drain started, saturated at the maintenance wait time.
     pub maintenance_elapsed: u16,
+    /// Pods the descheduler has evicted from the node (kept only while a limit below 256
+    /// makes the count observable, as Kivi's byte counters).
+    pub evictions: u8,
+    /// Whether the node waits in the node controller's queue.
+    pub queued: bool,
 }
 
-/// Mutable pod fields.
-///
-/// Packed, without padding, and made of plain bytes: the canonical encoding of the pod table
-/// is its memory, copied in one go ([`ClusterState::encode`]).
+/// Which queues a pod waits in: bits of [`PodState::queued`].
+pub mod pod_queue {
+    /// The scheduler's queue.
+    pub const SCHEDULER: u8 = 1;
+    /// The kubelet's queue.
+    pub const KUBELET: u8 = 2;
+    /// The taint manager's queue.
+    pub const TAINT: u8 = 4;
+}
+
+/// Mutable pod fields: a packed record of plain bytes (see the module documentation).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
 #[repr(C, packed)]
 pub struct PodState {
     /// Node id the pod is bound to (0 = none).
-    pub loc: u8,
+    pub loc: u16,
     /// Lifecycle phase.
     pub phase: PodPhase,
     /// Next step of the template's CPU usage pattern.
@@ -123,99 +138,47 @@ pub struct PodState {
     pub template_labels: bool,
     /// Time since the pod started, saturated at the latest CPU pattern step.
     pub age: u16,
+    /// The replica set of its deployment the pod is a member of: 0 none, 1 or 2 for replica
+    /// set version 0 or 1.
+    pub replica_set: u8,
+    /// The queues the pod waits in ([`pod_queue`] bits).
+    pub queued: u8,
 }
 
-/// A set of pod ids, kept in ascending order as Kivi keeps a replica set's `podIds`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PodSet([u64; MAX_PODS.div_ceil(64)]);
-
-impl PodSet {
-    /// Whether pod `id` is a member.
-    pub fn contains(&self, id: usize) -> bool {
-        self.0[(id - 1) / 64] & (1 << ((id - 1) % 64)) != 0
-    }
-
-    /// Adds pod `id`.
-    pub fn insert(&mut self, id: usize) {
-        self.0[(id - 1) / 64] |= 1 << ((id - 1) % 64);
-    }
-
-    /// Removes pod `id`; whether it was a member.
-    pub fn remove(&mut self, id: usize) -> bool {
-        let was = self.contains(id);
-        self.0[(id - 1) / 64] &= !(1 << ((id - 1) % 64));
-        was
-    }
-
-    /// Number of members.
-    pub fn len(&self) -> usize {
-        self.0.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
-    /// Whether there are no members.
-    pub fn is_empty(&self) -> bool {
-        self.0.iter().all(|&w| w == 0)
-    }
-
-    /// The members in ascending order.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(i, &word)| {
-            let mut rest = word;
-            std::iter::from_fn(move || {
-                (rest != 0).then(|| {
-                    let bit = rest.trailing_zeros() as usize;
-                    rest &= rest - 1;
-                    i * 64 + bit + 1
-                })
-            })
-        })
-    }
-
-    /// Fills `out` with the low bytes of the bit mask, pod 1 in bit 0 of the first byte.
-    fn encode(&self, out: &mut [u8]) {
-        let bytes = self.0.iter().flat_map(|word| word.to_le_bytes());
-        for (slot, byte) in out.iter_mut().zip(bytes) {
-            *slot = byte;
-        }
+impl PodState {
+    /// Whether the pod is a member of replica set `version` (0 or 1).
+    pub fn in_replica_set(&self, version: usize) -> bool {
+        self.replica_set as usize == version + 1
     }
 }
 
-/// Mutable replica set fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Mutable replica set fields: a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, packed)]
 pub struct ReplicaSetState {
     /// The replica set's desired replicas.
-    pub spec_replicas: i16,
-    /// Member pods, in Kivi's ascending `podIds` order.
-    pub pods: PodSet,
+    pub spec_replicas: i32,
+    /// Member pods (Kivi's `replicas`); the members are the pods whose
+    /// [`PodState::replica_set`] names this set.
+    pub replicas: i32,
 }
 
-impl ReplicaSetState {
-    /// Number of member pods (Kivi's `replicas`).
-    pub fn replicas(&self) -> i32 {
-        self.pods.len() as i32
-    }
-
-    /// The pod id at position `index` of the ascending member list, if any.
-    pub fn pod_at(&self, index: usize) -> Option<usize> {
-        self.pods.iter().nth(index)
-    }
-}
-
-/// Mutable deployment fields (including what `kubectl apply` can change).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Mutable deployment fields (including what `kubectl apply` can change): a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
 pub struct DeploymentState {
     /// Whether the deployment exists.
     pub active: bool,
     /// Which replica set (0 or 1) is current.
     pub cur_version: u8,
     /// Desired replicas.
-    pub spec_replicas: i16,
+    pub spec_replicas: i32,
     /// Running or terminating replicas over both replica sets.
-    pub replicas: i16,
+    pub replicas: i32,
     /// Pods created and not yet started.
-    pub in_creation: i16,
+    pub in_creation: i32,
     /// Pods marked for deletion and not yet removed.
-    pub in_deletion: i16,
+    pub in_deletion: i32,
     /// The two replica set versions.
     pub replica_sets: [ReplicaSetState; 2],
     /// Pod template id.
@@ -241,46 +204,8 @@ pub struct DeploymentState {
 
 impl DeploymentState {
     /// The current replica set.
-    pub fn current(&self) -> &ReplicaSetState {
-        &self.replica_sets[self.cur_version as usize]
-    }
-}
-
-/// A controller's work queue: pending ids in FIFO order, without duplicates (Kivi's
-/// `updateQueue` skips items already pending).
-///
-/// The ids live on the heap and only while pending, so an empty queue (the common case) costs
-/// nothing to clone and a busy one only its pending ids.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct WorkQueue {
-    items: Vec<u8>,
-}
-
-impl WorkQueue {
-    /// Appends `id` unless it is already pending.
-    pub fn push(&mut self, id: usize) {
-        let id = id as u8;
-        if !self.items.contains(&id) {
-            self.items.push(id);
-        }
-    }
-
-    /// Removes and returns the oldest pending id.
-    pub fn pop(&mut self) -> Option<usize> {
-        if self.items.is_empty() {
-            return None;
-        }
-        Some(self.items.remove(0) as usize)
-    }
-
-    /// Whether nothing is pending.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    /// The pending ids, oldest first.
-    pub fn pending(&self) -> &[u8] {
-        &self.items
+    pub fn current(&self) -> ReplicaSetState {
+        self.replica_sets[self.cur_version as usize]
     }
 }
 
@@ -310,27 +235,7 @@ pub struct EventsState {
     pub after_stable_started: bool,
     /// Per event: how far a multi-step event has got (the next node a maintenance event
     /// considers, or the steps of a node failure taken).
-    pub progress: [u8; MAX_EVENTS],
-}
-
-/// The descheduler's eviction counts. As in Kivi they are never reset, and they are kept only
-/// while a limit below 256 makes them observable (Kivi's byte counters can never exceed a
-/// larger limit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EvictionCounts {
-    /// Pods evicted per node (index = node id - 1).
-    pub per_node: [u8; MAX_NODES],
-    /// Pods evicted in the (single) namespace.
-    pub namespace: u8,
-}
-
-impl Default for EvictionCounts {
-    fn default() -> Self {
-        Self {
-            per_node: [0; MAX_NODES],
-            namespace: 0,
-        }
-    }
+    pub progress: [u16; MAX_EVENTS],
 }
 
 /// The intent monitors' variables.
@@ -342,31 +247,125 @@ pub struct MonitorState {
     pub violated: u16,
 }
 
-/// One state of the cluster: the mutable part only.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ClusterState {
-    /// Nodes by id - 1, one per node of the spec.
-    pub nodes: Box<[NodeState]>,
-    /// Pods by id - 1, one per pod slot of the spec.
-    pub pods: Box<[PodState]>,
-    /// Deployments by id - 1, one per deployment of the spec.
-    pub deployments: Box<[DeploymentState]>,
-    /// Pods waiting for the scheduler.
-    pub scheduler_queue: WorkQueue,
-    /// Pods waiting for the kubelet (to start or to remove).
-    pub kubelet_queue: WorkQueue,
+/// A controller's work queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Queue {
     /// Deployments waiting for the deployment controller.
-    pub deployment_queue: WorkQueue,
+    Deployment = 0,
     /// Deployments waiting for the HPA.
-    pub hpa_queue: WorkQueue,
+    Hpa = 1,
     /// Nodes waiting for the node controller.
-    pub node_queue: WorkQueue,
+    Node = 2,
     /// Deployments waiting for the descheduler.
-    pub descheduler_queue: WorkQueue,
+    Descheduler = 3,
     /// Pods waiting for the taint manager.
-    pub taint_queue: WorkQueue,
-    /// The descheduler's eviction counts.
-    pub evictions: EvictionCounts,
+    Taint = 4,
+    /// Pods waiting for the kubelet (to start or to remove).
+    Kubelet = 5,
+    /// Pods waiting for the scheduler.
+    Scheduler = 6,
+}
+
+/// The queues, in the order of their segments.
+const QUEUES: [Queue; 7] = [
+    Queue::Deployment,
+    Queue::Hpa,
+    Queue::Node,
+    Queue::Descheduler,
+    Queue::Taint,
+    Queue::Kubelet,
+    Queue::Scheduler,
+];
+
+/// The seven work queues: pending ids in FIFO order without duplicates (Kivi's `updateQueue`
+/// skips items already pending), as segments of one vector. Segment `k` holds
+/// `items[start(k)..ends[k]]`, of which the first `heads[k] - start(k)` were popped already;
+/// popping moves the head, and a segment is compacted when it runs empty. The pod queues,
+/// whose lengths grow with the cluster, come last, the scheduler's (appended to in bulk by
+/// the deployment controller) at the very end.
+#[derive(Clone, Debug, Default)]
+struct Queues {
+    items: Vec<u32>,
+    ends: [u32; 7],
+    heads: [u32; 7],
+}
+
+impl Queues {
+    fn start(&self, k: usize) -> usize {
+        if k == 0 {
+            0
+        } else {
+            self.ends[k - 1] as usize
+        }
+    }
+
+    fn pending(&self, k: usize) -> &[u32] {
+        &self.items[self.heads[k] as usize..self.ends[k] as usize]
+    }
+
+    fn push(&mut self, k: usize, id: u32) {
+        let at = self.ends[k] as usize;
+        self.items.insert(at, id);
+        for later in k..7 {
+            self.ends[later] += 1;
+        }
+        for later in k + 1..7 {
+            self.heads[later] += 1;
+        }
+    }
+
+    fn pop(&mut self, k: usize) -> Option<u32> {
+        let head = self.heads[k] as usize;
+        if head == self.ends[k] as usize {
+            return None;
+        }
+        let id = self.items[head];
+        self.heads[k] += 1;
+        if self.heads[k] == self.ends[k] {
+            self.clear(k);
+        }
+        Some(id)
+    }
+
+    /// Drops segment `k` (popped or not), shifting the later segments down.
+    fn clear(&mut self, k: usize) {
+        let (start, end) = (self.start(k), self.ends[k] as usize);
+        if end > start {
+            self.items.drain(start..end);
+            let removed = (end - start) as u32;
+            for later in k..7 {
+                self.ends[later] -= removed;
+            }
+            for later in k + 1..7 {
+                self.heads[later] -= removed;
+            }
+        }
+        self.heads[k] = start as u32;
+    }
+
+    /// Whether every queue holds the same pending ids as in `other`.
+    fn same_as(&self, other: &Queues) -> bool {
+        (0..7).all(|k| self.pending(k) == other.pending(k))
+    }
+}
+
+/// Byte sizes of the three kinds of record.
+const NODE_BYTES: usize = std::mem::size_of::<NodeState>();
+const POD_BYTES: usize = std::mem::size_of::<PodState>();
+const DEPLOYMENT_BYTES: usize = std::mem::size_of::<DeploymentState>();
+
+/// One state of the cluster: the mutable part only (see the module documentation).
+#[derive(Clone)]
+pub struct ClusterState {
+    /// Node, pod and deployment records, back to back.
+    records: Box<[u8]>,
+    nodes: u32,
+    pods: u32,
+    deployments: u32,
+    queues: Queues,
+    /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
+    /// counts.
+    pub namespace_evictions: u8,
     /// The logical clock.
     pub clock: Clock,
     /// Events and user commands.
@@ -379,192 +378,374 @@ impl ClusterState {
     /// A state of `nodes` nodes, `pods` pod slots and `deployments` deployments, all at their
     /// defaults, with empty queues, clock, events and monitors.
     pub fn new(nodes: usize, pods: usize, deployments: usize) -> Self {
+        let mut records = Vec::with_capacity(
+            nodes * NODE_BYTES + pods * POD_BYTES + deployments * DEPLOYMENT_BYTES,
+        );
+        for _ in 0..nodes {
+            records.extend_from_slice(bytemuck::bytes_of(&NodeState::default()));
+        }
+        for _ in 0..pods {
+            records.extend_from_slice(bytemuck::bytes_of(&PodState::default()));
+        }
+        for _ in 0..deployments {
+            records.extend_from_slice(bytemuck::bytes_of(&DeploymentState::default()));
+        }
         Self {
-            nodes: vec![NodeState::default(); nodes].into_boxed_slice(),
-            pods: vec![PodState::default(); pods].into_boxed_slice(),
-            deployments: vec![DeploymentState::default(); deployments].into_boxed_slice(),
-            scheduler_queue: WorkQueue::default(),
-            kubelet_queue: WorkQueue::default(),
-            deployment_queue: WorkQueue::default(),
-            hpa_queue: WorkQueue::default(),
-            node_queue: WorkQueue::default(),
-            descheduler_queue: WorkQueue::default(),
-            taint_queue: WorkQueue::default(),
-            evictions: EvictionCounts::default(),
+            records: records.into_boxed_slice(),
+            nodes: nodes as u32,
+            pods: pods as u32,
+            deployments: deployments as u32,
+            queues: Queues::default(),
+            namespace_evictions: 0,
             clock: Clock::default(),
             events: EventsState::default(),
             monitors: MonitorState::default(),
         }
     }
 
-    /// Bytes the state owns on the heap: its tables and its queues' pending ids.
-    pub fn heap_bytes(&self) -> usize {
-        let queues = [
-            &self.scheduler_queue,
-            &self.kubelet_queue,
-            &self.deployment_queue,
-            &self.hpa_queue,
-            &self.node_queue,
-            &self.descheduler_queue,
-            &self.taint_queue,
-        ];
-        std::mem::size_of_val(&*self.nodes)
-            + std::mem::size_of_val(&*self.pods)
-            + std::mem::size_of_val(&*self.deployments)
-            + queues.iter().map(|q| q.items.capacity()).sum::<usize>()
+    fn pods_offset(&self) -> usize {
+        self.nodes as usize * NODE_BYTES
+    }
+
+    fn deployments_offset(&self) -> usize {
+        self.pods_offset() + self.pods as usize * POD_BYTES
+    }
+
+    /// The node records, by id - 1.
+    pub fn nodes(&self) -> &[NodeState] {
+        // SAFETY: `NodeState` is a packed record (alignment 1) of plain bytes, and this range of
+        // `records` only ever holds node records: it is written from valid `NodeState`s in
+        // `new` and changed only through `&mut NodeState` views, which keep it valid.
+        unsafe { std::slice::from_raw_parts(self.records.as_ptr().cast(), self.nodes as usize) }
+    }
+
+    /// The node records, mutable.
+    pub fn nodes_mut(&mut self) -> &mut [NodeState] {
+        // SAFETY: as in `nodes`; the exclusive borrow of `self` makes the view unique.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.records.as_mut_ptr().cast(), self.nodes as usize)
+        }
+    }
+
+    /// The pod records, by id - 1.
+    pub fn pods(&self) -> &[PodState] {
+        let offset = self.pods_offset();
+        // SAFETY: as in `nodes`, for the pod records' range.
+        unsafe {
+            std::slice::from_raw_parts(self.records[offset..].as_ptr().cast(), self.pods as usize)
+        }
+    }
+
+    /// The pod records, mutable.
+    pub fn pods_mut(&mut self) -> &mut [PodState] {
+        let (offset, pods) = (self.pods_offset(), self.pods as usize);
+        // SAFETY: as in `pods`; the exclusive borrow of `self` makes the view unique.
+        unsafe { std::slice::from_raw_parts_mut(self.records[offset..].as_mut_ptr().cast(), pods) }
+    }
+
+    /// The deployment records, by id - 1.
+    pub fn deployments(&self) -> &[DeploymentState] {
+        let offset = self.deployments_offset();
+        // SAFETY: as in `nodes`, for the deployment records' range.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.records[offset..].as_ptr().cast(),
+                self.deployments as usize,
+            )
+        }
+    }
+
+    /// The deployment records, mutable.
+    pub fn deployments_mut(&mut self) -> &mut [DeploymentState] {
+        let (offset, count) = (self.deployments_offset(), self.deployments as usize);
+        // SAFETY: as in `deployments`; the exclusive borrow of `self` makes the view unique.
+        unsafe { std::slice::from_raw_parts_mut(self.records[offset..].as_mut_ptr().cast(), count) }
     }
 
     /// Node with id `id` (1-based).
     pub fn node(&self, id: usize) -> &NodeState {
-        &self.nodes[id - 1]
+        &self.nodes()[id - 1]
     }
 
     /// Mutable node with id `id` (1-based).
     pub fn node_mut(&mut self, id: usize) -> &mut NodeState {
-        &mut self.nodes[id - 1]
+        &mut self.nodes_mut()[id - 1]
     }
 
     /// Pod with id `id` (1-based).
     pub fn pod(&self, id: usize) -> &PodState {
-        &self.pods[id - 1]
+        &self.pods()[id - 1]
     }
 
     /// Mutable pod with id `id` (1-based).
     pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
-        &mut self.pods[id - 1]
+        &mut self.pods_mut()[id - 1]
     }
 
     /// Deployment with id `id` (1-based).
     pub fn deployment(&self, id: usize) -> &DeploymentState {
-        &self.deployments[id - 1]
+        &self.deployments()[id - 1]
     }
 
     /// Mutable deployment with id `id` (1-based).
     pub fn deployment_mut(&mut self, id: usize) -> &mut DeploymentState {
-        &mut self.deployments[id - 1]
+        &mut self.deployments_mut()[id - 1]
+    }
+
+    /// The member pods of replica set `version` of deployment `d`, in ascending order (Kivi's
+    /// `podIds`).
+    pub fn replica_set_members(
+        &self,
+        d: usize,
+        version: usize,
+    ) -> impl Iterator<Item = usize> + '_ {
+        self.pods()
+            .iter()
+            .enumerate()
+            .filter(move |(_, p)| p.deployment as usize == d && p.in_replica_set(version))
+            .map(|(i, _)| i + 1)
+    }
+
+    /// Makes pod `pod` a member of replica set `version` of its deployment `d`.
+    pub fn join_replica_set(&mut self, d: usize, version: usize, pod: usize) {
+        self.pod_mut(pod).replica_set = version as u8 + 1;
+        self.deployment_mut(d).replica_sets[version].replicas += 1;
+    }
+
+    /// Removes pod `pod` from the replica set of deployment `d` it is a member of; whether it
+    /// was a member of one.
+    pub fn leave_replica_set(&mut self, d: usize, pod: usize) -> bool {
+        let set = self.pod(pod).replica_set;
+        if set == 0 {
+            return false;
+        }
+        self.pod_mut(pod).replica_set = 0;
+        self.deployment_mut(d).replica_sets[set as usize - 1].replicas -= 1;
+        true
+    }
+
+    /// Appends `id` to queue `queue` unless it is already pending there.
+    pub fn enqueue(&mut self, queue: Queue, id: usize) {
+        let k = queue as usize;
+        match queue {
+            Queue::Scheduler | Queue::Kubelet | Queue::Taint => {
+                let bit = pod_flag(queue);
+                let pod = self.pod_mut(id);
+                if pod.queued & bit != 0 {
+                    return;
+                }
+                pod.queued |= bit;
+            }
+            Queue::Node => {
+                let node = self.node_mut(id);
+                if node.queued {
+                    return;
+                }
+                node.queued = true;
+            }
+            _ => {
+                if self.queues.pending(k).contains(&(id as u32)) {
+                    return;
+                }
+            }
+        }
+        self.queues.push(k, id as u32);
+    }
+
+    /// Removes and returns the oldest id pending in `queue`.
+    pub fn dequeue(&mut self, queue: Queue) -> Option<usize> {
+        let id = self.queues.pop(queue as usize)? as usize;
+        match queue {
+            Queue::Scheduler | Queue::Kubelet | Queue::Taint => {
+                self.pod_mut(id).queued &= !pod_flag(queue)
+            }
+            Queue::Node => self.node_mut(id).queued = false,
+            _ => {}
+        }
+        Some(id)
+    }
+
+    /// Whether nothing is pending in `queue`.
+    pub fn queue_is_empty(&self, queue: Queue) -> bool {
+        self.queues.pending(queue as usize).is_empty()
+    }
+
+    /// The ids pending in `queue`, oldest first.
+    pub fn pending(&self, queue: Queue) -> &[u32] {
+        self.queues.pending(queue as usize)
+    }
+
+    /// Empties `queue`.
+    pub fn clear_queue(&mut self, queue: Queue) {
+        while self.dequeue(queue).is_some() {}
+    }
+
+    /// Bytes the state owns on the heap: its records and its queues' pending ids.
+    pub fn heap_bytes(&self) -> usize {
+        self.records.len() + self.queues.items.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Kivi's "cluster is stable" test: no work pending for the node controller, HPA,
     /// scheduler, kubelet or deployment controller.
     pub fn is_quiet(&self) -> bool {
-        self.hpa_queue.is_empty() && self.others_quiet()
+        self.queue_is_empty(Queue::Hpa) && self.others_quiet()
     }
 
     /// The HPA's view of a quiet cluster: no work pending for the node controller, scheduler,
     /// kubelet or deployment controller (its own queue does not count).
     pub fn others_quiet(&self) -> bool {
-        self.node_queue.is_empty()
-            && self.scheduler_queue.is_empty()
-            && self.kubelet_queue.is_empty()
-            && self.deployment_queue.is_empty()
+        self.queue_is_empty(Queue::Node)
+            && self.queue_is_empty(Queue::Scheduler)
+            && self.queue_is_empty(Queue::Kubelet)
+            && self.queue_is_empty(Queue::Deployment)
     }
 
-    /// Writes the canonical encoding: every field that can differ between reachable states, in
-    /// a fixed order, with the first `events` event and `intents` intent entries. The node and
-    /// pod tables are copied as they lie in memory (packed plain bytes), each deployment is one
-    /// fixed-width record, and each queue its length and pending ids, so equal states give
-    /// equal bytes and different states different bytes.
+    /// Writes the canonical encoding: every field that can differ between reachable states,
+    /// in a fixed order: the record buffer as it lies in memory, each queue's length and
+    /// pending ids, then the small fields with the first `events` event and `intents` intent
+    /// entries. Equal states give equal bytes and different states different bytes.
     pub fn encode(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
-        let set_bytes = self.pods.len().div_ceil(8);
-        let queues = [
-            &self.scheduler_queue,
-            &self.kubelet_queue,
-            &self.deployment_queue,
-            &self.hpa_queue,
-            &self.node_queue,
-            &self.descheduler_queue,
-            &self.taint_queue,
-        ];
-        let node_bytes: &[u8] = bytemuck::cast_slice(&self.nodes);
-        let pod_bytes: &[u8] = bytemuck::cast_slice(&self.pods);
-        let len = node_bytes.len()
-            + self.nodes.len()
-            + pod_bytes.len()
-            + self.deployments.len() * (DEPLOYMENT_BYTES + 2 * (2 + set_bytes))
-            + queues.iter().map(|q| 1 + q.items.len()).sum::<usize>()
-            + 3 * events
-            + intents
-            + 10;
-        let start = out.len();
-        out.resize(start + len, 0);
-        let mut w = Writer(&mut out[start..]);
-        w.put(node_bytes);
-        w.put(pod_bytes);
-        for d in self.deployments.iter() {
-            w.put(&d.encoded());
-            for rs in &d.replica_sets {
-                w.put(&rs.spec_replicas.to_le_bytes());
-                rs.pods.encode(w.take(set_bytes));
-            }
+        out.extend_from_slice(&self.records);
+        self.encode_rest(events, intents, out);
+    }
+
+    /// The encoding after the record buffer (see [`ClusterState::encode`]).
+    fn encode_rest(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
+        let queued: usize = QUEUES.iter().map(|&q| self.pending(q).len()).sum();
+        out.reserve(
+            (QUEUES.len() + queued) * 4 + 1 + 2 * 2 + events * 2 + 3 + events * 2 + intents + 2,
+        );
+        for queue in QUEUES {
+            let pending = self.pending(queue);
+            out.extend_from_slice(&(pending.len() as u32).to_le_bytes());
+            put_u32s(pending, out);
         }
-        for q in queues {
-            w.put(&[q.items.len() as u8]);
-            w.put(&q.items);
-        }
-        w.put(&self.evictions.per_node[..self.nodes.len()]);
-        w.put(&[self.evictions.namespace]);
-        w.put(&self.clock.hpa_idle.to_le_bytes());
-        w.put(&self.clock.descheduler_idle.to_le_bytes());
-        for idle in &self.clock.event_idle[..events] {
-            w.put(&idle.to_le_bytes());
-        }
-        w.put(&self.events.done.to_le_bytes());
-        w.put(&[self.events.after_stable_started as u8]);
-        w.put(&self.events.progress[..events]);
-        w.put(&self.monitors.stage[..intents]);
-        w.put(&self.monitors.violated.to_le_bytes());
-        debug_assert!(w.0.is_empty(), "encode wrote its computed length");
+        out.push(self.namespace_evictions);
+        out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
+        out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
+        put_u16s(&self.clock.event_idle[..events], out);
+        out.extend_from_slice(&self.events.done.to_le_bytes());
+        out.push(self.events.after_stable_started as u8);
+        put_u16s(&self.events.progress[..events], out);
+        out.extend_from_slice(&self.monitors.stage[..intents]);
+        out.extend_from_slice(&self.monitors.violated.to_le_bytes());
+    }
+
+    /// The xxh3-64 hash of [`ClusterState::encode`]'s bytes, computed without writing the
+    /// record buffer out: it is hashed where it lies. `scratch` holds the rest of the encoding.
+    pub fn fingerprint(&self, events: usize, intents: usize, scratch: &mut Vec<u8>) -> u64 {
+        scratch.clear();
+        self.encode_rest(events, intents, scratch);
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&self.records);
+        hasher.update(scratch);
+        hasher.digest()
     }
 }
 
-/// Fills a pre-sized buffer front to back.
-struct Writer<'a>(&'a mut [u8]);
-
-impl<'a> Writer<'a> {
-    /// The next `n` bytes, which the writer moves past.
-    fn take(&mut self, n: usize) -> &'a mut [u8] {
-        let (head, rest) = std::mem::take(&mut self.0).split_at_mut(n);
-        self.0 = rest;
-        head
-    }
-
-    /// Writes `bytes` next.
-    fn put(&mut self, bytes: &[u8]) {
-        self.take(bytes.len()).copy_from_slice(bytes);
+/// Appends `values` in little-endian order (one copy on little-endian machines).
+fn put_u32s(values: &[u32], out: &mut Vec<u8>) {
+    if cfg!(target_endian = "little") {
+        out.extend_from_slice(bytemuck::cast_slice(values));
+    } else {
+        values
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
     }
 }
 
-/// Bytes of a deployment's record in [`ClusterState::encode`], without its replica sets.
-const DEPLOYMENT_BYTES: usize = 14;
+/// Appends `values` in little-endian order (one copy on little-endian machines).
+fn put_u16s(values: &[u16], out: &mut Vec<u8>) {
+    if cfg!(target_endian = "little") {
+        out.extend_from_slice(bytemuck::cast_slice(values));
+    } else {
+        values
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+    }
+}
 
-impl DeploymentState {
-    fn encoded(&self) -> [u8; DEPLOYMENT_BYTES] {
-        let [s0, s1] = self.spec_replicas.to_le_bytes();
-        let [r0, r1] = self.replicas.to_le_bytes();
-        let [c0, c1] = self.in_creation.to_le_bytes();
-        let [d0, d1] = self.in_deletion.to_le_bytes();
-        let flags = self.active as u8
-            | self.cur_version << 1
-            | (self.strategy as u8) << 2
-            | (self.evicted as u8) << 3
-            | (self.added as u8) << 4
-            | (self.added_for_balance as u8) << 5;
-        [
-            flags,
-            s0,
-            s1,
-            r0,
-            r1,
-            c0,
-            c1,
-            d0,
-            d1,
-            self.template,
-            self.max_surge,
-            self.max_unavailable,
-            self.hpa,
-            self.hpa_targets,
-        ]
+/// The queue bit of a pod queue.
+fn pod_flag(queue: Queue) -> u8 {
+    match queue {
+        Queue::Scheduler => pod_queue::SCHEDULER,
+        Queue::Kubelet => pod_queue::KUBELET,
+        _ => pod_queue::TAINT,
+    }
+}
+
+impl PartialEq for ClusterState {
+    fn eq(&self, other: &Self) -> bool {
+        self.records == other.records
+            && (self.nodes, self.pods, self.deployments)
+                == (other.nodes, other.pods, other.deployments)
+            && self.queues.same_as(&other.queues)
+            && self.namespace_evictions == other.namespace_evictions
+            && self.clock == other.clock
+            && self.events == other.events
+            && self.monitors == other.monitors
+    }
+}
+
+impl Eq for ClusterState {}
+
+impl std::fmt::Debug for ClusterState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut queues = f.debug_map();
+        for queue in QUEUES {
+            queues.entry(&queue, &self.pending(queue));
+        }
+        queues.finish()?;
+        f.debug_struct("ClusterState")
+            .field("nodes", &self.nodes())
+            .field("pods", &self.pods())
+            .field("deployments", &self.deployments())
+            .field("namespace_evictions", &self.namespace_evictions)
+            .field("clock", &self.clock)
+            .field("events", &self.events)
+            .field("monitors", &self.monitors)
+            .finish()
+    }
+}
+
+/// A set of pod ids as a bit set over a cluster's pod slots: the controllers' scratch for one
+/// step (never part of a state).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodSet(Vec<u64>);
+
+impl PodSet {
+    /// An empty set for pod ids 1 to `pods`.
+    pub fn new(pods: usize) -> Self {
+        Self(vec![0; pods.div_ceil(64)])
+    }
+
+    /// Whether pod `id` is a member.
+    pub fn contains(&self, id: usize) -> bool {
+        self.0[(id - 1) / 64] & (1 << ((id - 1) % 64)) != 0
+    }
+
+    /// Adds pod `id`.
+    pub fn insert(&mut self, id: usize) {
+        self.0[(id - 1) / 64] |= 1 << ((id - 1) % 64);
+    }
+
+    /// Whether there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+
+    /// The members in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &word)| {
+            let mut rest = word;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let bit = rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    i * 64 + bit + 1
+                })
+            })
+        })
     }
 }
 
@@ -573,32 +754,62 @@ mod tests {
     use super::*;
 
     #[test]
-    fn queue_is_fifo_without_duplicates() {
-        let mut q = WorkQueue::default();
-        q.push(3);
-        q.push(1);
-        q.push(3);
-        assert_eq!(q.pending(), &[3, 1]);
-        assert_eq!(q.pop(), Some(3));
-        q.push(3);
-        assert_eq!(q.pending(), &[1, 3]);
+    fn queues_are_fifo_without_duplicates() {
+        let mut s = ClusterState::new(2, 4, 1);
+        s.enqueue(Queue::Scheduler, 3);
+        s.enqueue(Queue::Scheduler, 1);
+        s.enqueue(Queue::Scheduler, 3);
+        s.enqueue(Queue::Kubelet, 2);
+        s.enqueue(Queue::Hpa, 1);
+        s.enqueue(Queue::Hpa, 1);
+        assert_eq!(s.pending(Queue::Scheduler), &[3, 1]);
+        assert_eq!(s.pending(Queue::Kubelet), &[2]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
+        assert_eq!(s.dequeue(Queue::Scheduler), Some(3));
+        s.enqueue(Queue::Scheduler, 3);
+        assert_eq!(s.pending(Queue::Scheduler), &[1, 3]);
+        assert_eq!(s.dequeue(Queue::Kubelet), Some(2));
+        assert_eq!(s.dequeue(Queue::Kubelet), None);
+        s.enqueue(Queue::Node, 2);
+        s.enqueue(Queue::Node, 2);
+        assert_eq!(s.pending(Queue::Node), &[2]);
+        assert_eq!(s.pending(Queue::Scheduler), &[1, 3]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
     }
 
     #[test]
-    fn replica_set_members_are_indexed_in_ascending_order() {
-        let mut rs = ReplicaSetState::default();
-        for id in [200, 5, 70, 8, 6] {
-            rs.pods.insert(id);
+    fn equal_states_encode_and_fingerprint_alike_however_their_queues_were_used() {
+        let mut a = ClusterState::new(2, 4, 1);
+        let mut b = ClusterState::new(2, 4, 1);
+        a.enqueue(Queue::Scheduler, 1);
+        a.enqueue(Queue::Scheduler, 2);
+        a.dequeue(Queue::Scheduler);
+        b.enqueue(Queue::Scheduler, 2);
+        assert_eq!(a, b);
+        let (mut ea, mut eb) = (Vec::new(), Vec::new());
+        a.encode(1, 1, &mut ea);
+        b.encode(1, 1, &mut eb);
+        assert_eq!(ea, eb);
+        let mut scratch = Vec::new();
+        assert_eq!(
+            a.fingerprint(1, 1, &mut scratch),
+            xxhash_rust::xxh3::xxh3_64(&ea)
+        );
+        b.pod_mut(3).cpu = 7;
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn replica_set_membership_is_kept_in_the_pods() {
+        let mut s = ClusterState::new(1, 6, 1);
+        for id in [5, 2, 4] {
+            s.pod_mut(id).deployment = 1;
+            s.join_replica_set(1, 0, id);
         }
-        assert!(rs.pods.remove(6));
-        assert!(!rs.pods.remove(6));
-        assert_eq!(rs.replicas(), 4);
-        assert_eq!(rs.pods.iter().collect::<Vec<_>>(), [5, 8, 70, 200]);
-        assert_eq!(rs.pod_at(0), Some(5));
-        assert_eq!(rs.pod_at(3), Some(200));
-        assert_eq!(rs.pod_at(4), None);
-        let mut out = [0; 2];
-        rs.pods.encode(&mut out);
-        assert_eq!(out, [0b1001_0000, 0]);
+        assert_eq!(s.replica_set_members(1, 0).collect::<Vec<_>>(), [2, 4, 5]);
+        assert_eq!({ s.deployment(1).replica_sets[0].replicas }, 3);
+        assert!(s.leave_replica_set(1, 4));
+        assert!(!s.leave_replica_set(1, 4));
+        assert_eq!(s.replica_set_members(1, 0).collect::<Vec<_>>(), [2, 5]);
     }
 }

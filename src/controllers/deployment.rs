@@ -2,17 +2,22 @@
 //! desired replica count, or rolls out to the other replica set with RollingUpdate.
 //!
 //! Scaling down deletes, one at a time, a running pod on the node that holds most of the
-//! deployment's running pods (lowest pod id first). Scaling up claims idle pod slots in slow-start
-//! batches (1, 2, 4, …) and queues them for the scheduler, or straight for the kubelet when the
-//! template names a node.
+//! deployment's running pods (lowest pod id first), as Kubernetes' ReplicaSet controller ranks
+//! pods by how many of their siblings share their node (`getPodsRankedByRelatedPodsOnSameNode`).
+//! Scaling up claims idle pod slots in slow-start batches (1, 2, 4, …) and queues them for the
+//! scheduler, or straight for the kubelet when the template names a node.
+//!
+//! Both sides work in one pass over the pod slots per reconcile, whatever the number of pods
+//! created or deleted: the victims are chosen from per-node lists built once, and idle slots
+//! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
-use crate::cluster::{ClusterSpec, ClusterState, PodPhase, PodState, Recorder, Strategy};
+use crate::cluster::{ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder, Strategy};
 
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    while !state.deployment_queue.is_empty() && state.kubelet_queue.is_empty() {
-        let Some(d) = state.deployment_queue.pop() else {
+    while !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet) {
+        let Some(d) = state.dequeue(Queue::Deployment) else {
             break;
         };
         reconcile(spec, state, d, rec);
@@ -39,15 +44,15 @@ fn rolling_update(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &
     let dep = *state.deployment(d);
     let old = dep.cur_version as usize;
     let new = 1 - old;
-    let replicas = dep.replicas as i32;
+    let replicas = dep.replicas;
     let surge = dep.max_surge as i32 * replicas / 100;
-    if replicas < dep.spec_replicas as i32 + surge {
+    if replicas < dep.spec_replicas + surge {
         state.deployment_mut(d).replica_sets[new].spec_replicas =
-            (dep.spec_replicas as i32 + surge - replicas) as i16;
+            dep.spec_replicas + surge - replicas;
         scale(spec, state, d, new, rec);
-    } else if dep.replica_sets[new].replicas() != replicas {
+    } else if dep.replica_sets[new].replicas != replicas {
         let unavailable = dep.max_unavailable as i32 * replicas / 100;
-        state.deployment_mut(d).replica_sets[old].spec_replicas = (replicas - unavailable) as i16;
+        state.deployment_mut(d).replica_sets[old].spec_replicas = replicas - unavailable;
         scale(spec, state, d, old, rec);
     }
     state.deployment_mut(d).cur_version = new as u8;
@@ -63,25 +68,27 @@ fn scale(
 ) {
     let dep = *state.deployment(d);
     let rs = dep.replica_sets[version];
-    let want = rs.spec_replicas as i32;
-    let have = rs.replicas();
-    if want < have - dep.in_deletion as i32 {
-        for _ in 0..have - want - dep.in_deletion as i32 {
-            match pod_to_delete(spec, state, d) {
+    let want = rs.spec_replicas;
+    let have = rs.replicas;
+    if want < have - dep.in_deletion {
+        let mut victims = Victims::of(state, d);
+        for _ in 0..have - want - dep.in_deletion {
+            match victims.next() {
                 Some(pod) => state.mark_for_deletion(d, pod),
                 None => break,
             }
         }
-    } else if want > have + dep.in_creation as i32 {
-        let mut remaining = want - have - dep.in_creation as i32;
+    } else if want > have + dep.in_creation {
+        let mut remaining = want - have - dep.in_creation;
         rec.log(Some("Deployment"), || {
             format!("Too few replicas, need to create {remaining}")
         });
+        let mut slots = 0;
         let mut batch = remaining.min(1);
         while batch > 0 {
-            state.deployment_mut(d).in_creation += batch as i16;
+            state.deployment_mut(d).in_creation += batch;
             for _ in 0..batch {
-                create_pod(spec, state, d, rec);
+                create_pod(spec, state, d, &mut slots, rec);
             }
             remaining -= batch;
             batch = remaining.min(2 * batch);
@@ -89,42 +96,63 @@ fn scale(
     }
 }
 
-/// The running pod of `d` on the node with most running pods of `d` (Kivi's pod ranking).
-fn pod_to_delete(spec: &ClusterSpec, state: &ClusterState, d: usize) -> Option<usize> {
-    let mine = |p: &PodState| p.phase == PodPhase::Running && p.deployment as usize == d && p.owned;
-    let mut per_node = [0i32; crate::cluster::state::MAX_NODES + 1];
-    for p in state.pods[..spec.pods.len()].iter().filter(|p| mine(p)) {
-        if let Some(count) = per_node.get_mut(p.loc as usize) {
-            *count += 1;
-        }
-    }
-    let mut best = None;
-    let mut max = 0;
-    for (i, p) in state.pods[..spec.pods.len()].iter().enumerate() {
-        if mine(p) {
-            let score = per_node.get(p.loc as usize).copied().unwrap_or(0);
-            if score > max {
-                max = score;
-                best = Some(i + 1);
-            }
-        }
-    }
-    best
+/// The running pods of one deployment, in the order the controller deletes them: from the
+/// node with most of them, lowest pod id first (Kivi's pod ranking, recomputed after each
+/// deletion).
+struct Victims {
+    /// Per node id: the deployment's running pods there, ascending.
+    by_node: Vec<std::collections::VecDeque<usize>>,
 }
 
-/// Claims the first idle pod slot for deployment `d` (Kivi's `enqueuePods` with
-/// `copyDeploymentInfoToPod`); nothing happens when every slot is taken.
-fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut Recorder) {
-    let Some(index) = state.pods[..spec.pods.len()]
+impl Victims {
+    fn of(state: &ClusterState, d: usize) -> Self {
+        let mut by_node = vec![std::collections::VecDeque::new(); state.nodes().len() + 1];
+        for (i, p) in state.pods().iter().enumerate() {
+            if p.phase == PodPhase::Running && p.deployment as usize == d && p.owned {
+                if let Some(list) = by_node.get_mut(p.loc as usize) {
+                    list.push_back(i + 1);
+                }
+            }
+        }
+        Self { by_node }
+    }
+
+    /// The next pod to delete: among the nodes with the most pods left, the lowest pod id
+    /// (the first pod, in id order, whose node has the most).
+    fn next(&mut self) -> Option<usize> {
+        let most = self.by_node.iter().map(|list| list.len()).max()?;
+        if most == 0 {
+            return None;
+        }
+        let node = (0..self.by_node.len())
+            .filter(|&n| self.by_node[n].len() == most)
+            .min_by_key(|&n| self.by_node[n][0])?;
+        self.by_node[node].pop_front()
+    }
+}
+
+/// Claims the first idle pod slot at or after `*cursor` for deployment `d` (Kivi's
+/// `enqueuePods` with `copyDeploymentInfoToPod`); nothing happens when every slot is taken.
+fn create_pod(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    cursor: &mut usize,
+    rec: &mut Recorder,
+) {
+    let Some(offset) = state.pods()[*cursor..]
         .iter()
         .position(|p| p.phase == PodPhase::Idle)
     else {
+        *cursor = state.pods().len();
         return;
     };
+    let index = *cursor + offset;
+    *cursor = index + 1;
     let pod = index + 1;
     let template_id = state.deployment(d).template;
     let template = spec.template_or_none(template_id);
-    state.pods[index] = PodState {
+    state.pods_mut()[index] = PodState {
         loc: 0,
         phase: PodPhase::Pending,
         cpu_index: 1,
@@ -135,6 +163,8 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
         template: template_id,
         template_labels: true,
         age: 0,
+        replica_set: 0,
+        queued: 0,
     };
     rec.log(Some("Deployment"), || {
         format!("Adding a new pod {pod} to deployment {d}")
@@ -144,13 +174,13 @@ fn create_pod(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut 
             format!("The nodeName has been defined in the deployment {pod}, enqueue to kubelet directly")
         });
         // Kivi binds the pod to the node whose id is the template's nodeName.
-        state.pods[index].loc = usize::try_from(template.node_name)
+        state.pods_mut()[index].loc = usize::try_from(template.node_name)
             .ok()
             .filter(|&n| n <= spec.nodes.len())
-            .unwrap_or(0) as u8;
-        state.kubelet_queue.push(pod);
+            .unwrap_or(0) as u16;
+        state.enqueue(Queue::Kubelet, pod);
     } else {
-        state.scheduler_queue.push(pod);
+        state.enqueue(Queue::Scheduler, pod);
     }
 }
 
@@ -164,7 +194,7 @@ mod tests {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
         s.deployment_mut(1).spec_replicas = 3;
-        s.deployment_queue.push(1);
+        s.enqueue(Queue::Deployment, 1);
         run(model.spec(), &mut s, &mut Recorder::off());
         let terminating: Vec<usize> = (1..=6)
             .filter(|&p| s.pod(p).phase == PodPhase::Terminating)
@@ -174,19 +204,19 @@ mod tests {
             [1, 4],
             "node 1 first, then node 3 (lowest pod ids)"
         );
-        assert_eq!(s.deployment(1).in_deletion, 2);
-        assert_eq!(s.kubelet_queue.pending(), &[1, 4]);
+        assert_eq!({ s.deployment(1).in_deletion }, 2);
+        assert_eq!(s.pending(Queue::Kubelet), &[1, 4]);
     }
 
     #[test]
     fn scale_up_claims_idle_slots_and_queues_them_for_the_scheduler() {
         let model = load("c4", "original");
         let mut s = model.initial_state().clone();
-        s.deployment_queue.push(1);
+        s.enqueue(Queue::Deployment, 1);
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
-        assert_eq!(s.deployment(1).in_creation, 7);
-        assert_eq!(s.scheduler_queue.pending(), &[1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!({ s.deployment(1).in_creation }, 7);
+        assert_eq!(s.pending(Queue::Scheduler), &[1, 2, 3, 4, 5, 6, 7]);
         assert_eq!({ s.pod(1).cpu }, 21, "new pods use the template's request");
         let lines = rec.into_lines();
         assert_eq!(lines[0].message, "Too few replicas, need to create 7");
@@ -200,12 +230,12 @@ mod tests {
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 5;
-        s.deployment_queue.push(1);
+        s.enqueue(Queue::Deployment, 1);
         run(model.spec(), &mut s, &mut Recorder::off());
         let d = s.deployment(1);
-        assert_eq!(d.replica_sets[1].spec_replicas, 2);
+        assert_eq!({ d.replica_sets[1].spec_replicas }, 2);
         assert_eq!((d.in_creation, d.cur_version), (2, 1));
-        assert_eq!(s.scheduler_queue.pending(), &[4, 5]);
+        assert_eq!(s.pending(Queue::Scheduler), &[4, 5]);
     }
 
     #[test]
@@ -215,10 +245,10 @@ mod tests {
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 2;
-        s.deployment_queue.push(1);
+        s.enqueue(Queue::Deployment, 1);
         run(model.spec(), &mut s, &mut Recorder::off());
         let d = s.deployment(1);
-        assert_eq!(d.replica_sets[0].spec_replicas, 4, "5 - 25% of 5");
+        assert_eq!({ d.replica_sets[0].spec_replicas }, 4, "5 - 25% of 5");
         assert_eq!((d.in_deletion, d.cur_version), (1, 1));
     }
 
@@ -226,9 +256,9 @@ mod tests {
     fn the_controller_waits_for_the_kubelet() {
         let model = load("c4", "original");
         let mut s = model.initial_state().clone();
-        s.deployment_queue.push(1);
-        s.kubelet_queue.push(1);
+        s.enqueue(Queue::Deployment, 1);
+        s.enqueue(Queue::Kubelet, 1);
         run(model.spec(), &mut s, &mut Recorder::off());
-        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Deployment), &[1]);
     }
 }

@@ -7,6 +7,7 @@
 //! `[minReplicas, min(maxReplicas, max(2 × current, 4))]`.
 
 use crate::cluster::timing::*;
+use crate::cluster::Queue;
 use crate::cluster::{
     ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Recorder,
 };
@@ -15,7 +16,7 @@ use crate::cluster::{
 /// controllers are idle.
 pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     spec.hpa_enabled
-        && !state.hpa_queue.is_empty()
+        && !state.queue_is_empty(Queue::Hpa)
         && (state.clock.hpa_idle >= HPA_WAIT_TIME || state.others_quiet())
 }
 
@@ -23,7 +24,7 @@ pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
 /// clock to at least one wait period after the previous one.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     while enabled(spec, state) {
-        let Some(d) = state.hpa_queue.pop() else {
+        let Some(d) = state.dequeue(Queue::Hpa) else {
             break;
         };
         reconcile(spec, state, d, rec);
@@ -40,7 +41,7 @@ fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut R
     if !hpa.enabled || dep.replicas == 0 {
         return;
     }
-    let current = dep.spec_replicas as i32;
+    let current = dep.spec_replicas;
     let desired = if current == 0 {
         0
     } else if current > hpa.max_replicas {
@@ -72,8 +73,8 @@ fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut R
         rec.log(Some("HPA"), || {
             format!("Need to rescale, pod number change from {current} to {desired}")
         });
-        state.deployment_mut(d).spec_replicas = desired as i16;
-        state.deployment_queue.push(d);
+        state.deployment_mut(d).spec_replicas = desired;
+        state.enqueue(Queue::Deployment, d);
     }
 }
 
@@ -87,13 +88,11 @@ fn proposal(
     target: i32,
 ) -> Option<i32> {
     let dep = state.deployment(d);
-    let total_replicas = dep.replicas as i32;
+    let total_replicas = dep.replicas;
     let mut usage_total = 0i64;
     let mut request_total = 0i64;
-    let counted = dep
-        .current()
-        .pods
-        .iter()
+    let counted = state
+        .replica_set_members(d, dep.cur_version as usize)
         .filter(|&p| {
             let phase = state.pod(p).phase;
             phase == PodPhase::Running || phase == PodPhase::Terminating
@@ -120,7 +119,7 @@ fn proposal(
     };
     let tolerance = HPA_TOLERANCE as i64 * target / 100;
     if target - usage <= tolerance && usage - target <= tolerance {
-        return Some(dep.spec_replicas as i32);
+        return Some(dep.spec_replicas);
     }
     let (num, den) = match metric.kind {
         MetricTarget::Value => (usage_total, target),
@@ -152,11 +151,11 @@ mod tests {
         let mut s = model.initial_state().clone();
         run(model.spec(), &mut s, &mut Recorder::off());
         assert_eq!(
-            s.deployment(1).spec_replicas,
+            { s.deployment(1).spec_replicas },
             5,
             "100% vs target 91 is within 10%"
         );
-        assert!(s.deployment_queue.is_empty());
+        assert!(s.queue_is_empty(Queue::Deployment));
         assert_eq!(s.clock.hpa_idle, 0);
     }
 
@@ -167,8 +166,8 @@ mod tests {
         s.change_pod_cpu(2, 2, &mut Recorder::off());
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
-        assert_eq!(s.deployment(1).spec_replicas, 6);
-        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!({ s.deployment(1).spec_replicas }, 6);
+        assert_eq!(s.pending(Queue::Deployment), &[1]);
         assert_eq!(
             rec.into_lines()[0].message,
             "Need to rescale, pod number change from 5 to 6"
@@ -181,7 +180,7 @@ mod tests {
         let mut s = model.initial_state().clone();
         run(model.spec(), &mut s, &mut Recorder::off());
         assert_eq!(
-            s.deployment(1).spec_replicas,
+            { s.deployment(1).spec_replicas },
             5,
             "200% of 3 pods asks 12, max is 5"
         );
@@ -192,7 +191,7 @@ mod tests {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
         assert!(enabled(model.spec(), &s));
-        s.scheduler_queue.push(6);
+        s.enqueue(Queue::Scheduler, 6);
         assert!(!enabled(model.spec(), &s));
         s.advance(model.spec(), HPA_WAIT_TIME as u32 + 10);
         assert_eq!(

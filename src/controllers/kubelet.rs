@@ -10,11 +10,12 @@
 //! RollingUpdate deployment). None of Kivi's cases reaches that branch.
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
+use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
 
 /// One kubelet step: handles every queued pod.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    while let Some(pod) = state.kubelet_queue.pop() {
+    while let Some(pod) = state.dequeue(Queue::Kubelet) {
         let p = *state.pod(pod);
         match p.phase {
             PodPhase::Pending if p.loc != 0 => start(spec, state, pod, rec),
@@ -31,9 +32,9 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
     p.age = 0;
     let (loc, owned, d) = (p.loc, p.owned, p.deployment as usize);
     if owned {
+        let cur = state.deployment(d).cur_version as usize;
+        state.join_replica_set(d, cur, pod);
         let dep = state.deployment_mut(d);
-        let cur = dep.cur_version as usize;
-        dep.replica_sets[cur].pods.insert(pod);
         dep.replicas += 1;
         dep.in_creation -= 1;
         if spec.tracks_evictions() {
@@ -43,7 +44,7 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         state.enqueue_descheduler(spec, d);
     }
     if spec.has_taints() {
-        state.taint_queue.push(pod);
+        state.enqueue(Queue::Taint, pod);
     }
     let replicas = deployment_replicas(state, d);
     rec.log(Some("Kubelet"), || {
@@ -59,9 +60,10 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         pod_state.cpu_index = 0;
         pod_state.phase = PodPhase::Idle;
     }
-    if let Some(dep) = state.deployments.get_mut(d.wrapping_sub(1)) {
-        let cur = dep.cur_version as usize;
-        if dep.replica_sets[cur].pods.remove(pod) || dep.replica_sets[1 - cur].pods.remove(pod) {
+    if (1..=state.deployments().len()).contains(&d) {
+        let was_member = state.leave_replica_set(d, pod);
+        let dep = state.deployment_mut(d);
+        if was_member {
             dep.replicas -= 1;
         } else if dep.in_creation > 0 {
             dep.in_creation -= 1;
@@ -83,15 +85,15 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         if spec.tracks_evictions() {
             state.deployment_mut(d).evicted = true;
         }
-        state.deployment_queue.push(d);
+        state.enqueue(Queue::Deployment, d);
         state.enqueue_hpa(spec, d);
         state.enqueue_descheduler(spec, d);
     }
 }
 
-fn deployment_replicas(state: &ClusterState, d: usize) -> i16 {
+fn deployment_replicas(state: &ClusterState, d: usize) -> i32 {
     state
-        .deployments
+        .deployments()
         .get(d.wrapping_sub(1))
         .map_or(0, |dep| dep.replicas)
 }
@@ -105,7 +107,7 @@ mod tests {
     fn removing_a_pod_frees_its_node_and_wakes_the_controllers() {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
-        s.hpa_queue = Default::default();
+        s.clear_queue(Queue::Hpa);
         s.mark_for_deletion(1, 1);
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
@@ -113,11 +115,11 @@ mod tests {
         assert_eq!((s.node(1).cpu_left, s.node(1).num_pods), (56, 1));
         let d = s.deployment(1);
         assert_eq!(
-            (d.replicas, d.in_deletion, d.current().replicas()),
+            ({ d.replicas }, { d.in_deletion }, { d.current().replicas }),
             (4, 0, 4)
         );
-        assert_eq!(s.deployment_queue.pending(), &[1]);
-        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Deployment), &[1]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
         assert_eq!(
             rec.into_lines()[0].message,
             "Deleted pod 1 on node 1, deployment 1 now have 4 replicas"
@@ -132,13 +134,14 @@ mod tests {
         p.phase = PodPhase::Pending;
         p.loc = 2;
         s.deployment_mut(1).in_creation = 1;
-        s.kubelet_queue.push(6);
+        s.enqueue(Queue::Kubelet, 6);
         run(model.spec(), &mut s, &mut Recorder::off());
         assert_eq!(s.pod(6).phase, PodPhase::Running);
         let d = s.deployment(1);
         assert_eq!(
-            (d.replicas, d.in_creation, d.current().pod_at(5)),
-            (6, 0, Some(6))
+            ({ d.replicas }, { d.in_creation }, { d.current().replicas }),
+            (6, 0, 6)
         );
+        assert_eq!(s.pod(6).replica_set, 1, "pod 6 is in replica set 0");
     }
 }

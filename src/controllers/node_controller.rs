@@ -2,13 +2,14 @@
 //! not ready.
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
+use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
 /// node that is not idle is marked terminating and counted as in deletion, even when it
 /// already was.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
-    while let Some(n) = state.node_queue.pop() {
+    while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
         if node.status != NodeStatus::Ready && node.num_pods > 0 {
             for pod in 1..=spec.pods.len() {
@@ -33,19 +34,23 @@ mod tests {
         let mut s = model.initial_state().clone();
         s.node_mut(1).status = NodeStatus::Unhealthy;
         s.pod_mut(2).phase = PodPhase::Terminating;
-        s.node_queue.push(1);
+        s.enqueue(Queue::Node, 1);
         run(model.spec(), &mut s);
         assert_eq!(s.pod(1).phase, PodPhase::Terminating);
-        assert_eq!(s.deployment(1).in_deletion, 2, "Kivi counts pod 2 again");
-        assert_eq!(s.kubelet_queue.pending(), &[1, 2]);
+        assert_eq!(
+            { s.deployment(1).in_deletion },
+            2,
+            "Kivi counts pod 2 again"
+        );
+        assert_eq!(s.pending(Queue::Kubelet), &[1, 2]);
     }
 
     #[test]
     fn ready_nodes_keep_their_pods() {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
-        s.node_queue.push(1);
+        s.enqueue(Queue::Node, 1);
         run(model.spec(), &mut s);
-        assert!(s.kubelet_queue.is_empty());
+        assert!(s.queue_is_empty(Queue::Kubelet));
     }
 }

@@ -5,16 +5,17 @@
 //! other controllers, one step handles one queued pod, as in Kivi.
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
+use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
 
 /// Whether a pod is waiting for the taint manager.
 pub fn enabled(state: &ClusterState) -> bool {
-    !state.taint_queue.is_empty()
+    !state.queue_is_empty(Queue::Taint)
 }
 
 /// One taint manager step: handles the oldest queued pod.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    let Some(pod) = state.taint_queue.pop() else {
+    let Some(pod) = state.dequeue(Queue::Taint) else {
         return;
     };
     let p = *state.pod(pod);
@@ -53,13 +54,13 @@ mod tests {
             p.phase = PodPhase::Running;
             p.loc = node;
             p.template = 1;
-            state.taint_queue.push(pod);
+            state.enqueue(Queue::Taint, pod);
         }
         let mut rec = Recorder::on();
         run(spec, &mut state, &mut rec);
         assert_eq!(state.pod(1).phase, PodPhase::Terminating);
-        assert_eq!(state.kubelet_queue.pending(), [1]);
-        assert_eq!(state.taint_queue.pending(), [2], "one pod per step");
+        assert_eq!(state.pending(Queue::Kubelet), [1]);
+        assert_eq!(state.pending(Queue::Taint), [2], "one pod per step");
         assert_eq!(
             rec.into_lines()[0].message,
             "The pod 1 is pending for eviction as it cannot tolerate the taint on node 1"

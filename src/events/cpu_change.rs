@@ -18,12 +18,12 @@ pub fn for_each(
     if state.clock.event_idle[event] < EVENT_CPU_TIME && !state.is_quiet() {
         return true;
     }
-    let replicas = state.deployment(d).current().replicas();
-    for index in 0..replicas as u8 {
+    let current = state.deployment(d).cur_version as usize;
+    for pod in state.replica_set_members(d, current) {
         for delta in 1..=MAX_CHANGE {
             let action = ClusterAction::CpuChange {
                 event: event as u8,
-                index,
+                pod: pod as u32,
                 delta,
             };
             if !visit(action) {
@@ -34,26 +34,16 @@ pub fn for_each(
     true
 }
 
-/// Applies the change to the pod at `index` of the target's current replica set.
+/// Applies the change to pod `pod`, a member of the target's current replica set.
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     event: usize,
-    index: usize,
+    pod: usize,
     delta: u8,
     rec: &mut Recorder,
 ) {
     state.events.done |= 1 << event;
-    let crate::cluster::EventKind::CpuChange { deployment } = spec.events[event].kind else {
-        return;
-    };
-    let Some(pod) = state
-        .deployment(deployment as usize)
-        .current()
-        .pod_at(index)
-    else {
-        return;
-    };
     state.change_pod_cpu(pod, delta as i32, rec);
     if state.pod(pod).owned {
         let d = state.pod(pod).deployment as usize;

@@ -3,6 +3,7 @@
 //! once its free CPU is above 2 % again.
 
 use crate::cluster::timing::LOOP_TIMES;
+use crate::cluster::Queue;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
 
 fn exhausted(spec: &ClusterSpec, state: &ClusterState, n: usize) -> bool {
@@ -18,7 +19,7 @@ pub fn for_each(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     for n in (1..=spec.nodes.len()).rev() {
-        let node = n as u8;
+        let node = n as u16;
         let action = match state.node(n).status {
             NodeStatus::Ready if exhausted(spec, state, n) => ClusterAction::KernelPanic { node },
             NodeStatus::Unhealthy if !exhausted(spec, state, n) && spec.node(n).cpu != 0 => {
@@ -40,7 +41,7 @@ pub fn panic(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut R
     node.panics = (node.panics + 1).min(LOOP_TIMES);
     node.status = NodeStatus::Unhealthy;
     let times = node.panics;
-    state.node_queue.push(n);
+    state.enqueue(Queue::Node, n);
     rec.log(None, || format!("node {n} kernel panic, times {times}"));
     if times >= LOOP_TIMES {
         state.violate_no_kernel_panic(spec, n, rec);

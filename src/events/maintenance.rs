@@ -12,23 +12,24 @@
 
 use crate::cluster::timing::MAINTENANCE_WAIT_TIME;
 use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Recorder,
+    ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Queue, Recorder,
 };
 
-fn in_maintenance(spec: &ClusterSpec, state: &ClusterState) -> usize {
-    state.nodes[..spec.nodes.len()]
+fn in_maintenance(state: &ClusterState) -> usize {
+    state
+        .nodes()
         .iter()
         .filter(|n| n.maintenance != MaintenancePhase::Idle)
         .count()
 }
 
 /// Whether node `n` may be picked now.
-fn can_pick(spec: &ClusterSpec, state: &ClusterState, n: usize, parallel: u8) -> bool {
+fn can_pick(state: &ClusterState, n: usize, parallel: u8) -> bool {
     let node = state.node(n);
     node.status == NodeStatus::Ready
         && !node.maintained
         && node.maintenance == MaintenancePhase::Idle
-        && in_maintenance(spec, state) < parallel as usize
+        && in_maintenance(state) < parallel as usize
 }
 
 /// Visits maintenance event `event`'s pick when the node it waits at can be picked. Returns
@@ -41,7 +42,7 @@ pub fn for_each_pick(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     let next = state.events.progress[event] as usize + 1;
-    if next > spec.nodes.len() || !can_pick(spec, state, next, parallel) {
+    if next > spec.nodes.len() || !can_pick(state, next, parallel) {
         return true;
     }
     visit(ClusterAction::Maintenance { event: event as u8 })
@@ -54,8 +55,11 @@ pub fn for_each_node_step(
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
+    if !spec.maintenance_enabled() {
+        return true;
+    }
     for n in 1..=spec.nodes.len() {
-        let node = n as u8;
+        let node = n as u16;
         let action = match state.node(n).maintenance {
             MaintenancePhase::Idle => continue,
             MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
@@ -78,7 +82,7 @@ pub fn for_each_node_step(
 pub fn pick(spec: &ClusterSpec, state: &mut ClusterState, event: usize, parallel: u8) {
     while (state.events.progress[event] as usize) < spec.nodes.len() {
         let n = state.events.progress[event] as usize + 1;
-        if !can_pick(spec, state, n, parallel) {
+        if !can_pick(state, n, parallel) {
             return;
         }
         state.node_mut(n).maintenance = MaintenancePhase::Picked;
@@ -96,7 +100,7 @@ pub fn start(state: &mut ClusterState, n: usize, rec: &mut Recorder) {
     node.maintenance = MaintenancePhase::Draining;
     node.maintenance_elapsed = 0;
     node.status = NodeStatus::NotReady;
-    state.node_queue.push(n);
+    state.enqueue(Queue::Node, n);
 }
 
 /// Node `n`'s maintenance ends: it is ready and maintained, and the clock has moved at least to
@@ -168,7 +172,7 @@ mod tests {
 
         start(&mut state, 1, &mut Recorder::off());
         assert_eq!(state.node(1).status, NodeStatus::NotReady);
-        assert_eq!(state.node_queue.pending(), [1]);
+        assert_eq!(state.pending(Queue::Node), [1]);
         assert_eq!(
             steps(spec, &state),
             [ClusterAction::MaintenanceStart { node: 2 }],
@@ -194,7 +198,7 @@ mod tests {
         start(&mut state, 1, &mut Recorder::off());
         state.advance(spec, 10);
         assert_eq!({ state.node(1).maintenance_elapsed }, 10);
-        state.node_queue.pop();
+        state.dequeue(Queue::Node);
         assert!(state.is_quiet());
         assert_eq!(
             steps(spec, &state),

@@ -70,11 +70,9 @@ pub fn run(
     rec: &mut Recorder,
 ) {
     match *action {
-        ClusterAction::CpuChange {
-            event,
-            index,
-            delta,
-        } => cpu_change::run(spec, state, event as usize, index as usize, delta, rec),
+        ClusterAction::CpuChange { event, pod, delta } => {
+            cpu_change::run(spec, state, event as usize, pod as usize, delta, rec)
+        }
         ClusterAction::CpuPattern => cpu_pattern::run(spec, state, rec),
         ClusterAction::KernelPanic { node } => kernel_panic::panic(spec, state, node as usize, rec),
         ClusterAction::KernelRecover { node } => kernel_panic::recover(state, node as usize, rec),
@@ -109,6 +107,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::Queue;
     use crate::cluster::{NodeStatus, PodPhase};
     use crate::engine::Model;
     use crate::model::test_cases::load;
@@ -127,14 +126,14 @@ mod tests {
     fn cpu_change_offers_every_pod_and_amount_once_started_and_quiet() {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
-        s.hpa_queue = Default::default();
+        s.clear_queue(Queue::Hpa);
         assert!(
             enabled(&model, &s).is_empty(),
             "after_stable: not started yet"
         );
         s.events.after_stable_started = true;
         assert_eq!(enabled(&model, &s).len(), 5 * 6);
-        s.scheduler_queue.push(6);
+        s.enqueue(Queue::Scheduler, 6);
         assert!(
             enabled(&model, &s).is_empty(),
             "waits while the cluster is busy"
@@ -151,16 +150,16 @@ mod tests {
     fn a_cpu_change_runs_once_and_wakes_the_hpa() {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
-        s.hpa_queue = Default::default();
+        s.clear_queue(Queue::Hpa);
         s.events.after_stable_started = true;
         let action = ClusterAction::CpuChange {
             event: 0,
-            index: 4,
+            pod: 5,
             delta: 6,
         };
         run(model.spec(), &mut s, &action, &mut Recorder::off());
         assert_eq!((s.pod(5).cpu, s.node(3).cpu_left), (14, 42));
-        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
         assert!(enabled(&model, &s).is_empty());
     }
 
@@ -180,7 +179,7 @@ mod tests {
             &mut Recorder::off(),
         );
         assert_eq!(s.node(2).status, NodeStatus::Unhealthy);
-        assert_eq!(s.node_queue.pending(), &[2]);
+        assert_eq!(s.pending(Queue::Node), &[2]);
         s.node_mut(2).cpu_left = 64;
         assert!(enabled(&model, &s).contains(&ClusterAction::KernelRecover { node: 2 }));
     }
@@ -189,7 +188,7 @@ mod tests {
     fn cpu_patterns_fire_when_due_and_move_the_clock_to_the_step() {
         let model = load("c1", "original");
         let mut s = model.initial_state().clone();
-        s.hpa_queue = Default::default();
+        s.clear_queue(Queue::Hpa);
         let p = s.pod_mut(1);
         p.phase = PodPhase::Running;
         p.template = 1;
@@ -200,7 +199,7 @@ mod tests {
         p.cpu = 8;
         p.cpu_index = 1;
         s.node_mut(1).cpu_left = 56;
-        s.scheduler_queue.push(2);
+        s.enqueue(Queue::Scheduler, 2);
         s.advance(model.spec(), 299);
         assert!(
             !cpu_pattern::due(model.spec(), &s),
@@ -208,7 +207,7 @@ mod tests {
         );
         s.advance(model.spec(), 1);
         assert!(cpu_pattern::due(model.spec(), &s));
-        s.scheduler_queue = Default::default();
+        s.clear_queue(Queue::Scheduler);
         s.advance(model.spec(), 1000);
         assert_eq!({ s.pod(1).age }, 300, "ages saturate at the last step");
         run(
@@ -221,7 +220,7 @@ mod tests {
             (s.pod(1).cpu, s.node(1).cpu_left, s.pod(1).cpu_index),
             (3, 61, 2)
         );
-        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
         assert!(!cpu_pattern::due(model.spec(), &s));
     }
 
@@ -242,8 +241,8 @@ mod tests {
         });
         assert_eq!(offered.len(), 7);
         run(&spec, &mut s, &offered[0], &mut Recorder::off());
-        assert_eq!(s.deployment(1).spec_replicas, 0, "3 - 3");
-        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!({ s.deployment(1).spec_replicas }, 0, "3 - 3");
+        assert_eq!(s.pending(Queue::Deployment), &[1]);
         let mut again = Vec::new();
         for_each_enabled(&spec, &s, &mut |a| {
             again.push(a);
@@ -267,7 +266,7 @@ mod tests {
             &mut rec,
         );
         assert!(s.deployment(1).active);
-        assert_eq!(s.deployment(1).spec_replicas, 1);
+        assert_eq!({ s.deployment(1).spec_replicas }, 1);
         assert_eq!(
             rec.into_lines()[0].message,
             "Create the template 1 to new deployment {Id 10, index 1}"
@@ -302,9 +301,9 @@ mod tests {
             &ClusterAction::UserCommand { event: 0 },
             &mut rec,
         );
-        assert_eq!(s.deployment(1).spec_replicas, 1);
+        assert_eq!({ s.deployment(1).spec_replicas }, 1);
         assert_eq!(s.deployment(1).hpa, hpa);
-        assert_eq!(s.deployment_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Deployment), &[1]);
         assert_eq!(
             rec.into_lines()[0].message,
             "Applying the template 1 to existing deployment {Id 10, index 1}"

@@ -2,10 +2,11 @@
 //! controller, and turns ready again — three separate steps, so the node controller may or may
 //! not see the node down, and other controllers may act in between.
 
+use crate::cluster::Queue;
 use crate::cluster::{ClusterState, NodeStatus, Recorder};
 
 /// The steps of a node failure, in order.
-const STEPS: u8 = 3;
+const STEPS: u16 = 3;
 
 /// Takes node failure event `event`'s next step on node `n`.
 pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder) {
@@ -15,7 +16,7 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
             state.node_mut(n).status = NodeStatus::NotReady;
             rec.log(Some("nodeFailure"), || format!("Node {n} failed"));
         }
-        1 => state.node_queue.push(n),
+        1 => state.enqueue(Queue::Node, n),
         _ => {
             state.node_mut(n).status = NodeStatus::Ready;
             rec.log(Some("nodeFailure"), || format!("Node {n} is back"));
@@ -38,9 +39,9 @@ mod tests {
         let mut state = model.initial_state().clone();
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::NotReady);
-        assert!(state.node_queue.is_empty());
+        assert!(state.queue_is_empty(Queue::Node));
         step(&mut state, 0, 2, &mut Recorder::off());
-        assert_eq!(state.node_queue.pending(), [2]);
+        assert_eq!(state.pending(Queue::Node), [2]);
         assert_eq!(state.events.done, 0);
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::Ready);

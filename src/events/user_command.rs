@@ -1,6 +1,7 @@
 //! User commands: `createTargetDeployment`, `createDeployment`, `applyDeployment` and
 //! `scaleDeployment`, each queueing the deployment for its controller.
 
+use crate::cluster::Queue;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
 
 /// Visits every choice of `scaleDeployment` number `event`: a deployment id in
@@ -27,8 +28,8 @@ pub fn for_each_scale(
 
 /// `scaleDeployment`: changes deployment `d`'s desired replicas by `delta`.
 pub fn scale(state: &mut ClusterState, d: usize, delta: i8) {
-    state.deployment_mut(d).spec_replicas += delta as i16;
-    state.deployment_queue.push(d);
+    state.deployment_mut(d).spec_replicas += delta as i32;
+    state.enqueue(Queue::Deployment, d);
 }
 
 /// Runs a create or apply command.
@@ -38,7 +39,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, kind: &EventKind, rec: 
             let d = deployment as usize;
             if !state.deployment(d).active {
                 state.deployment_mut(d).active = true;
-                state.deployment_queue.push(d);
+                state.enqueue(Queue::Deployment, d);
                 rec.log(Some("createTargetDeployment"), || {
                     format!("Created deployment {d}")
                 });
@@ -87,7 +88,7 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
             )
         });
         copy_template(spec, state, d, template, false);
-        state.deployment_queue.push(d);
+        state.enqueue(Queue::Deployment, d);
     } else if let Some(d) = free_slot(spec, state) {
         let name = spec.deployments[d - 1].name;
         rec.log(Some("applyDeployment"), || {
@@ -103,7 +104,7 @@ fn activate(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: us
     dep.in_creation = 0;
     dep.in_deletion = 0;
     copy_template(spec, state, d, template, true);
-    state.deployment_queue.push(d);
+    state.enqueue(Queue::Deployment, d);
 }
 
 /// Kivi's `copyDeploymentWithTemplate`: the template's strategy, surge, unavailability and
@@ -125,7 +126,7 @@ fn copy_template(
     dep.max_surge = t.max_surge;
     dep.max_unavailable = t.max_unavailable;
     dep.strategy = t.strategy;
-    dep.spec_replicas = t.spec_replicas as i16;
+    dep.spec_replicas = t.spec_replicas;
     if spec.hpa_specs[t.hpa as usize].enabled || overwrite {
         dep.hpa = t.hpa;
     }

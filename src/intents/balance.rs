@@ -9,7 +9,6 @@
 //! the kubelet's flag is therefore never cleared here. Stage 1 means the deployment has been
 //! complete.
 
-use crate::cluster::state::MAX_NODES;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, Recorder};
 
 /// Advances the monitor of intent `intent`; returns whether it is violated.
@@ -28,8 +27,8 @@ pub fn observe(
     if state.monitors.stage[intent] == 0 || !state.deployment(d).added_for_balance {
         return false;
     }
-    let mut running = [0i32; MAX_NODES + 1];
-    for p in &state.pods[..spec.pods.len()] {
+    let mut running = vec![0i32; spec.nodes.len() + 1];
+    for p in state.pods() {
         if p.phase == PodPhase::Running {
             if let Some(count) = running.get_mut(p.loc as usize) {
                 *count += 1;

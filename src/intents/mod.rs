@@ -23,7 +23,7 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 let d = deployment as usize;
                 let dep = state.deployment(d);
                 let hpa = &spec.hpa_specs[dep.hpa as usize];
-                let replicas = dep.replicas as i32;
+                let replicas = dep.replicas;
                 if state.monitors.stage[i] == 0
                     && hpa.max_replicas != hpa.min_replicas
                     && replicas == hpa.max_replicas
@@ -43,11 +43,11 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 let d = deployment as usize;
                 let dep = state.deployment(d);
                 let hpa = &spec.hpa_specs[dep.hpa as usize];
-                let replicas = dep.replicas as i32;
+                let replicas = dep.replicas;
                 let floor = if hpa.enabled {
                     hpa.min_replicas
                 } else {
-                    dep.spec_replicas as i32
+                    dep.spec_replicas
                 };
                 let armed = replicas >= floor;
                 let tag = "checkMinReplicas";
@@ -63,7 +63,7 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 expected,
             } => {
                 let d = deployment as usize;
-                let replicas = state.deployment(d).replicas as i32;
+                let replicas = state.deployment(d).replicas;
                 let armed = replicas >= expected;
                 let tag = "checkExpReplicas";
                 staged(state, i, armed, replicas < expected, tag, rec, || {

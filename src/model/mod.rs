@@ -66,6 +66,7 @@
 
 pub mod eviction_loop;
 
+use crate::cluster::Queue;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Recorder, TraceLine};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
@@ -190,16 +191,22 @@ impl ClusterModel {
                 controllers::descheduler::enabled(spec, s),
                 ClusterAction::Descheduler,
             ),
-            (!s.kubelet_queue.is_empty(), ClusterAction::Kubelet),
+            (!s.queue_is_empty(Queue::Kubelet), ClusterAction::Kubelet),
             (
                 controllers::taint_manager::enabled(s),
                 ClusterAction::TaintManager,
             ),
-            (!s.node_queue.is_empty(), ClusterAction::NodeController),
-            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
-            (!s.scheduler_queue.is_empty(), ClusterAction::Scheduler),
             (
-                !s.deployment_queue.is_empty() && s.kubelet_queue.is_empty(),
+                !s.queue_is_empty(Queue::Node),
+                ClusterAction::NodeController,
+            ),
+            (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
+            (
+                !s.queue_is_empty(Queue::Scheduler),
+                ClusterAction::Scheduler,
+            ),
+            (
+                !s.queue_is_empty(Queue::Deployment) && s.queue_is_empty(Queue::Kubelet),
                 ClusterAction::DeploymentController,
             ),
             (
@@ -238,6 +245,10 @@ impl Model for ClusterModel {
 
     fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
         state.encode(self.spec.events.len(), self.spec.intents.len(), out);
+    }
+
+    fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
+        state.fingerprint(self.spec.events.len(), self.spec.intents.len(), scratch)
     }
 
     fn properties(&self) -> Vec<Property> {

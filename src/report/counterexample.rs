@@ -54,7 +54,6 @@ impl Counterexample<'_> {
 
     /// The counterexample's lines at `verbosity`, numbered as Kivi numbers them.
     pub fn lines(&self, verbosity: Verbosity) -> Vec<String> {
-        let spec = self.model.spec();
         let mut lines = Vec::new();
         for (before, action, after) in self.steps() {
             let messages = self.model.describe_step(before, action);
@@ -65,7 +64,7 @@ impl Counterexample<'_> {
                 lines.push(message.render(lines.len()));
             }
             if verbosity >= Verbosity::Values {
-                lines.push(format!("    state: {}", snapshot(spec, after)));
+                lines.push(format!("    state: {}", snapshot(after)));
             }
         }
         if verbosity == Verbosity::Reasons {
@@ -78,7 +77,6 @@ impl Counterexample<'_> {
     /// The counterexample as JSON: the failure and every step with its controller, messages,
     /// action and the state after it.
     pub fn to_json(&self) -> Value {
-        let spec = self.model.spec();
         let mut kivi_trace = Vec::new();
         let mut steps = Vec::new();
         for (index, (before, action, after)) in self.steps().enumerate() {
@@ -91,13 +89,13 @@ impl Counterexample<'_> {
                 "step": index,
                 "action": format!("{action:?}"),
                 "messages": messages,
-                "state": snapshot(spec, after),
+                "state": snapshot(after),
             }));
         }
         json!({
             "intent": self.failure.to_string(),
             "kiviTrace": kivi_trace,
-            "initialState": snapshot(spec, &self.trace.init),
+            "initialState": snapshot(&self.trace.init),
             "steps": steps,
         })
     }

@@ -1,11 +1,12 @@
 //! A cluster state as JSON, for `--format json` traces and `--verbose 4`.
 
-use crate::cluster::{ClusterSpec, ClusterState, NodeState, PodState};
+use crate::cluster::{ClusterState, DeploymentState, NodeState, PodState};
 use serde_json::{json, Value};
 
 /// The observable part of `state`: nodes, pods and deployments in use, with Kivi's names.
-pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Value {
-    let nodes: Vec<Value> = state.nodes[..spec.nodes.len()]
+pub fn snapshot(state: &ClusterState) -> Value {
+    let nodes: Vec<Value> = state
+        .nodes()
         .iter()
         .enumerate()
         .map(|(index, node)| {
@@ -28,7 +29,8 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Value {
             })
         })
         .collect();
-    let pods: Vec<Value> = state.pods[..spec.pods.len()]
+    let pods: Vec<Value> = state
+        .pods()
         .iter()
         .enumerate()
         .map(|(index, pod)| {
@@ -50,15 +52,22 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Value {
             })
         })
         .collect();
-    let deployments: Vec<Value> = state.deployments[..spec.deployments.len()]
+    let deployments: Vec<Value> = state
+        .deployments()
         .iter()
         .enumerate()
         .map(|(index, deployment)| {
+            let DeploymentState {
+                spec_replicas,
+                replicas,
+                cur_version,
+                ..
+            } = *deployment;
             json!({
                 "id": index + 1,
-                "specReplicas": deployment.spec_replicas,
-                "replicas": deployment.replicas,
-                "version": deployment.cur_version,
+                "specReplicas": spec_replicas,
+                "replicas": replicas,
+                "version": cur_version,
             })
         })
         .collect();

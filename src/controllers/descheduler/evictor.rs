@@ -31,13 +31,11 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
     let node_limit = config.max_pods_to_evict_per_node;
     let namespace_limit = config.max_pods_to_evict_per_namespace;
     let node_count = state
-        .evictions
-        .per_node
+        .nodes()
         .get(loc.wrapping_sub(1))
-        .copied()
-        .unwrap_or(0);
+        .map_or(0, |node| node.evictions);
     if (node_limit < UNLIMITED && node_count as u32 + 1 > node_limit)
-        || (namespace_limit < UNLIMITED && state.evictions.namespace as u32 + 1 > namespace_limit)
+        || (namespace_limit < UNLIMITED && state.namespace_evictions as u32 + 1 > namespace_limit)
     {
         return false;
     }
@@ -46,12 +44,12 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
     });
     state.mark_for_deletion(p.deployment as usize, pod);
     if node_limit < UNLIMITED {
-        if let Some(count) = state.evictions.per_node.get_mut(loc.wrapping_sub(1)) {
-            *count += 1;
+        if let Some(node) = state.nodes_mut().get_mut(loc.wrapping_sub(1)) {
+            node.evictions += 1;
         }
     }
     if namespace_limit < UNLIMITED {
-        state.evictions.namespace += 1;
+        state.namespace_evictions += 1;
     }
     true
 }
@@ -87,8 +85,9 @@ mod tests {
             evict(spec, &mut state, 1, &mut Recorder::off()),
             "node 1 is not"
         );
-        assert_eq!(state.evictions.per_node[..3], [1, 0, 1]);
-        assert_eq!(state.evictions.namespace, 0, "no namespace limit below 256");
+        let counts: Vec<u8> = state.nodes().iter().map(|n| n.evictions).collect();
+        assert_eq!(counts, [1, 0, 1]);
+        assert_eq!(state.namespace_evictions, 0, "no namespace limit below 256");
     }
 
     #[test]

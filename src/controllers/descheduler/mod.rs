@@ -13,13 +13,14 @@ pub mod remove_duplicates;
 pub mod remove_pods_violating_topology_spread;
 
 use crate::cluster::timing::DESCHEDULER_WAIT_TIME;
+use crate::cluster::Queue;
 use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder};
 
 /// Whether the descheduler may run: a deployment is queued, and either its period has passed
 /// or the other controllers (the HPA aside) have nothing to do.
 pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     spec.descheduler.is_some()
-        && !state.descheduler_queue.is_empty()
+        && !state.queue_is_empty(Queue::Descheduler)
         && (state.clock.descheduler_idle >= DESCHEDULER_WAIT_TIME || state.others_quiet())
 }
 
@@ -30,7 +31,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
         return;
     };
     while enabled(spec, state) {
-        state.descheduler_queue.pop();
+        state.dequeue(Queue::Descheduler);
         let ready = (1..=spec.nodes.len())
             .filter(|&n| state.node(n).status == NodeStatus::Ready)
             .count();

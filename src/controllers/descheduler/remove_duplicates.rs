@@ -10,8 +10,7 @@
 //! does not check that the evicted pods fit anywhere else — one of the bugs Kivi reports.
 
 use super::evictor;
-use crate::cluster::state::MAX_NODES;
-use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder};
 
 /// Runs the plugin for every deployment.
 pub fn run(
@@ -25,12 +24,14 @@ pub fn run(
     }
 }
 
-/// Duplicates of one owner: per node (index = node id), its duplicate pods.
+/// Duplicates of one owner: per node (index = node id), its duplicate pods, ascending.
 struct Duplicates {
-    pods: [PodSet; MAX_NODES + 1],
+    pods: Vec<Vec<usize>>,
     occurrences: i32,
 }
 
+/// One pass over the pod slots: the owner's evictable pods on ready nodes, grouped by node;
+/// on each node, every such pod after the first is a duplicate.
 fn duplicates(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -38,28 +39,26 @@ fn duplicates(
     d: usize,
 ) -> Duplicates {
     let mut dup = Duplicates {
-        pods: [PodSet::default(); MAX_NODES + 1],
+        pods: vec![Vec::new(); spec.nodes.len() + 1],
         occurrences: 0,
     };
-    for n in 1..=spec.nodes.len() {
-        if state.node(n).status != NodeStatus::Ready {
+    let mut seen = vec![false; spec.nodes.len() + 1];
+    for pod in 1..=spec.pods.len() {
+        let p = state.pod(pod);
+        let n = p.loc as usize;
+        if n == 0
+            || n > spec.nodes.len()
+            || p.deployment as usize != d
+            || state.node(n).status != NodeStatus::Ready
+            || !evictor::passes_filter(spec, state, profile, pod)
+        {
             continue;
         }
-        let mut seen = false;
-        for pod in 1..=spec.pods.len() {
-            let p = state.pod(pod);
-            if p.loc as usize != n
-                || p.deployment as usize != d
-                || !evictor::passes_filter(spec, state, profile, pod)
-            {
-                continue;
-            }
-            dup.occurrences += 1;
-            if seen {
-                dup.pods[n].insert(pod);
-            }
-            seen = true;
+        dup.occurrences += 1;
+        if seen[n] {
+            dup.pods[n].push(pod);
         }
+        seen[n] = true;
     }
     dup
 }
@@ -74,11 +73,7 @@ fn target_nodes(spec: &ClusterSpec, state: &ClusterState, d: usize) -> i32 {
             state.node(n).status == NodeStatus::Ready
                 && !template.no_schedule.contains(&node.taint_type)
                 && (template.node_name == 0 || template.node_name == node.name)
-                && (!has_required
-                    || template
-                        .affinity
-                        .iter()
-                        .any(|t| t.required && t.matched_nodes.contains(&(n as u8))))
+                && (!has_required || template.affinity.iter().any(|t| t.required && t.matches(n)))
         })
         .count() as i32;
     if count > 1 {
@@ -96,7 +91,7 @@ fn balance_owner(
     rec: &mut Recorder,
 ) {
     let dup = duplicates(spec, state, profile, d);
-    if dup.pods.iter().all(PodSet::is_empty) {
+    if dup.pods.iter().all(Vec::is_empty) {
         return;
     }
     let targets = target_nodes(spec, state, d);
@@ -110,7 +105,7 @@ fn balance_owner(
             continue;
         }
         let excess = (count - (upper_avg - 1)) as usize;
-        for pod in dup.pods[n].iter().take(excess) {
+        for &pod in dup.pods[n].iter().take(excess) {
             let status = state.pod(pod).phase as u8;
             rec.log(Some("Descheduler"), || {
                 format!("Duplicated Pod {pod} (status {status}) on node {n} pending for deletion!")
@@ -124,7 +119,7 @@ fn balance_owner(
 
 #[cfg(test)]
 mod tests {
-    use crate::cluster::{PodPhase, Recorder};
+    use crate::cluster::{PodPhase, Queue, Recorder};
     use crate::controllers::descheduler;
     use crate::model::test_cases::load;
     use crate::model::ClusterModel;
@@ -146,9 +141,9 @@ mod tests {
             [4],
             "5 pods on 3 nodes: average 2, node 3 holds 3"
         );
-        assert_eq!(state.kubelet_queue.pending(), [4]);
-        assert_eq!(state.deployment(1).in_deletion, 1);
-        assert!(state.descheduler_queue.is_empty());
+        assert_eq!(state.pending(Queue::Kubelet), [4]);
+        assert_eq!({ state.deployment(1).in_deletion }, 1);
+        assert!(state.queue_is_empty(Queue::Descheduler));
         let lines: Vec<_> = rec.into_lines().into_iter().map(|l| l.message).collect();
         assert_eq!(
             lines,

@@ -15,7 +15,6 @@
 //! domains and pods (and so the averages), but is never compared, sorted or evicted from.
 
 use super::evictor;
-use crate::cluster::spec::MAX_LABEL_VALUES;
 use crate::cluster::{
     label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder,
     TopologySpreadConstraint,
@@ -29,7 +28,7 @@ pub fn run(
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
 ) {
-    let mut marked = PodSet::default();
+    let mut marked = PodSet::new(spec.pods.len());
     for template in &spec.pod_templates {
         for con in &template.spread {
             if profile
@@ -76,8 +75,8 @@ fn mark_pods_to_move(
     let domain_of = |n: usize| label_value(&spec.node(n).labels, key) as usize;
     let ready = |n: usize| state.node(n).status == NodeStatus::Ready;
 
-    let mut exists = [false; MAX_LABEL_VALUES + 1];
-    let mut members = [PodSet::default(); MAX_LABEL_VALUES + 1];
+    let mut exists = vec![false; values + 1];
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); values + 1];
     let mut domains = 0usize;
     for n in (1..=spec.nodes.len()).filter(|&n| ready(n)) {
         let v = domain_of(n);
@@ -98,7 +97,7 @@ fn mark_pods_to_move(
             .iter()
             .all(|&(k, v)| label_value(labels, k) == v)
         {
-            members[domain_of(loc)].insert(pod);
+            members[domain_of(loc)].push(pod);
             total += 1;
         }
     }
@@ -112,7 +111,7 @@ fn mark_pods_to_move(
         return;
     }
 
-    let mut sorted = [Domain::default(); MAX_LABEL_VALUES + 1];
+    let mut sorted = vec![Domain::default(); values + 1];
     for (slot, v) in counted().enumerate() {
         sorted[slot] = Domain {
             value: v as u16,
@@ -125,7 +124,7 @@ fn mark_pods_to_move(
     balance(sorted, total, con.max_skew);
 
     for d in sorted.iter().filter(|d| d.value != 0) {
-        for pod in members[d.value as usize]
+        for &pod in members[d.value as usize]
             .iter()
             .take(d.evict.max(0) as usize)
         {

@@ -12,8 +12,8 @@ mod node_resources_fit;
 mod pod_topology_spread;
 mod taint_toleration;
 
-use crate::cluster::state::MAX_NODES;
 use crate::cluster::timing::{CONTROLLER_RUN_TIME, MAX_NODE_SCORE};
+use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder};
 
 /// Per-node scratch values of one scheduling cycle (index = node id; index 0 unused).
@@ -27,26 +27,27 @@ pub struct Cycle<'a> {
     /// Its template.
     pub template: &'a PodTemplate,
     /// Total score, -1 once a filter rejects the node.
-    pub score: [i32; MAX_NODES + 1],
+    pub score: Vec<i32>,
     /// The current scoring plugin's raw score.
-    pub plugin_score: [i32; MAX_NODES + 1],
+    pub plugin_score: Vec<i32>,
     /// The node passed the node-affinity filter (Kivi's `curAffinity`).
-    pub affinity: [bool; MAX_NODES + 1],
+    pub affinity: Vec<bool>,
     /// The node has a NoSchedule taint the pod does not tolerate (Kivi's `curTaint`).
-    pub tainted: [bool; MAX_NODES + 1],
+    pub tainted: Vec<bool>,
 }
 
 impl<'a> Cycle<'a> {
     fn new(spec: &'a ClusterSpec, state: &'a ClusterState, pod: usize) -> Self {
+        let slots = spec.nodes.len() + 1;
         let mut cycle = Self {
             spec,
             state,
             pod,
             template: spec.template_or_none(state.pod(pod).template),
-            score: [0; MAX_NODES + 1],
-            plugin_score: [0; MAX_NODES + 1],
-            affinity: [false; MAX_NODES + 1],
-            tainted: [false; MAX_NODES + 1],
+            score: vec![0; slots],
+            plugin_score: vec![0; slots],
+            affinity: vec![false; slots],
+            tainted: vec![false; slots],
         };
         for n in cycle.node_ids() {
             if state.node(n).status != NodeStatus::Ready {
@@ -155,7 +156,7 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
 /// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
 /// the step (and the run) with the pod unbound.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    while let Some(pod) = state.scheduler_queue.pop() {
+    while let Some(pod) = state.dequeue(Queue::Scheduler) {
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
             let Some(n) = schedule_one(spec, state, pod) else {
@@ -173,8 +174,8 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
             node.num_pods = node.num_pods.wrapping_add(1);
             node.cpu_left = node.cpu_left.wrapping_sub(cpu);
             node.mem_left = node.mem_left.wrapping_sub(memory);
-            state.pod_mut(pod).loc = n as u8;
-            state.kubelet_queue.push(pod);
+            state.pod_mut(pod).loc = n as u16;
+            state.enqueue(Queue::Kubelet, pod);
             if state.pod(pod).owned {
                 let d = state.pod(pod).deployment as usize;
                 state.enqueue_hpa(spec, d);
@@ -252,7 +253,7 @@ mod tests {
         spec.pod_templates[0].affinity.push(NodeAffinityTerm {
             required: true,
             weight: 0,
-            matched_nodes: vec![3],
+            matched: vec![false, false, false, true],
         });
         assert_eq!(schedule_one(&spec, &s, 6), Some(3));
     }
@@ -264,7 +265,7 @@ mod tests {
         spec.pod_templates[0].affinity.push(NodeAffinityTerm {
             required: false,
             weight: 10,
-            matched_nodes: vec![2],
+            matched: vec![false, false, true, false],
         });
         assert_eq!(schedule_one(&spec, &with_new_pod(&model), 6), Some(2));
     }
@@ -273,14 +274,14 @@ mod tests {
     fn scheduling_binds_assumes_resources_and_wakes_kubelet_and_hpa() {
         let model = load("c3", "original-non-violation");
         let mut s = with_new_pod(&model);
-        s.hpa_queue = Default::default();
-        s.scheduler_queue.push(6);
+        s.clear_queue(Queue::Hpa);
+        s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
         run(model.spec(), &mut s, &mut rec);
-        assert_eq!(s.pod(6).loc, 2);
+        assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
-        assert_eq!(s.kubelet_queue.pending(), &[6]);
-        assert_eq!(s.hpa_queue.pending(), &[1]);
+        assert_eq!(s.pending(Queue::Kubelet), &[6]);
+        assert_eq!(s.pending(Queue::Hpa), &[1]);
         assert_eq!(rec.into_lines()[0].message, "Pod 6 is scheduled on node 2");
     }
 }

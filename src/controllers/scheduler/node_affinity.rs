@@ -8,9 +8,8 @@ pub fn filter(c: &mut Cycle) {
     let mut any_required = false;
     for term in c.template.affinity.iter().filter(|t| t.required) {
         any_required = true;
-        for &n in &term.matched_nodes {
-            let n = n as usize;
-            if c.feasible(n) {
+        for n in c.node_ids() {
+            if term.matches(n) && c.feasible(n) {
                 c.score[n] = 1;
                 c.affinity[n] = true;
             }
@@ -30,9 +29,8 @@ pub fn filter(c: &mut Cycle) {
 /// Adds the weights of matching preferred terms, normalised, with weight 2.
 pub fn score(c: &mut Cycle) {
     for term in c.template.affinity.iter().filter(|t| !t.required) {
-        for &n in &term.matched_nodes {
-            let n = n as usize;
-            if c.feasible(n) {
+        for n in c.node_ids() {
+            if term.matches(n) && c.feasible(n) {
                 c.plugin_score[n] += term.weight;
             }
         }

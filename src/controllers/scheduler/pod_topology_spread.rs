@@ -6,35 +6,48 @@
 //! on the node.
 
 use super::Cycle;
-use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
+use crate::cluster::spec::MAX_LABEL_KEYS;
 use crate::cluster::timing::MAX_NODE_SCORE;
 use crate::cluster::{label_value, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable};
 
 const UNDEFINED: i32 = -1;
 
 /// Matching pods per (topology key, domain value); domain 0 starts at 0, others undefined.
-/// Only the keys up to the highest topology key of the template's constraints are kept.
-struct DomainCounts(Vec<[i32; MAX_LABEL_VALUES + 1]>);
+/// Only the keys up to the highest topology key of the template's constraints are kept, each
+/// with as many domains as its label has values in the input.
+struct DomainCounts {
+    counts: Vec<i32>,
+    stride: usize,
+}
 
 impl DomainCounts {
-    fn new(spread: &[TopologySpreadConstraint]) -> Self {
-        let mut row = [UNDEFINED; MAX_LABEL_VALUES + 1];
-        row[0] = 0;
+    fn new(spread: &[TopologySpreadConstraint], label_value_counts: &[u16]) -> Self {
         let keys = spread.iter().map(|c| c.topology_key + 1).max().unwrap_or(0);
-        Self(vec![row; keys])
+        let values = label_value_counts
+            .iter()
+            .take(keys)
+            .map(|&v| v as usize)
+            .max()
+            .unwrap_or(0);
+        let stride = values + 1;
+        let mut counts = vec![UNDEFINED; keys * stride];
+        for key in 0..keys {
+            counts[key * stride] = 0;
+        }
+        Self { counts, stride }
     }
 
     /// Number of topology keys kept.
     fn keys(&self) -> usize {
-        self.0.len()
+        self.counts.len() / self.stride
     }
 
     fn get(&self, key: usize, value: u16) -> i32 {
-        self.0[key][value as usize]
+        self.counts[key * self.stride + value as usize]
     }
 
     fn add(&mut self, key: usize, value: u16, count: i32) {
-        let slot = &mut self.0[key][value as usize];
+        let slot = &mut self.counts[key * self.stride + value as usize];
         *slot = if *slot == UNDEFINED {
             count
         } else {
@@ -43,12 +56,13 @@ impl DomainCounts {
     }
 
     fn set(&mut self, key: usize, value: u16, count: i32) {
-        self.0[key][value as usize] = count;
+        self.counts[key * self.stride + value as usize] = count;
     }
 
     /// The defined counts of key `key` over domains 1..=values.
     fn defined(&self, key: usize, values: u16) -> impl Iterator<Item = i32> + '_ {
-        self.0[key][1..=values as usize]
+        let row = key * self.stride;
+        self.counts[row + 1..=row + values as usize]
             .iter()
             .copied()
             .filter(|&c| c != UNDEFINED)
@@ -109,7 +123,7 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
     if !spread.iter().any(hard) {
         return;
     }
-    let mut counts = DomainCounts::new(spread);
+    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts);
     for n in c.node_ids() {
         for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
             if (con.honor_node_affinity && !c.affinity[n])
@@ -172,7 +186,7 @@ fn log_weight(size: i32) -> i32 {
 /// better), normalised and added with weight 2.
 pub fn score(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
-    let mut counts = DomainCounts::new(spread);
+    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts);
     let mut sizes = [0i32; MAX_LABEL_KEYS];
     for n in c.node_ids() {
         if !c.feasible(n) {

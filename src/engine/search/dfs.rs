@@ -12,6 +12,12 @@
 //! donate the bottom half of their stack — the shallowest states, with the largest subtrees —
 //! each together with a copy of its ancestor path, so the thief knows how it was reached.
 //!
+//! Large states: a state whose size passes [`LAZY_STATE_BYTES`] keeps its new children on the
+//! stack as the parent (shared) and the action, not as states; a child is computed again when
+//! it is popped. A model step is deterministic, so this is the same state; the stack then holds
+//! one copy of each large state on the current path instead of one per pending child, which is
+//! what lets a 5,000-node cluster, with thousands of children per state, run in memory.
+//!
 //! Termination is exact: one counter holds the number of busy workers plus the number of
 //! donations waiting in the injector. A worker counts itself busy before it tries to take a
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
@@ -32,9 +38,21 @@ use std::time::Duration;
 /// The most states handed over in one donation.
 const MAX_DONATION: usize = 256;
 
+/// States larger than this (bytes, inline and on the heap) keep their children as the
+/// parent and the action until they are popped (see the module documentation). A few
+/// kilobytes: below it copying a state is cheaper than computing it again.
+pub const LAZY_STATE_BYTES: usize = 16 * 1024;
+
+/// A state waiting on a worker's stack: the state itself, or its parent, to be stepped by the
+/// task's action when it is popped.
+enum Pending<S> {
+    State(S),
+    Child(Arc<S>),
+}
+
 /// A state waiting on a worker's stack.
 struct Task<M: Model> {
-    state: M::State,
+    pending: Pending<M::State>,
     depth: u32,
     via: Via<M::Action>,
 }
@@ -74,7 +92,7 @@ pub fn explore<M: Model, V: VisitedSet>(
     for (index, state) in initial {
         pool.injector.push(Donation {
             task: Task {
-                state,
+                pending: Pending::State(state),
                 depth: 0,
                 via: Via::Init(index),
             },
@@ -186,8 +204,12 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         let mut countdown = POLL_INTERVAL;
         while let Some(task) = self.stack.pop_back() {
             self.path.truncate(task.depth as usize);
+            let state = match task.pending {
+                Pending::State(state) => state,
+                Pending::Child(parent) => child(self.search.model, &parent, &task.via),
+            };
             self.path.push(task.via);
-            self.expand(&mut pin, task.state, task.depth);
+            self.expand(&mut pin, state, task.depth);
             if search.stopped() {
                 return;
             }
@@ -217,6 +239,10 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         if let Some(rng) = &mut self.shuffle {
             rng.shuffle(&mut self.actions);
         }
+        if std::mem::size_of::<M::State>() + model.state_heap_bytes(&state) > LAZY_STATE_BYTES {
+            self.expand_lazily(pin, state, depth);
+            return;
+        }
         // Filled in reverse so that the first action ends on top of the stack.
         self.successors
             .fill(model, &state, &self.actions, true, pin);
@@ -242,7 +268,47 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     });
                     if !violates {
                         self.stack.push_back(Task {
-                            state: successor.state,
+                            pending: Pending::State(successor.state),
+                            depth: depth + 1,
+                            via: Via::Action(action.clone()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`Worker::expand`] for a large state: its successors are computed one at a time, and
+    /// the new ones are pushed as the state (shared) and their action.
+    fn expand_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) {
+        let search = self.search;
+        let model = search.model;
+        let parent = Arc::new(state);
+        for action in self.actions.iter().rev() {
+            let Some(next) = model.next_state(&parent, action) else {
+                continue;
+            };
+            self.stats.transitions += 1;
+            match pin.insert_if_new(self.successors.key(model, &next, &*pin)) {
+                Insertion::Seen => {}
+                Insertion::Full => {
+                    search.record_full();
+                    return;
+                }
+                Insertion::New => {
+                    self.stats.stored += 1;
+                    self.stats.max_depth = self.stats.max_depth.max(depth + 1);
+                    let path = &self.path;
+                    let violates = search.check_new_state(&next, || {
+                        path_from(
+                            path.iter()
+                                .cloned()
+                                .chain(std::iter::once(Via::Action(action.clone()))),
+                        )
+                    });
+                    if !violates {
+                        self.stack.push_back(Task {
+                            pending: Pending::Child(parent.clone()),
                             depth: depth + 1,
                             via: Via::Action(action.clone()),
                         });
@@ -280,6 +346,16 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             });
         }
     }
+}
+
+/// Computes again the child of `parent` that `via` (an action) leads to.
+fn child<M: Model>(model: &M, parent: &M::State, via: &Via<M::Action>) -> M::State {
+    let Via::Action(action) = via else {
+        unreachable!("only children of expanded states are kept as their parent")
+    };
+    model
+        .next_state(parent, action)
+        .expect("a kept child was generated by this action from this parent")
 }
 
 /// Backs off while waiting for work: spin briefly, then yield, then sleep.

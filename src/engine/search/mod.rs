@@ -54,7 +54,11 @@ pub struct Successor<M: Model> {
 pub struct SuccessorBatch<M: Model> {
     /// The successors, in the order they should be inserted.
     pub entries: Vec<Successor<M>>,
+    /// The successors' encodings, end to end; empty when the visited set needs fingerprints
+    /// alone.
     encodings: Vec<u8>,
+    /// The model's buffer for [`Model::fingerprint`].
+    scratch: Vec<u8>,
 }
 
 impl<M: Model> SuccessorBatch<M> {
@@ -63,17 +67,18 @@ impl<M: Model> SuccessorBatch<M> {
         Self {
             entries: Vec::new(),
             encodings: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
     /// Computes the successors of `state` through `actions`, in reverse order when `reverse`.
-    pub fn fill(
+    pub fn fill<P: VisitedPin>(
         &mut self,
         model: &M,
         state: &M::State,
         actions: &[M::Action],
         reverse: bool,
-        pin: &impl VisitedPin,
+        pin: &P,
     ) {
         self.entries.clear();
         self.encodings.clear();
@@ -87,10 +92,15 @@ impl<M: Model> SuccessorBatch<M> {
             let Some(next) = model.next_state(state, &actions[action]) else {
                 continue;
             };
-            let start = self.encodings.len();
-            model.encode(&next, &mut self.encodings);
-            let encoding = start..self.encodings.len();
-            let fingerprint = StateKey::new(&self.encodings[encoding.clone()]).fingerprint;
+            let (fingerprint, encoding) = if P::NEEDS_BYTES {
+                let start = self.encodings.len();
+                model.encode(&next, &mut self.encodings);
+                let encoding = start..self.encodings.len();
+                let fingerprint = StateKey::new(&self.encodings[encoding.clone()]).fingerprint;
+                (fingerprint, encoding)
+            } else {
+                (model.fingerprint(&next, &mut self.scratch), 0..0)
+            };
             pin.prefetch(fingerprint);
             self.entries.push(Successor {
                 state: next,
@@ -98,6 +108,22 @@ impl<M: Model> SuccessorBatch<M> {
                 fingerprint,
                 encoding,
             });
+        }
+    }
+
+    /// The visited-set key of `state` alone, for a set like `_pin`'s (bytes only when it
+    /// needs them); it borrows the batch's buffers, so the batch must be empty.
+    pub fn key<P: VisitedPin>(&mut self, model: &M, state: &M::State, _pin: &P) -> StateKey<'_> {
+        debug_assert!(self.entries.is_empty());
+        self.encodings.clear();
+        if P::NEEDS_BYTES {
+            model.encode(state, &mut self.encodings);
+            StateKey::new(&self.encodings)
+        } else {
+            StateKey {
+                fingerprint: model.fingerprint(state, &mut self.scratch),
+                bytes: &[],
+            }
         }
     }
 

@@ -529,6 +529,8 @@ impl FingerprintPin<'_> {
 }
 
 impl VisitedPin for FingerprintPin<'_> {
+    const NEEDS_BYTES: bool = false;
+
     fn prefetch(&self, fingerprint: u64) {
         self.owner.slots().prefetch(fingerprint);
     }

@@ -89,6 +89,10 @@ pub trait VisitedSet: Send + Sync {
 
 /// A pinned handle on a [`VisitedSet`], held by one worker.
 pub trait VisitedPin {
+    /// Whether [`VisitedPin::insert_if_new`] reads the key's bytes; a set that keeps
+    /// fingerprints alone is given keys whose bytes are empty.
+    const NEEDS_BYTES: bool = true;
+
     /// Hints that `fingerprint` will be inserted soon, so its memory can be fetched while the
     /// worker computes other successors. Does nothing by default.
     fn prefetch(&self, _fingerprint: u64) {}

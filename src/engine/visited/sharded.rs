@@ -178,6 +178,8 @@ impl VisitedSet for ShardedFingerprints {
 }
 
 impl VisitedPin for &ShardedFingerprints {
+    const NEEDS_BYTES: bool = false;
+
     fn insert_if_new(&mut self, key: StateKey<'_>) -> Insertion {
         let bytes = 8 + ENTRY_OVERHEAD;
         if !self.budget.admits(bytes) {

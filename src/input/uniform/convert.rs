@@ -63,7 +63,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
             labels: labels.vector(&node_labels[i]),
             taint_type: node_taint_type[i],
         });
-        state.nodes[i] = NodeState {
+        state.nodes_mut()[i] = NodeState {
             cpu_left: node.cpu_left.unwrap_or(0) as i16,
             mem_left: node.mem_left.unwrap_or(0) as i16,
             status: match node.status.unwrap_or(0) {
@@ -109,13 +109,13 @@ pub fn to_model(document: &Document) -> ClusterModel {
             3 => PodPhase::Terminating,
             _ => PodPhase::Idle,
         };
-        state.pods[i] = PodState {
+        state.pods_mut()[i] = PodState {
             // A free slot runs nowhere: its loc means nothing. Kivi's own dumps leave stale
             // values there (C3's pod 9 at loc 4 of 3 nodes), so it is read as 0, never used.
             loc: if phase == PodPhase::Idle {
                 0
             } else {
-                pod.loc.unwrap_or(0) as u8
+                pod.loc.unwrap_or(0) as u16
             },
             phase,
             cpu_index: pod.cur_cpu_index.unwrap_or(1) as u8,
@@ -126,6 +126,8 @@ pub fn to_model(document: &Document) -> ClusterModel {
             template: pod.pod_template_id.unwrap_or(0) as u8,
             template_labels: false,
             age: 0,
+            replica_set: 0,
+            queued: 0,
         };
     }
 
@@ -145,9 +147,10 @@ pub fn to_model(document: &Document) -> ClusterModel {
             None => hpa_specs[0].clone(),
         });
         let hpa = (hpa_specs.len() - 1) as u8;
-        state.deployments[i] = deployment_state(deployment);
-        state.deployments[i].hpa = hpa;
-        state.deployments[i].hpa_targets = hpa;
+        let record = deployment_state(deployment, &mut state);
+        state.deployments_mut()[i] = record;
+        state.deployments_mut()[i].hpa = hpa;
+        state.deployments_mut()[i].hpa_targets = hpa;
     }
     let hpa_enabled = hpa_specs.iter().any(|h| h.enabled);
 
@@ -391,20 +394,17 @@ fn pod_template(
         .take(num_rules)
         .map(|rule| {
             let wanted = label_map(&rule.labels);
-            let matched_nodes = node_labels
-                .iter()
-                .enumerate()
-                .filter(|(_, node)| {
+            let matched = std::iter::once(false)
+                .chain(node_labels.iter().map(|node| {
                     wanted
                         .iter()
                         .all(|(k, v)| node.iter().any(|(nk, nv)| nk == k && nv == v))
-                })
-                .map(|(n, _)| n as u8 + 1)
+                }))
                 .collect();
             NodeAffinityTerm {
                 required: rule.is_required.unwrap_or(0) == 1,
                 weight: rule.weight.unwrap_or(0) as i32,
-                matched_nodes,
+                matched,
             }
         })
         .collect();
@@ -495,26 +495,28 @@ fn strategy(value: Option<i64>) -> Strategy {
     }
 }
 
-fn deployment_state(deployment: &Deployment) -> DeploymentState {
+/// A deployment's record; its replica sets' members are marked in their pod records.
+fn deployment_state(deployment: &Deployment, state: &mut ClusterState) -> DeploymentState {
     let mut replica_sets = [ReplicaSetState::default(); 2];
-    for (slot, set) in replica_sets
+    for (version, (slot, set)) in replica_sets
         .iter_mut()
         .zip(deployment.replica_sets.iter().flatten())
+        .enumerate()
     {
-        let mut members = PodSet::default();
-        for &id in set.pod_ids.iter().flatten() {
-            members.insert(id as usize);
+        let members = set.pod_ids.as_deref().unwrap_or_default();
+        for &id in members {
+            state.pod_mut(id as usize).replica_set = version as u8 + 1;
         }
         *slot = ReplicaSetState {
-            spec_replicas: set.spec_replicas.unwrap_or(0) as i16,
-            pods: members,
+            spec_replicas: set.spec_replicas.unwrap_or(0) as i32,
+            replicas: members.len() as i32,
         };
     }
     DeploymentState {
         active: deployment.status.unwrap_or(0) != 0,
         cur_version: deployment.cur_version.unwrap_or(0) as u8,
-        spec_replicas: deployment.spec_replicas.unwrap_or(1) as i16,
-        replicas: deployment.replicas.unwrap_or(0) as i16,
+        spec_replicas: deployment.spec_replicas.unwrap_or(1) as i32,
+        replicas: deployment.replicas.unwrap_or(0) as i32,
         in_creation: 0,
         in_deletion: 0,
         replica_sets,
@@ -604,7 +606,7 @@ fn intent_kind(intent: &Intent, state: &ClusterState) -> IntentKind {
 fn expected_replicas(value: &Option<Value>, did: u8, state: &ClusterState) -> i32 {
     match value {
         Some(Value::String(text)) => match expression_offset(text) {
-            Some((true, offset)) => state.deployment(did as usize).spec_replicas as i32 + offset,
+            Some((true, offset)) => state.deployment(did as usize).spec_replicas + offset,
             Some((false, offset)) => offset,
             None => 0,
         },

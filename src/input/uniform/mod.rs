@@ -195,13 +195,13 @@ mod tests {
         let state = model.initial_state();
         assert_eq!(state.pod(6).phase, PodPhase::Idle);
         assert_eq!(
-            state.pod(6).loc,
+            { state.pod(6).loc },
             0,
             "Kivi's stale loc 4 on an idle slot (3 nodes) is read as not placed"
         );
-        assert_eq!(state.deployment(1).current().replicas(), 5);
+        assert_eq!({ state.deployment(1).current().replicas }, 5);
         assert_eq!(
-            state.hpa_queue.pending(),
+            state.pending(Queue::Hpa),
             &[1],
             "Kivi's init queues every deployment"
         );
@@ -401,7 +401,7 @@ mod tests {
                 EventKind::NodeFailure { node: 3 }
             ]
         );
-        let spec_replicas = model.initial_state().deployment(1).spec_replicas as i32;
+        let spec_replicas = model.initial_state().deployment(1).spec_replicas;
         assert_eq!(
             model.spec().intents[1..],
             [

@@ -626,7 +626,7 @@ fn check_deployments(
             "specReplicas",
             deployment.spec_replicas,
             0,
-            10_000,
+            MAX_PODS as i64,
             "the desired replicas",
         );
         problems.required(
@@ -800,7 +800,7 @@ fn check_hpa(problems: &mut Problems, path: &str, hpa: &HpaSpec) {
         "minReplicas",
         hpa.min_replicas,
         0,
-        10_000,
+        MAX_PODS as i64,
         "the fewest replicas",
     );
     problems.within(
@@ -808,7 +808,7 @@ fn check_hpa(problems: &mut Problems, path: &str, hpa: &HpaSpec) {
         "maxReplicas",
         hpa.max_replicas,
         0,
-        10_000,
+        MAX_PODS as i64,
         "the most replicas",
     );
     if hpa.is_enabled == Some(1) {
@@ -1177,7 +1177,9 @@ fn check_intent(problems: &mut Problems, path: &str, intent: &Intent, deployment
                 "missing",
                 "give the expected replicas: a number, or d[did].specReplicas ± n",
             ),
-            Some(Value::Number(n)) if n.as_i64().is_some_and(|n| (0..=10_000).contains(&n)) => {}
+            Some(Value::Number(n))
+                if n.as_i64()
+                    .is_some_and(|n| (0..=MAX_PODS as i64).contains(&n)) => {}
             Some(Value::String(text)) if expression_offset(text).is_some() => {}
             Some(other) => problems.add(
                 format!("{ppath}.expReplicas"),
