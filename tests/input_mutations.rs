@@ -51,7 +51,15 @@ fn documents() -> Vec<(String, Value)> {
             options,
         })
         .expect("an example");
-        documents.push((opened.name, opened.document));
+        // Examples at Kubernetes' scale (thousands of nodes) are left out: each of their
+        // values would be mutated and checked, hours of work, through the same paths as the
+        // small examples' values.
+        let nodes = opened.document["setup"]["nodes"]
+            .as_array()
+            .map_or(0, Vec::len);
+        if nodes <= 64 {
+            documents.push((opened.name, opened.document));
+        }
     }
     documents
 }

@@ -3,8 +3,9 @@
 
 use super::config::{Input, Mode, RunConfig, Variant};
 use serde_json::Value;
+use std::io::Read;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// One point of a sweep: a run's mode on one input, at one thread count and fast-find level.
@@ -33,6 +34,8 @@ pub struct Sample {
     pub wall_s: f64,
     /// CPU seconds the process used, user and system, on all its threads.
     pub cpu_s: f64,
+    /// The process's peak resident memory, in bytes.
+    pub peak_rss_bytes: u64,
     /// Seconds kivi itself reports (the sweep's, or the single check's search time).
     pub time_s: f64,
     /// States stored, summed over a sweep's topologies.
@@ -130,39 +133,82 @@ fn search_arguments(run: &RunConfig, args: &mut Vec<String>) {
     }
 }
 
-/// CPU seconds (user and system) of the children waited for so far.
-fn children_cpu_s() -> f64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
-    // SAFETY: getrusage fills the struct it is given.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+/// What the kernel reports of a child that has exited.
+struct Exit {
+    /// Its exit code, or -1 when a signal ended it.
+    code: i32,
+    /// CPU seconds, user and system, all threads.
+    cpu_s: f64,
+    /// Peak resident memory in bytes.
+    peak_rss_bytes: u64,
 }
 
-/// Runs `kivi` (the executable at `kivi`) with `args` and reads its report. Measurements are
-/// taken one at a time, so the children's CPU time before and after is this child's.
+/// Waits for the child `pid` with `wait4`, which gives that child's own resource use (the
+/// standard library's wait does not).
+fn wait_for(pid: u32) -> Result<Exit, String> {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: wait4 writes the status and, on success, the rusage it is given.
+    let waited = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, usage.as_mut_ptr()) };
+    if waited != pid as libc::pid_t {
+        return Err(format!(
+            "waiting for kivi failed: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: wait4 succeeded, so it filled `usage`.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(Exit {
+        code: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+        cpu_s: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+        // Linux reports ru_maxrss in kilobytes.
+        peak_rss_bytes: usage.ru_maxrss.max(0) as u64 * 1024,
+    })
+}
+
+/// Reads all of a child's pipe on a thread of its own, so that neither pipe fills up.
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        bytes
+    })
+}
+
+/// Runs `kivi` (the executable at `kivi`) with `args` and reads its report, with the wall
+/// time, CPU time and peak memory of that process alone.
 pub fn take(kivi: &Path, args: &[String]) -> Result<Sample, String> {
-    let cpu_before = children_cpu_s();
     let started = Instant::now();
-    let output = Command::new(kivi)
+    let mut child = Command::new(kivi)
         .args(args)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|error| format!("cannot run {}: {error}", kivi.display()))?;
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+    let exit = wait_for(child.id())?;
     let wall_s = started.elapsed().as_secs_f64();
-    let cpu_s = children_cpu_s() - cpu_before;
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
     let command = || format!("kivi {}", args.join(" "));
-    let exit_code = output.status.code().unwrap_or(-1);
+    let exit_code = exit.code;
     if !matches!(exit_code, 0 | 1 | 3) {
         return Err(format!(
             "`{}` failed with exit code {exit_code}: {}",
             command(),
-            String::from_utf8_lossy(&output.stderr).trim()
+            String::from_utf8_lossy(&stderr).trim()
         ));
     }
-    let report: Value = serde_json::from_slice(&output.stdout)
+    let report: Value = serde_json::from_slice(&stdout)
         .map_err(|error| format!("`{}` printed no JSON report: {error}", command()))?;
     let mut sample = read_report(&report).ok_or_else(|| {
         format!(
@@ -172,7 +218,8 @@ pub fn take(kivi: &Path, args: &[String]) -> Result<Sample, String> {
     })?;
     sample.exit_code = exit_code;
     sample.wall_s = wall_s;
-    sample.cpu_s = cpu_s;
+    sample.cpu_s = exit.cpu_s;
+    sample.peak_rss_bytes = exit.peak_rss_bytes;
     Ok(sample)
 }
 

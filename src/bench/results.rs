@@ -29,6 +29,8 @@ pub struct ResultRow {
     pub cpu_s: f64,
     /// Median over the repetitions of CPU time over wall time: how many cores were busy.
     pub cores_busy: f64,
+    /// Median peak resident memory over the repetitions, in bytes.
+    pub peak_rss_bytes: u64,
     /// How many runs the medians are over.
     pub repetitions: usize,
     /// Time at the fewest threads divided by this row's time.
@@ -66,6 +68,10 @@ pub fn aggregate(
             let times: Vec<f64> = runs.iter().map(|sample| sample.time_s).collect();
             let walls: Vec<f64> = runs.iter().map(|sample| sample.wall_s).collect();
             let cpus: Vec<f64> = runs.iter().map(|sample| sample.cpu_s).collect();
+            let memory: Vec<f64> = runs
+                .iter()
+                .map(|sample| sample.peak_rss_bytes as f64)
+                .collect();
             let busy: Vec<f64> = runs
                 .iter()
                 .map(|sample| sample.cpu_s / sample.wall_s.max(1e-9))
@@ -83,6 +89,7 @@ pub fn aggregate(
                 wall_s: walls[median_index(&walls)],
                 cpu_s: cpus[median_index(&cpus)],
                 cores_busy: busy[median_index(&busy)],
+                peak_rss_bytes: runs[median_index(&memory)].peak_rss_bytes,
                 repetitions: runs.len(),
                 speedup: None,
                 efficiency: None,
@@ -171,6 +178,9 @@ const COLUMNS: &[Column] = &[
     ("wall_s", |r| seconds(r.wall_s)),
     ("cpu_s", |r| seconds(r.cpu_s)),
     ("cores_busy", |r| format!("{:.2}", r.cores_busy)),
+    ("peak_rss_mb", |r| {
+        format!("{:.1}", r.peak_rss_bytes as f64 / 1e6)
+    }),
     ("states_per_s", |r| format!("{:.0}", r.states_per_s())),
     ("speedup", |r| ratio(r.speedup)),
     ("efficiency", |r| ratio(r.efficiency)),
@@ -442,6 +452,7 @@ fn table(
                 "time (s)",
                 "wall (s)",
                 "cores busy",
+                "peak memory (MB)",
                 "states/s",
                 "speedup",
                 "efficiency",
@@ -464,6 +475,7 @@ fn table(
                     format!("{:.4}", row.median.time_s),
                     format!("{:.4}", row.wall_s),
                     format!("{:.2}", row.cores_busy),
+                    format!("{:.1}", row.peak_rss_bytes as f64 / 1e6),
                     format!("{:.0}", row.states_per_s()),
                     ratio(row.speedup),
                     ratio(row.efficiency),

@@ -4,11 +4,11 @@ use super::error::CheckError;
 use super::model::Model;
 use super::options::{CheckOptions, Strategy, VisitedKind};
 use super::outcome::{Example, Outcome, Violation};
-use super::search::{bfs, dfs, Search};
+use super::search::{bfs, dfs, Search, SuccessorBatch};
 use super::stats::Statistics;
 use super::trace::{replay_example, replay_violation, Path};
 use super::visited::{
-    ExactSet, FingerprintTable, Insertion, ShardedFingerprints, StateKey, VisitedPin, VisitedSet,
+    ExactSet, FingerprintTable, Insertion, ShardedFingerprints, VisitedPin, VisitedSet,
 };
 use std::time::Instant;
 
@@ -89,12 +89,10 @@ fn store_initial_states<M: Model, V: VisitedSet>(
     search: &Search<'_, M, V>,
 ) -> Vec<(usize, M::State)> {
     let mut pin = search.visited.pin();
-    let mut encoding = Vec::new();
+    let mut keys = SuccessorBatch::new();
     let mut initial = Vec::new();
     for (index, state) in search.model.init_states().into_iter().enumerate() {
-        encoding.clear();
-        search.model.encode(&state, &mut encoding);
-        match pin.insert_if_new(StateKey::new(&encoding)) {
+        match pin.insert_if_new(keys.key(search.model, &state, &pin)) {
             Insertion::Seen => continue,
             Insertion::Full => {
                 search.record_full();

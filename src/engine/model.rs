@@ -76,10 +76,11 @@ pub trait Model: Sync {
     /// different bytes: the engine identifies states by these bytes alone.
     fn encode(&self, state: &Self::State, out: &mut Vec<u8>);
 
-    /// The xxh3-64 hash of `state`'s encoding ([`Model::encode`]); `scratch` is a buffer the
+    /// A 64-bit hash of `state`'s encoding ([`Model::encode`]); `scratch` is a buffer the
     /// model may use. Visited sets that keep fingerprints alone need only this, so a model with
     /// large states overrides it to hash its state where it lies instead of copying it out
-    /// first; the result must equal `xxh3_64` of the encoding.
+    /// first. It must depend on the encoding alone (equal encodings, equal fingerprints) and
+    /// spread states as evenly as xxh3 does; the default is `xxh3_64` of the encoding.
     fn fingerprint(&self, state: &Self::State, scratch: &mut Vec<u8>) -> u64 {
         scratch.clear();
         self.encode(state, scratch);

@@ -14,6 +14,9 @@ fn pod_due(spec: &ClusterSpec, state: &ClusterState, pod: usize, quiet: bool) ->
 
 /// Whether some pod's next usage step is due.
 pub fn due(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    if spec.pod_templates.iter().all(|t| t.cpu_pattern.is_empty()) {
+        return false;
+    }
     let quiet = state.is_quiet();
     (1..=spec.pods.len()).any(|p| pod_due(spec, state, p, quiet))
 }
