@@ -618,15 +618,15 @@ impl ClusterState {
         for queue in QUEUES {
             let pending = self.pending(queue);
             out.extend_from_slice(&(pending.len() as u32).to_le_bytes());
-            put_u32s(pending, out);
+            put_le(pending, u32::to_le_bytes, out);
         }
         out.push(self.namespace_evictions);
         out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
         out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
-        put_u16s(&self.clock.event_idle[..events], out);
+        put_le(&self.clock.event_idle[..events], u16::to_le_bytes, out);
         out.extend_from_slice(&self.events.done.to_le_bytes());
         out.push(self.events.after_stable_started as u8);
-        put_u16s(&self.events.progress[..events], out);
+        put_le(&self.events.progress[..events], u16::to_le_bytes, out);
         out.extend_from_slice(&self.monitors.stage[..intents]);
         out.extend_from_slice(&self.monitors.violated.to_le_bytes());
     }
@@ -643,25 +643,15 @@ impl ClusterState {
     }
 }
 
-/// Appends `values` in little-endian order (one copy on little-endian machines).
-fn put_u32s(values: &[u32], out: &mut Vec<u8>) {
+/// Appends `values` in little-endian order (`to_le` gives one value's bytes): one copy on
+/// little-endian machines.
+fn put_le<T: NoUninit, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N], out: &mut Vec<u8>) {
     if cfg!(target_endian = "little") {
         out.extend_from_slice(bytemuck::cast_slice(values));
     } else {
         values
             .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-    }
-}
-
-/// Appends `values` in little-endian order (one copy on little-endian machines).
-fn put_u16s(values: &[u16], out: &mut Vec<u8>) {
-    if cfg!(target_endian = "little") {
-        out.extend_from_slice(bytemuck::cast_slice(values));
-    } else {
-        values
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            .for_each(|&v| out.extend_from_slice(&to_le(v)));
     }
 }
 

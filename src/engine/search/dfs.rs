@@ -255,18 +255,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     return;
                 }
                 Insertion::New => {
-                    self.stats.stored += 1;
-                    self.stats.max_depth = self.stats.max_depth.max(depth + 1);
                     let action = &self.actions[successor.action];
-                    let path = &self.path;
-                    let violates = search.check_new_state(&successor.state, || {
-                        path_from(
-                            path.iter()
-                                .cloned()
-                                .chain(std::iter::once(Via::Action(action.clone()))),
-                        )
-                    });
-                    if !violates {
+                    let state = &successor.state;
+                    if admit(search, &mut self.stats, &self.path, state, action, depth) {
                         self.stack.push_back(Task {
                             pending: Pending::State(successor.state),
                             depth: depth + 1,
@@ -296,17 +287,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     return;
                 }
                 Insertion::New => {
-                    self.stats.stored += 1;
-                    self.stats.max_depth = self.stats.max_depth.max(depth + 1);
-                    let path = &self.path;
-                    let violates = search.check_new_state(&next, || {
-                        path_from(
-                            path.iter()
-                                .cloned()
-                                .chain(std::iter::once(Via::Action(action.clone()))),
-                        )
-                    });
-                    if !violates {
+                    if admit(search, &mut self.stats, &self.path, &next, action, depth) {
                         self.stack.push_back(Task {
                             pending: Pending::Child(parent.clone()),
                             depth: depth + 1,
@@ -346,6 +327,27 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             });
         }
     }
+}
+
+/// Counts `state`, just stored, reached by `action` from the current path's state at depth
+/// `depth`, and checks its properties; whether it is to be explored (it violates none).
+fn admit<M: Model, V: VisitedSet>(
+    search: &Search<'_, M, V>,
+    stats: &mut WorkerStats,
+    path: &[Via<M::Action>],
+    state: &M::State,
+    action: &M::Action,
+    depth: u32,
+) -> bool {
+    stats.stored += 1;
+    stats.max_depth = stats.max_depth.max(depth + 1);
+    !search.check_new_state(state, || {
+        path_from(
+            path.iter()
+                .cloned()
+                .chain(std::iter::once(Via::Action(action.clone()))),
+        )
+    })
 }
 
 /// Computes again the child of `parent` that `via` (an action) leads to.
