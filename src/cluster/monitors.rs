@@ -10,7 +10,7 @@ use super::trace::Recorder;
 impl ClusterState {
     /// Records that intent number `intent` (an index into the spec's intents) is violated.
     pub fn violate(&mut self, intent: usize) {
-        self.monitors.violated |= 1 << intent;
+        self.monitors_mut().violated |= 1 << intent;
     }
 
     /// Records that the scheduler found no feasible node, when `pod_always_schedulable` is

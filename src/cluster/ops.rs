@@ -26,10 +26,11 @@ impl ClusterState {
         }
         let grow = |v: u16, cap: u16| (v as u32 + delta).min(cap as u32) as u16;
         if spec.hpa_enabled {
-            self.clock.hpa_idle = grow(self.clock.hpa_idle, HPA_WAIT_TIME);
+            self.clock_mut().hpa_idle = grow(self.clock().hpa_idle, HPA_WAIT_TIME);
         }
         if spec.descheduler.is_some() {
-            self.clock.descheduler_idle = grow(self.clock.descheduler_idle, DESCHEDULER_WAIT_TIME);
+            self.clock_mut().descheduler_idle =
+                grow(self.clock().descheduler_idle, DESCHEDULER_WAIT_TIME);
         }
         if spec.maintenance_enabled() {
             for node in self.nodes_mut() {
@@ -40,8 +41,8 @@ impl ClusterState {
             }
         }
         for (i, e) in spec.events.iter().enumerate() {
-            if self.event_started(spec, i) && self.events.done & (1 << i) == 0 {
-                self.clock.event_idle[i] = grow(self.clock.event_idle[i], e.kind.period());
+            if self.event_started(spec, i) && self.events().done & (1 << i) == 0 {
+                self.clock_mut().event_idle[i] = grow(self.clock().event_idle[i], e.kind.period());
             }
         }
         if spec.max_pattern_time > 0 {
@@ -64,7 +65,7 @@ impl ClusterState {
     /// Whether event `i` has been started: at the beginning, or once the cluster was first
     /// quiet for `after_stable` events.
     pub fn event_started(&self, spec: &ClusterSpec, i: usize) -> bool {
-        !spec.events[i].after_stable || self.events.after_stable_started
+        !spec.events[i].after_stable || self.events().after_stable_started
     }
 
     /// Whether a command marked `first` has yet to run; until then nothing else may.
@@ -72,7 +73,7 @@ impl ClusterState {
         spec.events
             .iter()
             .enumerate()
-            .any(|(i, e)| e.first && self.events.done & (1 << i) == 0)
+            .any(|(i, e)| e.first && self.events().done & (1 << i) == 0)
     }
 
     /// Queues deployment `d` for the HPA, when an HPA runs at all.

@@ -490,6 +490,18 @@ impl ClusterSpec {
             &self.pods[id - 1].labels
         }
     }
+
+    /// Whether pod `id` currently carries every `(key, value)` label of `labels` (a label
+    /// selector's `matchLabels`).
+    pub fn pod_carries(
+        &self,
+        state: &crate::cluster::ClusterState,
+        id: usize,
+        labels: &[(usize, u16)],
+    ) -> bool {
+        let own = self.pod_labels(state, id);
+        labels.iter().all(|&(k, v)| label_value(own, k) == v)
+    }
 }
 
 /// Most distinct label keys an input may use.

@@ -7,19 +7,20 @@
 //! the cost of a state is the cost of a step. A state is therefore laid out to be copied and
 //! hashed in as few passes as its contents allow, at any cluster size:
 //!
-//! - **One buffer of records.** Every node, pod slot and deployment is a packed record of plain
-//!   bytes ([`NodeState`], [`PodState`], [`DeploymentState`]); the three tables lie back to back
-//!   in one heap buffer, sized by the spec. Copying a state is one allocation and one copy;
-//!   its canonical encoding starts with that buffer as it lies in memory.
+//! - **One buffer.** The fields that do not grow with the cluster (clock, events, intent
+//!   monitors: 90 bytes) lead, and every node, pod slot and deployment follows as a packed
+//!   record of plain bytes ([`NodeState`], [`PodState`], [`DeploymentState`]), the three tables
+//!   back to back, sized by the spec. Copying a state is one allocation and one copy; its
+//!   canonical encoding starts with that buffer as it lies in memory; and the state itself is
+//!   small (about a hundred bytes), so the search moves it cheaply.
 //! - **Membership in the records.** Which replica set a pod belongs to, and which work queues
 //!   hold it, are bytes of its own record, with the replica sets' sizes kept in the deployment
 //!   record: nothing in a state is sized by the model's limits rather than by the cluster.
 //! - **One buffer of queues.** The controllers' seven work queues are segments of one vector
 //!   of ids (empty, and so not allocated, in most states), with O(1) pops and O(1) duplicate
 //!   checks (a queue flag in the pod or node record).
-//! - The small rest (clock, events, intent monitors) is inline.
 //!
-//! At 5,000 nodes and 150,000 pod slots a state is about 2.1 MB: 12 bytes a node, 15 a pod
+//! At 5,000 nodes and 150,000 pod slots a state is about 2.5 MB: 13 bytes a node, 16 a pod
 //! slot, 34 a deployment, plus the ids pending in queues.
 
 use bytemuck::NoUninit;
@@ -216,7 +217,8 @@ impl DeploymentState {
 /// compared, and only against the period, so each is kept here as "time since", saturated at the
 /// period: two states that differ only beyond saturation enable exactly the same steps. This keeps
 /// oscillating runs finite without changing any verdict.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
 pub struct Clock {
     /// Time since the HPA last ran, saturated at its wait period.
     pub hpa_idle: u16,
@@ -226,25 +228,40 @@ pub struct Clock {
     pub event_idle: [u16; MAX_EVENTS],
 }
 
-/// Bookkeeping of events and user commands.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// Bookkeeping of events and user commands: a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
 pub struct EventsState {
     /// Bit `i`: event `i` has run (each runs once).
     pub done: u16,
-    /// Whether the cluster became quiet and the `after_stable` events were started.
-    pub after_stable_started: bool,
     /// Per event: how far a multi-step event has got (the next node a maintenance event
     /// considers, or the steps of a node failure taken).
     pub progress: [u16; MAX_EVENTS],
+    /// Whether the cluster became quiet and the `after_stable` events were started.
+    pub after_stable_started: bool,
 }
 
 /// The intent monitors' variables.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
 pub struct MonitorState {
     /// Per intent: its stage (monitors that wait for a precondition first).
     pub stage: [u8; MAX_INTENTS],
     /// Bit `i`: intent `i` has been violated.
     pub violated: u16,
+}
+
+/// The fields of a state that do not grow with the cluster, at the head of its buffer: laid
+/// out without padding (90 bytes), so the buffer is plain bytes throughout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
+struct Header {
+    clock: Clock,
+    monitors: MonitorState,
+    events: EventsState,
+    /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
+    /// counts.
+    namespace_evictions: u8,
 }
 
 /// A controller's work queue.
@@ -349,7 +366,8 @@ impl Queues {
     }
 }
 
-/// Byte sizes of the three kinds of record.
+/// Byte sizes of the header and the three kinds of record.
+const HEADER_BYTES: usize = std::mem::size_of::<Header>();
 const NODE_BYTES: usize = std::mem::size_of::<NodeState>();
 const POD_BYTES: usize = std::mem::size_of::<PodState>();
 const DEPLOYMENT_BYTES: usize = std::mem::size_of::<DeploymentState>();
@@ -357,54 +375,122 @@ const DEPLOYMENT_BYTES: usize = std::mem::size_of::<DeploymentState>();
 /// One state of the cluster: the mutable part only (see the module documentation).
 #[derive(Clone)]
 pub struct ClusterState {
-    /// Node, pod and deployment records, back to back.
-    records: Box<[u8]>,
+    /// The header, then the node, pod and deployment records, back to back; kept as `u16`s
+    /// so that the header is aligned, with a zero byte at the end when the records' total is
+    /// odd.
+    buffer: Box<[u16]>,
     nodes: u32,
     pods: u32,
     deployments: u32,
     queues: Queues,
-    /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
-    /// counts.
-    pub namespace_evictions: u8,
-    /// The logical clock.
-    pub clock: Clock,
-    /// Events and user commands.
-    pub events: EventsState,
-    /// Intent monitors.
-    pub monitors: MonitorState,
 }
 
 impl ClusterState {
     /// A state of `nodes` nodes, `pods` pod slots and `deployments` deployments, all at their
     /// defaults, with empty queues, clock, events and monitors.
     pub fn new(nodes: usize, pods: usize, deployments: usize) -> Self {
-        let mut records = Vec::with_capacity(
-            nodes * NODE_BYTES + pods * POD_BYTES + deployments * DEPLOYMENT_BYTES,
+        let mut bytes = Vec::with_capacity(
+            HEADER_BYTES
+                + nodes * NODE_BYTES
+                + pods * POD_BYTES
+                + deployments * DEPLOYMENT_BYTES
+                + 1,
         );
+        bytes.extend_from_slice(bytemuck::bytes_of(&Header::default()));
         for _ in 0..nodes {
-            records.extend_from_slice(bytemuck::bytes_of(&NodeState::default()));
+            bytes.extend_from_slice(bytemuck::bytes_of(&NodeState::default()));
         }
         for _ in 0..pods {
-            records.extend_from_slice(bytemuck::bytes_of(&PodState::default()));
+            bytes.extend_from_slice(bytemuck::bytes_of(&PodState::default()));
         }
         for _ in 0..deployments {
-            records.extend_from_slice(bytemuck::bytes_of(&DeploymentState::default()));
+            bytes.extend_from_slice(bytemuck::bytes_of(&DeploymentState::default()));
         }
+        if bytes.len() % 2 == 1 {
+            bytes.push(0);
+        }
+        let buffer = bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_ne_bytes([pair[0], pair[1]]))
+            .collect();
         Self {
-            records: records.into_boxed_slice(),
+            buffer,
             nodes: nodes as u32,
             pods: pods as u32,
             deployments: deployments as u32,
             queues: Queues::default(),
-            namespace_evictions: 0,
-            clock: Clock::default(),
-            events: EventsState::default(),
-            monitors: MonitorState::default(),
         }
     }
 
+    /// The buffer as bytes: the header and the records as they lie in memory.
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.buffer)
+    }
+
+    /// The buffer as bytes, mutable (only for the typed views below).
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(&mut self.buffer)
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the buffer starts with a `Header` written from a valid value in `new` and
+        // changed only through `&mut Header` views, which keep it valid; the buffer's `u16`
+        // elements align it to 2, `Header`'s alignment.
+        unsafe { &*self.buffer.as_ptr().cast::<Header>() }
+    }
+
+    fn header_mut(&mut self) -> &mut Header {
+        // SAFETY: as in `header`; the exclusive borrow of `self` makes the view unique.
+        unsafe { &mut *self.buffer.as_mut_ptr().cast::<Header>() }
+    }
+
+    /// The logical clock.
+    pub fn clock(&self) -> &Clock {
+        &self.header().clock
+    }
+
+    /// The logical clock, mutable.
+    pub fn clock_mut(&mut self) -> &mut Clock {
+        &mut self.header_mut().clock
+    }
+
+    /// Events and user commands.
+    pub fn events(&self) -> &EventsState {
+        &self.header().events
+    }
+
+    /// Events and user commands, mutable.
+    pub fn events_mut(&mut self) -> &mut EventsState {
+        &mut self.header_mut().events
+    }
+
+    /// Intent monitors.
+    pub fn monitors(&self) -> &MonitorState {
+        &self.header().monitors
+    }
+
+    /// Intent monitors, mutable.
+    pub fn monitors_mut(&mut self) -> &mut MonitorState {
+        &mut self.header_mut().monitors
+    }
+
+    /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
+    /// counts.
+    pub fn namespace_evictions(&self) -> u8 {
+        self.header().namespace_evictions
+    }
+
+    /// The namespace's eviction count, mutable.
+    pub fn namespace_evictions_mut(&mut self) -> &mut u8 {
+        &mut self.header_mut().namespace_evictions
+    }
+
+    fn nodes_offset(&self) -> usize {
+        HEADER_BYTES
+    }
+
     fn pods_offset(&self) -> usize {
-        self.nodes as usize * NODE_BYTES
+        self.nodes_offset() + self.nodes as usize * NODE_BYTES
     }
 
     fn deployments_offset(&self) -> usize {
@@ -413,17 +499,21 @@ impl ClusterState {
 
     /// The node records, by id - 1.
     pub fn nodes(&self) -> &[NodeState] {
+        let offset = self.nodes_offset();
         // SAFETY: `NodeState` is a packed record (alignment 1) of plain bytes, and this range of
-        // `records` only ever holds node records: it is written from valid `NodeState`s in
+        // the buffer only ever holds node records: it is written from valid `NodeState`s in
         // `new` and changed only through `&mut NodeState` views, which keep it valid.
-        unsafe { std::slice::from_raw_parts(self.records.as_ptr().cast(), self.nodes as usize) }
+        unsafe {
+            std::slice::from_raw_parts(self.bytes()[offset..].as_ptr().cast(), self.nodes as usize)
+        }
     }
 
     /// The node records, mutable.
     pub fn nodes_mut(&mut self) -> &mut [NodeState] {
+        let (offset, nodes) = (self.nodes_offset(), self.nodes as usize);
         // SAFETY: as in `nodes`; the exclusive borrow of `self` makes the view unique.
         unsafe {
-            std::slice::from_raw_parts_mut(self.records.as_mut_ptr().cast(), self.nodes as usize)
+            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), nodes)
         }
     }
 
@@ -432,7 +522,7 @@ impl ClusterState {
         let offset = self.pods_offset();
         // SAFETY: as in `nodes`, for the pod records' range.
         unsafe {
-            std::slice::from_raw_parts(self.records[offset..].as_ptr().cast(), self.pods as usize)
+            std::slice::from_raw_parts(self.bytes()[offset..].as_ptr().cast(), self.pods as usize)
         }
     }
 
@@ -440,7 +530,9 @@ impl ClusterState {
     pub fn pods_mut(&mut self) -> &mut [PodState] {
         let (offset, pods) = (self.pods_offset(), self.pods as usize);
         // SAFETY: as in `pods`; the exclusive borrow of `self` makes the view unique.
-        unsafe { std::slice::from_raw_parts_mut(self.records[offset..].as_mut_ptr().cast(), pods) }
+        unsafe {
+            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), pods)
+        }
     }
 
     /// The deployment records, by id - 1.
@@ -449,7 +541,7 @@ impl ClusterState {
         // SAFETY: as in `nodes`, for the deployment records' range.
         unsafe {
             std::slice::from_raw_parts(
-                self.records[offset..].as_ptr().cast(),
+                self.bytes()[offset..].as_ptr().cast(),
                 self.deployments as usize,
             )
         }
@@ -459,7 +551,9 @@ impl ClusterState {
     pub fn deployments_mut(&mut self) -> &mut [DeploymentState] {
         let (offset, count) = (self.deployments_offset(), self.deployments as usize);
         // SAFETY: as in `deployments`; the exclusive borrow of `self` makes the view unique.
-        unsafe { std::slice::from_raw_parts_mut(self.records[offset..].as_mut_ptr().cast(), count) }
+        unsafe {
+            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), count)
+        }
     }
 
     /// Node with id `id` (1-based).
@@ -582,7 +676,7 @@ impl ClusterState {
 
     /// Bytes the state owns on the heap: its records and its queues' pending ids.
     pub fn heap_bytes(&self) -> usize {
-        self.records.len() + self.queues.items.capacity() * std::mem::size_of::<u32>()
+        self.buffer.len() * 2 + self.queues.items.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Kivi's "cluster is stable" test: no work pending for the node controller, HPA,
@@ -601,45 +695,34 @@ impl ClusterState {
     }
 
     /// Writes the canonical encoding: every field that can differ between reachable states,
-    /// in a fixed order: the record buffer as it lies in memory, each queue's length and
-    /// pending ids, then the small fields with the first `events` event and `intents` intent
-    /// entries. Equal states give equal bytes and different states different bytes.
-    pub fn encode(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.records);
-        self.encode_rest(events, intents, out);
+    /// in a fixed order: the buffer (header and records) as it lies in memory, then each
+    /// queue's length and pending ids. Equal states give equal bytes and different states
+    /// different bytes.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.bytes());
+        self.encode_queues(out);
     }
 
-    /// The encoding after the record buffer (see [`ClusterState::encode`]).
-    fn encode_rest(&self, events: usize, intents: usize, out: &mut Vec<u8>) {
+    /// The encoding after the buffer (see [`ClusterState::encode`]).
+    fn encode_queues(&self, out: &mut Vec<u8>) {
         let queued: usize = QUEUES.iter().map(|&q| self.pending(q).len()).sum();
-        out.reserve(
-            (QUEUES.len() + queued) * 4 + 1 + 2 * 2 + events * 2 + 3 + events * 2 + intents + 2,
-        );
+        out.reserve((QUEUES.len() + queued) * 4);
         for queue in QUEUES {
             let pending = self.pending(queue);
             out.extend_from_slice(&(pending.len() as u32).to_le_bytes());
             put_le(pending, u32::to_le_bytes, out);
         }
-        out.push(self.namespace_evictions);
-        out.extend_from_slice(&self.clock.hpa_idle.to_le_bytes());
-        out.extend_from_slice(&self.clock.descheduler_idle.to_le_bytes());
-        put_le(&self.clock.event_idle[..events], u16::to_le_bytes, out);
-        out.extend_from_slice(&self.events.done.to_le_bytes());
-        out.push(self.events.after_stable_started as u8);
-        put_le(&self.events.progress[..events], u16::to_le_bytes, out);
-        out.extend_from_slice(&self.monitors.stage[..intents]);
-        out.extend_from_slice(&self.monitors.violated.to_le_bytes());
     }
 
-    /// A hash of [`ClusterState::encode`]'s bytes computed without writing the record buffer
-    /// out: the records are hashed where they lie (one-shot xxh3-64), and that hash seeds the
-    /// xxh3-64 of the rest of the encoding, which `scratch` holds. The record buffer's length
-    /// is fixed by the cluster, so equal encodings give equal fingerprints.
-    pub fn fingerprint(&self, events: usize, intents: usize, scratch: &mut Vec<u8>) -> u64 {
+    /// A hash of [`ClusterState::encode`]'s bytes computed without writing the buffer out:
+    /// the buffer is hashed where it lies (one-shot xxh3-64), and that hash seeds the xxh3-64
+    /// of the queues' encoding, which `scratch` holds. The buffer's length is fixed by the
+    /// cluster, so equal encodings give equal fingerprints.
+    pub fn fingerprint(&self, scratch: &mut Vec<u8>) -> u64 {
         scratch.clear();
-        self.encode_rest(events, intents, scratch);
-        let records = xxhash_rust::xxh3::xxh3_64(&self.records);
-        xxhash_rust::xxh3::xxh3_64_with_seed(scratch, records)
+        self.encode_queues(scratch);
+        let buffer = xxhash_rust::xxh3::xxh3_64(self.bytes());
+        xxhash_rust::xxh3::xxh3_64_with_seed(scratch, buffer)
     }
 }
 
@@ -666,14 +749,10 @@ fn pod_flag(queue: Queue) -> u8 {
 
 impl PartialEq for ClusterState {
     fn eq(&self, other: &Self) -> bool {
-        self.records == other.records
+        self.buffer == other.buffer
             && (self.nodes, self.pods, self.deployments)
                 == (other.nodes, other.pods, other.deployments)
             && self.queues.same_as(&other.queues)
-            && self.namespace_evictions == other.namespace_evictions
-            && self.clock == other.clock
-            && self.events == other.events
-            && self.monitors == other.monitors
     }
 }
 
@@ -690,10 +769,10 @@ impl std::fmt::Debug for ClusterState {
             .field("nodes", &self.nodes())
             .field("pods", &self.pods())
             .field("deployments", &self.deployments())
-            .field("namespace_evictions", &self.namespace_evictions)
-            .field("clock", &self.clock)
-            .field("events", &self.events)
-            .field("monitors", &self.monitors)
+            .field("namespace_evictions", &self.namespace_evictions())
+            .field("clock", self.clock())
+            .field("events", self.events())
+            .field("monitors", self.monitors())
             .finish()
     }
 }
@@ -777,15 +856,17 @@ mod tests {
         b.enqueue(Queue::Scheduler, 2);
         assert_eq!(a, b);
         let (mut ea, mut eb) = (Vec::new(), Vec::new());
-        a.encode(1, 1, &mut ea);
-        b.encode(1, 1, &mut eb);
+        a.encode(&mut ea);
+        b.encode(&mut eb);
         assert_eq!(ea, eb);
         let mut scratch = Vec::new();
-        let fingerprint = a.fingerprint(1, 1, &mut scratch);
-        assert_eq!(fingerprint, b.fingerprint(1, 1, &mut scratch));
+        let fingerprint = a.fingerprint(&mut scratch);
+        assert_eq!(fingerprint, b.fingerprint(&mut scratch));
         b.pod_mut(3).cpu = 7;
         assert_ne!(a, b);
-        assert_ne!(fingerprint, b.fingerprint(1, 1, &mut scratch));
+        assert_ne!(fingerprint, b.fingerprint(&mut scratch));
+        a.events_mut().after_stable_started = true;
+        assert_ne!(fingerprint, a.fingerprint(&mut scratch));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::cluster::{
 pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     spec.hpa_enabled
         && !state.queue_is_empty(Queue::Hpa)
-        && (state.clock.hpa_idle >= HPA_WAIT_TIME || state.others_quiet())
+        && (state.clock().hpa_idle >= HPA_WAIT_TIME || state.others_quiet())
 }
 
 /// One HPA step: evaluates queued deployments while [`enabled`] holds. Each evaluation moves the
@@ -29,9 +29,9 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
         };
         reconcile(spec, state, d, rec);
         let wait =
-            (HPA_WAIT_TIME as u32 + HPA_RUN_TIME).saturating_sub(state.clock.hpa_idle as u32);
+            (HPA_WAIT_TIME as u32 + HPA_RUN_TIME).saturating_sub(state.clock().hpa_idle as u32);
         state.advance(spec, wait.max(HPA_RUN_TIME));
-        state.clock.hpa_idle = 0;
+        state.clock_mut().hpa_idle = 0;
     }
 }
 
@@ -156,7 +156,7 @@ mod tests {
             "100% vs target 91 is within 10%"
         );
         assert!(s.queue_is_empty(Queue::Deployment));
-        assert_eq!(s.clock.hpa_idle, 0);
+        assert_eq!(s.clock().hpa_idle, 0);
     }
 
     #[test]
@@ -195,7 +195,8 @@ mod tests {
         assert!(!enabled(model.spec(), &s));
         s.advance(model.spec(), HPA_WAIT_TIME as u32 + 10);
         assert_eq!(
-            s.clock.hpa_idle, HPA_WAIT_TIME,
+            s.clock().hpa_idle,
+            HPA_WAIT_TIME,
             "the clock saturates at the period"
         );
         assert!(enabled(model.spec(), &s));

@@ -15,7 +15,7 @@ pub fn for_each(
     d: usize,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
-    if state.clock.event_idle[event] < EVENT_CPU_TIME && !state.is_quiet() {
+    if state.clock().event_idle[event] < EVENT_CPU_TIME && !state.is_quiet() {
         return true;
     }
     let current = state.deployment(d).cur_version as usize;
@@ -43,7 +43,7 @@ pub fn run(
     delta: u8,
     rec: &mut Recorder,
 ) {
-    state.events.done |= 1 << event;
+    state.events_mut().done |= 1 << event;
     state.change_pod_cpu(pod, delta as i32, rec);
     if state.pod(pod).owned {
         let d = state.pod(pod).deployment as usize;

@@ -41,7 +41,7 @@ pub fn for_each_pick(
     parallel: u8,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
-    let next = state.events.progress[event] as usize + 1;
+    let next = state.events().progress[event] as usize + 1;
     if next > spec.nodes.len() || !can_pick(state, next, parallel) {
         return true;
     }
@@ -80,15 +80,15 @@ pub fn for_each_node_step(
 /// Maintenance event `event` picks nodes from the one it waits at, in id order, for as long as
 /// they can be picked; it is done once it has passed the last node.
 pub fn pick(spec: &ClusterSpec, state: &mut ClusterState, event: usize, parallel: u8) {
-    while (state.events.progress[event] as usize) < spec.nodes.len() {
-        let n = state.events.progress[event] as usize + 1;
+    while (state.events().progress[event] as usize) < spec.nodes.len() {
+        let n = state.events().progress[event] as usize + 1;
         if !can_pick(state, n, parallel) {
             return;
         }
         state.node_mut(n).maintenance = MaintenancePhase::Picked;
-        state.events.progress[event] += 1;
+        state.events_mut().progress[event] += 1;
     }
-    state.events.done |= 1 << event;
+    state.events_mut().done |= 1 << event;
 }
 
 /// Node `n`'s drain starts: it turns not ready and is queued for the node controller.
@@ -133,7 +133,7 @@ mod tests {
         let mut spec = model.spec().clone();
         spec.events[0].kind = EventKind::Maintenance { parallel };
         let mut init = model.initial_state().clone();
-        init.events.after_stable_started = true;
+        init.events_mut().after_stable_started = true;
         ClusterModel::new(spec, init)
     }
 
@@ -161,8 +161,8 @@ mod tests {
                 MaintenancePhase::Idle
             ]
         );
-        assert_eq!(state.events.progress[0], 2, "waits at node 3");
-        assert_eq!(state.events.done, 0);
+        assert_eq!({ state.events().progress[0] }, 2, "waits at node 3");
+        assert_eq!({ state.events().done }, 0);
         let mut visited = Vec::new();
         for_each_pick(spec, &state, 0, 2, &mut |a| {
             visited.push(a);
@@ -186,7 +186,7 @@ mod tests {
         assert!(state.node(1).maintained);
         pick(spec, &mut state, 0, 2);
         assert_eq!(state.node(3).maintenance, MaintenancePhase::Picked);
-        assert_eq!(state.events.done, 1, "every node has been passed");
+        assert_eq!({ state.events().done }, 1, "every node has been passed");
     }
 
     #[test]
@@ -209,6 +209,6 @@ mod tests {
         assert_eq!(state.node(1).maintenance, MaintenancePhase::Idle);
         let mut expected = before;
         expected.advance(spec, (MAINTENANCE_WAIT_TIME - 10) as u32);
-        assert_eq!(state.clock, expected.clock);
+        assert_eq!(state.clock(), expected.clock());
     }
 }

@@ -42,7 +42,7 @@ pub fn for_each_enabled(
                 kernel_panic_seen = true;
                 kernel_panic::for_each(spec, state, visit)
             }
-            _ if state.events.done & (1 << i) != 0 => true,
+            _ if state.events().done & (1 << i) != 0 => true,
             EventKind::CpuChange { deployment } => {
                 cpu_change::for_each(state, i, deployment as usize, visit)
             }
@@ -77,7 +77,7 @@ pub fn run(
         ClusterAction::KernelPanic { node } => kernel_panic::panic(spec, state, node as usize, rec),
         ClusterAction::KernelRecover { node } => kernel_panic::recover(state, node as usize, rec),
         ClusterAction::UserCommand { event } => {
-            state.events.done |= 1 << event;
+            state.events_mut().done |= 1 << event;
             user_command::run(spec, state, &spec.events[event as usize].kind, rec);
         }
         ClusterAction::ScaleDeployment {
@@ -85,7 +85,7 @@ pub fn run(
             deployment,
             delta,
         } => {
-            state.events.done |= 1 << event;
+            state.events_mut().done |= 1 << event;
             user_command::scale(state, deployment as usize, delta);
         }
         ClusterAction::Maintenance { event } => {
@@ -131,7 +131,7 @@ mod tests {
             enabled(&model, &s).is_empty(),
             "after_stable: not started yet"
         );
-        s.events.after_stable_started = true;
+        s.events_mut().after_stable_started = true;
         assert_eq!(enabled(&model, &s).len(), 5 * 6);
         s.enqueue(Queue::Scheduler, 6);
         assert!(
@@ -151,7 +151,7 @@ mod tests {
         let model = load("c3", "original");
         let mut s = model.initial_state().clone();
         s.clear_queue(Queue::Hpa);
-        s.events.after_stable_started = true;
+        s.events_mut().after_stable_started = true;
         let action = ClusterAction::CpuChange {
             event: 0,
             pod: 5,

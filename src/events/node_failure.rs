@@ -10,7 +10,7 @@ const STEPS: u16 = 3;
 
 /// Takes node failure event `event`'s next step on node `n`.
 pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder) {
-    let taken = state.events.progress[event];
+    let taken = state.events().progress[event];
     match taken {
         0 => {
             state.node_mut(n).status = NodeStatus::NotReady;
@@ -22,9 +22,9 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
             rec.log(Some("nodeFailure"), || format!("Node {n} is back"));
         }
     }
-    state.events.progress[event] = taken + 1;
+    state.events_mut().progress[event] = taken + 1;
     if taken + 1 >= STEPS {
-        state.events.done |= 1 << event;
+        state.events_mut().done |= 1 << event;
     }
 }
 
@@ -42,9 +42,9 @@ mod tests {
         assert!(state.queue_is_empty(Queue::Node));
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.pending(Queue::Node), [2]);
-        assert_eq!(state.events.done, 0);
+        assert_eq!({ state.events().done }, 0);
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::Ready);
-        assert_eq!(state.events.done, 1);
+        assert_eq!({ state.events().done }, 1);
     }
 }

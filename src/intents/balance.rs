@@ -21,10 +21,10 @@ pub fn observe(
     rec: &mut Recorder,
 ) -> bool {
     let dep = state.deployment(d);
-    if state.monitors.stage[intent] == 0 && dep.replicas >= dep.spec_replicas {
-        state.monitors.stage[intent] = 1;
+    if state.monitors().stage[intent] == 0 && dep.replicas >= dep.spec_replicas {
+        state.monitors_mut().stage[intent] = 1;
     }
-    if state.monitors.stage[intent] == 0 || !state.deployment(d).added_for_balance {
+    if state.monitors().stage[intent] == 0 || !state.deployment(d).added_for_balance {
         return false;
     }
     let mut running = vec![0i32; spec.nodes.len() + 1];
@@ -64,7 +64,7 @@ mod tests {
         let spec = model.spec();
         let mut state = model.initial_state().clone();
         assert!(!observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()));
-        assert_eq!(state.monitors.stage[1], 1, "3 of 3 replicas");
+        assert_eq!(state.monitors().stage[1], 1, "3 of 3 replicas");
         state.pod_mut(2).loc = 1;
         assert!(
             !observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()),

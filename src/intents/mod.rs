@@ -15,7 +15,7 @@ use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};
 /// Advances every monitor over the state just reached.
 pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     for (i, intent) in spec.intents.iter().enumerate() {
-        if state.monitors.violated & (1 << i) != 0 {
+        if state.monitors().violated & (1 << i) != 0 {
             continue;
         }
         match *intent {
@@ -24,13 +24,13 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                 let dep = state.deployment(d);
                 let hpa = &spec.hpa_specs[dep.hpa as usize];
                 let replicas = dep.replicas;
-                if state.monitors.stage[i] == 0
+                if state.monitors().stage[i] == 0
                     && hpa.max_replicas != hpa.min_replicas
                     && replicas == hpa.max_replicas
                 {
-                    state.monitors.stage[i] = 1;
+                    state.monitors_mut().stage[i] = 1;
                 }
-                if state.monitors.stage[i] == 1
+                if state.monitors().stage[i] == 1
                     && (replicas == hpa.min_replicas || replicas <= hpa.max_replicas - 3)
                 {
                     state.violate(i);
@@ -94,15 +94,15 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
 /// holds twice the cycles seen plus 1 while an addition is awaited.
 fn eviction_cycle(state: &mut ClusterState, i: usize, d: usize, rec: &mut Recorder) {
     loop {
-        let stage = state.monitors.stage[i];
+        let stage = state.monitors().stage[i];
         let (cycles, awaiting_addition) = (stage >> 1, stage & 1 == 1);
         let dep = state.deployment_mut(d);
         if !awaiting_addition && dep.evicted {
             dep.evicted = false;
-            state.monitors.stage[i] = stage | 1;
+            state.monitors_mut().stage[i] = stage | 1;
         } else if awaiting_addition && dep.added {
             dep.added = false;
-            state.monitors.stage[i] = (cycles + 1) << 1;
+            state.monitors_mut().stage[i] = (cycles + 1) << 1;
             if cycles + 1 >= LOOP_TIMES {
                 state.violate(i);
                 rec.log(Some("checkEvictionCycle"), || {
@@ -126,10 +126,10 @@ fn staged(
     rec: &mut Recorder,
     message: impl FnOnce() -> String,
 ) {
-    if state.monitors.stage[i] == 0 && reached {
-        state.monitors.stage[i] = 1;
+    if state.monitors().stage[i] == 0 && reached {
+        state.monitors_mut().stage[i] = 1;
     }
-    if state.monitors.stage[i] == 1 && dropped {
+    if state.monitors().stage[i] == 1 && dropped {
         state.violate(i);
         rec.log(Some(tag), message);
     }
@@ -143,14 +143,14 @@ pub fn holds(
     intent: usize,
     can_move: impl FnOnce() -> bool,
 ) -> bool {
-    if state.monitors.violated & (1 << intent) != 0 {
+    if state.monitors().violated & (1 << intent) != 0 {
         return false;
     }
     match spec.intents[intent] {
         IntentKind::ReplicaNumAlwaysMeetMin { .. }
         | IntentKind::ReplicaNumAlwaysMeetExp { .. }
         | IntentKind::PodBalanceAcrossNode { .. } => {
-            state.monitors.stage[intent] != 0 || can_move()
+            state.monitors().stage[intent] != 0 || can_move()
         }
         _ => true,
     }
@@ -187,7 +187,7 @@ mod tests {
         let model = load("c2", "original");
         let spec = model.spec();
         let mut s = model.initial_state().clone();
-        s.monitors.stage[1] = 0;
+        s.monitors_mut().stage[1] = 0;
         s.deployment_mut(1).replicas = 2;
         observe(spec, &mut s, &mut Recorder::off());
         assert!(holds(spec, &s, 1, || true));

@@ -50,7 +50,7 @@ fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
     let mut init = model.initial_state().clone();
-    init.monitors = Default::default();
+    *init.monitors_mut() = Default::default();
     ClusterModel::new(spec, init)
 }
 

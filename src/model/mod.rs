@@ -124,7 +124,7 @@ impl ClusterModel {
             ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, &mut next, rec),
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, &mut next, rec),
-            ClusterAction::StartAfterStable => next.events.after_stable_started = true,
+            ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
             _ => events::run(spec, &mut next, action, rec),
         }
         intents::observe(spec, &mut next, rec);
@@ -211,7 +211,7 @@ impl ClusterModel {
             ),
             (
                 s.is_quiet()
-                    && !s.events.after_stable_started
+                    && !s.events().after_stable_started
                     && spec.events.iter().any(|e| e.after_stable),
                 ClusterAction::StartAfterStable,
             ),
@@ -244,11 +244,11 @@ impl Model for ClusterModel {
     }
 
     fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
-        state.encode(self.spec.events.len(), self.spec.intents.len(), out);
+        state.encode(out);
     }
 
     fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
-        state.fingerprint(self.spec.events.len(), self.spec.intents.len(), scratch)
+        state.fingerprint(scratch)
     }
 
     fn properties(&self) -> Vec<Property> {

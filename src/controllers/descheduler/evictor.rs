@@ -35,7 +35,7 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
         .get(loc.wrapping_sub(1))
         .map_or(0, |node| node.evictions);
     if (node_limit < UNLIMITED && node_count as u32 + 1 > node_limit)
-        || (namespace_limit < UNLIMITED && state.namespace_evictions as u32 + 1 > namespace_limit)
+        || (namespace_limit < UNLIMITED && state.namespace_evictions() as u32 + 1 > namespace_limit)
     {
         return false;
     }
@@ -49,7 +49,7 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
         }
     }
     if namespace_limit < UNLIMITED {
-        state.namespace_evictions += 1;
+        *state.namespace_evictions_mut() += 1;
     }
     true
 }
@@ -87,7 +87,11 @@ mod tests {
         );
         let counts: Vec<u8> = state.nodes().iter().map(|n| n.evictions).collect();
         assert_eq!(counts, [1, 0, 1]);
-        assert_eq!(state.namespace_evictions, 0, "no namespace limit below 256");
+        assert_eq!(
+            state.namespace_evictions(),
+            0,
+            "no namespace limit below 256"
+        );
     }
 
     #[test]

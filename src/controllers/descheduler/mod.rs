@@ -21,7 +21,7 @@ use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recor
 pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     spec.descheduler.is_some()
         && !state.queue_is_empty(Queue::Descheduler)
-        && (state.clock.descheduler_idle >= DESCHEDULER_WAIT_TIME || state.others_quiet())
+        && (state.clock().descheduler_idle >= DESCHEDULER_WAIT_TIME || state.others_quiet())
 }
 
 /// One descheduler step: for each queued deployment, while the descheduler may run, runs every

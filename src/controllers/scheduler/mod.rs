@@ -16,6 +16,17 @@ use crate::cluster::timing::{CONTROLLER_RUN_TIME, MAX_NODE_SCORE};
 use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder};
 
+/// The per-node buffers of a scheduling cycle, kept between the pods of one scheduler step (and
+/// between steps on one thread) so that scheduling a pod allocates nothing.
+#[derive(Default)]
+struct Buffers {
+    score: Vec<i32>,
+    plugin_score: Vec<i32>,
+    affinity: Vec<bool>,
+    tainted: Vec<bool>,
+    domains: Vec<i32>,
+}
+
 /// Per-node scratch values of one scheduling cycle (index = node id; index 0 unused).
 pub struct Cycle<'a> {
     /// The cluster.
@@ -34,20 +45,40 @@ pub struct Cycle<'a> {
     pub affinity: Vec<bool>,
     /// The node has a NoSchedule taint the pod does not tolerate (Kivi's `curTaint`).
     pub tainted: Vec<bool>,
+    /// Scratch for the topology spread plugin's per-domain counts.
+    domains: Vec<i32>,
 }
 
 impl<'a> Cycle<'a> {
-    fn new(spec: &'a ClusterSpec, state: &'a ClusterState, pod: usize) -> Self {
+    /// A cycle for `pod` on the buffers of `buffers` (taken; [`Cycle::release`] gives them
+    /// back).
+    fn new(
+        spec: &'a ClusterSpec,
+        state: &'a ClusterState,
+        pod: usize,
+        buffers: &mut Buffers,
+    ) -> Self {
         let slots = spec.nodes.len() + 1;
+        let fresh = |mut v: Vec<i32>| {
+            v.clear();
+            v.resize(slots, 0);
+            v
+        };
+        let unmarked = |mut v: Vec<bool>| {
+            v.clear();
+            v.resize(slots, false);
+            v
+        };
         let mut cycle = Self {
             spec,
             state,
             pod,
             template: spec.template_or_none(state.pod(pod).template),
-            score: vec![0; slots],
-            plugin_score: vec![0; slots],
-            affinity: vec![false; slots],
-            tainted: vec![false; slots],
+            score: fresh(std::mem::take(&mut buffers.score)),
+            plugin_score: fresh(std::mem::take(&mut buffers.plugin_score)),
+            affinity: unmarked(std::mem::take(&mut buffers.affinity)),
+            tainted: unmarked(std::mem::take(&mut buffers.tainted)),
+            domains: std::mem::take(&mut buffers.domains),
         };
         for n in cycle.node_ids() {
             if state.node(n).status != NodeStatus::Ready {
@@ -56,6 +87,15 @@ impl<'a> Cycle<'a> {
             }
         }
         cycle
+    }
+
+    /// Gives the cycle's buffers back for the next pod.
+    fn release(self, buffers: &mut Buffers) {
+        buffers.score = self.score;
+        buffers.plugin_score = self.plugin_score;
+        buffers.affinity = self.affinity;
+        buffers.tainted = self.tainted;
+        buffers.domains = self.domains;
     }
 
     /// Node ids 1..=N.
@@ -113,17 +153,38 @@ impl<'a> Cycle<'a> {
 
     /// Whether pod `other` carries every label in `labels`.
     pub fn pod_matches(&self, other: usize, labels: &[(usize, u16)]) -> bool {
-        let own = self.spec.pod_labels(self.state, other);
-        labels
-            .iter()
-            .all(|&(k, v)| crate::cluster::label_value(own, k) == v)
+        self.spec.pod_carries(self.state, other, labels)
     }
+}
+
+/// What one scheduler step keeps from pod to pod: the cycle's buffers and the topology spread
+/// plugin's matching-pod counts.
+#[derive(Default)]
+struct Scratch {
+    buffers: Buffers,
+    matching: pod_topology_spread::MatchingCache,
+}
+
+thread_local! {
+    /// Each thread's scheduler scratch, so that a step allocates nothing once the buffers have
+    /// grown to the cluster.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Runs the filters and scoring plugins for `pod`; the chosen node id, or `None` when no node
 /// is feasible.
 pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<usize> {
-    let mut c = Cycle::new(spec, state, pod);
+    select(spec, state, pod, &mut Scratch::default())
+}
+
+/// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`.
+fn select(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    pod: usize,
+    scratch: &mut Scratch,
+) -> Option<usize> {
+    let mut c = Cycle::new(spec, state, pod, &mut scratch.buffers);
     node_name::filter(&mut c);
     node_affinity::filter(&mut c);
     let taints = spec.nodes.iter().any(|n| n.taint_type != 0);
@@ -131,15 +192,15 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
         taint_toleration::filter(&mut c);
     }
     node_resources_fit::filter(&mut c);
-    let matching = pod_topology_spread::MatchingPods::count(&c);
-    pod_topology_spread::filter(&mut c, &matching);
+    let matching = scratch.matching.for_template(&c);
+    pod_topology_spread::filter(&mut c, matching);
 
     node_affinity::score(&mut c);
     if taints {
         taint_toleration::score(&mut c);
     }
     node_resources_fit::score(&mut c);
-    pod_topology_spread::score(&mut c, &matching);
+    pod_topology_spread::score(&mut c, matching);
 
     let mut best = None;
     let mut max = -1;
@@ -149,6 +210,7 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
             best = Some(n);
         }
     }
+    c.release(&mut scratch.buffers);
     best
 }
 
@@ -156,10 +218,19 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
 /// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
 /// the step (and the run) with the pod unbound.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    SCRATCH.with(|scratch| {
+        let scratch = &mut *scratch.borrow_mut();
+        scratch.matching.clear();
+        run_on(spec, state, rec, scratch);
+    });
+}
+
+/// [`run`] on `scratch`.
+fn run_on(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder, scratch: &mut Scratch) {
     while let Some(pod) = state.dequeue(Queue::Scheduler) {
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let Some(n) = schedule_one(spec, state, pod) else {
+            let Some(n) = select(spec, state, pod, scratch) else {
                 rec.log(Some("Scheduler - no_feasible_node"), || {
                     "No feasible node!".to_string()
                 });
@@ -169,6 +240,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
             rec.log(Some("Scheduler"), || {
                 format!("Pod {pod} is scheduled on node {n}")
             });
+            scratch.matching.bind(spec, state, pod, n);
             let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
             let node = state.node_mut(n);
             node.num_pods = node.num_pods.wrapping_add(1);

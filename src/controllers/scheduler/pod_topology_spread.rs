@@ -8,7 +8,9 @@
 use super::Cycle;
 use crate::cluster::spec::MAX_LABEL_KEYS;
 use crate::cluster::timing::MAX_NODE_SCORE;
-use crate::cluster::{label_value, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable};
+use crate::cluster::{
+    label_value, ClusterSpec, ClusterState, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable,
+};
 
 const UNDEFINED: i32 = -1;
 
@@ -21,7 +23,13 @@ struct DomainCounts {
 }
 
 impl DomainCounts {
-    fn new(spread: &[TopologySpreadConstraint], label_value_counts: &[u16]) -> Self {
+    /// Counts for `spread` in `counts` (a buffer to reuse; [`DomainCounts::into_buffer`] gives
+    /// it back).
+    fn new(
+        spread: &[TopologySpreadConstraint],
+        label_value_counts: &[u16],
+        mut counts: Vec<i32>,
+    ) -> Self {
         let keys = spread.iter().map(|c| c.topology_key + 1).max().unwrap_or(0);
         let values = label_value_counts
             .iter()
@@ -30,11 +38,17 @@ impl DomainCounts {
             .max()
             .unwrap_or(0);
         let stride = values + 1;
-        let mut counts = vec![UNDEFINED; keys * stride];
+        counts.clear();
+        counts.resize(keys * stride, UNDEFINED);
         for key in 0..keys {
             counts[key * stride] = 0;
         }
         Self { counts, stride }
+    }
+
+    /// The buffer the counts were kept in.
+    fn into_buffer(self) -> Vec<i32> {
+        self.counts
     }
 
     /// Number of topology keys kept.
@@ -73,30 +87,35 @@ fn domain(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> u16 {
     label_value(&c.spec.node(node).labels, con.topology_key)
 }
 
-/// Per constraint of the template, per node id: the pods running or pending there that carry
-/// the constraint's labels. Counted once per scheduling cycle and shared by [`filter`] and
-/// [`score`] (binding the pod is the cycle's last step, so the counts cannot change in between).
+/// The node pod `pod` is counted on by the spread constraints: running or pending on a node of
+/// the cluster.
+fn counted_on(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<usize> {
+    let record = state.pod(pod);
+    let node = record.loc as usize;
+    let counted = (record.phase == PodPhase::Running || record.phase == PodPhase::Pending)
+        && (1..=spec.nodes.len()).contains(&node);
+    counted.then_some(node)
+}
+
+/// Per constraint of a template, per node id: the pods running or pending there that carry the
+/// constraint's labels. Shared by [`filter`] and [`score`].
 pub struct MatchingPods {
+    template: u8,
     counts: Vec<i32>,
     stride: usize,
 }
 
 impl MatchingPods {
-    /// Counts the matching pods of each of the template's constraints on each node.
-    pub fn count(c: &Cycle) -> Self {
+    /// Counts the matching pods of each of the cycle's template's constraints on each node.
+    fn count(c: &Cycle) -> Self {
         let spread = &c.template.spread;
         let stride = c.spec.nodes.len() + 1;
         let mut counts = vec![0; spread.len() * stride];
         if !spread.is_empty() {
             for p in 1..=c.spec.pods.len() {
-                let pod = c.state.pod(p);
-                let node = pod.loc as usize;
-                if (pod.phase != PodPhase::Running && pod.phase != PodPhase::Pending)
-                    || node == 0
-                    || node >= stride
-                {
+                let Some(node) = counted_on(c.spec, c.state, p) else {
                     continue;
-                }
+                };
                 for (j, con) in spread.iter().enumerate() {
                     if c.pod_matches(p, &con.match_labels) {
                         counts[j * stride + node] += 1;
@@ -104,12 +123,65 @@ impl MatchingPods {
                 }
             }
         }
-        Self { counts, stride }
+        Self {
+            template: c.state.pod(c.pod).template,
+            counts,
+            stride,
+        }
     }
 
     /// Matching pods of constraint `j` on node `n`.
     fn get(&self, j: usize, n: usize) -> i32 {
         self.counts[j * self.stride + n]
+    }
+}
+
+/// The [`MatchingPods`] of each template a scheduler step has scheduled a pod of. A step's
+/// only change to what they count is binding a pod to a node, which [`MatchingCache::bind`]
+/// applies to every entry, so each template's pods are counted once per step, not once per
+/// pod (kube-scheduler likewise keeps its snapshot's per-node pod lists up to date as it
+/// assumes pods onto nodes, rather than listing the cluster per pod).
+#[derive(Default)]
+pub struct MatchingCache {
+    entries: Vec<MatchingPods>,
+}
+
+impl MatchingCache {
+    /// Forgets every count (a new step, in a new state).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// The counts for the cycle's template, counted now if this step has not yet.
+    pub fn for_template(&mut self, c: &Cycle) -> &MatchingPods {
+        let template = c.state.pod(c.pod).template;
+        let at = match self.entries.iter().position(|m| m.template == template) {
+            Some(at) => at,
+            None => {
+                self.entries.push(MatchingPods::count(c));
+                self.entries.len() - 1
+            }
+        };
+        &self.entries[at]
+    }
+
+    /// Moves pod `pod` of `state` (not yet bound) to node `node` in every entry's counts.
+    pub fn bind(&mut self, spec: &ClusterSpec, state: &ClusterState, pod: usize, node: usize) {
+        if !matches!(state.pod(pod).phase, PodPhase::Running | PodPhase::Pending) {
+            return;
+        }
+        let old = counted_on(spec, state, pod);
+        for entry in &mut self.entries {
+            let spread = &spec.template_or_none(entry.template).spread;
+            for (j, con) in spread.iter().enumerate() {
+                if spec.pod_carries(state, pod, &con.match_labels) {
+                    if let Some(old) = old {
+                        entry.counts[j * entry.stride + old] -= 1;
+                    }
+                    entry.counts[j * entry.stride + node] += 1;
+                }
+            }
+        }
     }
 }
 
@@ -123,7 +195,8 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
     if !spread.iter().any(hard) {
         return;
     }
-    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts);
+    let buffer = std::mem::take(&mut c.domains);
+    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
     for n in c.node_ids() {
         for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
             if (con.honor_node_affinity && !c.affinity[n])
@@ -164,6 +237,7 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
             }
         }
     }
+    c.domains = counts.into_buffer();
 }
 
 /// Kivi's rounded `log(size + 2)` topology weight.
@@ -186,7 +260,8 @@ fn log_weight(size: i32) -> i32 {
 /// better), normalised and added with weight 2.
 pub fn score(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
-    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts);
+    let buffer = std::mem::take(&mut c.domains);
+    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
     let mut sizes = [0i32; MAX_LABEL_KEYS];
     for n in c.node_ids() {
         if !c.feasible(n) {
@@ -219,6 +294,7 @@ pub fn score(c: &mut Cycle, matching: &MatchingPods) {
                 counts.get(con.topology_key, domain(c, n, con)) * weight + con.max_skew - 1;
         }
     }
+    c.domains = counts.into_buffer();
     let mut min = MAX_NODE_SCORE;
     let mut max = -1;
     for n in c.node_ids() {
