@@ -5,19 +5,15 @@ use super::Cycle;
 /// Rejects nodes matched by no required term; without required terms every node passes.
 /// Passing nodes are remembered for the spread constraints' node inclusion policy.
 pub fn filter(c: &mut Cycle) {
-    let mut any_required = false;
+    if !c.template.affinity.iter().any(|t| t.required) {
+        for n in c.node_ids() {
+            c.affinity[n] = c.feasible(n);
+        }
+        return;
+    }
     for term in c.template.affinity.iter().filter(|t| t.required) {
-        any_required = true;
         for n in c.node_ids() {
             if term.matches(n) && c.feasible(n) {
-                c.score[n] = 1;
-                c.affinity[n] = true;
-            }
-        }
-    }
-    if !any_required {
-        for n in c.node_ids() {
-            if c.feasible(n) {
                 c.score[n] = 1;
                 c.affinity[n] = true;
             }
@@ -26,8 +22,12 @@ pub fn filter(c: &mut Cycle) {
     c.settle_marks();
 }
 
-/// Adds the weights of matching preferred terms, normalised, with weight 2.
+/// Adds the weights of matching preferred terms, normalised, with weight 2 (nothing to add
+/// without preferred terms).
 pub fn score(c: &mut Cycle) {
+    if c.template.affinity.iter().all(|t| t.required) {
+        return;
+    }
     for term in c.template.affinity.iter().filter(|t| !t.required) {
         for n in c.node_ids() {
             if term.matches(n) && c.feasible(n) {

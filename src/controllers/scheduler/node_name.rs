@@ -2,9 +2,12 @@
 
 use super::Cycle;
 
-/// Rejects every node but the one the template names (no-op when it names none).
+/// Rejects every node but the one the template names (nothing to do when it names none).
 pub fn filter(c: &mut Cycle) {
     let wanted = c.template.node_name;
+    if wanted == 0 {
+        return;
+    }
     for n in c.node_ids() {
         if (wanted == 0 || c.spec.node(n).name == wanted) && c.feasible(n) {
             c.score[n] = 1;
