@@ -174,10 +174,18 @@ fn create_pod(
             format!("The nodeName has been defined in the deployment {pod}, enqueue to kubelet directly")
         });
         // Kivi binds the pod to the node whose id is the template's nodeName.
-        state.pods_mut()[index].loc = usize::try_from(template.node_name)
+        let node = usize::try_from(template.node_name)
             .ok()
             .filter(|&n| n <= spec.nodes.len())
-            .unwrap_or(0) as u16;
+            .unwrap_or(0);
+        state.pods_mut()[index].loc = node as u16;
+        if node != 0 {
+            let (cpu, memory) = (state.pods()[index].cpu, state.pods()[index].memory);
+            let record = state.node_mut(node);
+            record.num_pods = record.num_pods.wrapping_add(1);
+            record.cpu_left = record.cpu_left.wrapping_sub(cpu);
+            record.mem_left = record.mem_left.wrapping_sub(memory);
+        }
         state.enqueue(Queue::Kubelet, pod);
     } else {
         state.enqueue(Queue::Scheduler, pod);

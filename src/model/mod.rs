@@ -29,6 +29,12 @@
 //!   deployment's replicas, as Kubernetes counts them (see [`crate::controllers::kubelet`]);
 //!   Kivi prints a warning there and keeps the count.
 //! - An idle pod slot's `loc` is read as 0: Kivi's dumps leave stale node ids there.
+//! - A pod the deployment controller binds straight to its template's `nodeName` takes its
+//!   node's pod slot, CPU and memory, as it does in Kubernetes (the kubelet admits it against
+//!   the node's allocatable resources, and the scheduler's cache counts every pod bound to the
+//!   node). Kivi binds it without counting it, yet gives the node back the pod's resources when
+//!   the pod is deleted, so the node's counts drift (its pod count wraps below zero); no
+//!   verdict, state count or minimal topology of the cases changes.
 //!
 //! # Descheduler, taint manager, maintenance and node failure
 //!

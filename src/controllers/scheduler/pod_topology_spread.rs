@@ -316,3 +316,74 @@ pub fn score(c: &mut Cycle, matching: &MatchingPods) {
         c.plugin_score[n] = 0;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{select, Buffers, Cycle, Scratch};
+    use super::*;
+    use crate::cluster::Queue;
+    use crate::engine::model::Model;
+    use crate::model::test_cases::load;
+
+    /// Schedules the pods queued in `state` as a scheduler step does, and after every bind
+    /// compares the cached counts of each template scheduled so far with a fresh count; how
+    /// many were compared.
+    fn schedule_and_compare(spec: &ClusterSpec, state: &ClusterState) -> usize {
+        let mut s = state.clone();
+        let mut scratch = Scratch::default();
+        let mut scheduled = Vec::new();
+        let mut compared = 0;
+        for pod in s.pending(Queue::Scheduler).to_vec() {
+            let pod = pod as usize;
+            let phase = s.pod(pod).phase;
+            if phase == PodPhase::Running || phase == PodPhase::Terminating {
+                continue;
+            }
+            let Some(node) = select(spec, &s, pod, &mut scratch) else {
+                break;
+            };
+            scratch.matching.bind(spec, &s, pod, node);
+            s.pod_mut(pod).loc = node as u16;
+            scheduled.push(pod);
+            for &earlier in &scheduled {
+                let cycle = Cycle::new(spec, &s, earlier, &mut Buffers::default());
+                let fresh = MatchingPods::count(&cycle);
+                let cached = scratch.matching.for_template(&cycle);
+                assert_eq!(
+                    cached.counts, fresh.counts,
+                    "pod {earlier} after binding {pod}"
+                );
+                compared += 1;
+            }
+        }
+        compared
+    }
+
+    #[test]
+    fn cached_counts_follow_binds_as_fresh_counts_do() {
+        let mut compared = 0;
+        for (case, file) in [
+            ("c3", "original"),
+            ("c3", "original-non-violation"),
+            ("c8", "original"),
+        ] {
+            let model = load(case, file);
+            let mut pending = vec![model.initial_state().clone()];
+            let mut actions = Vec::new();
+            for _ in 0..3000 {
+                let Some(state) = pending.pop() else {
+                    break;
+                };
+                compared += schedule_and_compare(model.spec(), &state);
+                actions.clear();
+                model.actions(&state, &mut actions);
+                for action in &actions {
+                    if pending.len() < 10_000 {
+                        pending.extend(model.next_state(&state, action));
+                    }
+                }
+            }
+        }
+        assert!(compared > 100, "only {compared} comparisons");
+    }
+}
