@@ -141,6 +141,29 @@ fn loop_search_finds_the_oscillations_as_lassos() {
     }
 }
 
+/// C7's taint-manager loop closes after one round of evictions and re-creations: pods bound by
+/// `nodeName` take their node's resources and give them back when deleted, so the cluster
+/// returns to the same state (in Kivi they are never charged, the node's free CPU grows with
+/// every deletion, and a round is 16,385 steps, until its 16-bit counter wraps).
+#[test]
+fn c7_taint_loop_closes_after_one_round() {
+    use kivi::model::eviction_loop::find_eviction_loop;
+    let model = load("c7", "original");
+    let found = find_eviction_loop(&model, 1_000_000)
+        .expect("within the bound")
+        .expect("C7 has an eviction loop");
+    let lines = found.lines();
+    assert_eq!(lines.cycle.len(), 16, "{:#?}", lines.cycle);
+    assert_eq!(
+        lines
+            .cycle
+            .iter()
+            .filter(|l| l.contains("cannot tolerate the taint"))
+            .count(),
+        3
+    );
+}
+
 /// Kivi + SPIN's counterexample for `case`.
 fn kivi_counterexample(case: &str) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/expected.json"));

@@ -581,3 +581,75 @@ fn translations_use_only_the_formats_keys() {
         }
     }
 }
+
+/// A copy of the C3 cluster description with `events` as its `events_assumption`, in a fresh
+/// temporary directory (removed by the caller).
+fn c3_with_events(tag: &str, events: Value) -> std::path::PathBuf {
+    let directory = std::env::temp_dir().join(format!("kivi-events-{tag}-{}", std::process::id()));
+    for sub in ["yaml", "user_input"] {
+        std::fs::create_dir_all(directory.join(sub)).unwrap();
+        for entry in std::fs::read_dir(Path::new(C3_CONFIGS).join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), directory.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let config = directory.join("user_input/cluster_configs.json");
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    document["events_assumption"] = events;
+    std::fs::write(&config, serde_json::to_string_pretty(&document).unwrap()).unwrap();
+    directory
+}
+
+/// Every event parameter of a cluster description reaches the model: maintenance's `p`, a
+/// node failure's node; the check gives a verdict, the same as the uniform JSON `kivi dump`
+/// prints for it, with the same state count.
+#[test]
+fn cluster_config_events_keep_their_parameters() {
+    for (tag, events, para) in [
+        (
+            "maintenance",
+            serde_json::json!([
+                {"name": "eventCpuChange", "para": {"targetDeployment": "php-apache"}},
+                {"name": "maintenance", "para": {"p": 1}}
+            ]),
+            serde_json::json!({"p": 1}),
+        ),
+        (
+            "failure",
+            serde_json::json!([{"name": "nodeFailure", "para": 2}]),
+            serde_json::json!(2),
+        ),
+    ] {
+        let directory = c3_with_events(tag, events);
+        let input = directory.to_str().unwrap();
+        let (document, _) = dump(&[input, "--original"]);
+        let emitted = document["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] != "eventCpuChange")
+            .unwrap_or_else(|| panic!("{tag}: {document}"));
+        assert_eq!(emitted["para"], para, "{tag}");
+        let file = directory.with_extension("json");
+        std::fs::write(&file, serde_json::to_string(&document).unwrap()).unwrap();
+        let direct = kivi(&["check", input, "--original", "--threads", "1"]);
+        let back = kivi(&["check", file.to_str().unwrap(), "--threads", "1"]);
+        let (direct_out, back_out) = (text(&direct.stdout), text(&back.stdout));
+        assert!(
+            matches!(direct.status.code(), Some(0 | 1)),
+            "{tag}: {direct_out}{}",
+            text(&direct.stderr)
+        );
+        assert_eq!(direct.status.code(), back.status.code(), "{tag}");
+        let states = |out: &str| {
+            out.lines()
+                .find(|l| l.trim_start().starts_with("States:"))
+                .map(str::to_string)
+        };
+        assert_eq!(states(&direct_out), states(&back_out), "{tag}");
+        assert!(states(&direct_out).is_some(), "{tag}: {direct_out}");
+        std::fs::remove_dir_all(&directory).unwrap();
+        std::fs::remove_file(&file).unwrap();
+    }
+}

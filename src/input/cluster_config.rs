@@ -75,7 +75,7 @@ struct CpuSample {
 struct EventConfig {
     name: String,
     #[serde(default)]
-    para: Map<String, Value>,
+    para: Value,
     after_stable: Option<bool>,
 }
 
@@ -249,12 +249,20 @@ pub fn apply(
 }
 
 fn event(config: EventConfig, default_after_stable: bool) -> Event {
-    let target = ["targetDeployment", "deployment"]
-        .iter()
-        .find_map(|key| config.para.get(*key).map(label_text));
+    let mut para = config.para;
+    let target = match &mut para {
+        Value::Object(fields) => ["targetDeployment", "deployment"]
+            .iter()
+            .find_map(|key| fields.remove(*key).map(|v| label_text(&v))),
+        _ => None,
+    };
+    if matches!(&para, Value::Object(fields) if fields.is_empty()) {
+        para = Value::Null;
+    }
     Event {
         name: config.name,
         target,
+        para,
         after_stable: config.after_stable.unwrap_or(default_after_stable),
     }
 }

@@ -158,6 +158,9 @@ pub struct Event {
     pub name: String,
     /// The deployment it acts on, by name.
     pub target: Option<String>,
+    /// Its other parameters as the user gave them (`{"p": 2}` for maintenance, a node id for
+    /// a node failure), `Null` when there are none; carried into Kivi's `para` unchanged.
+    pub para: serde_json::Value,
     /// Fires only once the cluster is stable.
     pub after_stable: bool,
 }

@@ -386,9 +386,18 @@ fn events_json(cluster: &ClusterDescription) -> Result<Vec<Value>, String> {
         .iter()
         .map(|event| {
             let mut json = json!({"name": event.name, "after_stable": event.after_stable});
+            let mut para = event.para.clone();
             if let Some(target) = &event.target {
                 let number = deployment_number(cluster, target, &format!("event {}", event.name))?;
-                json["para"] = json!({"targetDeployment": number});
+                match &mut para {
+                    Value::Object(fields) => {
+                        fields.insert("targetDeployment".into(), json!(number));
+                    }
+                    _ => para = json!({"targetDeployment": number}),
+                }
+            }
+            if !para.is_null() {
+                json["para"] = para;
             }
             Ok(json)
         })
@@ -406,6 +415,8 @@ fn command_json(cluster: &ClusterDescription, command: &Event) -> Result<Value, 
             target,
             &format!("user command {}", command.name)
         )?);
+    } else if !command.para.is_null() {
+        json["para"] = command.para.clone();
     }
     Ok(json)
 }
