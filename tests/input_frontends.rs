@@ -653,3 +653,36 @@ fn cluster_config_events_keep_their_parameters() {
         std::fs::remove_file(&file).unwrap();
     }
 }
+
+/// Errors about what a cluster description and an intents file say name those files and the
+/// user's own fields, in a single topology and in a sweep alike; exit code 2.
+#[test]
+fn cluster_config_errors_name_the_users_file_and_field() {
+    let directory = c3_with_events(
+        "errors",
+        serde_json::json!([
+            {"name": "eventCpuChange", "para": {"targetDeployment": "php-apache"}},
+            {"name": "maintenance", "para": {"p": 0}}
+        ]),
+    );
+    std::fs::write(
+        directory.join("user_input/intents.json"),
+        r#"[{"name": "pod_always_schedulable"}, {"name": "checkEvictionCycle", "para": {}}]"#,
+    )
+    .unwrap();
+    let input = directory.to_str().unwrap();
+    let config = format!("{input}/user_input/cluster_configs.json: events_assumption[1].para.p: ");
+    let intents = format!(
+        "{input}/user_input/intents.json: [1].para.deployment: missing (give the name of the \
+         Deployment the intent is about)"
+    );
+    for args in [vec!["check", input, "--original"], vec!["check", input]] {
+        let output = kivi(&args);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&config), "{args:?}: {stderr}");
+        assert!(stderr.contains(&intents), "{args:?}: {stderr}");
+        assert!(!stderr.contains("para.did"), "{args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&directory).unwrap();
+}

@@ -99,6 +99,7 @@ impl CheckArgs {
         if let Some(topology) = &self.topology {
             let template = Template::from_json(&input.document)
                 .map_err(|error| format!("{name}: --topology needs a scaling template: {error}"))?
+                .written_in(&input.origins)
                 .admitting(topology)
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
             let model = topology_model(&template, topology).map_err(|e| format!("{name}: {e}"))?;
@@ -115,8 +116,9 @@ impl CheckArgs {
             )
             .into());
         }
-        let mut template =
-            Template::from_json(&input.document).map_err(|error| format!("{name}: {error}"))?;
+        let mut template = Template::from_json(&input.document)
+            .map_err(|error| format!("{name}: {error}"))?
+            .written_in(&input.origins);
         if let Some(scale) = self.scale {
             template = template
                 .with_scale(scale)
@@ -187,7 +189,8 @@ impl CheckArgs {
                     .into(),
             );
         }
-        Ok(load_uniform(&input.document).map_err(|error| error.in_file(name).to_string())?)
+        Ok(load_uniform(&input.document)
+            .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
     }
 
     /// Checks one topology (or searches it for an eviction loop with `--loop`) and prints

@@ -5,7 +5,7 @@
 //! Plain numbers follow Kivi's convention: CPU in cores, memory in GiB. Strings are
 //! Kubernetes quantities (`"500m"`, `"64Gi"`).
 
-use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup};
+use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup, Origin};
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
 use super::yaml_documents::Document;
@@ -228,16 +228,28 @@ pub fn apply(
     }
     let events: Vec<EventConfig> =
         serde_json::from_value(field("events_assumption")).map_err(parse("events_assumption"))?;
-    cluster
-        .events
-        .extend(events.into_iter().map(|e| event(e, true)));
+    let origin = |list: &str, i: usize| Origin {
+        file: document.file.clone(),
+        path: format!("{list}[{i}]"),
+    };
+    cluster.events.extend(
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| event(e, true, origin("events_assumption", i))),
+    );
     let commands: Vec<EventConfig> =
         serde_json::from_value(field("userCommands")).map_err(parse("userCommands"))?;
-    cluster
-        .commands
-        .extend(commands.into_iter().map(|e| event(e, false)));
+    cluster.commands.extend(
+        commands
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| event(e, false, origin("userCommands", i))),
+    );
     if let Some(intents) = root.get("intents") {
-        cluster.intents.extend(intents_from(intents, document)?);
+        cluster
+            .intents
+            .extend(intents_from(intents, document, "intents")?);
     }
     if let Some(limit) = root.get("max_pod_per_node").and_then(Value::as_u64) {
         cluster.scaling.max_pods_per_node = limit;
@@ -248,7 +260,7 @@ pub fn apply(
     Ok(())
 }
 
-fn event(config: EventConfig, default_after_stable: bool) -> Event {
+fn event(config: EventConfig, default_after_stable: bool, origin: Origin) -> Event {
     let mut para = config.para;
     let target = match &mut para {
         Value::Object(fields) => ["targetDeployment", "deployment"]
@@ -263,12 +275,18 @@ fn event(config: EventConfig, default_after_stable: bool) -> Event {
         name: config.name,
         target,
         para,
+        origin: Some(origin),
         after_stable: config.after_stable.unwrap_or(default_after_stable),
     }
 }
 
-/// Reads an intents list: `[{"name": …, "para": {"deployment": NAME, …}}]`.
-pub fn intents_from(value: &Value, document: &Document) -> Result<Vec<Intent>, InputError> {
+/// Reads an intents list: `[{"name": …, "para": {"deployment": NAME, …}}]`, found under the
+/// key `list` of `document` (`""` when the document is the list itself, as `intents.json`).
+pub fn intents_from(
+    value: &Value,
+    document: &Document,
+    list: &str,
+) -> Result<Vec<Intent>, InputError> {
     #[derive(Deserialize)]
     struct IntentConfig {
         name: String,
@@ -279,13 +297,18 @@ pub fn intents_from(value: &Value, document: &Document) -> Result<Vec<Intent>, I
         .map_err(|error| document.error_at("name", format!("intents: {error}")))?;
     Ok(configs
         .into_iter()
-        .map(|config| {
+        .enumerate()
+        .map(|(i, config)| {
             let mut para = config.para;
             let deployment = para.remove("deployment").map(|v| label_text(&v));
             Intent {
                 name: config.name,
                 deployment,
                 para,
+                origin: Some(Origin {
+                    file: document.file.clone(),
+                    path: format!("{list}[{i}]"),
+                }),
             }
         })
         .collect())

@@ -161,8 +161,22 @@ pub struct Event {
     /// Its other parameters as the user gave them (`{"p": 2}` for maintenance, a node id for
     /// a node failure), `Null` when there are none; carried into Kivi's `para` unchanged.
     pub para: serde_json::Value,
+    /// Where the user wrote it, for errors about it.
+    pub origin: Option<Origin>,
     /// Fires only once the cluster is stable.
     pub after_stable: bool,
+}
+
+/// Where in the user's input an event or intent was written: the file and the path to it in
+/// the user's own field names (`events_assumption[1]`, `[0]` in an `intents.json`). The
+/// uniform JSON a front-end emits names its own fields; errors about them are put back in the
+/// user's terms with this ([`crate::input::Origins`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The file.
+    pub file: String,
+    /// The path to the entry in it.
+    pub path: String,
 }
 
 /// An intent to verify, with its target deployment by name.
@@ -174,6 +188,8 @@ pub struct Intent {
     pub deployment: Option<String>,
     /// Other parameters, passed through.
     pub para: serde_json::Map<String, Value>,
+    /// Where the user wrote it, for errors about it.
+    pub origin: Option<Origin>,
 }
 
 /// Scaling defaults of Kivi's `userDefined`.

@@ -12,6 +12,7 @@ use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::emit::{self, Units};
 use super::manifests::ManifestSet;
+use super::origins::Origins;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +41,8 @@ pub struct Translation {
     pub diagnostics: Diagnostics,
     /// The units chosen, when the input was not already uniform JSON.
     pub units: Option<Units>,
+    /// Where the user wrote the document's events, commands and intents.
+    pub origins: Origins,
 }
 
 /// Whether `path` needs a front-end: a directory, a YAML file, or a JSON file holding
@@ -162,10 +165,12 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
     } else {
         emit::single_topology(&cluster, &units, &name)?
     };
+    let origins = Origins::of(&cluster, &document);
     Ok(Translation {
         document,
         diagnostics,
         units: Some(units),
+        origins,
     })
 }
 

@@ -143,7 +143,7 @@ impl ManifestSet {
         diagnostics: &mut Diagnostics,
     ) -> Result<(), InputError> {
         for document in read_documents(file, text, diagnostics)? {
-            let intents = cluster_config::intents_from(&document.value, &document)?;
+            let intents = cluster_config::intents_from(&document.value, &document, "")?;
             self.cluster.intents.extend(intents);
         }
         Ok(())

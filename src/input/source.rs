@@ -5,6 +5,7 @@
 use super::diagnostics::Diagnostics;
 use super::directory::{needs_translation, translate, InputOptions};
 use super::emit::Units;
+use super::origins::Origins;
 use super::uniform;
 use crate::cases;
 use serde_json::Value;
@@ -43,6 +44,9 @@ pub struct Opened {
     pub diagnostics: Diagnostics,
     /// The units the front-ends chose, when they translated.
     pub units: Option<Units>,
+    /// Where the user wrote the document's events, commands and intents (empty for uniform
+    /// JSON and cases, whose paths are the user's own).
+    pub origins: Origins,
 }
 
 impl Opened {
@@ -77,6 +81,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                     document: translation.document,
                     diagnostics: translation.diagnostics,
                     units: translation.units,
+                    origins: translation.origins,
                 });
             }
             let text = std::fs::read_to_string(path)
@@ -97,6 +102,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
         document,
         diagnostics,
         units: None,
+        origins: Origins::default(),
     })
 }
 

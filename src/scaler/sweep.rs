@@ -177,7 +177,7 @@ impl std::fmt::Display for SweepError {
 /// The model of one topology of `template`: its instantiated document, loaded.
 pub fn topology_model(template: &Template, topology: &Topology) -> Result<ClusterModel, String> {
     load_uniform(&instantiate(template, topology))
-        .map_err(|error| format!("topology {topology}: {error}"))
+        .map_err(|error| format!("topology {topology}: {}", template.origins.locate(error)))
 }
 
 /// Sweeps `template` on `pool` as `settings` say. `on_decided` sees each topology as it is

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::error::TemplateError;
 use super::topology::Topology;
+use crate::input::Origins;
 
 /// How the instance counts of one kind of type (nodes or deployments) grow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +71,9 @@ pub struct Template {
     pub deployment_scale: ScaleType,
     /// `userDefined.max_pod_per_node`: caps replicas and HPA maxima at this many per node.
     pub max_pods_per_node: Option<u64>,
+    /// Where the user wrote the template's events, commands and intents, when a front-end
+    /// translated it ([`Template::written_in`]): errors loading a topology name those places.
+    pub origins: Origins,
 }
 
 /// The path that names the whole document in errors.
@@ -330,7 +334,14 @@ impl Template {
             node_scale,
             deployment_scale,
             max_pods_per_node,
+            origins: Origins::default(),
         })
+    }
+
+    /// The same template, its events, commands and intents written where `origins` says.
+    pub fn written_in(mut self, origins: &Origins) -> Template {
+        self.origins = origins.clone();
+        self
     }
 
     /// Sets every type's maximum as Kivi's `--scale` does for its case templates:

@@ -23,7 +23,8 @@ use std::path::Path;
 /// problems found in the same document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadError {
-    /// The file the document came from, when known.
+    /// The file the problem is in, when known (for the other problems: when it is not the
+    /// first one's).
     pub file: Option<String>,
     /// JSON path of the offending value, e.g. `setup.nodes[2].cpu`.
     pub path: String,
@@ -65,16 +66,17 @@ impl LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let file = self
-            .file
-            .as_deref()
-            .map(|file| format!("{file}: "))
-            .unwrap_or_default();
         for (i, problem) in self.all().enumerate() {
             if i > 0 {
                 writeln!(f)?;
                 write!(f, "error: ")?;
             }
+            let file = problem
+                .file
+                .as_deref()
+                .or(self.file.as_deref())
+                .map(|file| format!("{file}: "))
+                .unwrap_or_default();
             write!(
                 f,
                 "{file}{}: {} ({})",
