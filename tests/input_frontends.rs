@@ -686,3 +686,38 @@ fn cluster_config_errors_name_the_users_file_and_field() {
     }
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// In a single YAML file, the cluster description under `kivi:` is named as such: an event's
+/// parameters reach the model, and an error names `kivi.events_assumption[0]…` in that file.
+#[test]
+fn kivi_document_events_keep_parameters_and_name_their_place() {
+    let single = std::fs::read_to_string("tests/data/input/single-file.yaml").unwrap();
+    let with_event = |p: u32| {
+        single.replace(
+            "\n  intents:",
+            &format!(
+                "\n  events_assumption:\n  - {{name: maintenance, para: {{p: {p}}}}}\n  intents:"
+            ),
+        )
+    };
+    let file = std::env::temp_dir().join(format!("kivi-single-{}.yaml", std::process::id()));
+    let name = file.to_str().unwrap();
+    std::fs::write(&file, with_event(0)).unwrap();
+    let bad = kivi(&["check", name, "--original"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains(&format!("{name}: kivi.events_assumption[0].para.p: ")),
+        "{}",
+        text(&bad.stderr)
+    );
+    std::fs::write(&file, with_event(1)).unwrap();
+    let (document, _) = dump(&[name, "--original"]);
+    assert_eq!(document["events"][0]["para"], serde_json::json!({"p": 1}));
+    let good = kivi(&["check", name, "--original"]);
+    assert!(
+        matches!(good.status.code(), Some(0 | 1)),
+        "{}",
+        text(&good.stderr)
+    );
+    std::fs::remove_file(&file).unwrap();
+}

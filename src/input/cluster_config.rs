@@ -230,7 +230,7 @@ pub fn apply(
         serde_json::from_value(field("events_assumption")).map_err(parse("events_assumption"))?;
     let origin = |list: &str, i: usize| Origin {
         file: document.file.clone(),
-        path: format!("{list}[{i}]"),
+        path: document.user_path(&format!("{list}[{i}]")),
     };
     cluster.events.extend(
         events
@@ -307,7 +307,7 @@ pub fn intents_from(
                 para,
                 origin: Some(Origin {
                     file: document.file.clone(),
-                    path: format!("{list}[{i}]"),
+                    path: document.user_path(&format!("{list}[{i}]")),
                 }),
             }
         })

@@ -43,6 +43,7 @@ impl ManifestSet {
         if let Some(config) = document.value.get("kivi") {
             self.configs.push(Document {
                 value: config.clone(),
+                within: "kivi".into(),
                 ..document
             });
             self.has_cluster_config = true;

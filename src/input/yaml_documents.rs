@@ -19,6 +19,21 @@ pub struct Document {
     pub text: String,
     /// The document as JSON (`Null` for an empty document).
     pub value: Value,
+    /// Where `value` lies in the document as the user wrote it: empty for the whole document,
+    /// `kivi` for the cluster description under a `kivi:` key. Errors about entries of the
+    /// value name their place with it.
+    pub within: String,
+}
+
+impl Document {
+    /// The path of `path` (inside the value) in the document as the user wrote it.
+    pub fn user_path(&self, path: &str) -> String {
+        match (self.within.is_empty(), path.starts_with('[')) {
+            (true, _) => path.to_string(),
+            (false, true) => format!("{}{path}", self.within),
+            (false, false) => format!("{}.{path}", self.within),
+        }
+    }
 }
 
 impl Document {
@@ -81,6 +96,7 @@ pub fn read_documents(
             first_line,
             text: chunk,
             value: Value::Null,
+            within: String::new(),
         };
         if let Some((path, number)) = non_finite(&yaml, String::new()) {
             let key = path.rsplit('.').next().unwrap_or(&path).to_string();
