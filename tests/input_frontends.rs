@@ -721,3 +721,34 @@ fn kivi_document_events_keep_parameters_and_name_their_place() {
     );
     std::fs::remove_file(&file).unwrap();
 }
+
+/// A counterexample found in a topology built from named objects says which node and
+/// deployment each id in its trace is, in text and in JSON.
+#[test]
+fn traces_come_with_the_names_users_know() {
+    let output = kivi(&["check", C3_CONFIGS, "--original"]);
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1));
+    let legend = stdout
+        .lines()
+        .find(|line| line.starts_with("Names in the trace: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(legend.ends_with(", deployment 1 = php-apache"), "{legend}");
+    assert!(legend.contains("node 1 = "), "{legend}");
+    assert!(
+        stdout.find(legend).unwrap() < stdout.find("Summary:").unwrap(),
+        "{stdout}"
+    );
+    let json = kivi(&["check", C3_CONFIGS, "--original", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let names = report["names"].as_array().expect("names");
+    assert!(names.contains(&serde_json::json!(
+        {"kind": "deployment", "id": 1, "name": "php-apache"}
+    )));
+    let live = kivi(&["check", LIVE_DUMP]);
+    assert!(
+        text(&live.stdout).contains("Names in the trace: deployment 1 = checkout"),
+        "{}",
+        text(&live.stdout)
+    );
+}

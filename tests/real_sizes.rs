@@ -95,3 +95,51 @@ fn sizes_past_the_limits_are_refused_with_the_limit_named() {
         "{err}"
     );
 }
+
+/// A live-cluster dump of 5,000 nodes (`kubectl get nodes -o json` with the example's three
+/// workers and 4,997 more like them) is read, dumped and checked like the small one.
+#[test]
+fn a_five_thousand_node_live_dump_is_read_dumped_and_checked() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/live-cluster-dump");
+    let directory = std::env::temp_dir().join(format!("kivi-live-5000-{}", std::process::id()));
+    let setup = directory.join("setup");
+    std::fs::create_dir_all(&setup).unwrap();
+    for entry in std::fs::read_dir(example.join("setup")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), setup.join(entry.file_name())).unwrap();
+    }
+    let nodes_file = setup.join("shop-getnode.json");
+    let mut nodes: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&nodes_file).unwrap()).unwrap();
+    let items = nodes["items"].as_array_mut().unwrap();
+    let worker = items[1].clone();
+    for i in 0..4_997 {
+        let name = format!("shop-x{i}");
+        let mut node = worker.clone();
+        node["metadata"]["name"] = serde_json::json!(name);
+        node["metadata"]["uid"] = serde_json::json!(format!("node-{name}"));
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = serde_json::json!(name);
+        items.push(node);
+    }
+    std::fs::write(&nodes_file, nodes.to_string()).unwrap();
+    let input = directory.to_str().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(["dump", input])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(document["setup"]["nodes"].as_array().unwrap().len(), 5_000);
+    let (code, out, err) = kivi(&["check", input]);
+    assert!(matches!(code, Some(0 | 1)), "{out}{err}");
+    assert!(
+        out.contains("Setup: 5000 node(s), 6 pod slot(s), 1 deployment(s)"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&directory).unwrap();
+}

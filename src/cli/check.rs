@@ -6,7 +6,7 @@ use super::engine_args::EngineArgs;
 use super::error::CommandError;
 use super::interrupt;
 use crate::engine::{check, CheckOptions};
-use crate::input::{load_uniform, open, InputOptions, Opened, Source};
+use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
 use crate::model::eviction_loop::{find_eviction_loop, DEFAULT_MAX_STATES};
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
@@ -103,11 +103,11 @@ impl CheckArgs {
                 .admitting(topology)
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
             let model = topology_model(&template, topology).map_err(|e| format!("{name}: {e}"))?;
-            return self.check_single(name, &model, options, &pool);
+            return self.check_single(name, &model, None, options, &pool);
         }
         if self.original || !input.is_template() {
             let model = self.single_topology(&input)?;
-            return self.check_single(name, &model, options, &pool);
+            return self.check_single(name, &model, input.names.as_ref(), options, &pool);
         }
         if self.eviction_loop {
             return Err(format!(
@@ -194,11 +194,13 @@ impl CheckArgs {
     }
 
     /// Checks one topology (or searches it for an eviction loop with `--loop`) and prints
-    /// the result; returns the exit code.
+    /// the result, with the names of the nodes and deployments its traces mention when
+    /// `names` knows them; returns the exit code.
     fn check_single(
         &self,
         name: &str,
         model: &ClusterModel,
+        names: Option<&Names>,
         options: CheckOptions,
         pool: &rayon::ThreadPool,
     ) -> Result<i32, CommandError> {
@@ -220,8 +222,26 @@ impl CheckArgs {
             .install(|| check(model, &options))
             .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
         match self.format {
-            Format::Text => print!("{}", single::to_text(model, &outcome, self.verbosity())),
-            Format::Json => println!("{}", single::to_json(model, &outcome)),
+            Format::Text => {
+                let text = single::to_text(model, &outcome, self.verbosity());
+                print!("{}", with_legend(text, names));
+            }
+            Format::Json => {
+                let mut report = single::to_json(model, &outcome);
+                if let Some(names) = names {
+                    let traces = report["counterexamples"].as_array().into_iter().flatten();
+                    let lines = traces
+                        .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
+                        .filter_map(|line| line.as_str());
+                    let named: Vec<serde_json::Value> = names
+                        .mentioned(lines)
+                        .into_iter()
+                        .map(|(kind, id, name)| serde_json::json!({"kind": kind, "id": id, "name": name}))
+                        .collect();
+                    report["names"] = serde_json::json!(named);
+                }
+                println!("{report}");
+            }
         }
         Ok(outcome.verdict().exit_code())
     }
@@ -237,5 +257,17 @@ impl CheckArgs {
             pods_per_node: self.confident_ratio.unwrap_or(defaults.pods_per_node),
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
+    }
+}
+
+/// `text` with a line naming the nodes and deployments its traces mention, placed before the
+/// summary, when `names` knows them.
+fn with_legend(text: String, names: Option<&Names>) -> String {
+    let Some(legend) = names.and_then(|names| names.legend(text.lines())) else {
+        return text;
+    };
+    match text.rfind("Summary:") {
+        Some(at) => format!("{}{legend}\n\n{}", &text[..at], &text[at..]),
+        None => format!("{text}{legend}\n"),
     }
 }

@@ -78,10 +78,7 @@ fn items(
     let mut out = Vec::new();
     for document in read_documents(file, text, diagnostics)? {
         match document.value.get("items").and_then(Value::as_array) {
-            Some(list) => out.extend(list.iter().map(|item| Document {
-                value: item.clone(),
-                ..document.clone()
-            })),
+            Some(list) => out.extend(list.iter().map(|item| document.part(item.clone()))),
             None => out.push(document),
         }
     }

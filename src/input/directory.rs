@@ -12,6 +12,7 @@ use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::emit::{self, Units};
 use super::manifests::ManifestSet;
+use super::names::Names;
 use super::origins::Origins;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,9 @@ pub struct Translation {
     pub units: Option<Units>,
     /// Where the user wrote the document's events, commands and intents.
     pub origins: Origins,
+    /// What the user calls the single topology's nodes and deployments (`None` for a scaling
+    /// template, whose topologies number their nodes by type).
+    pub names: Option<Names>,
 }
 
 /// Whether `path` needs a front-end: a directory, a YAML file, or a JSON file holding
@@ -171,6 +175,7 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
         diagnostics,
         units: Some(units),
         origins,
+        names: (!scaling).then(|| Names::of(&cluster)),
     })
 }
 

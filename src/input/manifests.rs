@@ -57,13 +57,7 @@ impl ManifestSet {
                 .cloned()
                 .unwrap_or_default();
             for item in items {
-                self.add_document(
-                    Document {
-                        value: item,
-                        ..document.clone()
-                    },
-                    diagnostics,
-                )?;
+                self.add_document(document.part(item), diagnostics)?;
             }
             return Ok(());
         }

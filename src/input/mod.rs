@@ -14,6 +14,7 @@ pub mod directory;
 pub mod emit;
 pub mod kubernetes;
 pub mod manifests;
+pub mod names;
 pub mod origins;
 pub mod quantity;
 pub mod source;
@@ -23,6 +24,7 @@ pub mod yaml_documents;
 
 pub use diagnostics::{Diagnostics, InputError};
 pub use directory::{needs_translation, translate, InputOptions, Translation};
+pub use names::Names;
 pub use origins::Origins;
 pub use quantity::Quantity;
 pub use source::{open, Opened, Source};

@@ -5,6 +5,7 @@
 use super::diagnostics::Diagnostics;
 use super::directory::{needs_translation, translate, InputOptions};
 use super::emit::Units;
+use super::names::Names;
 use super::origins::Origins;
 use super::uniform;
 use crate::cases;
@@ -47,6 +48,9 @@ pub struct Opened {
     /// Where the user wrote the document's events, commands and intents (empty for uniform
     /// JSON and cases, whose paths are the user's own).
     pub origins: Origins,
+    /// What the user calls the single topology's nodes and deployments, when a front-end
+    /// built it from named objects.
+    pub names: Option<Names>,
 }
 
 impl Opened {
@@ -82,6 +86,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                     diagnostics: translation.diagnostics,
                     units: translation.units,
                     origins: translation.origins,
+                    names: translation.names,
                 });
             }
             let text = std::fs::read_to_string(path)
@@ -103,6 +108,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
         diagnostics,
         units: None,
         origins: Origins::default(),
+        names: None,
     })
 }
 

@@ -15,8 +15,9 @@ pub struct Document {
     pub file: String,
     /// 1-based line of the document's first line in the file.
     pub first_line: usize,
-    /// The document's text.
-    pub text: String,
+    /// The document's text (shared by the objects of a `List`, which are documents of their
+    /// own).
+    pub text: std::sync::Arc<str>,
     /// The document as JSON (`Null` for an empty document).
     pub value: Value,
     /// Where `value` lies in the document as the user wrote it: empty for the whole document,
@@ -26,6 +27,18 @@ pub struct Document {
 }
 
 impl Document {
+    /// A part of this document holding `value` (an object of a `List`): the same file, text
+    /// and place, without copying the document's own value.
+    pub fn part(&self, value: Value) -> Document {
+        Document {
+            file: self.file.clone(),
+            first_line: self.first_line,
+            text: self.text.clone(),
+            value,
+            within: self.within.clone(),
+        }
+    }
+
     /// The path of `path` (inside the value) in the document as the user wrote it.
     pub fn user_path(&self, path: &str) -> String {
         match (self.within.is_empty(), path.starts_with('[')) {
@@ -94,7 +107,7 @@ pub fn read_documents(
         let mut document = Document {
             file: file.to_string(),
             first_line,
-            text: chunk,
+            text: chunk.into(),
             value: Value::Null,
             within: String::new(),
         };
