@@ -378,3 +378,28 @@ fn one_chosen_topology_of_a_template_is_checked_alone() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("e.g. `1,2:6`"));
 }
+
+/// A pod that fits no node is explained as kube-scheduler's FitError explains it, under the
+/// counterexample and in the JSON report.
+#[test]
+fn an_unschedulable_pod_is_explained_in_kube_schedulers_words() {
+    let reason = "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(["check", "--case", "c3", "--original"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("Pod 6 cannot be scheduled: {reason}")),
+        "{stdout}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(["check", "--case", "c3", "--original", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["counterexamples"][0]["unschedulable"],
+        serde_json::json!({"pod": 6, "reason": reason})
+    );
+}

@@ -137,6 +137,14 @@ impl ClusterModel {
         next
     }
 
+    /// The pod a scheduler step taken in `before` finds no node for, with kube-scheduler's
+    /// `FitError` message saying which filters rejected which nodes (`0/3 nodes are available:
+    /// 3 node(s) didn't match pod topology spread constraints.`); `None` when every queued pod
+    /// fits.
+    pub fn unschedulable(&self, before: &ClusterState) -> Option<(usize, String)> {
+        controllers::scheduler::fit_error::first_unschedulable(&self.spec, before)
+    }
+
     /// Kivi's trace lines for taking `action` in `before` (none for silent steps; several when
     /// one atomic step prints several).
     pub fn describe_step(&self, before: &ClusterState, action: &ClusterAction) -> Vec<TraceLine> {

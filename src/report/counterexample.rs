@@ -74,8 +74,24 @@ impl Counterexample<'_> {
         }
     }
 
+    /// When the trace ends in a scheduler step that found no node for a pod: the pod and why,
+    /// in kube-scheduler's `FitError` words.
+    pub fn unschedulable(&self) -> Option<(usize, String)> {
+        let trace = self.trace;
+        let (last, before) = match trace.steps.as_slice() {
+            [] => return None,
+            [only] => (only, &trace.init),
+            [.., before, last] => (last, &before.state),
+        };
+        if last.action != ClusterAction::Scheduler {
+            return None;
+        }
+        self.model.unschedulable(before)
+    }
+
     /// The counterexample as JSON: the failure and every step with its controller, messages,
-    /// action and the state after it.
+    /// action and the state after it; and, when a pod found no node, why
+    /// (`"unschedulable": {"pod": 6, "reason": "0/3 nodes are available: …"}`).
     pub fn to_json(&self) -> Value {
         let mut kivi_trace = Vec::new();
         let mut steps = Vec::new();
@@ -92,11 +108,15 @@ impl Counterexample<'_> {
                 "state": snapshot(after),
             }));
         }
-        json!({
+        let mut json = json!({
             "intent": self.failure.to_string(),
             "kiviTrace": kivi_trace,
             "initialState": snapshot(&self.trace.init),
             "steps": steps,
-        })
+        });
+        if let Some((pod, reason)) = self.unschedulable() {
+            json["unschedulable"] = json!({"pod": pod, "reason": reason});
+        }
+        json
     }
 }

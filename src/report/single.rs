@@ -50,6 +50,9 @@ pub fn failures_text(
         for line in counterexample.lines(verbosity) {
             let _ = writeln!(text, "{line}");
         }
+        if let Some((pod, why)) = counterexample.unschedulable() {
+            let _ = writeln!(text, "Pod {pod} cannot be scheduled: {why}");
+        }
         let _ = writeln!(text);
     }
     text

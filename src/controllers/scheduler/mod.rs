@@ -6,6 +6,7 @@
 //! and a per-plugin score that each scoring plugin normalises and adds with its weight. The host
 //! is the ready node with the highest score; ties go to the lowest node id.
 
+pub mod fit_error;
 mod node_affinity;
 mod node_name;
 mod node_resources_fit;
