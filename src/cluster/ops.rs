@@ -90,6 +90,17 @@ impl ClusterState {
         }
     }
 
+    /// Binds `pod` to node `node` and charges the node for it: one more pod, less free CPU
+    /// and memory by the pod's usage (the kubelet gives them back when the pod is removed).
+    pub fn bind(&mut self, pod: usize, node: usize) {
+        let (cpu, memory) = (self.pod(pod).cpu, self.pod(pod).memory);
+        let record = self.node_mut(node);
+        record.num_pods = record.num_pods.wrapping_add(1);
+        record.cpu_left = record.cpu_left.wrapping_sub(cpu);
+        record.mem_left = record.mem_left.wrapping_sub(memory);
+        self.pod_mut(pod).loc = node as u16;
+    }
+
     /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
     /// `deleteAPodUpdate`).
     pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {

@@ -178,13 +178,8 @@ fn create_pod(
             .ok()
             .filter(|&n| n <= spec.nodes.len())
             .unwrap_or(0);
-        state.pods_mut()[index].loc = node as u16;
         if node != 0 {
-            let (cpu, memory) = (state.pods()[index].cpu, state.pods()[index].memory);
-            let record = state.node_mut(node);
-            record.num_pods = record.num_pods.wrapping_add(1);
-            record.cpu_left = record.cpu_left.wrapping_sub(cpu);
-            record.mem_left = record.mem_left.wrapping_sub(memory);
+            state.bind(pod, node);
         }
         state.enqueue(Queue::Kubelet, pod);
     } else {

@@ -86,12 +86,7 @@ pub fn first_unschedulable(spec: &ClusterSpec, state: &ClusterState) -> Option<(
             return message(spec, &s, pod).map(|message| (pod, message));
         };
         scratch.matching.bind(spec, &s, pod, n);
-        let (cpu, memory) = (s.pod(pod).cpu, s.pod(pod).memory);
-        let node = s.node_mut(n);
-        node.num_pods = node.num_pods.wrapping_add(1);
-        node.cpu_left = node.cpu_left.wrapping_sub(cpu);
-        node.mem_left = node.mem_left.wrapping_sub(memory);
-        s.pod_mut(pod).loc = n as u16;
+        s.bind(pod, n);
     }
     None
 }

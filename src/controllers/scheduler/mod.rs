@@ -242,12 +242,7 @@ fn run_on(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder, scra
                 format!("Pod {pod} is scheduled on node {n}")
             });
             scratch.matching.bind(spec, state, pod, n);
-            let (cpu, memory) = (state.pod(pod).cpu, state.pod(pod).memory);
-            let node = state.node_mut(n);
-            node.num_pods = node.num_pods.wrapping_add(1);
-            node.cpu_left = node.cpu_left.wrapping_sub(cpu);
-            node.mem_left = node.mem_left.wrapping_sub(memory);
-            state.pod_mut(pod).loc = n as u16;
+            state.bind(pod, n);
             state.enqueue(Queue::Kubelet, pod);
             if state.pod(pod).owned {
                 let d = state.pod(pod).deployment as usize;
