@@ -93,30 +93,15 @@ pub fn first_unschedulable(spec: &ClusterSpec, state: &ClusterState) -> Option<(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::with_new_pod;
     use super::*;
-    use crate::cluster::{NodeStatus, PodState};
+    use crate::cluster::NodeStatus;
     use crate::model::test_cases::load;
-
-    fn with_new_pod(state: &ClusterState) -> ClusterState {
-        let mut s = state.clone();
-        *s.pod_mut(6) = PodState {
-            phase: PodPhase::Pending,
-            cpu: 8,
-            memory: 8,
-            owned: true,
-            deployment: 1,
-            template: 1,
-            template_labels: true,
-            cpu_index: 1,
-            ..PodState::default()
-        };
-        s
-    }
 
     #[test]
     fn c3s_sixth_replica_is_blocked_by_the_spread_constraints() {
         let model = load("c3", "original");
-        let s = with_new_pod(model.initial_state());
+        let s = with_new_pod(&model);
         assert_eq!(
             message(model.spec(), &s, 6).unwrap(),
             "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
@@ -126,7 +111,7 @@ mod tests {
     #[test]
     fn each_node_counts_once_under_the_first_filter_that_rejects_it() {
         let model = load("c3", "original");
-        let mut s = with_new_pod(model.initial_state());
+        let mut s = with_new_pod(&model);
         s.node_mut(1).status = NodeStatus::NotReady;
         s.node_mut(2).cpu_left = 1;
         assert_eq!(
@@ -135,9 +120,6 @@ mod tests {
              spread constraints, 1 node(s) were not ready."
         );
         let fits = load("c3", "original-non-violation");
-        assert_eq!(
-            message(fits.spec(), &with_new_pod(fits.initial_state()), 6),
-            None
-        );
+        assert_eq!(message(fits.spec(), &with_new_pod(&fits), 6), None);
     }
 }

@@ -261,7 +261,7 @@ mod tests {
     use crate::model::ClusterModel;
 
     /// The state of `model` with pod 6 freshly created by deployment 1.
-    fn with_new_pod(model: &ClusterModel) -> ClusterState {
+    pub(super) fn with_new_pod(model: &ClusterModel) -> ClusterState {
         let mut s = model.initial_state().clone();
         *s.pod_mut(6) = PodState {
             phase: PodPhase::Pending,
