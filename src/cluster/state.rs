@@ -502,63 +502,53 @@ impl ClusterState {
         self.pods_offset() + self.pods as usize * POD_BYTES
     }
 
+    /// The `count` records of type `T` starting at byte `offset` of the buffer. Called only
+    /// for the three ranges `new` fills with records of that type.
+    fn records<T: NoUninit>(&self, offset: usize, count: usize) -> &[T] {
+        const { assert!(std::mem::align_of::<T>() == 1) };
+        let bytes = &self.bytes()[offset..offset + count * std::mem::size_of::<T>()];
+        // SAFETY: `T` is a packed record (alignment 1, checked above) of plain bytes, and this
+        // range of the buffer only ever holds `T`s: it is written from valid `T`s in `new` and
+        // changed only through `&mut T` views, which keep it valid.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), count) }
+    }
+
+    /// [`ClusterState::records`], mutable.
+    fn records_mut<T: NoUninit>(&mut self, offset: usize, count: usize) -> &mut [T] {
+        const { assert!(std::mem::align_of::<T>() == 1) };
+        let bytes = &mut self.bytes_mut()[offset..offset + count * std::mem::size_of::<T>()];
+        // SAFETY: as in `records`; the exclusive borrow of `self` makes the view unique.
+        unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), count) }
+    }
+
     /// The node records, by id - 1.
     pub fn nodes(&self) -> &[NodeState] {
-        let offset = self.nodes_offset();
-        // SAFETY: `NodeState` is a packed record (alignment 1) of plain bytes, and this range of
-        // the buffer only ever holds node records: it is written from valid `NodeState`s in
-        // `new` and changed only through `&mut NodeState` views, which keep it valid.
-        unsafe {
-            std::slice::from_raw_parts(self.bytes()[offset..].as_ptr().cast(), self.nodes as usize)
-        }
+        self.records(self.nodes_offset(), self.nodes as usize)
     }
 
     /// The node records, mutable.
     pub fn nodes_mut(&mut self) -> &mut [NodeState] {
-        let (offset, nodes) = (self.nodes_offset(), self.nodes as usize);
-        // SAFETY: as in `nodes`; the exclusive borrow of `self` makes the view unique.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), nodes)
-        }
+        self.records_mut(self.nodes_offset(), self.nodes as usize)
     }
 
     /// The pod records, by id - 1.
     pub fn pods(&self) -> &[PodState] {
-        let offset = self.pods_offset();
-        // SAFETY: as in `nodes`, for the pod records' range.
-        unsafe {
-            std::slice::from_raw_parts(self.bytes()[offset..].as_ptr().cast(), self.pods as usize)
-        }
+        self.records(self.pods_offset(), self.pods as usize)
     }
 
     /// The pod records, mutable.
     pub fn pods_mut(&mut self) -> &mut [PodState] {
-        let (offset, pods) = (self.pods_offset(), self.pods as usize);
-        // SAFETY: as in `pods`; the exclusive borrow of `self` makes the view unique.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), pods)
-        }
+        self.records_mut(self.pods_offset(), self.pods as usize)
     }
 
     /// The deployment records, by id - 1.
     pub fn deployments(&self) -> &[DeploymentState] {
-        let offset = self.deployments_offset();
-        // SAFETY: as in `nodes`, for the deployment records' range.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.bytes()[offset..].as_ptr().cast(),
-                self.deployments as usize,
-            )
-        }
+        self.records(self.deployments_offset(), self.deployments as usize)
     }
 
     /// The deployment records, mutable.
     pub fn deployments_mut(&mut self) -> &mut [DeploymentState] {
-        let (offset, count) = (self.deployments_offset(), self.deployments as usize);
-        // SAFETY: as in `deployments`; the exclusive borrow of `self` makes the view unique.
-        unsafe {
-            std::slice::from_raw_parts_mut(self.bytes_mut()[offset..].as_mut_ptr().cast(), count)
-        }
+        self.records_mut(self.deployments_offset(), self.deployments as usize)
     }
 
     /// Node with id `id` (1-based).

@@ -3,19 +3,22 @@
 //! didn't match pod topology spread constraints.` — each node counted once, under the first
 //! filter that rejected it, the reasons sorted. Kivi prints only "No feasible node!".
 
-use super::{node_affinity, node_name, node_resources_fit, pod_topology_spread, taint_toleration};
-use super::{Buffers, Cycle, Scratch};
+use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Queue};
 use std::collections::BTreeMap;
 
-/// The filters in the order kivi runs them, each with the reason kube-scheduler gives for a
-/// node it rejects (resource fit's reason depends on the resource: [`resource_reason`]).
-const NOT_READY: &str = "node(s) were not ready";
-const NODE_NAME: &str = "node(s) didn't match the requested node name";
-const NODE_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
-const TAINT: &str = "node(s) had untolerated taint";
-const SPREAD: &str = "node(s) didn't match pod topology spread constraints";
+/// kube-scheduler's reason for a node the filter `filter` rejects.
+fn reason(c: &Cycle, n: usize, filter: Filter) -> &'static str {
+    match filter {
+        Filter::NotReady => "node(s) were not ready",
+        Filter::NodeName => "node(s) didn't match the requested node name",
+        Filter::NodeAffinity => "node(s) didn't match Pod's node affinity/selector",
+        Filter::TaintToleration => "node(s) had untolerated taint",
+        Filter::NodeResourcesFit => resource_reason(c, n),
+        Filter::PodTopologySpread => "node(s) didn't match pod topology spread constraints",
+    }
+}
 
 /// kube-scheduler's reason for a node NodeResourcesFit rejects: the first resource short.
 fn resource_reason(c: &Cycle, n: usize) -> &'static str {
@@ -34,30 +37,17 @@ pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<S
     let mut scratch = Scratch::default();
     let mut c = Cycle::new(spec, state, pod, &mut Buffers::default());
     let nodes = spec.nodes.len();
-    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
     let mut rejected = vec![false; nodes + 1];
-    let mut note = |c: &Cycle, reason: &dyn Fn(&Cycle, usize) -> &'static str| {
+    let tainted = spec.nodes.iter().any(|n| n.taint_type != 0);
+    run_filters(&mut c, &mut scratch.matching, tainted, |c, filter| {
         for n in c.node_ids() {
             if !c.feasible(n) && !rejected[n] {
                 rejected[n] = true;
-                *reasons.entry(reason(c, n).to_string()).or_default() += 1;
+                *reasons.entry(reason(c, n, filter)).or_default() += 1;
             }
         }
-    };
-    note(&c, &|_, _| NOT_READY);
-    node_name::filter(&mut c);
-    note(&c, &|_, _| NODE_NAME);
-    node_affinity::filter(&mut c);
-    note(&c, &|_, _| NODE_AFFINITY);
-    if spec.nodes.iter().any(|n| n.taint_type != 0) {
-        taint_toleration::filter(&mut c);
-        note(&c, &|_, _| TAINT);
-    }
-    node_resources_fit::filter(&mut c);
-    note(&c, &resource_reason);
-    let matching = scratch.matching.for_template(&c);
-    pod_topology_spread::filter(&mut c, matching);
-    note(&c, &|_, _| SPREAD);
+    });
     if c.node_ids().any(|n| c.feasible(n)) {
         return None;
     }

@@ -178,6 +178,44 @@ pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Opt
     select(spec, state, pod, &mut Scratch::default())
 }
 
+/// A step of the filtering phase, for telling which one rejected a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Filter {
+    /// Before any filter: the node is not ready.
+    NotReady,
+    NodeName,
+    NodeAffinity,
+    TaintToleration,
+    NodeResourcesFit,
+    PodTopologySpread,
+}
+
+/// Runs the filters in order (TaintToleration only when some node is `tainted`), calling
+/// `after` before the first and after each with the step just taken; the matching-pod counts
+/// the spread filter used, for the spread score.
+fn run_filters<'m>(
+    c: &mut Cycle,
+    matching: &'m mut pod_topology_spread::MatchingCache,
+    tainted: bool,
+    mut after: impl FnMut(&Cycle, Filter),
+) -> &'m pod_topology_spread::MatchingPods {
+    after(c, Filter::NotReady);
+    node_name::filter(c);
+    after(c, Filter::NodeName);
+    node_affinity::filter(c);
+    after(c, Filter::NodeAffinity);
+    if tainted {
+        taint_toleration::filter(c);
+        after(c, Filter::TaintToleration);
+    }
+    node_resources_fit::filter(c);
+    after(c, Filter::NodeResourcesFit);
+    let matching = matching.for_template(c);
+    pod_topology_spread::filter(c, matching);
+    after(c, Filter::PodTopologySpread);
+    matching
+}
+
 /// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`.
 fn select(
     spec: &ClusterSpec,
@@ -186,15 +224,8 @@ fn select(
     scratch: &mut Scratch,
 ) -> Option<usize> {
     let mut c = Cycle::new(spec, state, pod, &mut scratch.buffers);
-    node_name::filter(&mut c);
-    node_affinity::filter(&mut c);
     let taints = spec.nodes.iter().any(|n| n.taint_type != 0);
-    if taints {
-        taint_toleration::filter(&mut c);
-    }
-    node_resources_fit::filter(&mut c);
-    let matching = scratch.matching.for_template(&c);
-    pod_topology_spread::filter(&mut c, matching);
+    let matching = run_filters(&mut c, &mut scratch.matching, taints, |_, _| {});
 
     node_affinity::score(&mut c);
     if taints {
