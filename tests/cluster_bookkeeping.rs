@@ -115,7 +115,7 @@ fn random_cluster(case: usize, non_violation: bool, nodes: u64, replicas: u64) -
         vec![replicas.min(room).max(1); deployment_types as usize],
     );
     let template = template.admitting(&topology).unwrap();
-    topology_model(&template, &topology).unwrap()
+    topology_model(&template, &topology, Default::default()).unwrap()
 }
 
 /// Walks `choices.len()` random steps from the initial state, checking the bookkeeping after

@@ -5,6 +5,7 @@
 use super::engine_args::EngineArgs;
 use super::error::CommandError;
 use super::interrupt;
+use super::model_args::ModelArgs;
 use crate::engine::{check, CheckOptions};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
 use crate::model::eviction_loop::{find_eviction_loop, DEFAULT_MAX_STATES};
@@ -79,6 +80,8 @@ pub struct CheckArgs {
     loop_max_states: usize,
     #[command(flatten)]
     engine: EngineArgs,
+    #[command(flatten)]
+    semantics: ModelArgs,
 }
 
 impl CheckArgs {
@@ -102,11 +105,14 @@ impl CheckArgs {
                 .written_in(&input.origins)
                 .admitting(topology)
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
-            let model = topology_model(&template, topology).map_err(|e| format!("{name}: {e}"))?;
+            let model = topology_model(&template, topology, self.semantics.options())
+                .map_err(|e| format!("{name}: {e}"))?;
             return self.check_single(name, &model, None, options, &pool);
         }
         if self.original || !input.is_template() {
-            let model = self.single_topology(&input)?;
+            let model = self
+                .single_topology(&input)?
+                .with_options(self.semantics.options());
             return self.check_single(name, &model, input.names.as_ref(), options, &pool);
         }
         if self.eviction_loop {
@@ -129,6 +135,7 @@ impl CheckArgs {
             check: options,
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
+            model: self.semantics.options(),
         };
         let mut progress: Option<SweepProgress> = None;
         let result = crate::scaler::sweep::run(&template, &settings, &pool, &interrupt, |done| {

@@ -9,11 +9,13 @@ mod dump;
 mod engine_args;
 mod error;
 mod interrupt;
+mod model_args;
 mod plot;
 mod simulate;
 
 pub use engine_args::EngineArgs;
 pub use error::{CommandError, EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR};
+pub use model_args::ModelArgs;
 
 use clap::{Parser, Subcommand};
 

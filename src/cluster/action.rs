@@ -7,8 +7,14 @@
 /// its queue as far as its guard allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClusterAction {
-    /// The scheduler places every queued pod.
+    /// The scheduler places every queued pod, ties on the lowest node id.
     Scheduler,
+    /// Under `--tie-break any`: the scheduler places the queued pods, each tied pod on the
+    /// top-scored node `choices` names (see [`crate::controllers::scheduler::run`]).
+    SchedulerChoice {
+        /// Where the step's tied pods go, in mixed radix.
+        choices: u64,
+    },
     /// The deployment controller reconciles queued deployments (only while the kubelet is idle).
     DeploymentController,
     /// The HPA evaluates queued deployments (after its wait period, or when the cluster is quiet).
@@ -84,4 +90,19 @@ pub enum ClusterAction {
         /// Change of specReplicas (-3..=3).
         delta: i8,
     },
+}
+
+impl ClusterAction {
+    /// Whether this is a scheduler step, with or without a pick.
+    pub fn is_scheduler(&self) -> bool {
+        matches!(self, Self::Scheduler | Self::SchedulerChoice { .. })
+    }
+
+    /// Where a scheduler step places its tied pods (0 for a step that names nothing).
+    pub fn scheduler_choices(&self) -> u64 {
+        match *self {
+            Self::SchedulerChoice { choices } => choices,
+            _ => 0,
+        }
+    }
 }

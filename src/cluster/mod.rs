@@ -25,6 +25,7 @@
 //!
 
 pub mod action;
+pub mod interchangeable;
 pub mod monitors;
 pub mod ops;
 pub mod spec;
@@ -36,6 +37,6 @@ pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
-    PodPhase, PodSet, PodState, Queue, ReplicaSetState,
+    PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
 };
 pub use trace::{Recorder, TraceLine};

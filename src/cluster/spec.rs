@@ -399,6 +399,38 @@ pub struct ClusterSpec {
     pub descheduler: Option<DeschedulerSpec>,
     /// The latest start of any CPU usage step, where pod ages saturate.
     pub max_pattern_time: u32,
+    /// How the scheduler breaks a tie between top-scored nodes.
+    pub tie_break: TieBreak,
+}
+
+/// How a controller chooses between candidates that its rules rank equal: the scheduler
+/// between top-scored nodes, the deployment controller between equally ranked victims.
+///
+/// Kubernetes leaves such ties to chance or to unspecified sort orders; Kivi always takes the
+/// lowest id. See [`crate::controllers::scheduler`] and [`crate::controllers::deployment`] for
+/// each choice under each setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// The lowest id, as Kivi: every verdict matches Kivi's.
+    #[default]
+    Lowest,
+    /// Any of them, as on a real cluster: the scheduler's ties are explored node by node, and
+    /// other ties are broken by what the candidates are rather than by their ids.
+    Any,
+}
+
+impl TieBreak {
+    /// The settings by their command-line names.
+    pub const NAMES: [(&'static str, TieBreak); 2] = [("lowest", Self::Lowest), ("any", Self::Any)];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lowest => "lowest",
+            Self::Any => "any",
+        }
+    }
 }
 
 impl ClusterSpec {

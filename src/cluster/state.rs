@@ -731,6 +731,69 @@ impl ClusterState {
     }
 }
 
+/// A renaming of a state's nodes and pod slots: a permutation of each, given both ways.
+/// [`ClusterState::encode_renamed`] writes the state as if every node and pod had its new id.
+pub struct Renaming<'a> {
+    /// The old node ids (1-based) in new-id order: `node_order[k]` becomes node `k + 1`.
+    pub node_order: &'a [u32],
+    /// The new id of each old node id (index = old id; index 0 unused).
+    pub node_new: &'a [u32],
+    /// The old pod ids (1-based) in new-id order.
+    pub pod_order: &'a [u32],
+    /// The new id of each old pod id (index = old id; index 0 unused).
+    pub pod_new: &'a [u32],
+}
+
+impl PodState {
+    /// The record as the renaming `node_new` (new id per old node id) would leave it, with an
+    /// idle slot that waits in no queue cleared: what the kubelet leaves behind in a removed
+    /// pod's slot is never read again (a new pod overwrites the whole record), so such slots are
+    /// all alike.
+    pub fn renamed(&self, node_new: &[u32]) -> PodState {
+        if self.phase == PodPhase::Idle && self.queued == 0 {
+            return PodState::default();
+        }
+        let mut pod = *self;
+        if let Some(&new) = node_new.get(pod.loc as usize).filter(|_| pod.loc != 0) {
+            pod.loc = new as u16;
+        }
+        pod
+    }
+}
+
+impl ClusterState {
+    /// Writes the encoding of [`ClusterState::encode`] as the state would have it with its
+    /// nodes and pods renamed by `renaming` (records reordered, pods' nodes and queued ids
+    /// renamed, idle slots cleared as [`PodState::renamed`] says). Two states that differ only
+    /// by the names of interchangeable nodes and pods give the same bytes when each is renamed
+    /// to a canonical order.
+    pub fn encode_renamed(&self, renaming: &Renaming, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
+        let nodes = self.nodes();
+        for &old in renaming.node_order {
+            out.extend_from_slice(bytemuck::bytes_of(&nodes[old as usize - 1]));
+        }
+        let pods = self.pods();
+        for &old in renaming.pod_order {
+            let pod = pods[old as usize - 1].renamed(renaming.node_new);
+            out.extend_from_slice(bytemuck::bytes_of(&pod));
+        }
+        out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);
+        out.extend_from_slice(&self.queue_lengths());
+        for queue in QUEUES {
+            let names = match queue {
+                Queue::Node => Some(renaming.node_new),
+                Queue::Scheduler | Queue::Kubelet | Queue::Taint => Some(renaming.pod_new),
+                _ => None,
+            };
+            for &id in self.pending(queue) {
+                let id = names.map_or(id, |names| names[id as usize]);
+                out.extend_from_slice(&id.to_le_bytes());
+            }
+        }
+    }
+}
+
 /// Appends `values` in little-endian order (`to_le` gives one value's bytes): one copy on
 /// little-endian machines.
 fn put_le<T: NoUninit, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N], out: &mut Vec<u8>) {

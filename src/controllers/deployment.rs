@@ -4,6 +4,16 @@
 //! Scaling down deletes, one at a time, a running pod on the node that holds most of the
 //! deployment's running pods (lowest pod id first), as Kubernetes' ReplicaSet controller ranks
 //! pods by how many of their siblings share their node (`getPodsRankedByRelatedPodsOnSameNode`).
+//!
+//! Ties: Kubernetes sorts the ranked pods with an unstable sort, so among equally ranked pods
+//! any may go. Kivi takes the lowest pod id (and, between nodes holding equally many, the node
+//! whose lowest pod id is lowest); so does kivi under `--tie-break lowest`. Under `any`, kivi
+//! orders equally ranked candidates by what they are instead of by id: nodes by their
+//! interchangeability class and record, then by their running pods' records; pods by their
+//! records; the lowest id only between candidates that are alike in all that. That is one of
+//! the choices Kubernetes may make, and one no renaming of interchangeable nodes and pods
+//! changes, which the symmetry reduction needs ([`crate::model::symmetry`]).
+//!
 //! Scaling up claims idle pod slots in slow-start batches (1, 2, 4, …) and queues them for the
 //! scheduler, or straight for the kubelet when the template names a node.
 //!
@@ -12,7 +22,10 @@
 //! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
-use crate::cluster::{ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder, Strategy};
+use crate::cluster::{
+    interchangeable, ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder, Strategy,
+    TieBreak,
+};
 
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
@@ -72,6 +85,9 @@ fn scale(
     let have = rs.replicas;
     if want < have - dep.in_deletion {
         let mut victims = Victims::of(state, d);
+        if spec.tie_break == TieBreak::Any {
+            victims.order_by_content(spec, state);
+        }
         for _ in 0..have - want - dep.in_deletion {
             match victims.next() {
                 Some(pod) => state.mark_for_deletion(d, pod),
@@ -100,8 +116,10 @@ fn scale(
 /// node with most of them, lowest pod id first (Kivi's pod ranking, recomputed after each
 /// deletion).
 struct Victims {
-    /// Per node id: the deployment's running pods there, ascending.
+    /// Per node id: the deployment's running pods there, ascending (or by content).
     by_node: Vec<std::collections::VecDeque<usize>>,
+    /// Under `--tie-break any`: the node ids by content, which breaks ties between nodes.
+    rank: Option<Vec<usize>>,
 }
 
 impl Victims {
@@ -114,19 +132,52 @@ impl Victims {
                 }
             }
         }
-        Self { by_node }
+        Self {
+            by_node,
+            rank: None,
+        }
+    }
+
+    /// Orders each node's list, and ties between nodes, by content (see the module
+    /// documentation) rather than by id.
+    fn order_by_content(&mut self, spec: &ClusterSpec, state: &ClusterState) {
+        let content = |pod: usize| {
+            let mut record = *state.pod(pod);
+            record.loc = 0;
+            bytemuck::bytes_of(&record).to_vec()
+        };
+        for list in &mut self.by_node {
+            list.make_contiguous()
+                .sort_by_key(|&pod| (content(pod), pod));
+        }
+        let classes = interchangeable::node_classes(spec);
+        let mut ranked: Vec<usize> = (1..self.by_node.len()).collect();
+        ranked.sort_by_cached_key(|&n| {
+            let pods: Vec<Vec<u8>> = self.by_node[n].iter().map(|&p| content(p)).collect();
+            (
+                classes[n - 1],
+                bytemuck::bytes_of(state.node(n)).to_vec(),
+                pods,
+                n,
+            )
+        });
+        self.rank = Some(ranked);
     }
 
     /// The next pod to delete: among the nodes with the most pods left, the lowest pod id
-    /// (the first pod, in id order, whose node has the most).
+    /// (the first pod, in id order, whose node has the most), or under `any` the first in
+    /// content order.
     fn next(&mut self) -> Option<usize> {
         let most = self.by_node.iter().map(|list| list.len()).max()?;
         if most == 0 {
             return None;
         }
-        let node = (0..self.by_node.len())
-            .filter(|&n| self.by_node[n].len() == most)
-            .min_by_key(|&n| self.by_node[n][0])?;
+        let node = match &self.rank {
+            Some(rank) => *rank.iter().find(|&&n| self.by_node[n].len() == most)?,
+            None => (0..self.by_node.len())
+                .filter(|&n| self.by_node[n].len() == most)
+                .min_by_key(|&n| self.by_node[n][0])?,
+        };
         self.by_node[node].pop_front()
     }
 }

@@ -71,17 +71,40 @@
 //!   command changes `specReplicas`).
 
 pub mod eviction_loop;
+pub mod symmetry;
 
 use crate::cluster::Queue;
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Recorder, TraceLine};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Recorder, TieBreak, TraceLine};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
+use symmetry::SymmetryStatus;
 
 /// A cluster ready to be checked: its stable spec and its initial state.
 #[derive(Clone, Debug)]
 pub struct ClusterModel {
     spec: ClusterSpec,
     init: ClusterState,
+    symmetry: SymmetryStatus,
+}
+
+/// The user's choices about the model's semantics and its reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ModelOptions {
+    /// How ties between equally ranked candidates are broken.
+    pub tie_break: TieBreak,
+    /// Whether to reduce by symmetry where that is sound ([`symmetry`]).
+    pub symmetry: bool,
+}
+
+impl Default for ModelOptions {
+    /// Kivi's semantics (lowest-id ties), with symmetry wherever it is sound (nowhere under
+    /// lowest-id ties).
+    fn default() -> Self {
+        Self {
+            tie_break: TieBreak::Lowest,
+            symmetry: true,
+        }
+    }
 }
 
 impl ClusterModel {
@@ -93,7 +116,28 @@ impl ClusterModel {
             init.enqueue_descheduler(&spec, d);
         }
         intents::observe(&spec, &mut init, &mut Recorder::off());
-        Self { spec, init }
+        let symmetry = SymmetryStatus::of(&spec);
+        Self {
+            spec,
+            init,
+            symmetry,
+        }
+    }
+
+    /// The model with `options`' tie-break semantics and reduction.
+    pub fn with_options(mut self, options: ModelOptions) -> Self {
+        self.spec.tie_break = options.tie_break;
+        self.symmetry = if options.symmetry {
+            SymmetryStatus::of(&self.spec)
+        } else {
+            SymmetryStatus::Off("--no-symmetry".into())
+        };
+        self
+    }
+
+    /// Whether states are reduced by symmetry, and if not, why not.
+    pub fn symmetry(&self) -> &SymmetryStatus {
+        &self.symmetry
     }
 
     /// The stable part of the cluster.
@@ -121,7 +165,10 @@ impl ClusterModel {
         let mut next = state.clone();
         let spec = &self.spec;
         match *action {
-            ClusterAction::Scheduler => controllers::scheduler::run(spec, &mut next, rec),
+            ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
+                let choices = action.scheduler_choices();
+                controllers::scheduler::run(spec, &mut next, choices, &self.narrow(), rec)
+            }
             ClusterAction::DeploymentController => {
                 controllers::deployment::run(spec, &mut next, rec)
             }
@@ -137,12 +184,24 @@ impl ClusterModel {
         next
     }
 
-    /// The pod a scheduler step taken in `before` finds no node for, with kube-scheduler's
+    /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's
     /// `FitError` message saying which filters rejected which nodes (`0/3 nodes are available:
     /// 3 node(s) didn't match pod topology spread constraints.`); `None` when every queued pod
     /// fits.
-    pub fn unschedulable(&self, before: &ClusterState) -> Option<(usize, String)> {
-        controllers::scheduler::fit_error::first_unschedulable(&self.spec, before)
+    pub fn unschedulable(
+        &self,
+        before: &ClusterState,
+        action: &ClusterAction,
+    ) -> Option<(usize, String)> {
+        if !action.is_scheduler() {
+            return None;
+        }
+        controllers::scheduler::fit_error::first_unschedulable(
+            &self.spec,
+            before,
+            action.scheduler_choices(),
+            &self.narrow(),
+        )
     }
 
     /// Kivi's trace lines for taking `action` in `before` (none for silent steps; several when
@@ -200,7 +259,7 @@ impl ClusterModel {
         if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
             return;
         }
-        let controllers = [
+        let before_scheduler = [
             (
                 controllers::descheduler::enabled(spec, s),
                 ClusterAction::Descheduler,
@@ -215,10 +274,16 @@ impl ClusterModel {
                 ClusterAction::NodeController,
             ),
             (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
-            (
-                !s.queue_is_empty(Queue::Scheduler),
-                ClusterAction::Scheduler,
-            ),
+        ];
+        for (enabled, action) in before_scheduler {
+            if enabled && !visit(action) {
+                return;
+            }
+        }
+        if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(s, &mut visit) {
+            return;
+        }
+        let after_scheduler = [
             (
                 !s.queue_is_empty(Queue::Deployment) && s.queue_is_empty(Queue::Kubelet),
                 ClusterAction::DeploymentController,
@@ -230,9 +295,34 @@ impl ClusterModel {
                 ClusterAction::StartAfterStable,
             ),
         ];
-        for (enabled, action) in controllers {
+        for (enabled, action) in after_scheduler {
             if enabled && !visit(action) {
                 return;
+            }
+        }
+    }
+
+    /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
+    /// `--tie-break lowest`, one per top-scored node of the first tied pod under `any`.
+    fn for_each_scheduler_step(
+        &self,
+        s: &ClusterState,
+        visit: &mut impl FnMut(ClusterAction) -> bool,
+    ) -> bool {
+        if self.spec.tie_break == TieBreak::Lowest {
+            return visit(ClusterAction::Scheduler);
+        }
+        controllers::scheduler::for_each_choice(&self.spec, s, &self.narrow(), |choices| {
+            visit(ClusterAction::SchedulerChoice { choices })
+        })
+    }
+
+    /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes
+    /// when states are reduced by symmetry, to all of them otherwise.
+    fn narrow(&self) -> impl Fn(&ClusterState, &mut Vec<u16>) + '_ {
+        move |state, candidates| {
+            if let SymmetryStatus::On(symmetry) = &self.symmetry {
+                symmetry.narrow(state, candidates);
             }
         }
     }
@@ -258,11 +348,21 @@ impl Model for ClusterModel {
     }
 
     fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
-        state.encode(out);
+        match &self.symmetry {
+            SymmetryStatus::On(symmetry) => symmetry.encode(state, out),
+            SymmetryStatus::Off(_) => state.encode(out),
+        }
     }
 
     fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
-        state.fingerprint(scratch)
+        match &self.symmetry {
+            SymmetryStatus::On(symmetry) => {
+                scratch.clear();
+                symmetry.encode(state, scratch);
+                xxhash_rust::xxh3::xxh3_64(scratch)
+            }
+            SymmetryStatus::Off(_) => state.fingerprint(scratch),
+        }
     }
 
     fn properties(&self) -> Vec<Property> {

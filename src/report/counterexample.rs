@@ -83,10 +83,7 @@ impl Counterexample<'_> {
             [only] => (only, &trace.init),
             [.., before, last] => (last, &before.state),
         };
-        if last.action != ClusterAction::Scheduler {
-            return None;
-        }
-        self.model.unschedulable(before)
+        self.model.unschedulable(before, &last.action)
     }
 
     /// The counterexample as JSON: the failure and every step with its controller, messages,

@@ -1,6 +1,7 @@
 //! The report of a single-topology check, in Kivi's words or as JSON.
 
 use super::counterexample::{Counterexample, Verbosity};
+use crate::cluster::TieBreak;
 use crate::engine::{Outcome, Verdict};
 use crate::model::ClusterModel;
 use serde_json::{json, Value};
@@ -13,17 +14,25 @@ pub fn setup_json(model: &ClusterModel) -> Value {
         "nodes": spec.nodes.len(),
         "pods": spec.pods.len(),
         "deployments": spec.deployments.len(),
+        "tieBreak": spec.tie_break,
+        "symmetry": model.symmetry().describe(),
     })
 }
 
+/// The cluster's size, and under `--tie-break any` the semantics and reduction.
 fn setup_text(model: &ClusterModel) -> String {
     let spec = model.spec();
-    format!(
+    let mut text = format!(
         "{} node(s), {} pod slot(s), {} deployment(s)",
         spec.nodes.len(),
         spec.pods.len(),
         spec.deployments.len()
-    )
+    );
+    if spec.tie_break == TieBreak::Any {
+        let symmetry = model.symmetry().describe();
+        let _ = write!(text, "; ties: any top-scored node; symmetry {symmetry}");
+    }
+    text
 }
 
 /// The counterexamples of `outcome`, one block per failure, as Kivi prints them.

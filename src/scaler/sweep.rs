@@ -17,7 +17,7 @@ use super::template::Template;
 use super::topology::Topology;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::load_uniform;
-use crate::model::ClusterModel;
+use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +35,8 @@ pub struct SweepSettings {
     pub all_violations: bool,
     /// The journal to resume from and to append each decision to.
     pub journal: Option<PathBuf>,
+    /// Each topology's tie-break semantics and reduction.
+    pub model: ModelOptions,
 }
 
 /// One decided topology.
@@ -174,9 +176,14 @@ impl std::fmt::Display for SweepError {
     }
 }
 
-/// The model of one topology of `template`: its instantiated document, loaded.
-pub fn topology_model(template: &Template, topology: &Topology) -> Result<ClusterModel, String> {
+/// The model of one topology of `template`: its instantiated document, loaded, with `options`.
+pub fn topology_model(
+    template: &Template,
+    topology: &Topology,
+    options: ModelOptions,
+) -> Result<ClusterModel, String> {
     load_uniform(&instantiate(template, topology))
+        .map(|model| model.with_options(options))
         .map_err(|error| format!("topology {topology}: {}", template.origins.locate(error)))
 }
 
@@ -208,6 +215,7 @@ pub fn run(
     let job = {
         let template = Arc::new(template.clone());
         let options = settings.check.clone();
+        let model_options = settings.model;
         let (passed, largest) = (passed.clone(), largest.clone());
         move |topology: &Topology, context: JobContext| {
             let options = CheckOptions {
@@ -216,7 +224,14 @@ pub fn run(
             };
             // A panic here would abort the pool's thread; it becomes an internal error.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check_topology(&template, &options, &passed, topology, context)
+                check_topology(
+                    &template,
+                    &options,
+                    model_options,
+                    &passed,
+                    topology,
+                    context,
+                )
             }))
             .unwrap_or_else(|payload| {
                 failed(SweepError::Internal(format!(
@@ -398,12 +413,13 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
         )
         .collect();
     let key = format!(
-        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}",
+        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}|model={:?}",
         serde_json::Value::Object(template.document.clone()),
         settings.enumeration.confident_nodes,
         settings.enumeration.pods_per_node,
         settings.check.depth_limit,
         settings.check.visited,
+        settings.model,
     );
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
 }
@@ -437,6 +453,7 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
 fn check_topology(
     template: &Template,
     base: &CheckOptions,
+    model_options: ModelOptions,
     passed: &HashMap<Topology, JournalEntry>,
     topology: &Topology,
     context: JobContext,
@@ -454,7 +471,7 @@ fn check_topology(
             },
         );
     }
-    let model = match topology_model(template, topology) {
+    let model = match topology_model(template, topology, model_options) {
         Ok(model) => model,
         Err(error) => return failed(SweepError::Input(error)),
     };
@@ -510,6 +527,7 @@ mod tests {
             check: CheckOptions::with_threads(threads),
             all_violations: false,
             journal,
+            model: ModelOptions::default(),
         }
     }
 

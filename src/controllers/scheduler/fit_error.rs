@@ -5,7 +5,7 @@
 
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
-use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Queue};
+use crate::cluster::{ClusterSpec, ClusterState, Recorder};
 use std::collections::BTreeMap;
 
 /// kube-scheduler's reason for a node the filter `filter` rejects.
@@ -62,23 +62,22 @@ pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<S
     ))
 }
 
-/// The first pod a scheduler step in `state` finds no node for, with its `FitError` message:
-/// the step replayed as [`super::run`] takes it, binding the pods before it.
-pub fn first_unschedulable(spec: &ClusterSpec, state: &ClusterState) -> Option<(usize, String)> {
+/// The pod a scheduler step in `state` (placing its tied pods by `choices`, as [`super::run`])
+/// finds no node for, with its `FitError` message: the step replayed up to that pod, binding
+/// the pods before it.
+pub fn first_unschedulable(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    choices: u64,
+    narrow: super::Narrow,
+) -> Option<(usize, String)> {
     let mut s = state.clone();
-    let mut scratch = Scratch::default();
-    while let Some(pod) = s.dequeue(Queue::Scheduler) {
-        let phase = s.pod(pod).phase;
-        if phase == PodPhase::Running || phase == PodPhase::Terminating {
-            continue;
-        }
-        let Some(n) = super::select(spec, &s, pod, &mut scratch) else {
-            return message(spec, &s, pod).map(|message| (pod, message));
-        };
-        scratch.matching.bind(spec, &s, pod, n);
-        s.bind(pod, n);
+    let mut decode = super::Decode::new(choices);
+    let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
+    match super::drain(spec, &mut s, &mut decode, narrow, rec, &mut scratch) {
+        super::Drained::Unschedulable { pod } => message(spec, &s, pod).map(|m| (pod, m)),
+        _ => None,
     }
-    None
 }
 
 #[cfg(test)]

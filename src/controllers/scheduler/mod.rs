@@ -4,7 +4,25 @@
 //! Kivi keeps a per-node score that the filters set to -1 for rejected nodes (the nodeName and
 //! node-affinity filters first mark passing nodes with 1 and then turn 1 into 0 and 0 into -1),
 //! and a per-plugin score that each scoring plugin normalises and adds with its weight. The host
-//! is the ready node with the highest score; ties go to the lowest node id.
+//! is the ready node with the highest score.
+//!
+//! # Ties
+//!
+//! kube-scheduler's `selectHost` picks **uniformly at random** among the nodes that share the
+//! highest score (reservoir sampling over the scored list), so on a real cluster any of them
+//! may get the pod. Kivi's `scheduler.pml` takes the first, the lowest node id. kivi does either,
+//! as [`TieBreak`] says:
+//! - [`TieBreak::Lowest`] (the default): the lowest node id, as Kivi; one scheduler step drains
+//!   the whole queue (Kivi's `BACK_TO_BACK_OPT`).
+//! - [`TieBreak::Any`]: every top-scored node is explored. A step still drains the queue as one
+//!   atomic block, and has one outcome per way of placing its tied pods: the action
+//!   ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers the choices in
+//!   mixed radix ([`run`], [`for_each_choice`]). A queue without ties is one step with one
+//!   outcome, as under `Lowest`. A step stops before a tie that would take it past
+//!   [`MAX_OUTCOMES`] outcomes and leaves that pod for the next step, between which other
+//!   controllers may run, as they may between two scheduling cycles of kube-scheduler. The
+//!   model may narrow a tie to one node per group of interchangeable nodes ([`Narrow`]).
+//!
 
 pub mod fit_error;
 mod node_affinity;
@@ -15,7 +33,9 @@ mod taint_toleration;
 
 use crate::cluster::timing::{CONTROLLER_RUN_TIME, MAX_NODE_SCORE};
 use crate::cluster::Queue;
-use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder};
+use crate::cluster::{
+    ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder, TieBreak,
+};
 
 /// The per-node buffers of a scheduling cycle, kept between the pods of one scheduler step (and
 /// between steps on one thread) so that scheduling a pod allocates nothing.
@@ -164,6 +184,8 @@ impl<'a> Cycle<'a> {
 struct Scratch {
     buffers: Buffers,
     matching: pod_topology_spread::MatchingCache,
+    /// The top-scored nodes of the last pod [`select`] placed, in ascending id order.
+    tied: Vec<u16>,
 }
 
 thread_local! {
@@ -216,7 +238,8 @@ fn run_filters<'m>(
     matching
 }
 
-/// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`.
+/// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`: the lowest
+/// top-scored node, with every top-scored node in `scratch.tied`.
 fn select(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -234,43 +257,233 @@ fn select(
     node_resources_fit::score(&mut c);
     pod_topology_spread::score(&mut c, matching);
 
-    let mut best = None;
+    scratch.tied.clear();
     let mut max = -1;
     for n in c.node_ids() {
-        if state.node(n).status == NodeStatus::Ready && c.score[n] > max {
-            max = c.score[n];
-            best = Some(n);
+        if state.node(n).status != NodeStatus::Ready || c.score[n] < max.max(0) {
+            continue;
         }
+        if c.score[n] > max {
+            max = c.score[n];
+            scratch.tied.clear();
+        }
+        scratch.tied.push(n as u16);
     }
     c.release(&mut scratch.buffers);
-    best
+    scratch.tied.first().map(|&n| n as usize)
+}
+
+/// Most outcomes one scheduler step may have under [`TieBreak::Any`]: a step stops before a
+/// tied pod that would take the product of its ties' sizes past this, and leaves it for the
+/// next step (the first tie of a step is always resolved, so every step makes progress).
+pub const MAX_OUTCOMES: u64 = 1024;
+
+/// Narrows the top-scored nodes of a tie (ascending ids) to those worth exploring, in place,
+/// keeping their order: the model drops nodes interchangeable with one already listed when it
+/// reduces by symmetry.
+pub type Narrow<'a> = &'a dyn Fn(&ClusterState, &mut Vec<u16>);
+
+/// Where a scheduler step stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drained {
+    /// The queue is empty.
+    Empty,
+    /// Under [`TieBreak::Any`]: the step chose no node for this pod's tie (it would take the
+    /// step past [`MAX_OUTCOMES`], or the caller is probing); the pod is still at the head of
+    /// the queue.
+    AtTie,
+    /// Pod `pod` fits no node: `pod_always_schedulable` is violated and the pod stays unbound.
+    Unschedulable {
+        /// The pod.
+        pod: usize,
+    },
 }
 
 /// One scheduler step: schedules every queued pod that is not running or terminating. A pod
 /// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
 /// the step (and the run) with the pod unbound.
-pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+///
+/// Under [`TieBreak::Any`], `choices` says where each tied pod goes, as a number in mixed
+/// radix: at each tie the remainder modulo the number of candidates (after `narrow`) picks one,
+/// and the quotient goes on to the next tie ([`for_each_choice`] lists the numbers). Under
+/// [`TieBreak::Lowest`] it is ignored.
+pub fn run(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    choices: u64,
+    narrow: Narrow,
+    rec: &mut Recorder,
+) {
+    with_scratch(|scratch| drain(spec, state, &mut Decode::new(choices), narrow, rec, scratch));
+}
+
+/// Calls `visit` with every `choices` number of [`run`] for a step in `state`: one per way of
+/// placing the step's tied pods (0 alone when there is no tie), until `visit` returns false.
+pub fn for_each_choice(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    narrow: Narrow,
+    mut visit: impl FnMut(u64) -> bool,
+) -> bool {
+    let mut first = state.clone();
+    let mut probe = Probe::default();
+    with_scratch(|scratch| {
+        drain(
+            spec,
+            &mut first,
+            &mut probe,
+            narrow,
+            &mut Recorder::off(),
+            scratch,
+        )
+    });
+    match probe.tie {
+        None => visit(0),
+        Some(candidates) => branch(spec, &first, candidates, 0, 1, narrow, &mut visit),
+    }
+}
+
+/// Visits every choices number that places the pod at the head of `state`'s queue on one of
+/// its `candidates` (the digit at place value `place`, after `prefix`) and then goes on.
+fn branch(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    candidates: usize,
+    prefix: u64,
+    place: u64,
+    narrow: Narrow,
+    visit: &mut impl FnMut(u64) -> bool,
+) -> bool {
+    let outcomes = place * candidates as u64;
+    (0..candidates).all(|digit| {
+        let code = prefix + digit as u64 * place;
+        let mut next = state.clone();
+        let mut resume = Probe {
+            first: Some(digit),
+            ..Probe::default()
+        };
+        with_scratch(|scratch| {
+            drain(
+                spec,
+                &mut next,
+                &mut resume,
+                narrow,
+                &mut Recorder::off(),
+                scratch,
+            )
+        });
+        match resume.tie {
+            Some(more) if outcomes * more as u64 <= MAX_OUTCOMES => {
+                branch(spec, &next, more, code, outcomes, narrow, visit)
+            }
+            _ => visit(code),
+        }
+    })
+}
+
+/// How a step chooses among the candidates of a tie.
+trait Choose {
+    /// The index of the chosen candidate among `candidates` (at least two), or `None` to stop
+    /// the step before the tied pod.
+    fn choose(&mut self, candidates: usize) -> Option<usize>;
+}
+
+/// Replays a choices number (see [`run`]).
+struct Decode {
+    rest: u64,
+    outcomes: u64,
+}
+
+impl Decode {
+    fn new(choices: u64) -> Self {
+        Self {
+            rest: choices,
+            outcomes: 1,
+        }
+    }
+}
+
+impl Choose for Decode {
+    fn choose(&mut self, candidates: usize) -> Option<usize> {
+        let candidates = candidates as u64;
+        if self.outcomes > 1 && self.outcomes * candidates > MAX_OUTCOMES {
+            return None;
+        }
+        self.outcomes *= candidates;
+        let digit = self.rest % candidates;
+        self.rest /= candidates;
+        Some(digit as usize)
+    }
+}
+
+/// Takes `first` at the first tie (if given) and stops at the next, noting its size.
+#[derive(Default)]
+struct Probe {
+    first: Option<usize>,
+    tie: Option<usize>,
+}
+
+impl Choose for Probe {
+    fn choose(&mut self, candidates: usize) -> Option<usize> {
+        if let Some(digit) = self.first.take() {
+            return Some(digit);
+        }
+        self.tie = Some(candidates);
+        None
+    }
+}
+
+/// Runs `f` on this thread's scratch, its matching-pod counts cleared for a new state.
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
     SCRATCH.with(|scratch| {
         let scratch = &mut *scratch.borrow_mut();
         scratch.matching.clear();
-        run_on(spec, state, rec, scratch);
-    });
+        f(scratch)
+    })
 }
 
-/// [`run`] on `scratch`.
-fn run_on(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder, scratch: &mut Scratch) {
-    while let Some(pod) = state.dequeue(Queue::Scheduler) {
+/// [`run`] on `scratch`, choosing ties with `choose`; where it stopped.
+fn drain(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    choose: &mut impl Choose,
+    narrow: Narrow,
+    rec: &mut Recorder,
+    scratch: &mut Scratch,
+) -> Drained {
+    let mut candidates = Vec::new();
+    while let Some(&head) = state.pending(Queue::Scheduler).first() {
+        let pod = head as usize;
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let Some(n) = select(spec, state, pod, scratch) else {
+            let Some(lowest) = select(spec, state, pod, scratch) else {
+                state.dequeue(Queue::Scheduler);
                 rec.log(Some("Scheduler - no_feasible_node"), || {
                     "No feasible node!".to_string()
                 });
                 state.violate_pod_always_schedulable(spec);
-                return;
+                return Drained::Unschedulable { pod };
             };
+            let tied = scratch.tied.len();
+            let mut n = lowest;
+            if spec.tie_break == TieBreak::Any && tied > 1 {
+                candidates.clear();
+                candidates.extend_from_slice(&scratch.tied);
+                narrow(state, &mut candidates);
+                if candidates.len() > 1 {
+                    let Some(index) = choose.choose(candidates.len()) else {
+                        return Drained::AtTie;
+                    };
+                    n = candidates[index] as usize;
+                }
+            }
+            state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler"), || {
-                format!("Pod {pod} is scheduled on node {n}")
+                if spec.tie_break == TieBreak::Any && tied > 1 {
+                    format!("Pod {pod} is scheduled on node {n} (one of {tied} top-scored nodes)")
+                } else {
+                    format!("Pod {pod} is scheduled on node {n}")
+                }
             });
             scratch.matching.bind(spec, state, pod, n);
             state.bind(pod, n);
@@ -279,9 +492,12 @@ fn run_on(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder, scra
                 let d = state.pod(pod).deployment as usize;
                 state.enqueue_hpa(spec, d);
             }
+        } else {
+            state.dequeue(Queue::Scheduler);
         }
         state.advance(spec, CONTROLLER_RUN_TIME);
     }
+    Drained::Empty
 }
 
 #[cfg(test)]
@@ -358,6 +574,37 @@ mod tests {
     }
 
     #[test]
+    fn under_any_each_tied_node_is_one_outcome_of_the_step() {
+        let model = load("c1", "original");
+        let mut spec = model.spec().clone();
+        spec.tie_break = TieBreak::Any;
+        let mut s = with_new_pod(&model);
+        s.enqueue(Queue::Scheduler, 6);
+        let mut choices = Vec::new();
+        for_each_choice(&spec, &s, &|_, _| {}, |c| {
+            choices.push(c);
+            true
+        });
+        assert_eq!(choices, [0, 1, 2], "nodes 1, 2 and 3 tie");
+        let placed: Vec<u16> = choices
+            .iter()
+            .map(|&c| {
+                let mut next = s.clone();
+                run(&spec, &mut next, c, &|_, _| {}, &mut Recorder::off());
+                next.pod(6).loc
+            })
+            .collect();
+        assert_eq!(placed, [1, 2, 3]);
+        let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
+        let mut narrowed = 0;
+        for_each_choice(&spec, &s, keep_first, |_| {
+            narrowed += 1;
+            true
+        });
+        assert_eq!(narrowed, 1, "a narrowed tie is no choice");
+    }
+
+    #[test]
     fn preferred_node_affinity_outweighs_equal_nodes() {
         let model = load("c1", "original");
         let mut spec = model.spec().clone();
@@ -376,7 +623,7 @@ mod tests {
         s.clear_queue(Queue::Hpa);
         s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut rec);
+        run(model.spec(), &mut s, 0, &|_, _| {}, &mut rec);
         assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
         assert_eq!(s.pending(Queue::Kubelet), &[6]);

@@ -210,6 +210,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         intents,
         descheduler,
         max_pattern_time,
+        tie_break: Default::default(),
     };
     ClusterModel::new(spec, state)
 }
