@@ -423,14 +423,6 @@ pub enum TieBreak {
 impl TieBreak {
     /// The settings by their command-line names.
     pub const NAMES: [(&'static str, TieBreak); 2] = [("lowest", Self::Lowest), ("any", Self::Any)];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Lowest => "lowest",
-            Self::Any => "any",
-        }
-    }
 }
 
 impl ClusterSpec {

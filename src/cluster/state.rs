@@ -745,15 +745,20 @@ pub struct Renaming<'a> {
 }
 
 impl PodState {
-    /// The record as the renaming `node_new` (new id per old node id) would leave it, with an
-    /// idle slot that waits in no queue cleared: what the kubelet leaves behind in a removed
-    /// pod's slot is never read again (a new pod overwrites the whole record), so such slots are
-    /// all alike.
-    pub fn renamed(&self, node_new: &[u32]) -> PodState {
+    /// The record with an idle slot that waits in no queue cleared: what the kubelet leaves
+    /// behind in a removed pod's slot is never read again (a new pod overwrites the whole
+    /// record), so such slots are all alike.
+    pub fn settled(&self) -> PodState {
         if self.phase == PodPhase::Idle && self.queued == 0 {
-            return PodState::default();
+            PodState::default()
+        } else {
+            *self
         }
-        let mut pod = *self;
+    }
+
+    /// [`PodState::settled`], with its node renamed by `node_new` (new id per old node id).
+    pub fn renamed(&self, node_new: &[u32]) -> PodState {
+        let mut pod = self.settled();
         if let Some(&new) = node_new.get(pod.loc as usize).filter(|_| pod.loc != 0) {
             pod.loc = new as u16;
         }

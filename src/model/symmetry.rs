@@ -50,7 +50,8 @@
 //! real node and pod ids before it is reported.
 
 use crate::cluster::{
-    interchangeable, ClusterSpec, ClusterState, EventKind, PodState, Queue, Renaming, TieBreak,
+    interchangeable, ClusterSpec, ClusterState, EventKind, NodeState, PodState, Queue, Renaming,
+    TieBreak,
 };
 use std::cell::RefCell;
 
@@ -193,7 +194,7 @@ impl Symmetry {
             scratch.node_place[node as usize] = at as u32 + 1;
         }
         for (i, pod) in state.pods().iter().enumerate() {
-            let mut unplaced = pod.renamed(&[]);
+            let mut unplaced = pod.settled();
             let node = unplaced.loc as usize;
             unplaced.loc = 0;
             let key = self.pod_key(state, i + 1, &unplaced, scratch);
@@ -207,7 +208,7 @@ impl Symmetry {
     /// Node `n`'s sort key: its class, record, place in the node controller's queue and `pods`
     /// (what is on it).
     fn node_key(&self, state: &ClusterState, n: usize, scratch: &Scratch, pods: u64) -> NodeKey {
-        let mut record = [0; 13];
+        let mut record = [0; NODE_RECORD];
         record.copy_from_slice(bytemuck::bytes_of(state.node(n)));
         (
             self.node_classes[n - 1],
@@ -234,7 +235,7 @@ impl Symmetry {
         scratch.pod_order.extend(1..=pods as u32);
         if self.pod_slot_classes.is_some() {
             let node_new = std::mem::take(&mut scratch.node_new);
-            let keys: Vec<[u8; 32]> = (1..=pods)
+            let keys: Vec<PodKey> = (1..=pods)
                 .map(|p| self.pod_key(state, p, &state.pod(p).renamed(&node_new), scratch))
                 .collect();
             scratch.node_new = node_new;
@@ -255,23 +256,32 @@ impl Symmetry {
         id: usize,
         renamed: &PodState,
         scratch: &Scratch,
-    ) -> [u8; 32] {
-        let mut key = [0; 32];
+    ) -> PodKey {
+        let mut key = [0; POD_KEY];
         let class = match (&self.pod_slot_classes, state.pod(id).template_labels) {
             (Some(classes), false) => classes[id - 1] + 1,
             _ => 0,
         };
         key[..4].copy_from_slice(&class.to_be_bytes());
-        key[4..20].copy_from_slice(bytemuck::bytes_of(renamed));
-        for (k, place) in scratch.pod_places[id].iter().enumerate() {
-            key[20 + 4 * k..24 + 4 * k].copy_from_slice(&place.to_be_bytes());
+        key[4..4 + POD_RECORD].copy_from_slice(bytemuck::bytes_of(renamed));
+        let places = key[4 + POD_RECORD..].chunks_exact_mut(4);
+        for (bytes, place) in places.zip(scratch.pod_places[id]) {
+            bytes.copy_from_slice(&place.to_be_bytes());
         }
         key
     }
 }
 
 /// What a node is, for sorting: class, record, place in the node queue, hash of its pods.
-type NodeKey = (u32, [u8; 13], u32, u64);
+type NodeKey = (u32, [u8; NODE_RECORD], u32, u64);
+
+/// Bytes of a node record and of a pod record.
+const NODE_RECORD: usize = std::mem::size_of::<NodeState>();
+const POD_RECORD: usize = std::mem::size_of::<PodState>();
+/// Bytes of a pod's sort key: its input-label class, record and three queue places.
+const POD_KEY: usize = 4 + POD_RECORD + 3 * 4;
+/// What a pod is, for sorting (see [`Symmetry::pod_key`]).
+type PodKey = [u8; POD_KEY];
 
 /// Per-thread buffers of the canonical order, so that fingerprinting allocates nothing once
 /// they have grown to the cluster (besides the sort keys).

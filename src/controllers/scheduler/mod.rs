@@ -184,8 +184,11 @@ impl<'a> Cycle<'a> {
 struct Scratch {
     buffers: Buffers,
     matching: pod_topology_spread::MatchingCache,
-    /// The top-scored nodes of the last pod [`select`] placed, in ascending id order.
+    /// Under [`TieBreak::Any`], the top-scored nodes of the last pod [`select`] placed, in
+    /// ascending id order.
     tied: Vec<u16>,
+    /// The nodes of a tie worth exploring (the tie narrowed by the model).
+    candidates: Vec<u16>,
 }
 
 thread_local! {
@@ -239,7 +242,8 @@ fn run_filters<'m>(
 }
 
 /// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`: the lowest
-/// top-scored node, with every top-scored node in `scratch.tied`.
+/// top-scored node; under [`TieBreak::Any`] every top-scored node is left in `scratch.tied`
+/// (under `Lowest` it is left empty: the scheduling cycle's hot path collects nothing).
 fn select(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -257,20 +261,23 @@ fn select(
     node_resources_fit::score(&mut c);
     pod_topology_spread::score(&mut c, matching);
 
-    scratch.tied.clear();
+    let mut best = None;
     let mut max = -1;
     for n in c.node_ids() {
-        if state.node(n).status != NodeStatus::Ready || c.score[n] < max.max(0) {
-            continue;
-        }
-        if c.score[n] > max {
+        if state.node(n).status == NodeStatus::Ready && c.score[n] > max {
             max = c.score[n];
-            scratch.tied.clear();
+            best = Some(n);
         }
-        scratch.tied.push(n as u16);
+    }
+    scratch.tied.clear();
+    if spec.tie_break == TieBreak::Any && best.is_some() {
+        let tied = c
+            .node_ids()
+            .filter(|&n| state.node(n).status == NodeStatus::Ready && c.score[n] == max);
+        scratch.tied.extend(tied.map(|n| n as u16));
     }
     c.release(&mut scratch.buffers);
-    scratch.tied.first().map(|&n| n as usize)
+    best
 }
 
 /// Most outcomes one scheduler step may have under [`TieBreak::Any`]: a step stops before a
@@ -451,7 +458,6 @@ fn drain(
     rec: &mut Recorder,
     scratch: &mut Scratch,
 ) -> Drained {
-    let mut candidates = Vec::new();
     while let Some(&head) = state.pending(Queue::Scheduler).first() {
         let pod = head as usize;
         let phase = state.pod(pod).phase;
@@ -466,10 +472,11 @@ fn drain(
             };
             let tied = scratch.tied.len();
             let mut n = lowest;
-            if spec.tie_break == TieBreak::Any && tied > 1 {
+            if tied > 1 {
+                let candidates = &mut scratch.candidates;
                 candidates.clear();
                 candidates.extend_from_slice(&scratch.tied);
-                narrow(state, &mut candidates);
+                narrow(state, candidates);
                 if candidates.len() > 1 {
                     let Some(index) = choose.choose(candidates.len()) else {
                         return Drained::AtTie;
@@ -479,7 +486,7 @@ fn drain(
             }
             state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler"), || {
-                if spec.tie_break == TieBreak::Any && tied > 1 {
+                if tied > 1 {
                     format!("Pod {pod} is scheduled on node {n} (one of {tied} top-scored nodes)")
                 } else {
                     format!("Pod {pod} is scheduled on node {n}")
