@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Verdicts, violated intents and stored states of every case (both variants) and the
-# node-failure model under --tie-break lowest and any (with and without symmetry), as a
+# Verdicts, violated intents and stored states of every case (both variants), every models/
+# example and the node-failure model under --tie-break lowest and any (with and without symmetry), as a
 # Markdown table on stdout: the source of results/tie-break.md.
 # Usage: scripts/tie-break.sh [KIVI] [TIMEOUT_SECS]
 set -euo pipefail
@@ -29,6 +29,13 @@ for c in c1 c2 c3 c4 c5 c6 c7 c8; do
   run "$c" --case "$c" --original --threads 1 --strategy bfs
   run "$c non-violation" --case "$c" --original --non-violation --threads 1 --strategy bfs
 done
+for m in c1-hpa-oscillation c2-apply-without-replicas c3-spread-hpa c5-descheduler-duplicates \
+  c8-spot-spread-descheduler; do
+  run "models/$m" "models/$m" --original --threads 1 --strategy bfs
+done
+run "models/live-cluster-dump" models/live-cluster-dump --threads 1 --strategy bfs
+run "models/shop-5000-nodes 2500,2500:1000,500,500" models/shop-5000-nodes \
+  --topology 2500,2500:1000,500,500 --threads 2
 m=bench-configs/models/c3-four-node-failures.json
 for t in 2,2:8 2,2:12 3,3:18 4,4:24; do
   run "node failure $t" "$m" --topology "$t" --threads 2

@@ -1,12 +1,19 @@
 //! `--tie-break any` and the symmetry reduction: the same verdicts and intents with and
-//! without symmetry, never more states with it, and every counterexample replays with real ids.
+//! without symmetry, never more states with it, and every counterexample replays with real ids;
+//! on every case and variant, and on random clusters (the cases' scaling templates and the
+//! node-failure model at random topologies).
 
 use std::path::Path;
 
+use kivi::cases::CASES as CASE_FILES;
 use kivi::cluster::TieBreak;
-use kivi::engine::{check, CheckOptions, Outcome, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Outcome, Strategy, Verdict, VisitedKind};
 use kivi::input::load_uniform_file;
 use kivi::model::{ClusterModel, ModelOptions};
+use kivi::scaler::sweep::topology_model;
+use kivi::scaler::template::Template;
+use kivi::scaler::topology::Topology;
+use proptest::prelude::*;
 
 const CASES: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
 
@@ -84,5 +91,88 @@ fn lowest_ties_are_kivis_verdicts_and_any_explores_more() {
             !any.violations.is_empty(),
             "{case}: every Kivi violation is still a behaviour under any"
         );
+    }
+}
+
+/// The scaling template of case `case` (0 … 7, `non_violation` variant), or for 8 the
+/// node-failure benchmark model.
+fn template(case: usize, non_violation: bool) -> Template {
+    let text = match CASE_FILES.get(case) {
+        Some(c) => c.document(false, non_violation).to_string(),
+        None => std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("bench-configs/models/c3-four-node-failures.json"),
+        )
+        .unwrap(),
+    };
+    Template::from_json(&serde_json::from_str(&text).unwrap()).unwrap()
+}
+
+/// `template` at `nodes` per node type and `replicas` per deployment type (within the pods
+/// per node the template allows), under `any`, with or without symmetry.
+fn random_cluster(template: &Template, nodes: u64, replicas: u64, symmetry: bool) -> ClusterModel {
+    let (node_types, deployment_types) = (
+        template.node_types.len() as u64,
+        template.deployment_types.len() as u64,
+    );
+    let room = template.max_pods_per_node.map_or(u64::MAX, |per_node| {
+        per_node * nodes * node_types / deployment_types
+    });
+    let topology = Topology::new(
+        vec![nodes; node_types as usize],
+        vec![replicas.min(room).max(1); deployment_types as usize],
+    );
+    let template = template.clone().admitting(&topology).unwrap();
+    let options = ModelOptions {
+        tie_break: TieBreak::Any,
+        symmetry,
+    };
+    topology_model(&template, &topology, options).unwrap()
+}
+
+/// Like [`run`], within `seconds`.
+fn run_within(model: &ClusterModel, seconds: u64) -> Outcome<ClusterModel> {
+    let options = CheckOptions {
+        threads: 1,
+        strategy: Strategy::Bfs,
+        visited: VisitedKind::Exact,
+        all_violations: true,
+        timeout: Some(std::time::Duration::from_secs(seconds)),
+        ..CheckOptions::default()
+    };
+    check(model, &options).expect("every counterexample replays")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// On random clusters, symmetry keeps the verdict and the violated intents and never stores
+    /// more states (where both searches finish; the node-failure model needs two nodes per
+    /// type for its four failures).
+    #[test]
+    fn on_random_clusters_symmetry_keeps_verdicts_and_never_adds_states(
+        case in 0..=CASE_FILES.len(),
+        non_violation in any::<bool>(),
+        nodes in 1u64..4,
+        replicas in 1u64..7,
+    ) {
+        let template = template(case, non_violation);
+        let nodes = if case == CASE_FILES.len() { nodes.max(2) } else { nodes };
+        let reduced_model = random_cluster(&template, nodes, replicas, true);
+        let reduced = run_within(&reduced_model, 10);
+        let full = run_within(&random_cluster(&template, nodes, replicas, false), 10);
+        if full.verdict() != Verdict::Incomplete && reduced.verdict() != Verdict::Incomplete {
+            prop_assert_eq!(full.verdict(), reduced.verdict());
+            prop_assert_eq!(full.violated(), reduced.violated());
+            prop_assert!(reduced.stats.states_stored <= full.stats.states_stored);
+        } else {
+            prop_assert!(
+                reduced.verdict() != Verdict::Incomplete || full.verdict() == Verdict::Incomplete,
+                "symmetry did not finish where the full search did"
+            );
+        }
+        for violation in &reduced.violations {
+            prop_assert!(!reduced_model.counterexample(&violation.trace).is_empty());
+        }
     }
 }

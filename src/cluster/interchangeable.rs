@@ -6,36 +6,90 @@
 //! names: the same allocatable CPU and memory, the same taints, the same labels except for
 //! *identity labels* (a key whose value is different on every node, like `hostname`: only
 //! whether two nodes share a value is ever read, and no two do), the same answer from every
-//! node-affinity term, and neither is named by id (by a `nodeFailure` event, or by a template's
-//! `nodeName`, which kivi reads both as a node name and as a node id, as Kivi does).
+//! node-affinity term, and the same events naming them. A node named by exactly one
+//! `nodeFailure` event is interchangeable with another so named (with alike flags) when the two
+//! events are swapped with them: the events differ only in the node they name, so renaming the
+//! nodes and swapping the events' progress is a renaming of the whole state; such a node's
+//! failure progress is part of what it is ([`NodeClasses::key`]). A node named by a template's
+//! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does) or by more
+//! than one failure event has a class of its own.
 //!
 //! Pod slots are all interchangeable once a deployment has made their pod from a template; a
 //! pod that still carries the input's labels is only interchangeable with the slots whose input
 //! labels and criticality are alike.
 
-use crate::cluster::{ClusterSpec, EventKind};
+use crate::cluster::{ClusterSpec, ClusterState, EventKind};
 use std::collections::HashMap;
 
-/// The class of each node (index = node id - 1): equal numbers for interchangeable nodes,
-/// numbered from 0 in order of each class's lowest node id; a node named by id has a class of
-/// its own.
-pub fn node_classes(spec: &ClusterSpec) -> Vec<u32> {
-    let identity: Vec<bool> = (0..spec.label_keys.len())
-        .map(|key| is_identity_label(spec, key))
-        .collect();
-    let named = named_nodes(spec);
-    let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
-    (1..=spec.nodes.len())
-        .map(|n| {
-            let key = if named.contains(&n) {
-                vec![-(n as i64)]
-            } else {
-                node_key(spec, n, &identity)
-            };
-            let next = classes.len() as u32;
-            *classes.entry(key).or_insert(next)
-        })
-        .collect()
+/// The classes of interchangeable nodes of a spec, and the failure events that travel with
+/// their nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeClasses {
+    /// The class of each node (index = node id - 1): equal numbers for interchangeable nodes,
+    /// numbered from 0 in order of each class's lowest node id.
+    classes: Vec<u32>,
+    /// Per node (index = node id - 1): the `nodeFailure` event that names it, when it is the
+    /// only one and no `nodeName` does.
+    failure_events: Vec<Option<u8>>,
+}
+
+impl NodeClasses {
+    /// The classes of `spec`'s nodes (see the module documentation).
+    pub fn of(spec: &ClusterSpec) -> Self {
+        let identity: Vec<bool> = (0..spec.label_keys.len())
+            .map(|key| is_identity_label(spec, key))
+            .collect();
+        let failing = failure_counts(spec);
+        let failure_events: Vec<Option<u8>> = (0..spec.nodes.len())
+            .map(|i| {
+                (failing[i] == 1)
+                    .then(|| failure_event(spec, i + 1))
+                    .flatten()
+            })
+            .collect();
+        let by_name = named_by_node_name(spec);
+        let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
+        let classes = (1..=spec.nodes.len())
+            .map(|n| {
+                let key = if by_name.contains(&n) || failing[n - 1] > 1 {
+                    vec![-(n as i64)]
+                } else {
+                    let mut key = node_key(spec, n, &identity);
+                    key.push(failure_events[n - 1].map_or(0, |e| {
+                        let event = &spec.events[e as usize];
+                        1 + 2 * event.after_stable as i64 + 4 * event.first as i64
+                    }));
+                    key
+                };
+                let next = classes.len() as u32;
+                *classes.entry(key).or_insert(next)
+            })
+            .collect();
+        Self {
+            classes,
+            failure_events,
+        }
+    }
+
+    /// The class of each node (index = node id - 1).
+    pub fn classes(&self) -> &[u32] {
+        &self.classes
+    }
+
+    /// Per node (index = node id - 1): the failure event that is renamed with it.
+    pub fn failure_events(&self) -> &[Option<u8>] {
+        &self.failure_events
+    }
+
+    /// What node `n` is in `state` beyond its record: its class and, for a node named by a
+    /// failure event, the steps that event has taken plus one (0 for other nodes; a failure is
+    /// done exactly when all its steps are taken). Two nodes are interchangeable in a state
+    /// only when their keys and records are equal.
+    pub fn key(&self, state: &ClusterState, n: usize) -> (u32, u16) {
+        let progress =
+            self.failure_events[n - 1].map_or(0, |e| state.events().progress[e as usize] + 1);
+        (self.classes[n - 1], progress)
+    }
 }
 
 /// Everything the spec says about node `n` but its name and identity labels.
@@ -69,17 +123,31 @@ fn is_identity_label(spec: &ClusterSpec, key: usize) -> bool {
     })
 }
 
-/// The node ids the spec names: failing nodes of `nodeFailure` events, and the nodes a
-/// template's `nodeName` picks (by name in the scheduler, by id in the deployment controller).
-fn named_nodes(spec: &ClusterSpec) -> Vec<usize> {
-    let mut named: Vec<usize> = spec
-        .events
+/// Per node (index = node id - 1): how many `nodeFailure` events name it.
+fn failure_counts(spec: &ClusterSpec) -> Vec<usize> {
+    let mut counts = vec![0; spec.nodes.len()];
+    for e in &spec.events {
+        if let EventKind::NodeFailure { node } = e.kind {
+            if let Some(count) = counts.get_mut((node as usize).wrapping_sub(1)) {
+                *count += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// The index of the (first) `nodeFailure` event that names node `n`.
+fn failure_event(spec: &ClusterSpec, n: usize) -> Option<u8> {
+    spec.events
         .iter()
-        .filter_map(|e| match e.kind {
-            EventKind::NodeFailure { node } => Some(node as usize),
-            _ => None,
-        })
-        .collect();
+        .position(|e| matches!(e.kind, EventKind::NodeFailure { node } if node as usize == n))
+        .map(|i| i as u8)
+}
+
+/// The nodes a template's `nodeName` picks (by name in the scheduler, by id in the deployment
+/// controller).
+fn named_by_node_name(spec: &ClusterSpec) -> Vec<usize> {
+    let mut named = Vec::new();
     for template in spec.pod_templates.iter().filter(|t| t.node_name != 0) {
         named.extend(usize::try_from(template.node_name).ok());
         named.extend((1..=spec.nodes.len()).filter(|&n| spec.node(n).name == template.node_name));
@@ -114,30 +182,75 @@ mod tests {
         let zones: Vec<u16> = spec.nodes.iter().map(|n| n.labels[zone]).collect();
         assert_eq!(zones, [1, 1, 2]);
         assert_eq!(
-            node_classes(&spec),
+            NodeClasses::of(&spec).classes(),
             [0, 0, 1],
             "hostnames tell nothing apart"
         );
         spec.nodes[2].labels[zone] = 3;
         spec.nodes[1].labels[zone] = 2;
         assert_eq!(
-            node_classes(&spec),
+            NodeClasses::of(&spec).classes(),
             [0, 0, 0],
             "zones on every node: identity too"
         );
         spec.nodes[0].cpu -= 1;
-        assert_eq!(node_classes(&spec), [0, 1, 1]);
+        assert_eq!(NodeClasses::of(&spec).classes(), [0, 1, 1]);
     }
 
-    #[test]
-    fn a_node_named_by_an_event_is_a_class_of_its_own() {
-        let model = load("c3", "original");
-        let mut spec = model.spec().clone();
+    fn fail(spec: &mut ClusterSpec, node: u8) {
         spec.events.push(crate::cluster::EventSpec {
-            kind: EventKind::NodeFailure { node: 2 },
+            kind: EventKind::NodeFailure { node },
             after_stable: false,
             first: false,
         });
-        assert_eq!(node_classes(&spec), [0, 1, 2]);
+    }
+
+    #[test]
+    fn nodes_named_by_one_failure_each_share_a_class_and_carry_their_events() {
+        let model = load("c3", "original");
+        let mut spec = model.spec().clone();
+        let first = spec.events.len() as u8;
+        fail(&mut spec, 2);
+        let classes = NodeClasses::of(&spec);
+        assert_eq!(
+            classes.classes(),
+            [0, 1, 2],
+            "a failing node is unlike a lasting one"
+        );
+        assert_eq!(classes.failure_events(), [None, Some(first), None]);
+        fail(&mut spec, 1);
+        let classes = NodeClasses::of(&spec);
+        assert_eq!(classes.classes(), [0, 0, 1], "each fails once: alike");
+        assert_eq!(
+            classes.failure_events(),
+            [Some(first + 1), Some(first), None]
+        );
+        let mut state = model.initial_state().clone();
+        assert_eq!(classes.key(&state, 1), classes.key(&state, 2));
+        state.events_mut().progress[first as usize] = 1;
+        assert_eq!(
+            classes.key(&state, 2),
+            (0, 2),
+            "node 2's failure has taken a step"
+        );
+        assert_ne!(classes.key(&state, 1), classes.key(&state, 2));
+        spec.events.last_mut().unwrap().after_stable = true;
+        assert_eq!(
+            NodeClasses::of(&spec).classes(),
+            [0, 1, 2],
+            "unlike events: unlike nodes"
+        );
+    }
+
+    #[test]
+    fn a_node_named_twice_is_a_class_of_its_own() {
+        let model = load("c3", "original");
+        let mut spec = model.spec().clone();
+        fail(&mut spec, 1);
+        fail(&mut spec, 1);
+        fail(&mut spec, 2);
+        let classes = NodeClasses::of(&spec);
+        assert_eq!(classes.classes(), [0, 1, 2]);
+        assert_eq!(classes.failure_events()[0], None);
     }
 }

@@ -742,6 +742,9 @@ pub struct Renaming<'a> {
     pub pod_order: &'a [u32],
     /// The new id of each old pod id (index = old id; index 0 unused).
     pub pod_new: &'a [u32],
+    /// Per old node id - 1: the event renamed with the node, whose progress is written with
+    /// the node's record instead of in place (empty: no event travels with its node).
+    pub node_events: &'a [Option<u8>],
 }
 
 impl PodState {
@@ -769,14 +772,28 @@ impl PodState {
 impl ClusterState {
     /// Writes the encoding of [`ClusterState::encode`] as the state would have it with its
     /// nodes and pods renamed by `renaming` (records reordered, pods' nodes and queued ids
-    /// renamed, idle slots cleared as [`PodState::renamed`] says). Two states that differ only
-    /// by the names of interchangeable nodes and pods give the same bytes when each is renamed
-    /// to a canonical order.
+    /// renamed, idle slots cleared as [`PodState::renamed`] says, and each event that travels
+    /// with a node written with it: a node failure's done bit follows from its progress).
+    /// Two states that differ only by the names of interchangeable nodes and pods give the same
+    /// bytes when each is renamed to a canonical order.
     pub fn encode_renamed(&self, renaming: &Renaming, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
+        let events = self.events();
+        if renaming.node_events.is_empty() {
+            out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
+        } else {
+            let mut header = *self.header();
+            for &e in renaming.node_events.iter().flatten() {
+                header.events.done &= !(1 << e);
+                header.events.progress[e as usize] = 0;
+            }
+            out.extend_from_slice(bytemuck::bytes_of(&header));
+        }
         let nodes = self.nodes();
         for &old in renaming.node_order {
             out.extend_from_slice(bytemuck::bytes_of(&nodes[old as usize - 1]));
+            if let Some(&Some(e)) = renaming.node_events.get(old as usize - 1) {
+                out.extend_from_slice(&events.progress[e as usize].to_le_bytes());
+            }
         }
         let pods = self.pods();
         for &old in renaming.pod_order {

@@ -9,8 +9,8 @@
 //! any may go. Kivi takes the lowest pod id (and, between nodes holding equally many, the node
 //! whose lowest pod id is lowest); so does kivi under `--tie-break lowest`. Under `any`, kivi
 //! orders equally ranked candidates by what they are instead of by id: nodes by their
-//! interchangeability class and record, then by their running pods' records; pods by their
-//! records; the lowest id only between candidates that are alike in all that. That is one of
+//! interchangeability class (with the progress of a failure event that names them) and record,
+//! then by their running pods' records; pods by their records; the lowest id only between candidates that are alike in all that. That is one of
 //! the choices Kubernetes may make, and one no renaming of interchangeable nodes and pods
 //! changes, which the symmetry reduction needs ([`crate::model::symmetry`]).
 //!
@@ -23,8 +23,8 @@
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
 use crate::cluster::{
-    interchangeable, ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder, Strategy,
-    TieBreak,
+    interchangeable::NodeClasses, ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder,
+    Strategy, TieBreak,
 };
 
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
@@ -150,12 +150,12 @@ impl Victims {
             list.make_contiguous()
                 .sort_by_key(|&pod| (content(pod), pod));
         }
-        let classes = interchangeable::node_classes(spec);
+        let classes = NodeClasses::of(spec);
         let mut ranked: Vec<usize> = (1..self.by_node.len()).collect();
         ranked.sort_by_cached_key(|&n| {
             let pods: Vec<Vec<u8>> = self.by_node[n].iter().map(|&p| content(p)).collect();
             (
-                classes[n - 1],
+                classes.key(state, n),
                 bytemuck::bytes_of(state.node(n)).to_vec(),
                 pods,
                 n,
