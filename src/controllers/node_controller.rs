@@ -1,5 +1,11 @@
 //! The node controller (Kivi's `nodeController.pml`): evicts every pod of a queued node that is
 //! not ready.
+//!
+//! Ids and ties: Kubernetes' node lifecycle controller taints a not-ready node and the taint
+//! manager evicts its pods concurrently, in no defined order. kivi marks a node's pods in id
+//! order within one atomic step (under both `--tie-break` settings); the order only decides
+//! the order in which the kubelet later removes them and re-queues their deployments, which
+//! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
 
 use crate::cluster::timing::CONTROLLER_RUN_TIME;
 use crate::cluster::Queue;

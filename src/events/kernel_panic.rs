@@ -1,6 +1,10 @@
 //! Kernel panics (Kivi's `kernelPanic`): a ready node whose free CPU is at most 2 % of its
 //! capacity becomes unhealthy (and its pods are evicted by the node controller); it recovers
 //! once its free CPU is above 2 % again.
+//!
+//! Ids and ties: every node whose condition holds may panic, each as a step of its own, so all
+//! choices are explored under both `--tie-break` settings (a renaming of nodes renames the
+//! offers).
 
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::Queue;

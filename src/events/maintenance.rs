@@ -9,6 +9,12 @@
 //! HPA, scheduler, kubelet, deployment and node controllers are all idle, or once
 //! [`MAINTENANCE_WAIT_TIME`] has passed; coming back moves the clock to at least the end of
 //! that wait, as Kivi does.
+//!
+//! Ids and ties: Kubernetes has no maintenance controller; an operator or an upgrade tool
+//! (`kubectl drain`, a managed node-pool upgrade) picks the order, often any order. kivi walks
+//! the nodes in id order under both `--tie-break` settings, as Kivi does, so the order is one
+//! fixed choice rather than every choice, and a model with a maintenance event is not reduced by
+//! symmetry ([`crate::model::symmetry`]).
 
 use crate::cluster::timing::MAINTENANCE_WAIT_TIME;
 use crate::cluster::{

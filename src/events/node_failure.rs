@@ -1,6 +1,11 @@
 //! Node failure (Kivi's `nodeFailure`): the node turns not ready, is queued for the node
 //! controller, and turns ready again — three separate steps, so the node controller may or may
 //! not see the node down, and other controllers may act in between.
+//!
+//! Ids and ties: the input names the failing node; nothing is chosen. Under `--tie-break any`
+//! the symmetry reduction treats nodes named by one failure each as interchangeable, each
+//! permuted together with its event, so which of several alike nodes fails first is explored
+//! once ([`crate::cluster::interchangeable`]).
 
 use crate::cluster::Queue;
 use crate::cluster::{ClusterState, NodeStatus, Recorder};

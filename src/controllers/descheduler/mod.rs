@@ -7,6 +7,12 @@
 //! removed), but only after its period or while the scheduler, kubelet, deployment and node
 //! controllers are idle. As in Kivi its period is counted from the start of the run and never
 //! restarted, and a run takes no time.
+//!
+//! Ids and ties: descheduler v0.27 walks nodes in the order the informer lists them and evicts
+//! pods in a sorted order of its plugins' own (by priority, then as listed), so between pods
+//! alike in priority the order is the API server's, not the id. kivi visits nodes and pods in
+//! id order under both `--tie-break` settings, as Kivi does: one fixed choice among those, and a
+//! model with a descheduler is not reduced by symmetry ([`crate::model::symmetry`]).
 
 pub mod evictor;
 pub mod remove_duplicates;

@@ -23,6 +23,9 @@
 //!   controllers may run, as they may between two scheduling cycles of kube-scheduler. The
 //!   model may narrow a tie to one node per group of interchangeable nodes ([`Narrow`]).
 //!
+//! Queue order: kube-scheduler pops its active queue by priority, then by the time a pod was
+//! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
+//! settings, which is that order for pods of equal priority (kivi models no priorities).
 
 pub mod fit_error;
 mod node_affinity;
