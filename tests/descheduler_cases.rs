@@ -93,15 +93,66 @@ fn non_violation_variants_are_clean() {
     }
 }
 
+/// The parallel loop search at `threads` workers.
+fn parallel_loop(
+    model: &kivi::model::ClusterModel,
+    threads: usize,
+) -> kivi::model::eviction_loop::LoopSearch {
+    let options = kivi::engine::cndfs::LassoOptions {
+        threads,
+        memory_budget: 64 << 20,
+        timeout: None,
+        cancel: None,
+    };
+    kivi::model::eviction_loop::find_eviction_loop(model, &options).expect("every loop replays")
+}
+
+/// Every case and variant: the parallel search (at 1, 2, 4 and 16 workers, repeated) finds an
+/// eviction loop exactly where the sequential Tarjan reference does: in C4, C5, C7 and C8, in
+/// no non-violating variant.
+#[test]
+fn parallel_loop_search_agrees_with_the_reference_on_every_case() {
+    use kivi::model::eviction_loop::{find_eviction_loop_reference, LoopVerdict};
+    let mut looping = Vec::new();
+    for case in ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"] {
+        for file in ["original", "original-non-violation"] {
+            let model = load(case, file);
+            let expected = find_eviction_loop_reference(&model, 1_000_000)
+                .expect("within the bound")
+                .is_some();
+            if expected {
+                looping.push(format!("{case}/{file}"));
+            }
+            for threads in [1, 2, 4, 16] {
+                for round in 0..2 {
+                    let found = match parallel_loop(&model, threads).verdict {
+                        LoopVerdict::Found(_) => true,
+                        LoopVerdict::None => false,
+                        LoopVerdict::Incomplete(reason) => panic!("{case}/{file}: {reason}"),
+                    };
+                    assert_eq!(
+                        found, expected,
+                        "{case}/{file}: {threads} threads, round {round}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(
+        looping,
+        ["c4/original", "c5/original", "c7/original", "c8/original"]
+    );
+}
+
 #[test]
 fn loop_search_finds_the_oscillations_as_lassos() {
-    use kivi::model::eviction_loop::{evicts_pod, find_eviction_loop};
+    use kivi::model::eviction_loop::{evicts_pod, LoopVerdict};
     use kivi::report::eviction_loop::fold_repeats;
     for case in ["c5", "c8"] {
         let model = load(case, "original");
-        let found = find_eviction_loop(&model, 1_000_000)
-            .expect("within the bound")
-            .unwrap_or_else(|| panic!("{case}: an eviction loop"));
+        let LoopVerdict::Found(found) = parallel_loop(&model, 2).verdict else {
+            panic!("{case}: an eviction loop")
+        };
         let (model, lasso) = (&found.model, &found.lasso);
         assert!(!lasso.cycle.is_empty());
         let mut state = lasso.init.clone();
@@ -136,8 +187,11 @@ fn loop_search_finds_the_oscillations_as_lassos() {
     }
     for case in ["c5", "c8"] {
         let model = load(case, "original-non-violation");
-        let lasso = find_eviction_loop(&model, 1_000_000).expect("within the bound");
-        assert!(lasso.is_none(), "{case}-non-violation has no eviction loop");
+        let verdict = parallel_loop(&model, 2).verdict;
+        assert!(
+            matches!(verdict, LoopVerdict::None),
+            "{case}-non-violation has no eviction loop"
+        );
     }
 }
 
@@ -147,9 +201,9 @@ fn loop_search_finds_the_oscillations_as_lassos() {
 /// every deletion, and a round is 16,385 steps, until its 16-bit counter wraps).
 #[test]
 fn c7_taint_loop_closes_after_one_round() {
-    use kivi::model::eviction_loop::find_eviction_loop;
+    use kivi::model::eviction_loop::find_eviction_loop_reference;
     let model = load("c7", "original");
-    let found = find_eviction_loop(&model, 1_000_000)
+    let found = find_eviction_loop_reference(&model, 1_000_000)
         .expect("within the bound")
         .expect("C7 has an eviction loop");
     let lines = found.lines();

@@ -102,6 +102,9 @@ pub struct RunConfig {
     /// `--expect-states` of single and engine modes (0: the visited set grows from a page).
     #[serde(default)]
     pub expect_states: Option<u64>,
+    /// Single mode only: search for an eviction loop (`--loop`) instead of intent violations.
+    #[serde(default, rename = "loop")]
+    pub eviction_loop: bool,
     /// Measure thread counts above the machine's cores too (an oversubscription benchmark)
     /// instead of leaving them out.
     #[serde(default)]
@@ -458,6 +461,12 @@ impl RunConfig {
                     "{} mode does not sweep: leave scale, confident_nodes and confident_ratio out",
                     self.mode
                 ),
+            );
+        }
+        if self.eviction_loop && self.mode != Mode::Single {
+            return fail(
+                "loop",
+                "only single mode searches for eviction loops".into(),
             );
         }
         if let Some(topology) = &self.topology {

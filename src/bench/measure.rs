@@ -113,6 +113,9 @@ pub fn check_arguments(run: &RunConfig, measurement: &Measurement) -> Vec<String
     }
     args.extend(["--threads".into(), measurement.threads.to_string()]);
     search_arguments(run, &mut args);
+    if run.eviction_loop {
+        args.push("--loop".into());
+    }
     if let Some(seconds) = run.timeout_s {
         args.extend(["--timeout".into(), seconds.to_string()]);
     }
@@ -233,6 +236,16 @@ fn read_report(report: &Value) -> Option<Sample> {
             time_s: report["elapsed_s"].as_f64()?,
             states: number(&report["states_stored"])?,
             transitions: number(&report["transitions"])?,
+            ..Sample::default()
+        });
+    }
+    if report["mode"] == "loop" {
+        let stats = &report["stats"];
+        return Some(Sample {
+            verdict,
+            time_s: stats["elapsed_s"].as_f64()?,
+            states: number(&stats["states_stored"])?,
+            transitions: number(&stats["transitions"])?,
             ..Sample::default()
         });
     }

@@ -6,9 +6,10 @@ use super::engine_args::EngineArgs;
 use super::error::CommandError;
 use super::interrupt;
 use super::model_args::ModelArgs;
+use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
-use crate::model::eviction_loop::{find_eviction_loop, DEFAULT_MAX_STATES};
+use crate::model::eviction_loop::find_eviction_loop;
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
@@ -72,12 +73,10 @@ pub struct CheckArgs {
     #[arg(short = 'q', long)]
     quiet: bool,
     /// Look for an eviction loop instead of intent violations: a reachable cycle in which
-    /// pods are evicted and re-created forever (Kivi's -l); needs a single topology.
+    /// pods are evicted and re-created forever (Kivi's -l), on every --threads worker within
+    /// --memory and --timeout; needs a single topology.
     #[arg(short = 'l', long = "loop")]
     eviction_loop: bool,
-    /// Most states the --loop search stores (it keeps the whole state graph).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STATES, requires = "eviction_loop")]
-    loop_max_states: usize,
     #[command(flatten)]
     engine: EngineArgs,
     #[command(flatten)]
@@ -212,10 +211,17 @@ impl CheckArgs {
         pool: &rayon::ThreadPool,
     ) -> Result<i32, CommandError> {
         if self.eviction_loop {
-            let found = find_eviction_loop(model, self.loop_max_states);
+            let lasso_options = LassoOptions {
+                threads: options.threads,
+                memory_budget: options.memory_budget,
+                timeout: options.timeout,
+                cancel: options.cancel.clone(),
+            };
+            let found = find_eviction_loop(model, &lasso_options)
+                .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             match self.format {
                 Format::Text => print!("{}", eviction_loop::to_text(&found)),
-                Format::Json => println!("{}", eviction_loop::to_json(&found)),
+                Format::Json => println!("{}", eviction_loop::to_json(model, &found)),
             }
             return Ok(eviction_loop::exit_code(&found));
         }

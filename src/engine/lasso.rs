@@ -5,7 +5,8 @@
 //! `entry` (the cycle) that takes at least one transition the caller marks — for a cluster, a
 //! pod eviction — so the system can repeat it forever.
 //!
-//! The search is sequential and exhaustive: it stores every reachable state with its successor
+//! This is the reference the tests hold the parallel search ([`super::cndfs`]) to. The search
+//! is sequential and exhaustive: it stores every reachable state with its successor
 //! edges, splits the graph into strongly connected components (Tarjan's algorithm, iterative),
 //! and looks for a marked edge inside a component. Such an edge exists exactly when a lasso
 //! exists. The lasso reported uses the marked edge whose source is nearest to an initial state,

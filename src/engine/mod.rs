@@ -8,9 +8,12 @@
 //! - `search`: depth-first (with work donation and exact termination), swarm and
 //!   level-synchronous breadth-first workers.
 //! - [`trace`]: paths and their replay.
+//! - [`cndfs`]: the parallel on-the-fly lasso search (a cycle that takes a marked transition),
+//!   and [`lasso`], its sequential whole-graph reference.
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
 
 mod check;
+pub mod cndfs;
 pub mod error;
 pub mod lasso;
 pub mod model;

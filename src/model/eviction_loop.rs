@@ -1,17 +1,16 @@
 //! `--loop`: a reachable oscillation in which pods are evicted and re-created forever.
 //!
-//! Kivi's `-l` asks SPIN for non-progress cycles. kivi instead searches the cluster's state
-//! graph for a lasso (see [`crate::engine::lasso`]) whose cycle evicts a pod: since the cycle
+//! Kivi's `-l` asks SPIN for non-progress cycles (on one core). kivi instead searches the
+//! cluster's state graph for a lasso whose cycle evicts a pod, on every core and on the fly
+//! ([`crate::engine::cndfs`]; the sequential [`crate::engine::lasso`] is the tests' reference): since the cycle
 //! comes back to the same state, every pod it evicts is re-created within it, and the cluster
 //! can repeat it forever without settling. Evictions are the descheduler's, the taint
 //! manager's and the node controller's; a deployment scaling down is not one.
 
 use super::ClusterModel;
 use crate::cluster::{ClusterAction, ClusterState, PodPhase};
+use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch, LassoStats};
 use crate::engine::lasso::{find_lasso, Lasso, TooManyStates};
-
-/// The default bound on the states the loop search stores.
-pub const DEFAULT_MAX_STATES: usize = 2_000_000;
 
 /// Whether `action`, taken in `before` and leading to `after`, evicted a pod.
 pub fn evicts_pod(
@@ -45,19 +44,75 @@ impl EvictionLoop {
     }
 }
 
-/// `model` without intent monitors (only the scheduler's own `pod_always_schedulable`).
+/// `model` without intent monitors (only the scheduler's own `pod_always_schedulable`), and
+/// without symmetry reduction: in the reduced graph a cycle may close on a renaming of its
+/// first state, which is a loop of the cluster only after several rounds, so the search keeps
+/// states as they are and every loop it reports closes on its own first state.
 fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
+    let tie_break = spec.tie_break;
     let mut init = model.initial_state().clone();
     *init.monitors_mut() = Default::default();
-    ClusterModel::new(spec, init)
+    ClusterModel::new(spec, init).with_options(super::ModelOptions {
+        tie_break,
+        symmetry: false,
+    })
 }
 
-/// Searches `model` for an eviction loop, storing at most `max_states` states. `Ok(None)`
-/// means the cluster has none: every run settles or only loops without evicting. This is what
-/// `kivi check --loop` reports.
+/// What an eviction-loop search decided.
+#[derive(Debug)]
+pub enum LoopVerdict {
+    /// A loop, replayed on the model (boxed: it holds the model and the states of the lasso).
+    Found(Box<EvictionLoop>),
+    /// The cluster has none: every run settles or only loops without evicting.
+    None,
+    /// The search stopped before deciding, for the reason given.
+    Incomplete(String),
+}
+
+/// An eviction-loop search's verdict, counts and time: what `kivi check --loop` reports.
+#[derive(Debug)]
+pub struct LoopSearch {
+    /// The verdict.
+    pub verdict: LoopVerdict,
+    /// States and transitions explored, workers, table size.
+    pub stats: LassoStats,
+    /// Wall time.
+    pub elapsed: std::time::Duration,
+}
+
+/// Searches `model` for an eviction loop on every worker of `options`, on the fly
+/// ([`crate::engine::cndfs`]). `Err` is an internal error: a loop found that does not replay.
 pub fn find_eviction_loop(
+    model: &ClusterModel,
+    options: &LassoOptions,
+) -> Result<LoopSearch, String> {
+    let model = without_monitors(model);
+    let marked = |before: &ClusterState, action: &ClusterAction, after: &ClusterState| {
+        evicts_pod(&model, before, action, after)
+    };
+    let outcome = find_lasso_parallel(&model, marked, options)?;
+    let verdict = match outcome.search {
+        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(EvictionLoop {
+            model: model.clone(),
+            lasso,
+        })),
+        LassoSearch::None => LoopVerdict::None,
+        LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
+    };
+    Ok(LoopSearch {
+        verdict,
+        stats: outcome.stats,
+        elapsed: outcome.elapsed,
+    })
+}
+
+/// The sequential reference search ([`find_lasso`]: the whole graph, then Tarjan's
+/// components), storing at most `max_states` states: its loop has a shortest prefix to the
+/// eviction nearest the start and a shortest way back. Tests compare the parallel search with
+/// it; `Ok(None)` means the cluster has no eviction loop.
+pub fn find_eviction_loop_reference(
     model: &ClusterModel,
     max_states: usize,
 ) -> Result<Option<EvictionLoop>, TooManyStates> {

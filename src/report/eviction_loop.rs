@@ -1,34 +1,39 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
-use crate::engine::TooManyStates;
-use crate::model::eviction_loop::EvictionLoop;
+use crate::model::eviction_loop::{LoopSearch, LoopVerdict};
+use crate::model::ClusterModel;
+use crate::report::single::setup_json;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// The process exit code of a loop search: 1 a loop, 0 none, 3 the state bound was reached.
-pub fn exit_code(result: &Result<Option<EvictionLoop>, TooManyStates>) -> i32 {
-    match result {
-        Ok(Some(_)) => 1,
-        Ok(None) => 0,
-        Err(_) => 3,
+/// The process exit code of a loop search: 1 a loop, 0 none, 3 incomplete.
+pub fn exit_code(search: &LoopSearch) -> i32 {
+    match search.verdict {
+        LoopVerdict::Found(_) => 1,
+        LoopVerdict::None => 0,
+        LoopVerdict::Incomplete(_) => 3,
     }
 }
 
-/// The result as text: the path to the loop (runs of repeated lines folded) and one round.
-pub fn to_text(result: &Result<Option<EvictionLoop>, TooManyStates>) -> String {
+/// The result as text: the path to the loop (runs of repeated lines folded) and one round, or
+/// why there is none, then the search's counts.
+pub fn to_text(search: &LoopSearch) -> String {
     let mut text = String::new();
-    match result {
-        Err(bound) => {
-            let _ = writeln!(text, "Incomplete: {bound} (raise --loop-max-states)");
+    match &search.verdict {
+        LoopVerdict::Incomplete(reason) => {
+            let _ = writeln!(
+                text,
+                "Incomplete: no eviction loop found before the search stopped: {reason}"
+            );
         }
-        Ok(None) => {
+        LoopVerdict::None => {
             let _ = writeln!(
                 text,
                 "No eviction loop: every run settles or loops without evicting."
             );
         }
-        Ok(Some(found)) => {
+        LoopVerdict::Found(found) => {
             let lines = found.lines();
             let _ = writeln!(
                 text,
@@ -44,15 +49,32 @@ pub fn to_text(result: &Result<Option<EvictionLoop>, TooManyStates>) -> String {
             }
         }
     }
+    let stats = &search.stats;
+    let _ = writeln!(
+        text,
+        "    States: {} stored (with the marked bit), {} transitions, {} thread(s), {} MiB table",
+        stats.states,
+        stats.transitions,
+        stats.threads,
+        stats.table_bytes >> 20
+    );
+    let _ = writeln!(
+        text,
+        "    Elapsed time: {:.3} seconds",
+        search.elapsed.as_secs_f64()
+    );
     text
 }
 
-/// The result as JSON.
-pub fn to_json(result: &Result<Option<EvictionLoop>, TooManyStates>) -> Value {
-    match result {
-        Err(bound) => json!({"mode": "loop", "verdict": "incomplete", "reason": bound.to_string()}),
-        Ok(None) => json!({"mode": "loop", "verdict": "no_violation"}),
-        Ok(Some(found)) => {
+/// The result as JSON, with the size of `model`, the cluster searched.
+pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
+    let stats = &search.stats;
+    let mut report = match &search.verdict {
+        LoopVerdict::Incomplete(reason) => {
+            json!({"mode": "loop", "verdict": "incomplete", "reason": reason})
+        }
+        LoopVerdict::None => json!({"mode": "loop", "verdict": "no_violation"}),
+        LoopVerdict::Found(found) => {
             let lines = found.lines();
             json!({
                 "mode": "loop",
@@ -61,7 +83,16 @@ pub fn to_json(result: &Result<Option<EvictionLoop>, TooManyStates>) -> Value {
                 "cycle": lines.cycle,
             })
         }
-    }
+    };
+    report["setup"] = setup_json(model);
+    report["stats"] = json!({
+        "states_stored": stats.states,
+        "transitions": stats.transitions,
+        "threads": stats.threads,
+        "table_bytes": stats.table_bytes,
+        "elapsed_s": search.elapsed.as_secs_f64(),
+    });
+    report
 }
 
 /// Longest block of lines [`fold_repeats`] looks for.
