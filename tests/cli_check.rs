@@ -303,12 +303,33 @@ fn loop_finds_the_eviction_oscillations_as_lassos() {
         ]);
         assert_eq!(output.status.code(), Some(0), "{case} non-violation");
     }
-    let output = kivi(&["check", "--case", "c8", "--loop"]);
+}
+
+#[test]
+fn loop_sweeps_name_the_smallest_topology_with_an_eviction_loop() {
+    let output = kivi(&["check", "--case", "c5", "--loop", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_of(&output);
+    assert_eq!(report["mode"], "scaling");
+    assert_eq!(report["minimal"]["evictionLoop"], true);
+    assert_eq!(
+        report["minimal"]["kivi"],
+        "{node type 0: 1, node type 1: 1, deployment type 0: 2}"
+    );
+    let cycle = report["violations"][0]["report"]["cycle"]
+        .as_array()
+        .unwrap();
+    assert!(cycle
+        .iter()
+        .any(|l| l.as_str().unwrap().contains("pending for deletion")));
+
+    let output = kivi(&["check", "--case", "c3", "--loop"]);
     assert_eq!(
         output.status.code(),
-        Some(2),
-        "--loop needs a single topology"
+        Some(0),
+        "C3 has no eviction loop at any size"
     );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("No failure is found!"));
 }
 
 #[test]

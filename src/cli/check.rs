@@ -74,7 +74,7 @@ pub struct CheckArgs {
     quiet: bool,
     /// Look for an eviction loop instead of intent violations: a reachable cycle in which
     /// pods are evicted and re-created forever (Kivi's -l), on every --threads worker within
-    /// --memory and --timeout; needs a single topology.
+    /// --memory and --timeout; a template is swept for the smallest topology with one.
     #[arg(short = 'l', long = "loop")]
     eviction_loop: bool,
     #[command(flatten)]
@@ -114,13 +114,6 @@ impl CheckArgs {
                 .with_options(self.semantics.options());
             return self.check_single(name, &model, input.names.as_ref(), options, &pool);
         }
-        if self.eviction_loop {
-            return Err(format!(
-                "{name}: --loop checks one topology; add --original (or give a single-topology \
-                 document)"
-            )
-            .into());
-        }
         let mut template = Template::from_json(&input.document)
             .map_err(|error| format!("{name}: {error}"))?
             .written_in(&input.origins);
@@ -135,6 +128,7 @@ impl CheckArgs {
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
             model: self.semantics.options(),
+            eviction_loop: self.eviction_loop,
         };
         let mut progress: Option<SweepProgress> = None;
         let result = crate::scaler::sweep::run(&template, &settings, &pool, &interrupt, |done| {
@@ -211,13 +205,7 @@ impl CheckArgs {
         pool: &rayon::ThreadPool,
     ) -> Result<i32, CommandError> {
         if self.eviction_loop {
-            let lasso_options = LassoOptions {
-                threads: options.threads,
-                memory_budget: options.memory_budget,
-                timeout: options.timeout,
-                cancel: options.cancel.clone(),
-            };
-            let found = find_eviction_loop(model, &lasso_options)
+            let found = find_eviction_loop(model, &LassoOptions::of_check(&options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             match self.format {
                 Format::Text => print!("{}", eviction_loop::to_text(&found)),

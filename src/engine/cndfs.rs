@@ -67,6 +67,19 @@ pub struct LassoOptions {
     pub cancel: Option<CancelToken>,
 }
 
+impl LassoOptions {
+    /// The workers and bounds of a safety check's options: the same `--threads`, `--memory`,
+    /// `--timeout` and interrupt.
+    pub fn of_check(options: &super::CheckOptions) -> Self {
+        Self {
+            threads: options.threads,
+            memory_budget: options.memory_budget,
+            timeout: options.timeout,
+            cancel: options.cancel.clone(),
+        }
+    }
+}
+
 /// What a parallel lasso search found.
 #[derive(Debug)]
 pub enum LassoSearch<M: Model> {

@@ -1,7 +1,7 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
-use crate::model::eviction_loop::{LoopSearch, LoopVerdict};
+use crate::model::eviction_loop::{EvictionLoop, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::single::setup_json;
 use serde_json::{json, Value};
@@ -33,21 +33,7 @@ pub fn to_text(search: &LoopSearch) -> String {
                 "No eviction loop: every run settles or loops without evicting."
             );
         }
-        LoopVerdict::Found(found) => {
-            let lines = found.lines();
-            let _ = writeln!(
-                text,
-                "Eviction loop found: pods are evicted and re-created forever."
-            );
-            let _ = writeln!(text, "Path to the loop:");
-            for line in fold_repeats(&lines.prefix) {
-                let _ = writeln!(text, "{line}");
-            }
-            let _ = writeln!(text, "Loop (repeats forever):");
-            for line in &lines.cycle {
-                let _ = writeln!(text, "{line}");
-            }
-        }
+        LoopVerdict::Found(found) => text.push_str(&found_text(found)),
     }
     let stats = &search.stats;
     let _ = writeln!(
@@ -74,15 +60,7 @@ pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
             json!({"mode": "loop", "verdict": "incomplete", "reason": reason})
         }
         LoopVerdict::None => json!({"mode": "loop", "verdict": "no_violation"}),
-        LoopVerdict::Found(found) => {
-            let lines = found.lines();
-            json!({
-                "mode": "loop",
-                "verdict": "violation",
-                "prefix": lines.prefix,
-                "cycle": lines.cycle,
-            })
-        }
+        LoopVerdict::Found(found) => found_json(found),
     };
     report["setup"] = setup_json(model);
     report["stats"] = json!({
@@ -93,6 +71,32 @@ pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
         "elapsed_s": search.elapsed.as_secs_f64(),
     });
     report
+}
+
+/// A loop found, as text: the path to it (runs of repeated lines folded) and one round.
+pub fn found_text(found: &EvictionLoop) -> String {
+    let lines = found.lines();
+    let mut text = String::from("Eviction loop found: pods are evicted and re-created forever.\n");
+    let _ = writeln!(text, "Path to the loop:");
+    for line in fold_repeats(&lines.prefix) {
+        let _ = writeln!(text, "{line}");
+    }
+    let _ = writeln!(text, "Loop (repeats forever):");
+    for line in &lines.cycle {
+        let _ = writeln!(text, "{line}");
+    }
+    text
+}
+
+/// A loop found, as JSON: the path to it and one round, as trace lines.
+pub fn found_json(found: &EvictionLoop) -> Value {
+    let lines = found.lines();
+    json!({
+        "mode": "loop",
+        "verdict": "violation",
+        "prefix": lines.prefix,
+        "cycle": lines.cycle,
+    })
 }
 
 /// Longest block of lines [`fold_repeats`] looks for.

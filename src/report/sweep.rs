@@ -2,9 +2,10 @@
 //! topology in Kivi's words and in plain numbers, and the distribution of check times.
 
 use super::counterexample::Verbosity;
+use super::eviction_loop;
 use super::single::failures_text;
 use crate::engine::Verdict;
-use crate::scaler::sweep::{SweepResult, TopologyRow};
+use crate::scaler::sweep::{Finding, SweepResult, TopologyRow};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -103,26 +104,35 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
             violation.row.topology,
             plain_size(&violation.row)
         );
-        text.push_str(&failures_text(
-            &violation.model,
-            &violation.outcome,
-            verbosity,
-        ));
+        text.push_str(&match &violation.finding {
+            Finding::Intents(outcome) => failures_text(&violation.model, outcome, verbosity),
+            Finding::EvictionLoop(found) => eviction_loop::found_text(found),
+        });
     }
     let _ = writeln!(text, "Summary:");
     match result.violations.first() {
         Some(first) => {
             let _ = writeln!(text, "    {} failure(s) found!", result.violations.len());
-            let _ = writeln!(
-                text,
-                "    Violating intent(s): {}{}",
-                first.outcome.violated().join(", "),
-                if result.every_intent {
-                    ""
-                } else {
-                    " (the first found; --all-violations reports every intent violated)"
+            match &first.finding {
+                Finding::Intents(outcome) => {
+                    let _ = writeln!(
+                        text,
+                        "    Violating intent(s): {}{}",
+                        outcome.violated().join(", "),
+                        if result.every_intent {
+                            ""
+                        } else {
+                            " (the first found; --all-violations reports every intent violated)"
+                        }
+                    );
                 }
-            );
+                Finding::EvictionLoop(_) => {
+                    let _ = writeln!(
+                        text,
+                        "    Eviction loop: pods are evicted and re-created forever"
+                    );
+                }
+            }
             let _ = writeln!(
                 text,
                 "    Minimal violating topology: {} ({}){}",
@@ -168,7 +178,10 @@ pub fn to_json(result: &SweepResult) -> Value {
         .iter()
         .map(|violation| {
             let mut value = row_json(&violation.row);
-            value["report"] = super::single::to_json(&violation.model, &violation.outcome);
+            value["report"] = match &violation.finding {
+                Finding::Intents(outcome) => super::single::to_json(&violation.model, outcome),
+                Finding::EvictionLoop(found) => eviction_loop::found_json(found),
+            };
             value
         })
         .collect();
@@ -179,7 +192,11 @@ pub fn to_json(result: &SweepResult) -> Value {
             "replicas": first.row.topology.total_replicas(),
             "pods": first.row.pods,
             "position": first.row.position,
-            "intents": first.outcome.violated(),
+            "intents": match &first.finding {
+                Finding::Intents(outcome) => outcome.violated(),
+                Finding::EvictionLoop(_) => Vec::new(),
+            },
+            "evictionLoop": matches!(first.finding, Finding::EvictionLoop(_)),
             "guaranteedMinimal": result.proven_minimal(),
             "cutShortBefore": result.cut_short,
             "undecidedBefore": result.undecided,

@@ -15,8 +15,10 @@ use super::journal::{Journal, JournalEntry};
 use super::search::{JobVerdict, Search};
 use super::template::Template;
 use super::topology::Topology;
+use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::load_uniform;
+use crate::model::eviction_loop::{find_eviction_loop, EvictionLoop, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,6 +39,8 @@ pub struct SweepSettings {
     pub journal: Option<PathBuf>,
     /// Each topology's tie-break semantics and reduction.
     pub model: ModelOptions,
+    /// Search each topology for an eviction loop (`--loop`) instead of intent violations.
+    pub eviction_loop: bool,
 }
 
 /// One decided topology.
@@ -68,8 +72,16 @@ pub struct ViolatingTopology {
     pub row: TopologyRow,
     /// Its cluster model, to print the counterexample.
     pub model: ClusterModel,
-    /// The check's outcome, with the replayed counterexample.
-    pub outcome: Outcome<ClusterModel>,
+    /// What the check found, replayed.
+    pub finding: Finding,
+}
+
+/// What a violating topology's check found.
+pub enum Finding {
+    /// Intent violations: the check's outcome with its counterexamples.
+    Intents(Box<Outcome<ClusterModel>>),
+    /// An eviction loop (`--loop`).
+    EvictionLoop(Box<EvictionLoop>),
 }
 
 /// A topology just decided, for progress displays.
@@ -216,6 +228,7 @@ pub fn run(
         let template = Arc::new(template.clone());
         let options = settings.check.clone();
         let model_options = settings.model;
+        let eviction_loop = settings.eviction_loop;
         let (passed, largest) = (passed.clone(), largest.clone());
         move |topology: &Topology, context: JobContext| {
             let options = CheckOptions {
@@ -227,7 +240,7 @@ pub fn run(
                 check_topology(
                     &template,
                     &options,
-                    model_options,
+                    (model_options, eviction_loop),
                     &passed,
                     topology,
                     context,
@@ -349,11 +362,11 @@ fn assemble(
             from_journal: report.output.from_journal,
         };
         let counts = settings.all_violations || first.as_ref() == Some(&row.topology);
-        if let (true, Some((model, outcome))) = (counts, report.output.violation) {
+        if let (true, Some((model, finding))) = (counts, report.output.violation) {
             violations.push(ViolatingTopology {
                 row: row.clone(),
                 model,
-                outcome,
+                finding,
             });
         }
         rows.push(row);
@@ -413,13 +426,14 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
         )
         .collect();
     let key = format!(
-        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}|model={:?}",
+        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}|model={:?}|loop={}",
         serde_json::Value::Object(template.document.clone()),
         settings.enumeration.confident_nodes,
         settings.enumeration.pods_per_node,
         settings.check.depth_limit,
         settings.check.visited,
         settings.model,
+        settings.eviction_loop,
     );
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
 }
@@ -430,7 +444,7 @@ struct TopologyCheck {
     transitions: u64,
     elapsed_s: f64,
     from_journal: bool,
-    violation: Option<(ClusterModel, Outcome<ClusterModel>)>,
+    violation: Option<(ClusterModel, Finding)>,
     error: Option<SweepError>,
 }
 
@@ -449,11 +463,12 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
     )
 }
 
-/// Checks one topology of the sweep, or takes its verdict from the journal.
+/// Checks one topology of the sweep (for intent violations, or with `eviction_loop` for an
+/// eviction loop), or takes its verdict from the journal.
 fn check_topology(
     template: &Template,
     base: &CheckOptions,
-    model_options: ModelOptions,
+    (model_options, eviction_loop): (ModelOptions, bool),
     passed: &HashMap<Topology, JournalEntry>,
     topology: &Topology,
     context: JobContext,
@@ -480,6 +495,9 @@ fn check_topology(
         cancel: Some(context.cancel),
         ..base.clone()
     };
+    if eviction_loop {
+        return loop_topology(model, &options, topology);
+    }
     let outcome = match check(&model, &options) {
         Ok(outcome) => outcome,
         Err(error) => {
@@ -501,7 +519,40 @@ fn check_topology(
         Verdict::NoViolation => JobVerdict::NoViolation,
         Verdict::Incomplete => JobVerdict::Incomplete,
         Verdict::Violation => {
-            result.violation = Some((model, outcome));
+            result.violation = Some((model, Finding::Intents(Box::new(outcome))));
+            JobVerdict::Violation
+        }
+    };
+    (verdict, result)
+}
+
+/// Searches one topology's cluster for an eviction loop.
+fn loop_topology(
+    model: ClusterModel,
+    options: &CheckOptions,
+    topology: &Topology,
+) -> (JobVerdict, TopologyCheck) {
+    let search = match find_eviction_loop(&model, &LassoOptions::of_check(options)) {
+        Ok(search) => search,
+        Err(error) => {
+            return failed(SweepError::Internal(format!(
+                "topology {topology}: {error}"
+            )))
+        }
+    };
+    let mut result = TopologyCheck {
+        states: search.stats.states,
+        transitions: search.stats.transitions,
+        elapsed_s: search.elapsed.as_secs_f64(),
+        from_journal: false,
+        violation: None,
+        error: None,
+    };
+    let verdict = match search.verdict {
+        LoopVerdict::None => JobVerdict::NoViolation,
+        LoopVerdict::Incomplete(_) => JobVerdict::Incomplete,
+        LoopVerdict::Found(found) => {
+            result.violation = Some((model, Finding::EvictionLoop(found)));
             JobVerdict::Violation
         }
     };
@@ -528,6 +579,7 @@ mod tests {
             all_violations: false,
             journal,
             model: ModelOptions::default(),
+            eviction_loop: false,
         }
     }
 
