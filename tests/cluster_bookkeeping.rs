@@ -10,10 +10,10 @@ use kivi::cases::CASES;
 use kivi::cluster::{ClusterAction, ClusterSpec, ClusterState, PodPhase, Queue};
 use kivi::engine::model::Model;
 use kivi::model::ClusterModel;
-use kivi::scaler::sweep::topology_model;
 use kivi::scaler::template::Template;
-use kivi::scaler::topology::Topology;
 use proptest::prelude::*;
+
+mod support;
 
 /// Per node: placed pods, their CPU and their memory (pods that hold a node: not idle, bound).
 fn placed(state: &ClusterState, nodes: usize) -> Vec<(i32, i32, i32)> {
@@ -103,19 +103,7 @@ fn exact_bookkeeping(state: &ClusterState) -> Result<(), String> {
 fn random_cluster(case: usize, non_violation: bool, nodes: u64, replicas: u64) -> ClusterModel {
     let document = CASES[case].document(false, non_violation);
     let template = Template::from_json(&serde_json::from_str(document).unwrap()).unwrap();
-    let (node_types, deployment_types) = (
-        template.node_types.len() as u64,
-        template.deployment_types.len() as u64,
-    );
-    let room = template.max_pods_per_node.map_or(u64::MAX, |per_node| {
-        per_node * nodes * node_types / deployment_types
-    });
-    let topology = Topology::new(
-        vec![nodes; node_types as usize],
-        vec![replicas.min(room).max(1); deployment_types as usize],
-    );
-    let template = template.admitting(&topology).unwrap();
-    topology_model(&template, &topology, Default::default()).unwrap()
+    support::cluster_at(&template, nodes, replicas, Default::default())
 }
 
 /// Walks `choices.len()` random steps from the initial state, checking the bookkeeping after

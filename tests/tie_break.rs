@@ -10,10 +10,10 @@ use kivi::cluster::TieBreak;
 use kivi::engine::{check, CheckOptions, Outcome, Strategy, Verdict, VisitedKind};
 use kivi::input::load_uniform_file;
 use kivi::model::{ClusterModel, ModelOptions};
-use kivi::scaler::sweep::topology_model;
 use kivi::scaler::template::Template;
-use kivi::scaler::topology::Topology;
 use proptest::prelude::*;
+
+mod support;
 
 const CASES: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
 
@@ -108,26 +108,14 @@ fn template(case: usize, non_violation: bool) -> Template {
     Template::from_json(&serde_json::from_str(&text).unwrap()).unwrap()
 }
 
-/// `template` at `nodes` per node type and `replicas` per deployment type (within the pods
-/// per node the template allows), under `any`, with or without symmetry.
+/// `template` at `nodes` per node type and `replicas` per deployment type, under `any`, with
+/// or without symmetry.
 fn random_cluster(template: &Template, nodes: u64, replicas: u64, symmetry: bool) -> ClusterModel {
-    let (node_types, deployment_types) = (
-        template.node_types.len() as u64,
-        template.deployment_types.len() as u64,
-    );
-    let room = template.max_pods_per_node.map_or(u64::MAX, |per_node| {
-        per_node * nodes * node_types / deployment_types
-    });
-    let topology = Topology::new(
-        vec![nodes; node_types as usize],
-        vec![replicas.min(room).max(1); deployment_types as usize],
-    );
-    let template = template.clone().admitting(&topology).unwrap();
     let options = ModelOptions {
         tie_break: TieBreak::Any,
         symmetry,
     };
-    topology_model(&template, &topology, options).unwrap()
+    support::cluster_at(template, nodes, replicas, options)
 }
 
 /// Like [`run`], within `seconds`.

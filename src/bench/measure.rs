@@ -239,17 +239,7 @@ fn read_report(report: &Value) -> Option<Sample> {
             ..Sample::default()
         });
     }
-    if report["mode"] == "loop" {
-        let stats = &report["stats"];
-        return Some(Sample {
-            verdict,
-            time_s: stats["elapsed_s"].as_f64()?,
-            states: number(&stats["states_stored"])?,
-            transitions: number(&stats["transitions"])?,
-            ..Sample::default()
-        });
-    }
-    if report["mode"] == "single" {
+    if report["mode"] == "single" || report["mode"] == "loop" {
         let stats = &report["stats"];
         return Some(Sample {
             verdict,
