@@ -13,7 +13,7 @@ use crate::model::eviction_loop::find_eviction_loop;
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
-use crate::report::{eviction_loop, single, sweep, Format};
+use crate::report::{ci, eviction_loop, single, sweep, CheckFormat};
 use crate::scaler::sweep::{topology_model, SweepSettings};
 use crate::scaler::{EnumerationOptions, FastFind, Template, Topology};
 use clap::Args;
@@ -65,7 +65,7 @@ pub struct CheckArgs {
     journal: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    format: CheckFormat,
     /// Counterexample detail, Kivi's levels: 1 reasons only, 2 steps, 3 all steps, 4 values.
     #[arg(short = 'v', long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
     verbose: u8,
@@ -143,10 +143,11 @@ impl CheckArgs {
         for warning in &result.warnings {
             eprintln!("warning: {warning}");
         }
-        match self.format {
-            Format::Text => print!("{}", sweep::to_text(&result, self.verbosity())),
-            Format::Json => println!("{}", sweep::to_json(&result)),
-        }
+        self.print_report(
+            name,
+            || sweep::to_text(&result, self.verbosity()),
+            || sweep::to_json(&result),
+        );
         Ok(result.verdict().exit_code())
     }
 
@@ -207,10 +208,11 @@ impl CheckArgs {
         if self.eviction_loop {
             let found = find_eviction_loop(model, &LassoOptions::of_check(&options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
-            match self.format {
-                Format::Text => print!("{}", eviction_loop::to_text(&found)),
-                Format::Json => println!("{}", eviction_loop::to_json(model, &found)),
-            }
+            self.print_report(
+                name,
+                || eviction_loop::to_text(&found),
+                || eviction_loop::to_json(model, &found),
+            );
             return Ok(eviction_loop::exit_code(&found));
         }
         // One topology: report every violated intent, each with its own counterexample,
@@ -222,29 +224,65 @@ impl CheckArgs {
         let outcome = pool
             .install(|| check(model, &options))
             .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
-        match self.format {
-            Format::Text => {
-                let text = single::to_text(model, &outcome, self.verbosity());
-                print!("{}", with_legend(text, names));
+        let report = || {
+            let mut report = single::to_json(model, &outcome);
+            if let Some(names) = names {
+                let traces = report["counterexamples"].as_array().into_iter().flatten();
+                let lines = traces
+                    .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
+                    .filter_map(|line| line.as_str());
+                let named: Vec<serde_json::Value> = names
+                    .mentioned(lines)
+                    .into_iter()
+                    .map(|(kind, id, name)| serde_json::json!({"kind": kind, "id": id, "name": name}))
+                    .collect();
+                report["names"] = serde_json::json!(named);
             }
-            Format::Json => {
-                let mut report = single::to_json(model, &outcome);
-                if let Some(names) = names {
-                    let traces = report["counterexamples"].as_array().into_iter().flatten();
-                    let lines = traces
-                        .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
-                        .filter_map(|line| line.as_str());
-                    let named: Vec<serde_json::Value> = names
-                        .mentioned(lines)
-                        .into_iter()
-                        .map(|(kind, id, name)| serde_json::json!({"kind": kind, "id": id, "name": name}))
-                        .collect();
-                    report["names"] = serde_json::json!(named);
-                }
-                println!("{report}");
-            }
-        }
+            report
+        };
+        self.print_report(
+            name,
+            || with_legend(single::to_text(model, &outcome, self.verbosity()), names),
+            report,
+        );
         Ok(outcome.verdict().exit_code())
+    }
+
+    /// Prints a report in the chosen format: `text` as is, else the JSON report `json` or a CI
+    /// format built from it.
+    fn print_report(
+        &self,
+        name: &str,
+        text: impl FnOnce() -> String,
+        json: impl FnOnce() -> serde_json::Value,
+    ) {
+        match self.format {
+            CheckFormat::Text => print!("{}", text()),
+            CheckFormat::Json => println!("{}", json()),
+            CheckFormat::Sarif => println!("{}", ci::to_sarif(&json(), &self.input_uri())),
+            CheckFormat::Junit => print!("{}", ci::to_junit(&json(), name)),
+        }
+    }
+
+    /// The input as a URI reference for SARIF: its path, or a built-in case's file.
+    fn input_uri(&self) -> String {
+        match (&self.case, &self.input) {
+            (Some(case), _) => format!(
+                "cases/{case}/{}{}.json",
+                if self.original {
+                    "original"
+                } else {
+                    "template"
+                },
+                if self.non_violation {
+                    "-non-violation"
+                } else {
+                    ""
+                }
+            ),
+            (None, Some(path)) => path.display().to_string().replace('\\', "/"),
+            (None, None) => unreachable!("clap requires an input or a case"),
+        }
     }
 
     fn verbosity(&self) -> Verbosity {

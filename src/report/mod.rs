@@ -5,17 +5,32 @@
 //! - [`single`]: the report of a single-topology check.
 //! - [`sweep`]: the report of a scaling sweep.
 //! - [`eviction_loop`]: the report of an eviction-loop search (`--loop`).
+//! - [`ci`]: SARIF and JUnit XML for CI systems, built from the JSON reports.
 //! - [`snapshot`]: a cluster state as JSON.
 //! - [`progress`]: the terminal progress bar.
 //! - [`chart`]: SVG line charts for the benchmarks.
 
 pub mod chart;
+pub mod ci;
 pub mod counterexample;
 pub mod eviction_loop;
 pub mod progress;
 pub mod single;
 pub mod snapshot;
 pub mod sweep;
+
+/// Output format of `kivi check`: Kivi's text, kivi's JSON, or a CI format built from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// Kivi's text: counterexample lines and a summary.
+    Text,
+    /// One JSON document with the same content.
+    Json,
+    /// SARIF 2.1.0, for code scanning (a result per violated intent, the trace as a code flow).
+    Sarif,
+    /// JUnit XML, for test reports (a test case per intent, or per topology in a sweep).
+    Junit,
+}
 
 /// Output format of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -1,0 +1,336 @@
+//! The reports CI systems read: SARIF 2.1.0 (code scanning: GitHub, GitLab, Azure DevOps) and
+//! JUnit XML (test reports), built from kivi's own JSON reports of a single check, a sweep or
+//! an eviction-loop search, so the three formats cannot disagree.
+//!
+//! SARIF: the tool is `kivi` with one rule per intent (and `eviction_loop`); each violated
+//! intent is a result at error level whose message says what failed and where (the
+//! topology, the pod that cannot be scheduled and why), located in the input file, with the
+//! counterexample as a code flow: one thread-flow location per trace line. An incomplete
+//! search is a warning notification of the invocation, not a result.
+//!
+//! JUnit: one test suite per input; a single check has one test case per intent, failing with
+//! the counterexample when violated; a sweep has one test case per decided topology, and one
+//! per violated intent of each violating topology; an incomplete check is a skipped case.
+
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// The rule id of an eviction loop (`--loop`).
+const EVICTION_LOOP: &str = "eviction_loop";
+
+/// One failure found, ready for either format.
+struct Finding {
+    /// The intent violated, or [`EVICTION_LOOP`].
+    rule: String,
+    /// Where in a sweep (`None` for a single check).
+    topology: Option<String>,
+    /// One line saying what failed.
+    message: String,
+    /// The counterexample, one trace line each.
+    trace: Vec<String>,
+}
+
+/// The findings of a JSON report (single, scaling or loop), with the topology they belong to.
+fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
+    let topology = topology.map(str::to_string);
+    let at = topology
+        .as_deref()
+        .map_or(String::new(), |t| format!(" at topology {t}"));
+    match report["mode"].as_str() {
+        Some("scaling") => report["violations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|violation| findings(&violation["report"], violation["kivi"].as_str()))
+            .collect(),
+        Some("loop") if report["verdict"] == "violation" => {
+            let trace = strings(&report["prefix"])
+                .into_iter()
+                .chain(std::iter::once("Loop (repeats forever):".to_string()))
+                .chain(strings(&report["cycle"]))
+                .collect();
+            vec![Finding {
+                rule: EVICTION_LOOP.into(),
+                topology,
+                message: format!("Pods are evicted and re-created forever{at}."),
+                trace,
+            }]
+        }
+        _ => report["counterexamples"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|counterexample| {
+                let rule = counterexample["intent"]
+                    .as_str()
+                    .unwrap_or("intent")
+                    .to_string();
+                let mut message = format!("Intent {rule} is violated{at}.");
+                if let Some(reason) = counterexample["unschedulable"]["reason"].as_str() {
+                    let pod = &counterexample["unschedulable"]["pod"];
+                    let _ = write!(message, " Pod {pod} cannot be scheduled: {reason}");
+                }
+                Finding {
+                    rule,
+                    topology: topology.clone(),
+                    message,
+                    trace: strings(&counterexample["kiviTrace"]),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The strings of a JSON array.
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The intents a report names (those checked, else those violated), plus the loop rule for a
+/// loop search.
+fn rules(report: &Value, findings: &[Finding]) -> Vec<String> {
+    let mut rules = strings(&report["intents"]);
+    if report["mode"] == "loop" {
+        rules.push(EVICTION_LOOP.into());
+    }
+    for finding in findings {
+        if !rules.contains(&finding.rule) {
+            rules.push(finding.rule.clone());
+        }
+    }
+    rules
+}
+
+/// Why a report is incomplete, if it is.
+fn incomplete(report: &Value) -> Option<String> {
+    (report["verdict"] == "incomplete").then(|| {
+        ["summary", "incomplete", "reason"]
+            .iter()
+            .find_map(|key| report[*key].as_str())
+            .unwrap_or("the search stopped before deciding")
+            .to_string()
+    })
+}
+
+/// The SARIF 2.1.0 log of `report` (kivi's JSON report of `input`, located at `uri`).
+pub fn to_sarif(report: &Value, uri: &str) -> Value {
+    let found = findings(report, None);
+    let rules: Vec<Value> = rules(report, &found)
+        .iter()
+        .map(|rule| {
+            let text = if rule == EVICTION_LOOP {
+                "Pods must not be evicted and re-created forever.".to_string()
+            } else {
+                format!("The cluster keeps the intent {rule} in every reachable state.")
+            };
+            json!({"id": rule, "name": rule, "shortDescription": {"text": text}})
+        })
+        .collect();
+    let location = json!({"physicalLocation": {"artifactLocation": {"uri": uri}}});
+    let results: Vec<Value> = found
+        .iter()
+        .map(|finding| {
+            let steps: Vec<Value> = finding
+                .trace
+                .iter()
+                .map(|line| json!({"location": {"message": {"text": line}}}))
+                .collect();
+            let mut result = json!({
+                "ruleId": finding.rule,
+                "level": "error",
+                "message": {"text": finding.message},
+                "locations": [location],
+                "codeFlows": [{"threadFlows": [{"locations": steps}]}],
+            });
+            if let Some(topology) = &finding.topology {
+                result["properties"] = json!({"topology": topology});
+            }
+            result
+        })
+        .collect();
+    let notifications: Vec<Value> = incomplete(report)
+        .into_iter()
+        .map(|reason| json!({"level": "warning", "message": {"text": format!("Incomplete: {reason}")}}))
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "kivi",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/bingzheliu/Kivi",
+                "rules": rules,
+            }},
+            "invocations": [{
+                "executionSuccessful": true,
+                "toolExecutionNotifications": notifications,
+            }],
+            "artifacts": [{"location": {"uri": uri}}],
+            "results": results,
+        }],
+    })
+}
+
+/// One JUnit test case: its name, and its failure (message, trace) or skip reason.
+struct Case {
+    name: String,
+    outcome: CaseOutcome,
+}
+
+enum CaseOutcome {
+    Passed,
+    Failed {
+        rule: String,
+        message: String,
+        trace: Vec<String>,
+    },
+    Skipped(String),
+}
+
+/// The JUnit XML of `report` (kivi's JSON report of the input named `input`).
+pub fn to_junit(report: &Value, input: &str) -> String {
+    let found = findings(report, None);
+    let mut cases = Vec::new();
+    let skipped = incomplete(report);
+    match report["mode"].as_str() {
+        Some("scaling") => {
+            for row in report["rows"].as_array().into_iter().flatten() {
+                let topology = row["kivi"].as_str().unwrap_or("?");
+                let failures: Vec<&Finding> = found
+                    .iter()
+                    .filter(|f| f.topology.as_deref() == Some(topology))
+                    .collect();
+                if failures.is_empty() {
+                    let outcome = match row["verdict"].as_str() {
+                        Some("incomplete") => {
+                            CaseOutcome::Skipped("the check stopped early".into())
+                        }
+                        _ => CaseOutcome::Passed,
+                    };
+                    cases.push(Case {
+                        name: format!("topology {topology}"),
+                        outcome,
+                    });
+                }
+                for finding in failures {
+                    cases.push(Case {
+                        name: format!("topology {topology}: {}", finding.rule),
+                        outcome: CaseOutcome::Failed {
+                            rule: finding.rule.clone(),
+                            message: finding.message.clone(),
+                            trace: finding.trace.clone(),
+                        },
+                    });
+                }
+            }
+        }
+        _ => {
+            for rule in rules(report, &found) {
+                let outcome = match (found.iter().find(|f| f.rule == rule), &skipped) {
+                    (Some(finding), _) => CaseOutcome::Failed {
+                        rule: finding.rule.clone(),
+                        message: finding.message.clone(),
+                        trace: finding.trace.clone(),
+                    },
+                    (None, Some(reason)) => CaseOutcome::Skipped(reason.clone()),
+                    (None, None) => CaseOutcome::Passed,
+                };
+                cases.push(Case {
+                    name: rule,
+                    outcome,
+                });
+            }
+        }
+    }
+    let failures = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, CaseOutcome::Failed { .. }))
+        .count();
+    let skips = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, CaseOutcome::Skipped(_)))
+        .count();
+    let seconds = ["elapsed_s"]
+        .iter()
+        .find_map(|key| report[*key].as_f64().or(report["stats"][*key].as_f64()))
+        .unwrap_or(0.0);
+    let input = escape(input);
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        xml,
+        "<testsuites name=\"kivi\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skips}\" time=\"{seconds:.3}\">",
+        cases.len()
+    );
+    let _ = writeln!(
+        xml,
+        "  <testsuite name=\"{input}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skips}\" time=\"{seconds:.3}\">",
+        cases.len()
+    );
+    for case in &cases {
+        let name = escape(&case.name);
+        match &case.outcome {
+            CaseOutcome::Passed => {
+                let _ = writeln!(xml, "    <testcase classname=\"{input}\" name=\"{name}\"/>");
+            }
+            CaseOutcome::Skipped(reason) => {
+                let _ = writeln!(
+                    xml,
+                    "    <testcase classname=\"{input}\" name=\"{name}\"><skipped message=\"{}\"/></testcase>",
+                    escape(reason)
+                );
+            }
+            CaseOutcome::Failed {
+                rule,
+                message,
+                trace,
+            } => {
+                let _ = writeln!(xml, "    <testcase classname=\"{input}\" name=\"{name}\">");
+                let _ = writeln!(
+                    xml,
+                    "      <failure message=\"{}\" type=\"{}\">{}</failure>",
+                    escape(message),
+                    escape(rule),
+                    escape(&trace.join("\n"))
+                );
+                let _ = writeln!(xml, "    </testcase>");
+            }
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// `text` with XML's five special characters escaped (for text and attribute values).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_special_characters_are_escaped() {
+        assert_eq!(
+            escape("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
+        );
+    }
+}
