@@ -24,7 +24,8 @@ use std::path::PathBuf;
 pub struct CheckArgs {
     /// A file in Kivi's uniform JSON: a single topology, or a scaling template (with
     /// `userDefined`), which is swept unless --original is given; or Kubernetes manifests (a
-    /// YAML file, or a directory with a cluster description), or a live-cluster dump.
+    /// YAML file, or a directory with a cluster description), or a live-cluster dump; `-`
+    /// reads one YAML stream (`helm template … |`) or uniform-JSON document from standard input.
     #[arg(required_unless_present = "case", conflicts_with = "case")]
     input: Option<PathBuf>,
     /// Check a built-in case of the paper: c1 … c8.
@@ -159,15 +160,15 @@ impl CheckArgs {
                 original: self.original,
                 non_violation: self.non_violation,
             },
-            (None, Some(path)) => Source::Path {
+            (None, Some(path)) => Source::argument(
                 path,
-                options: InputOptions {
+                InputOptions {
                     original: self.original,
                     from_cluster_dump: self.from_cluster_dump,
                     verify: true,
                     strict: self.strict,
                 },
-            },
+            ),
             (None, None) => unreachable!("clap requires an input or a case"),
         }
     }

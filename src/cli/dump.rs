@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct DumpArgs {
     /// A directory of manifests with a cluster description, a YAML file, a live-cluster dump,
-    /// or a uniform-JSON file (printed as it is).
+    /// or a uniform-JSON file (printed as it is); `-` reads one YAML stream or uniform-JSON
+    /// document from standard input.
     input: PathBuf,
     /// Build the single topology instead of the scaling template.
     #[arg(short = 'o', long)]
@@ -49,7 +50,7 @@ impl DumpArgs {
 
 /// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr.
 pub fn read(path: &Path, options: InputOptions) -> Result<serde_json::Value, String> {
-    let input = open(&Source::Path { path, options })?;
+    let input = open(&Source::argument(path, options))?;
     eprint!("{}", input.diagnostics.to_text());
     if let Some(units) = input.units {
         eprintln!(

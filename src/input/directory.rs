@@ -144,16 +144,41 @@ fn dump_candidates(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
 
 /// Translates `path` into uniform JSON.
 pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, InputError> {
-    let mut diagnostics = Diagnostics::default();
     let name = path.display().to_string();
-    let (cluster, has_config) = if path.is_dir() {
-        read_directory(path, options, &mut diagnostics)?
-    } else {
-        let mut set = ManifestSet::default();
-        set.add_file(&name, &read(path)?, &mut diagnostics)?;
-        let has_config = set.has_cluster_config;
-        (set.finish(&mut diagnostics)?, has_config)
-    };
+    if path.is_dir() {
+        let mut diagnostics = Diagnostics::default();
+        let (cluster, has_config) = read_directory(path, options, &mut diagnostics)?;
+        return finish(&name, cluster, has_config, options, diagnostics);
+    }
+    translate_stream(&name, &read(path)?, options)
+}
+
+/// Translates one YAML stream (`---`-separated documents, as `helm template` and `kustomize
+/// build` print them, or a JSON object) named `name` in messages: Kubernetes objects, and the
+/// cluster description in a `kivi:` document of its own.
+pub fn translate_stream(
+    name: &str,
+    text: &str,
+    options: InputOptions,
+) -> Result<Translation, InputError> {
+    let mut diagnostics = Diagnostics::default();
+    let mut set = ManifestSet::default();
+    set.add_file(name, text, &mut diagnostics)?;
+    let has_config = set.has_cluster_config;
+    let cluster = set.finish(&mut diagnostics)?;
+    finish(name, cluster, has_config, options, diagnostics)
+}
+
+/// The uniform JSON of a cluster read from the input `name`: a scaling template when it has a
+/// cluster description (and `--original` is not given), else its single topology.
+fn finish(
+    name: &str,
+    cluster: ClusterDescription,
+    has_config: bool,
+    options: InputOptions,
+    mut diagnostics: Diagnostics,
+) -> Result<Translation, InputError> {
+    let name = name.to_string();
     require_something_to_verify(&cluster, &name, options.verify)?;
     emit::warn_unknown_topology_keys(&cluster, &mut diagnostics);
     if cluster.intents.is_empty() {

@@ -23,7 +23,7 @@ pub mod units;
 pub mod yaml_documents;
 
 pub use diagnostics::{Diagnostics, InputError};
-pub use directory::{needs_translation, translate, InputOptions, Translation};
+pub use directory::{needs_translation, translate, translate_stream, InputOptions, Translation};
 pub use names::Names;
 pub use origins::Origins;
 pub use quantity::Quantity;

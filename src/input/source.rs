@@ -3,7 +3,7 @@
 //! description, a YAML file, a live-cluster dump).
 
 use super::diagnostics::Diagnostics;
-use super::directory::{needs_translation, translate, InputOptions};
+use super::directory::{needs_translation, translate, translate_stream, InputOptions};
 use super::emit::Units;
 use super::names::Names;
 use super::origins::Origins;
@@ -25,6 +25,13 @@ pub enum Source<'a> {
         /// The variant without a violation.
         non_violation: bool,
     },
+    /// Standard input (`-`): uniform JSON, or one YAML stream of Kubernetes objects with the
+    /// cluster description in a `kivi:` document, as `helm template` or `kustomize build`
+    /// print them; messages name it `<stdin>`.
+    Stdin {
+        /// How to translate it (`from_cluster_dump` does not apply: a dump is a directory).
+        options: InputOptions,
+    },
     /// A file or directory, translated by the front-ends unless it is uniform JSON.
     Path {
         /// Where it is.
@@ -32,6 +39,17 @@ pub enum Source<'a> {
         /// How to translate it.
         options: InputOptions,
     },
+}
+
+impl<'a> Source<'a> {
+    /// The input a command-line argument names: standard input for `-`, else the path.
+    pub fn argument(path: &'a Path, options: InputOptions) -> Self {
+        if path.as_os_str() == "-" {
+            Source::Stdin { options }
+        } else {
+            Source::Path { path, options }
+        }
+    }
 }
 
 /// An input read into uniform JSON.
@@ -93,6 +111,31 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
             (path.display().to_string(), text, options.strict)
         }
+        Source::Stdin { options } => {
+            if options.from_cluster_dump {
+                return Err(format!(
+                    "{STDIN}: a live-cluster dump is a directory of files; give its path \
+                     instead of -"
+                ));
+            }
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
+            if !is_uniform_json(&text) {
+                let translation =
+                    translate_stream(STDIN, &text, options).map_err(|error| error.to_string())?;
+                translation.diagnostics.strict_error(options.strict)?;
+                return Ok(Opened {
+                    name: STDIN.to_string(),
+                    document: translation.document,
+                    diagnostics: translation.diagnostics,
+                    units: translation.units,
+                    origins: translation.origins,
+                    names: translation.names,
+                });
+            }
+            (STDIN.to_string(), text, options.strict)
+        }
     };
     let document = serde_json::from_str(&text).map_err(|error| {
         format!(
@@ -110,6 +153,15 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
         origins: Origins::default(),
         names: None,
     })
+}
+
+/// How messages name standard input.
+pub const STDIN: &str = "<stdin>";
+
+/// Whether `text` is a uniform-JSON document (a JSON object with `setup`) rather than
+/// Kubernetes objects or YAML.
+fn is_uniform_json(text: &str) -> bool {
+    serde_json::from_str::<Value>(text).is_ok_and(|value| value.get("setup").is_some())
 }
 
 /// Every key of a uniform-JSON `document` that Kivi's format does not have (a typo Kivi would

@@ -1,0 +1,91 @@
+//! `kivi check -` and `kivi dump -`: standard input (one YAML stream, as `helm template` or
+//! `kustomize build` print it, or a uniform-JSON document) gives what the same text gives from
+//! a file, and bad input on stdin exits 2 with an error that names `<stdin>` and the place.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kivi(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kivi starts");
+    let mut input = child.stdin.take().expect("a pipe");
+    input
+        .write_all(stdin.unwrap_or("").as_bytes())
+        .expect("kivi reads its input");
+    drop(input);
+    child.wait_with_output().expect("kivi runs")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+const INPUTS: [&str; 6] = [
+    "tests/data/input/single-file.yaml",
+    "tests/data/input/pod-spreading.yaml",
+    "tests/data/input/hostname-spread.yaml",
+    "tests/data/input/assorted.yaml",
+    "cases/c3/template.json",
+    "cases/c5/original.json",
+];
+
+#[test]
+fn stdin_gives_what_the_file_gives() {
+    for path in INPUTS {
+        let text = read(path);
+        for command in [
+            &["dump"][..],
+            &["check", "-q"],
+            &["check", "-q", "--original"],
+        ] {
+            let from_file = kivi(&[command, &[path]].concat(), None);
+            let from_stdin = kivi(&[command, &["-"]].concat(), Some(&text));
+            assert_eq!(
+                from_file.status.code(),
+                from_stdin.status.code(),
+                "{path} {command:?}"
+            );
+            let (file_out, stdin_out) = (
+                String::from_utf8_lossy(&from_file.stdout),
+                String::from_utf8_lossy(&from_stdin.stdout),
+            );
+            let timing = |s: &str| {
+                s.lines()
+                    .filter(|l| {
+                        !l.contains("time") && !l.contains("Elapsed") && !l.contains("thread")
+                    })
+                    .map(|l| l.replace(path, "<stdin>"))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(timing(&file_out), timing(&stdin_out), "{path} {command:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_stdin_exits_2_naming_stdin_and_the_place() {
+    let output = kivi(
+        &["check", "-"],
+        Some(&read("tests/data/input/bad-yaml.yaml")),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: <stdin>:7:1: not valid YAML"),
+        "{stderr}"
+    );
+
+    let output = kivi(&["check", "-"], Some(""));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("<stdin>: nothing to verify"));
+
+    let output = kivi(&["check", "-", "--from-cluster-dump"], Some("{}"));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("a live-cluster dump is a directory"));
+}
