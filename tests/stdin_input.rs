@@ -89,3 +89,60 @@ fn bad_stdin_exits_2_naming_stdin_and_the_place() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("a live-cluster dump is a directory"));
 }
+
+/// The manifests of a models/ example as one stream, as `helm template` would print them.
+fn stream_of(model: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("models/{model}/yaml"));
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n---\n")
+}
+
+#[test]
+fn a_stream_with_cluster_config_gives_what_the_model_directory_gives() {
+    for model in [
+        "c1-hpa-oscillation",
+        "c3-spread-hpa",
+        "c5-descheduler-duplicates",
+        "c8-spot-spread-descheduler",
+        "shop-5000-nodes",
+    ] {
+        let directory = format!("models/{model}");
+        let config = format!("models/{model}/user_input");
+        let from_dir = kivi(&["dump", &directory], None);
+        let from_stdin = kivi(
+            &["dump", "-", "--cluster-config", &config],
+            Some(&stream_of(model)),
+        );
+        assert_eq!(from_dir.status.code(), Some(0), "{model}");
+        assert_eq!(from_dir.stdout, from_stdin.stdout, "{model}");
+    }
+    let output = kivi(
+        &[
+            "check",
+            "-",
+            "--cluster-config",
+            "models/c3-spread-hpa/user_input",
+            "-q",
+        ],
+        Some(&stream_of("c3-spread-hpa")),
+    );
+    assert_eq!(output.status.code(), Some(1), "C3's violation");
+    let output = kivi(
+        &[
+            "check",
+            "models/c3-spread-hpa",
+            "--cluster-config",
+            "models/c3-spread-hpa/user_input",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2), "--cluster-config needs -");
+}

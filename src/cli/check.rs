@@ -28,6 +28,11 @@ pub struct CheckArgs {
     /// reads one YAML stream (`helm template … |`) or uniform-JSON document from standard input.
     #[arg(required_unless_present = "case", conflicts_with = "case")]
     input: Option<PathBuf>,
+    /// With input from standard input (`-`): the cluster description (node types, events,
+    /// intents), as a user_input/ folder, its cluster_configs.json, or a YAML file with a
+    /// `kivi:` document.
+    #[arg(long, value_name = "PATH", requires = "input")]
+    cluster_config: Option<PathBuf>,
     /// Check a built-in case of the paper: c1 … c8.
     #[arg(short = 'c', long, value_name = "CASE")]
     case: Option<String>,
@@ -87,7 +92,7 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
-        let input = open(&self.source())?;
+        let input = open(&self.source()?)?;
         eprint!("{}", input.diagnostics.to_text());
         let interrupt = interrupt::install();
         let options = CheckOptions {
@@ -153,15 +158,16 @@ impl CheckArgs {
     }
 
     /// Where the input comes from.
-    fn source(&self) -> Source<'_> {
+    fn source(&self) -> Result<Source<'_>, String> {
         match (&self.case, &self.input) {
-            (Some(name), _) => Source::Case {
+            (Some(name), _) => Ok(Source::Case {
                 name,
                 original: self.original,
                 non_violation: self.non_violation,
-            },
+            }),
             (None, Some(path)) => Source::argument(
                 path,
+                self.cluster_config.as_deref(),
                 InputOptions {
                     original: self.original,
                     from_cluster_dump: self.from_cluster_dump,

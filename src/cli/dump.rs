@@ -14,6 +14,10 @@ pub struct DumpArgs {
     /// or a uniform-JSON file (printed as it is); `-` reads one YAML stream or uniform-JSON
     /// document from standard input.
     input: PathBuf,
+    /// With input from standard input (`-`): the cluster description, as a user_input/ folder,
+    /// its cluster_configs.json, or a YAML file with a `kivi:` document.
+    #[arg(long, value_name = "PATH")]
+    cluster_config: Option<PathBuf>,
     /// Build the single topology instead of the scaling template.
     #[arg(short = 'o', long)]
     original: bool,
@@ -30,6 +34,7 @@ impl DumpArgs {
     pub fn run(self) -> Result<i32, CommandError> {
         let document = read(
             &self.input,
+            self.cluster_config.as_deref(),
             InputOptions {
                 original: self.original,
                 from_cluster_dump: self.from_cluster_dump,
@@ -49,8 +54,13 @@ impl DumpArgs {
 }
 
 /// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr.
-pub fn read(path: &Path, options: InputOptions) -> Result<serde_json::Value, String> {
-    let input = open(&Source::argument(path, options))?;
+/// `cluster_config` is the description of a stream on standard input (`--cluster-config`).
+pub fn read(
+    path: &Path,
+    cluster_config: Option<&Path>,
+    options: InputOptions,
+) -> Result<serde_json::Value, String> {
+    let input = open(&Source::argument(path, cluster_config, options)?)?;
     eprint!("{}", input.diagnostics.to_text());
     if let Some(units) = input.units {
         eprintln!(

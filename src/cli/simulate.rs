@@ -35,6 +35,7 @@ impl SimulateArgs {
     pub fn run(self) -> Result<i32, CommandError> {
         let document = read(
             &self.input,
+            None,
             InputOptions {
                 original: true,
                 from_cluster_dump: self.from_cluster_dump,

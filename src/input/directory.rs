@@ -150,7 +150,7 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
         let (cluster, has_config) = read_directory(path, options, &mut diagnostics)?;
         return finish(&name, cluster, has_config, options, diagnostics);
     }
-    translate_stream(&name, &read(path)?, options)
+    translate_stream(&name, &read(path)?, None, options)
 }
 
 /// Translates one YAML stream (`---`-separated documents, as `helm template` and `kustomize
@@ -159,11 +159,15 @@ pub fn translate(path: &Path, options: InputOptions) -> Result<Translation, Inpu
 pub fn translate_stream(
     name: &str,
     text: &str,
+    cluster_config: Option<&Path>,
     options: InputOptions,
 ) -> Result<Translation, InputError> {
     let mut diagnostics = Diagnostics::default();
     let mut set = ManifestSet::default();
     set.add_file(name, text, &mut diagnostics)?;
+    if let Some(path) = cluster_config {
+        add_cluster_config(&mut set, path, &mut diagnostics)?;
+    }
     let has_config = set.has_cluster_config;
     let cluster = set.finish(&mut diagnostics)?;
     finish(name, cluster, has_config, options, diagnostics)
@@ -286,6 +290,39 @@ fn read_directory(
     add_user_input(&mut set, &user_input, diagnostics)?;
     let has_config = set.has_cluster_config;
     Ok((set.finish(diagnostics)?, has_config))
+}
+
+/// Adds the cluster description at `path` (`--cluster-config`): a `user_input/` folder
+/// (`cluster_configs.json` and `intents.json`), Kivi's `cluster_configs.json` itself, or a YAML
+/// file with a `kivi:` document.
+fn add_cluster_config(
+    set: &mut ManifestSet,
+    path: &Path,
+    diagnostics: &mut Diagnostics,
+) -> Result<(), InputError> {
+    let name = path.display().to_string();
+    if path.is_dir() {
+        if !path.join("cluster_configs.json").is_file() {
+            return Err(InputError::new(
+                name,
+                None,
+                "--cluster-config: no cluster_configs.json in this folder; give a user_input/ \
+                 folder, its cluster_configs.json, or a YAML file with a `kivi:` document",
+            ));
+        }
+        return add_user_input(set, path, diagnostics);
+    }
+    let text = read(path)?;
+    match extension(path).as_str() {
+        "json" => set.add_cluster_config(&name, &text, diagnostics),
+        "yaml" | "yml" => set.add_file(&name, &text, diagnostics),
+        _ => Err(InputError::new(
+            name,
+            None,
+            "--cluster-config: expected a user_input/ folder, a .json cluster description or a \
+             .yaml file with a `kivi:` document",
+        )),
+    }
 }
 
 fn add_user_input(

@@ -31,6 +31,8 @@ pub enum Source<'a> {
     Stdin {
         /// How to translate it (`from_cluster_dump` does not apply: a dump is a directory).
         options: InputOptions,
+        /// The cluster description, when the stream does not carry it (`--cluster-config`).
+        cluster_config: Option<&'a Path>,
     },
     /// A file or directory, translated by the front-ends unless it is uniform JSON.
     Path {
@@ -42,12 +44,24 @@ pub enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    /// The input a command-line argument names: standard input for `-`, else the path.
-    pub fn argument(path: &'a Path, options: InputOptions) -> Self {
-        if path.as_os_str() == "-" {
-            Source::Stdin { options }
-        } else {
-            Source::Path { path, options }
+    /// The input a command-line argument names: standard input for `-` (with the cluster
+    /// description at `cluster_config`, if given), else the path.
+    pub fn argument(
+        path: &'a Path,
+        cluster_config: Option<&'a Path>,
+        options: InputOptions,
+    ) -> Result<Self, String> {
+        match (path.as_os_str() == "-", cluster_config) {
+            (true, _) => Ok(Source::Stdin {
+                options,
+                cluster_config,
+            }),
+            (false, None) => Ok(Source::Path { path, options }),
+            (false, Some(_)) => Err(format!(
+                "{}: --cluster-config goes with input from standard input (`-`); a directory \
+                 has its user_input/ folder and a YAML file its `kivi:` document",
+                path.display()
+            )),
         }
     }
 }
@@ -111,7 +125,10 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
             (path.display().to_string(), text, options.strict)
         }
-        Source::Stdin { options } => {
+        Source::Stdin {
+            options,
+            cluster_config,
+        } => {
             if options.from_cluster_dump {
                 return Err(format!(
                     "{STDIN}: a live-cluster dump is a directory of files; give its path \
@@ -122,8 +139,8 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
                 .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
             if !is_uniform_json(&text) {
-                let translation =
-                    translate_stream(STDIN, &text, options).map_err(|error| error.to_string())?;
+                let translation = translate_stream(STDIN, &text, cluster_config, options)
+                    .map_err(|error| error.to_string())?;
                 translation.diagnostics.strict_error(options.strict)?;
                 return Ok(Opened {
                     name: STDIN.to_string(),
