@@ -29,11 +29,17 @@ fn load(case: &str, file: &str, tie_break: TieBreak, symmetry: bool) -> ClusterM
 
 /// Breadth-first, one thread, exact states: deterministic counts.
 fn run(model: &ClusterModel) -> Outcome<ClusterModel> {
+    run_with(model, None)
+}
+
+/// Like [`run`], within `timeout` if given.
+fn run_with(model: &ClusterModel, timeout: Option<std::time::Duration>) -> Outcome<ClusterModel> {
     let options = CheckOptions {
         threads: 1,
         strategy: Strategy::Bfs,
         visited: VisitedKind::Exact,
         all_violations: true,
+        timeout,
         ..CheckOptions::default()
     };
     check(model, &options).expect("every counterexample replays")
@@ -118,19 +124,6 @@ fn random_cluster(template: &Template, nodes: u64, replicas: u64, symmetry: bool
     support::cluster_at(template, nodes, replicas, options)
 }
 
-/// Like [`run`], within `seconds`.
-fn run_within(model: &ClusterModel, seconds: u64) -> Outcome<ClusterModel> {
-    let options = CheckOptions {
-        threads: 1,
-        strategy: Strategy::Bfs,
-        visited: VisitedKind::Exact,
-        all_violations: true,
-        timeout: Some(std::time::Duration::from_secs(seconds)),
-        ..CheckOptions::default()
-    };
-    check(model, &options).expect("every counterexample replays")
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -147,8 +140,11 @@ proptest! {
         let template = template(case, non_violation);
         let nodes = if case == CASE_FILES.len() { nodes.max(2) } else { nodes };
         let reduced_model = random_cluster(&template, nodes, replicas, true);
-        let reduced = run_within(&reduced_model, 10);
-        let full = run_within(&random_cluster(&template, nodes, replicas, false), 10);
+        let reduced = run_with(&reduced_model, Some(std::time::Duration::from_secs(10)));
+        let full = run_with(
+            &random_cluster(&template, nodes, replicas, false),
+            Some(std::time::Duration::from_secs(10)),
+        );
         if full.verdict() != Verdict::Incomplete && reduced.verdict() != Verdict::Incomplete {
             prop_assert_eq!(full.verdict(), reduced.verdict());
             prop_assert_eq!(full.violated(), reduced.violated());

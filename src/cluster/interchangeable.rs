@@ -39,19 +39,16 @@ impl NodeClasses {
         let identity: Vec<bool> = (0..spec.label_keys.len())
             .map(|key| is_identity_label(spec, key))
             .collect();
-        let failing = failure_counts(spec);
-        let failure_events: Vec<Option<u8>> = (0..spec.nodes.len())
-            .map(|i| {
-                (failing[i] == 1)
-                    .then(|| failure_event(spec, i + 1))
-                    .flatten()
-            })
+        let failing = failures(spec);
+        let failure_events: Vec<Option<u8>> = failing
+            .iter()
+            .map(|&(count, first)| first.filter(|_| count == 1))
             .collect();
         let by_name = named_by_node_name(spec);
         let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
         let classes = (1..=spec.nodes.len())
             .map(|n| {
-                let key = if by_name.contains(&n) || failing[n - 1] > 1 {
+                let key = if by_name.contains(&n) || failing[n - 1].0 > 1 {
                     vec![-(n as i64)]
                 } else {
                     let mut key = node_key(spec, n, &identity);
@@ -123,25 +120,19 @@ fn is_identity_label(spec: &ClusterSpec, key: usize) -> bool {
     })
 }
 
-/// Per node (index = node id - 1): how many `nodeFailure` events name it.
-fn failure_counts(spec: &ClusterSpec) -> Vec<usize> {
-    let mut counts = vec![0; spec.nodes.len()];
-    for e in &spec.events {
+/// Per node (index = node id - 1): how many `nodeFailure` events name it, and the first
+/// that does.
+fn failures(spec: &ClusterSpec) -> Vec<(usize, Option<u8>)> {
+    let mut per_node = vec![(0, None); spec.nodes.len()];
+    for (i, e) in spec.events.iter().enumerate() {
         if let EventKind::NodeFailure { node } = e.kind {
-            if let Some(count) = counts.get_mut((node as usize).wrapping_sub(1)) {
+            if let Some((count, first)) = per_node.get_mut((node as usize).wrapping_sub(1)) {
                 *count += 1;
+                first.get_or_insert(i as u8);
             }
         }
     }
-    counts
-}
-
-/// The index of the (first) `nodeFailure` event that names node `n`.
-fn failure_event(spec: &ClusterSpec, n: usize) -> Option<u8> {
-    spec.events
-        .iter()
-        .position(|e| matches!(e.kind, EventKind::NodeFailure { node } if node as usize == n))
-        .map(|i| i as u8)
+    per_node
 }
 
 /// The nodes a template's `nodeName` picks (by name in the scheduler, by id in the deployment

@@ -388,8 +388,9 @@ struct Frame<M: Model> {
     slot: usize,
     /// The action that led here (`None` for an initial state).
     action: Option<M::Action>,
+    /// The successors still to visit, the next one last (each with whether its transition
+    /// is marked).
     successors: Vec<(M::Action, M::State, bool)>,
-    next: usize,
 }
 
 /// One worker's blue and red searches.
@@ -451,8 +452,8 @@ where
         })
     }
 
-    /// The successors of `state`, each with whether the transition to it is marked, in this
-    /// worker's order.
+    /// The successors of `state`, each with whether the transition to it is marked, in the
+    /// reverse of this worker's order (the next to visit is popped off the end).
     fn successors(&mut self, state: &M::State) -> Vec<(M::Action, M::State, bool)> {
         self.actions.clear();
         self.model.actions(state, &mut self.actions);
@@ -466,30 +467,30 @@ where
             })
             .collect();
         self.transitions += out.len() as u64;
-        if let Some(rng) = &mut self.rng {
-            rng.shuffle(&mut out);
+        match &mut self.rng {
+            Some(rng) => rng.shuffle(&mut out),
+            None => out.reverse(),
         }
         out
     }
 
+    /// The frame of `state`, whose key and slot the caller has looked up.
     fn frame(
         &mut self,
         state: M::State,
         accepting: bool,
+        (key, slot): (u64, usize),
         action: Option<M::Action>,
-    ) -> Result<Frame<M>, String> {
-        let key = self.key(&state, accepting);
-        let slot = self.slot(key)?;
+    ) -> Frame<M> {
         let successors = self.successors(&state);
-        Ok(Frame {
+        Frame {
             state,
             accepting,
             key,
             slot,
             action,
             successors,
-            next: 0,
-        })
+        }
     }
 
     /// The blue search from every initial state: `Ok(Some)` a lasso, `Ok(None)` none exists,
@@ -506,7 +507,7 @@ where
             if colour & (RED | self.blue) != 0 {
                 continue;
             }
-            let frame = self.frame(init, false, None)?;
+            let frame = self.frame(init, false, (key, slot), None);
             if let Some(lasso) = self.blue_search(frame)? {
                 return Ok(Some(lasso));
             }
@@ -523,9 +524,7 @@ where
             if steps.is_multiple_of(256) {
                 self.shared.halted()?;
             }
-            if top.next < top.successors.len() {
-                let (action, next, accepting) = top.successors[top.next].clone();
-                top.next += 1;
+            if let Some((action, next, accepting)) = top.successors.pop() {
                 let top_accepting = top.accepting;
                 let key = self.key(&next, accepting);
                 if let Some(&at) = self.cyan.get(&key) {
@@ -539,8 +538,8 @@ where
                 if self.shared.table.colour(slot) & (RED | self.blue) != 0 {
                     continue;
                 }
-                let frame = self.frame(next, accepting, Some(action))?;
-                self.cyan.insert(frame.key, self.stack.len());
+                self.cyan.insert(key, self.stack.len());
+                let frame = self.frame(next, accepting, (key, slot), Some(action));
                 self.stack.push(frame);
                 continue;
             }
@@ -575,7 +574,6 @@ where
             slot,
             action: None,
             successors,
-            next: 0,
         }];
         let mut steps = 0u32;
         while let Some(top) = red.last_mut() {
@@ -583,12 +581,10 @@ where
             if steps.is_multiple_of(256) {
                 self.shared.halted()?;
             }
-            if top.next >= top.successors.len() {
+            let Some((action, next, accepting)) = top.successors.pop() else {
                 red.pop();
                 continue;
-            }
-            let (action, next, accepting) = top.successors[top.next].clone();
-            top.next += 1;
+            };
             let key = self.key(&next, accepting);
             if let Some(&at) = self.cyan.get(&key) {
                 let path: Vec<Step<M>> = red[1..]
@@ -603,13 +599,16 @@ where
                     .collect();
                 return Ok(Some(self.lasso(at, seed + 1, path, action, next)));
             }
+            if met.contains(&key) {
+                continue;
+            }
             let slot = self.slot(key)?;
-            if met.contains(&key) || self.shared.table.colour(slot) & RED != 0 {
+            if self.shared.table.colour(slot) & RED != 0 {
                 continue;
             }
             met.insert(key);
             met_slots.push((slot, accepting));
-            let frame = self.frame(next, accepting, Some(action))?;
+            let frame = self.frame(next, accepting, (key, slot), Some(action));
             red.push(frame);
         }
         for &(other, accepting) in &met_slots[1..] {

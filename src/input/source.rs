@@ -3,7 +3,7 @@
 //! description, a YAML file, a live-cluster dump).
 
 use super::diagnostics::Diagnostics;
-use super::directory::{needs_translation, translate, translate_stream, InputOptions};
+use super::directory::{needs_translation, translate, translate_stream, InputOptions, Translation};
 use super::emit::Units;
 use super::names::Names;
 use super::origins::Origins;
@@ -86,6 +86,18 @@ pub struct Opened {
 }
 
 impl Opened {
+    /// The input `name` as the front-ends translated it.
+    fn translated(name: String, translation: Translation) -> Self {
+        Self {
+            name,
+            document: translation.document,
+            diagnostics: translation.diagnostics,
+            units: translation.units,
+            origins: translation.origins,
+            names: translation.names,
+        }
+    }
+
     /// Whether the document is a scaling template, to be swept.
     pub fn is_template(&self) -> bool {
         self.document.get("userDefined").is_some()
@@ -112,14 +124,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             if needs_translation(path) || options.from_cluster_dump {
                 let translation = translate(path, options).map_err(|error| error.to_string())?;
                 translation.diagnostics.strict_error(options.strict)?;
-                return Ok(Opened {
-                    name: path.display().to_string(),
-                    document: translation.document,
-                    diagnostics: translation.diagnostics,
-                    units: translation.units,
-                    origins: translation.origins,
-                    names: translation.names,
-                });
+                return Ok(Opened::translated(path.display().to_string(), translation));
             }
             let text = std::fs::read_to_string(path)
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
@@ -142,14 +147,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 let translation = translate_stream(STDIN, &text, cluster_config, options)
                     .map_err(|error| error.to_string())?;
                 translation.diagnostics.strict_error(options.strict)?;
-                return Ok(Opened {
-                    name: STDIN.to_string(),
-                    document: translation.document,
-                    diagnostics: translation.diagnostics,
-                    units: translation.units,
-                    origins: translation.origins,
-                    names: translation.names,
-                });
+                return Ok(Opened::translated(STDIN.to_string(), translation));
             }
             (STDIN.to_string(), text, options.strict)
         }
