@@ -419,8 +419,90 @@ fn an_unschedulable_pod_is_explained_in_kube_schedulers_words() {
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let skew = |node: usize, key: &str, value: usize, holds: usize, min: usize| {
+        serde_json::json!({
+            "node": node,
+            "plugin": "PodTopologySpread",
+            "detail": format!(
+                "topologyKey {key}: domain {key}={value} holds {holds} matching pods, +1 with \
+                 this pod, the fewest in a domain is {min}: skew 2 > maxSkew 1"
+            ),
+        })
+    };
+    let nodes = [
+        skew(1, "hostname", 1, 2, 1),
+        skew(2, "zone", 1, 3, 2),
+        skew(3, "hostname", 3, 2, 1),
+    ];
     assert_eq!(
         report["counterexamples"][0]["unschedulable"],
-        serde_json::json!({"pod": 6, "reason": reason})
+        serde_json::json!({"pod": 6, "reason": reason, "nodes": nodes})
+    );
+    assert!(
+        !stdout.contains("    node 1: PodTopologySpread"),
+        "the per-node numbers wait for --verbose 3: {stdout}"
+    );
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(["check", "--case", "c3", "--original", "--verbose", "3"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for node in &nodes {
+        let line = format!(
+            "    node {}: PodTopologySpread: {}",
+            node["node"],
+            node["detail"].as_str().unwrap()
+        );
+        assert!(stdout.contains(&line), "{line} missing from {stdout}");
+    }
+}
+
+/// The HPA's and the descheduler's steps say why, in Kubernetes' words at the default
+/// verbosity and with their numbers at --verbose 3: C3's scale-up (the HPA's rescale event and
+/// replica calculation), C5's RemoveDuplicates eviction and C8's topology-spread eviction.
+#[test]
+fn controllers_say_why_they_scaled_and_evicted() {
+    let text = |case: &str, verbose: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
+            .args(["check", "--case", case, "--original", "--verbose", verbose])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let c3 = text("c3", "2");
+    assert!(
+        c3.contains(
+            "[1][HPA] Need to rescale, pod number change from 5 to 6\n    because: New size: 6; \
+         reason: cpu resource utilization (percentage of request) above target\n[2]"
+        ),
+        "{c3}"
+    );
+    let c3 = text("c3", "3");
+    assert!(c3.contains(
+        "    numbers: cpu resource utilization (percentage of request) 102% of request (41 used \
+         / 40 requested over 5 pod(s)), target 91%: ceil(5 × 41 / (40 × 91%)) = 6; bounds \
+         minReplicas 5, maxReplicas 6, scale-up limit 10\n"
+    ), "{c3}");
+    let c5 = text("c5", "3");
+    assert!(
+        c5.contains(
+            "[0][Descheduler] Duplicated Pod 4 (status 1) on node 3 pending for deletion!\n    \
+         because: RemoveDuplicates: node 3 runs 3 pods of deployment 1, more than its share of \
+         the 3 nodes that can take them\n    numbers: 5 pods of deployment 1 over 3 feasible \
+         nodes: at most ceil(5 / 3) = 2 per node; node 3 holds 3 (1 + 2 duplicates), so the \
+         first 1 duplicate(s) are evicted\n"
+        ),
+        "{c5}"
+    );
+    let c8 = text("c8", "3");
+    assert!(c8.contains(
+        "    because: RemovePodsViolatingTopologySpreadConstraint: the domains of topology key \
+         hostname differ by 2 matching pods, more than maxSkew 1\n    numbers: matching pods \
+         per domain [hostname=1: 3, hostname=2: 2, hostname=3: 1]: skew 3 - 1 = 2 > maxSkew 1; \
+         balancing towards the average of 6 pods over 3 domains evicts 1 from hostname=1\n"
+    ), "{c8}");
+    assert!(
+        !text("c8", "2").contains("    numbers:"),
+        "numbers wait for --verbose 3"
     );
 }

@@ -13,7 +13,7 @@ use crate::model::eviction_loop::find_eviction_loop;
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
-use crate::report::{ci, eviction_loop, single, sweep, CheckFormat};
+use crate::report::{ci, eviction_loop, html, single, sweep, CheckFormat};
 use crate::scaler::sweep::{topology_model, SweepSettings};
 use crate::scaler::{EnumerationOptions, FastFind, Template, Topology};
 use clap::Args;
@@ -72,6 +72,10 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: CheckFormat,
+    /// Also write the report as one self-contained HTML page to FILE: the verdict, the setup,
+    /// and each counterexample as a timeline (a lane per node, a column per step).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Counterexample detail, Kivi's levels: 1 reasons only, 2 steps, 3 all steps, 4 values.
     #[arg(short = 'v', long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
     verbose: u8,
@@ -92,6 +96,11 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
+        if let Some(path) = &self.html {
+            std::fs::File::create(path).map_err(|error| {
+                format!("--html {}: cannot write the page: {error}", path.display())
+            })?;
+        }
         let input = open(&self.source()?)?;
         eprint!("{}", input.diagnostics.to_text());
         let interrupt = interrupt::install();
@@ -154,6 +163,7 @@ impl CheckArgs {
             || sweep::to_text(&result, self.verbosity()),
             || sweep::to_json(&result),
         );
+        self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
     }
 
@@ -220,6 +230,7 @@ impl CheckArgs {
                 || eviction_loop::to_text(&found),
                 || eviction_loop::to_json(model, &found),
             );
+            self.write_html(|| html::loop_page(name, model, &found).named(node_names(names)))?;
             return Ok(eviction_loop::exit_code(&found));
         }
         // One topology: report every violated intent, each with its own counterexample,
@@ -252,6 +263,7 @@ impl CheckArgs {
             || with_legend(single::to_text(model, &outcome, self.verbosity()), names),
             report,
         );
+        self.write_html(|| html::single_page(name, model, &outcome).named(node_names(names)))?;
         Ok(outcome.verdict().exit_code())
     }
 
@@ -269,6 +281,16 @@ impl CheckArgs {
             CheckFormat::Sarif => println!("{}", ci::to_sarif(&json(), &self.input_uri())),
             CheckFormat::Junit => print!("{}", ci::to_junit(&json(), name)),
         }
+    }
+
+    /// Writes the HTML page `page` makes to the `--html` file, if one was asked for.
+    fn write_html(&self, page: impl FnOnce() -> html::Page) -> Result<(), CommandError> {
+        let Some(path) = &self.html else {
+            return Ok(());
+        };
+        std::fs::write(path, page().render()).map_err(|error| {
+            format!("--html {}: cannot write the page: {error}", path.display()).into()
+        })
     }
 
     /// The input as a URI reference for SARIF: its path, or a built-in case's file.
@@ -304,6 +326,11 @@ impl CheckArgs {
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
     }
+}
+
+/// The node names `names` knows (none when the input named no nodes).
+fn node_names(names: Option<&Names>) -> &[String] {
+    names.map_or(&[], |names| &names.nodes)
 }
 
 /// `text` with a line naming the nodes and deployments its traces mention, placed before the

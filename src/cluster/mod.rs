@@ -39,4 +39,4 @@ pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
     PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
 };
-pub use trace::{Recorder, TraceLine};
+pub use trace::{Recorder, TraceLine, Why};

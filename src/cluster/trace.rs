@@ -11,6 +11,20 @@ pub struct TraceLine {
     pub controller: Option<&'static str>,
     /// The message.
     pub message: String,
+    /// Why the controller did it, in the words Kubernetes users know (`None` for events and
+    /// for steps whose reason is the message itself).
+    pub why: Option<Why>,
+}
+
+/// Why a controller acted, as Kubernetes would say it: a short reason (the HPA's `New size: 6;
+/// reason: cpu resource utilization (percentage of request) above target`) and the numbers
+/// behind it (the usage, the target and the formula), printed at higher verbosity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Why {
+    /// The reason, one sentence.
+    pub reason: String,
+    /// The numbers behind it.
+    pub detail: String,
 }
 
 impl TraceLine {
@@ -49,7 +63,16 @@ impl Recorder {
             lines.push(TraceLine {
                 controller,
                 message: message(),
+                why: None,
             });
+        }
+    }
+
+    /// Attaches why to the line recorded last; `why` is only called when recording.
+    #[inline]
+    pub fn because(&mut self, why: impl FnOnce() -> Why) {
+        if let Some(line) = self.lines.as_mut().and_then(|lines| lines.last_mut()) {
+            line.why = Some(why());
         }
     }
 

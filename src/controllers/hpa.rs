@@ -9,7 +9,7 @@
 use crate::cluster::timing::*;
 use crate::cluster::Queue;
 use crate::cluster::{
-    ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Recorder,
+    ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Recorder, Why,
 };
 
 /// Whether the HPA may run: work is queued and either its wait period has passed or the other
@@ -42,40 +42,170 @@ fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut R
         return;
     }
     let current = dep.spec_replicas;
-    let desired = if current == 0 {
-        0
+    let mut decisive: Option<Proposal> = None;
+    let (desired, limit) = if current == 0 {
+        (0, None)
     } else if current > hpa.max_replicas {
-        hpa.max_replicas
+        (hpa.max_replicas, Some(Limit::CurrentAboveMax))
     } else if current < hpa.min_replicas {
-        hpa.min_replicas
+        (hpa.min_replicas, Some(Limit::CurrentBelowMin))
     } else {
         let targets = &spec.hpa_specs[dep.hpa_targets as usize].metrics;
-        let proposal = hpa
-            .metrics
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let target = targets.get(i).map_or(0, |t| t.target);
-                proposal(spec, state, d, m, target)
-            })
-            .fold(0, i32::max);
+        for (i, m) in hpa.metrics.iter().enumerate() {
+            let target = targets.get(i).map_or(0, |t| t.target);
+            if let Some(p) = proposal(spec, state, d, m, target) {
+                if decisive.is_none_or(|best| p.proposed > best.proposed) {
+                    decisive = Some(p);
+                }
+            }
+        }
+        let proposed = decisive.map_or(0, |p| p.proposed.max(0));
         let scale_up_limit = (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN);
         let max_allowed = hpa.max_replicas.min(scale_up_limit);
-        if proposal < hpa.min_replicas {
-            hpa.min_replicas
-        } else if proposal > max_allowed {
-            max_allowed
+        if proposed < hpa.min_replicas {
+            (hpa.min_replicas, Some(Limit::TooFew))
+        } else if proposed > max_allowed {
+            let limit = if max_allowed == hpa.max_replicas {
+                Limit::TooMany
+            } else {
+                Limit::ScaleUpRate
+            };
+            (max_allowed, Some(limit))
         } else {
-            proposal
+            (proposed, None)
         }
     };
     if desired != current {
         rec.log(Some("HPA"), || {
             format!("Need to rescale, pod number change from {current} to {desired}")
         });
+        rec.because(|| explain(current, desired, decisive, limit, hpa));
         state.deployment_mut(d).spec_replicas = desired;
         state.enqueue(Queue::Deployment, d);
     }
+}
+
+/// One metric's evaluation: what it measured over which pods, and the count it proposes.
+#[derive(Clone, Copy, Debug)]
+struct Proposal {
+    metric: HpaMetric,
+    /// The replicas the usage is averaged over (the deployment's current count).
+    replicas: i32,
+    /// Summed usage and requests of the counted pods.
+    used: i64,
+    requested: i64,
+    /// The usage the target is compared with: per pod, or percent of the requests.
+    usage: i64,
+    target: i64,
+    /// The count this metric proposes.
+    proposed: i32,
+    within_tolerance: bool,
+}
+
+/// Which bound kube-controller-manager's `normalizeDesiredReplicas` (or the current count's own
+/// bounds) clamped the proposal to.
+#[derive(Clone, Copy, Debug)]
+enum Limit {
+    CurrentAboveMax,
+    CurrentBelowMin,
+    TooFew,
+    TooMany,
+    ScaleUpRate,
+}
+
+/// Why the HPA rescaled, as kube-controller-manager's horizontal controller words it: its
+/// rescale event (`New size: 6; reason: cpu resource utilization (percentage of request)
+/// above target`) and its `ScalingLimited` condition's reason when a bound applied; the detail
+/// is the replica calculation `ceil(currentReplicas × currentMetricValue / desiredMetricValue)`
+/// with this step's numbers.
+fn explain(
+    current: i32,
+    desired: i32,
+    decisive: Option<Proposal>,
+    limit: Option<Limit>,
+    hpa: &crate::cluster::HpaSpec,
+) -> Why {
+    let metric_name = |p: &Proposal| {
+        let resource = match p.metric.resource {
+            MetricResource::Cpu => "cpu",
+            MetricResource::Memory => "memory",
+        };
+        match p.metric.kind {
+            MetricTarget::Utilization => {
+                format!("{resource} resource utilization (percentage of request)")
+            }
+            MetricTarget::Value => format!("{resource} resource"),
+        }
+    };
+    let rescale = match (limit, decisive) {
+        (Some(Limit::CurrentAboveMax), _) => {
+            "Current number of replicas above Spec.MaxReplicas".to_string()
+        }
+        (Some(Limit::CurrentBelowMin), _) => {
+            "Current number of replicas below Spec.MinReplicas".to_string()
+        }
+        (_, Some(p)) if desired > current => format!("{} above target", metric_name(&p)),
+        _ => "All metrics below target".to_string(),
+    };
+    let mut reason = format!("New size: {desired}; reason: {rescale}");
+    let limited = match limit {
+        Some(Limit::TooFew) => Some("TooFewReplicas: the desired replica count is less than the minimum replica count"),
+        Some(Limit::TooMany) => Some("TooManyReplicas: the desired replica count is more than the maximum replica count"),
+        Some(Limit::ScaleUpRate) => Some("ScaleUpLimit: the desired replica count is increasing faster than the maximum scale rate"),
+        _ => None,
+    };
+    if let Some(limited) = limited {
+        reason.push_str(&format!(" (ScalingLimited {limited})"));
+    }
+    let detail =
+        match decisive {
+            Some(p) => {
+                let measured =
+                    match p.metric.kind {
+                        MetricTarget::Utilization => {
+                            format!(
+                    "{} {}% of request ({} used / {} requested over {} pod(s)), target {}%",
+                    metric_name(&p), p.usage, p.used, p.requested, p.replicas, p.target
+                )
+                        }
+                        MetricTarget::Value => format!(
+                            "{} average {} per pod ({} used over {} pod(s)), target {}",
+                            metric_name(&p),
+                            p.usage,
+                            p.used,
+                            p.replicas,
+                            p.target
+                        ),
+                    };
+                let formula = if p.within_tolerance {
+                    format!(
+                        "within the {HPA_TOLERANCE}% tolerance: stays at {}",
+                        p.proposed
+                    )
+                } else {
+                    match p.metric.kind {
+                        MetricTarget::Utilization => format!(
+                            "ceil({} × {} / ({} × {}%)) = {}",
+                            p.replicas, p.used, p.requested, p.target, p.proposed
+                        ),
+                        MetricTarget::Value => {
+                            format!("ceil({} / {}) = {}", p.used, p.target, p.proposed)
+                        }
+                    }
+                };
+                format!(
+                "{measured}: {formula}; bounds minReplicas {}, maxReplicas {}, scale-up limit {}",
+                hpa.min_replicas,
+                hpa.max_replicas,
+                (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN)
+            )
+            }
+            None => format!(
+                "{current} replicas against minReplicas {}, maxReplicas {}",
+                hpa.min_replicas, hpa.max_replicas
+            ),
+        };
+    Why { reason, detail }
 }
 
 /// The replica count one metric proposes, or `None` when it cannot be computed (no pods, no
@@ -86,7 +216,7 @@ fn proposal(
     d: usize,
     metric: &HpaMetric,
     target: i32,
-) -> Option<i32> {
+) -> Option<Proposal> {
     let dep = state.deployment(d);
     let total_replicas = dep.replicas;
     let mut usage_total = 0i64;
@@ -117,9 +247,19 @@ fn proposal(
         MetricTarget::Utilization if request_total != 0 => usage_total * 100 / request_total,
         _ => return None,
     };
+    let mut p = Proposal {
+        metric: *metric,
+        replicas: total_replicas,
+        used: usage_total,
+        requested: request_total,
+        usage,
+        target,
+        proposed: dep.spec_replicas,
+        within_tolerance: true,
+    };
     let tolerance = HPA_TOLERANCE as i64 * target / 100;
     if target - usage <= tolerance && usage - target <= tolerance {
-        return Some(dep.spec_replicas);
+        return Some(p);
     }
     let (num, den) = match metric.kind {
         MetricTarget::Value => (usage_total, target),
@@ -128,7 +268,9 @@ fn proposal(
             request_total * target,
         ),
     };
-    Some(ceil_div(num, den) as i32)
+    p.proposed = ceil_div(num, den) as i32;
+    p.within_tolerance = false;
+    Some(p)
 }
 
 /// Kivi's `ceil`: exact division, or the truncated quotient plus one.
@@ -178,11 +320,27 @@ mod tests {
     fn scale_up_is_limited_by_max_replicas_and_twice_the_current() {
         let model = load("c2", "original");
         let mut s = model.initial_state().clone();
-        run(model.spec(), &mut s, &mut Recorder::off());
+        let mut rec = Recorder::on();
+        run(model.spec(), &mut s, &mut rec);
         assert_eq!(
             { s.deployment(1).spec_replicas },
             5,
             "200% of 3 pods asks 12, max is 5"
+        );
+        let why = rec.into_lines()[0].why.clone().expect("the HPA says why");
+        assert_eq!(
+            why.reason,
+            "New size: 5; reason: cpu resource utilization (percentage of request) above target \
+             (ScalingLimited TooManyReplicas: the desired replica count is more than the maximum \
+             replica count)"
+        );
+        assert!(
+            why.detail.ends_with(
+                "ceil(3 × 48 / (24 × 50%)) = 12; bounds minReplicas 3, maxReplicas 5, scale-up \
+                 limit 6"
+            ),
+            "{}",
+            why.detail
         );
     }
 

@@ -79,6 +79,8 @@ use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
 use symmetry::SymmetryStatus;
 
+pub use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
+
 /// A cluster ready to be checked: its stable spec and its initial state.
 #[derive(Clone, Debug)]
 pub struct ClusterModel {
@@ -185,14 +187,10 @@ impl ClusterModel {
     }
 
     /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's
-    /// `FitError` message saying which filters rejected which nodes (`0/3 nodes are available:
-    /// 3 node(s) didn't match pod topology spread constraints.`); `None` when every queued pod
-    /// fits.
-    pub fn unschedulable(
-        &self,
-        before: &ClusterState,
-        action: &ClusterAction,
-    ) -> Option<(usize, String)> {
+    /// `FitError` saying which filters rejected which nodes (`0/3 nodes are available:
+    /// 3 node(s) didn't match pod topology spread constraints.`) and each plugin's numbers per
+    /// node; `None` when every queued pod fits.
+    pub fn unschedulable(&self, before: &ClusterState, action: &ClusterAction) -> Option<FitError> {
         if !action.is_scheduler() {
             return None;
         }

@@ -66,19 +66,48 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                     .unwrap_or("intent")
                     .to_string();
                 let mut message = format!("Intent {rule} is violated{at}.");
-                if let Some(reason) = counterexample["unschedulable"]["reason"].as_str() {
-                    let pod = &counterexample["unschedulable"]["pod"];
+                let unschedulable = &counterexample["unschedulable"];
+                if let Some(reason) = unschedulable["reason"].as_str() {
+                    let pod = &unschedulable["pod"];
                     let _ = write!(message, " Pod {pod} cannot be scheduled: {reason}");
+                    for node in unschedulable["nodes"].as_array().into_iter().flatten() {
+                        let (n, plugin) = (&node["node"], node["plugin"].as_str().unwrap_or(""));
+                        let detail = node["detail"].as_str().unwrap_or("");
+                        let _ = write!(message, "\n  node {n}: {plugin}: {detail}");
+                    }
                 }
                 Finding {
                     rule,
                     topology: topology.clone(),
                     message,
-                    trace: strings(&counterexample["kiviTrace"]),
+                    trace: explained_trace(counterexample),
                 }
             })
             .collect(),
     }
+}
+
+/// A counterexample's trace lines, each followed by the controller's reason and numbers when
+/// it gave them (`… — because: New size: 6; … (cpu resource …)`).
+fn explained_trace(counterexample: &Value) -> Vec<String> {
+    let mut lines = strings(&counterexample["kiviTrace"]).into_iter();
+    let messages = counterexample["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|step| step["messages"].as_array().into_iter().flatten());
+    let mut explained: Vec<String> = messages
+        .zip(lines.by_ref())
+        .map(|(message, line)| match message["reason"].as_str() {
+            Some(reason) => {
+                let detail = message["detail"].as_str().unwrap_or("");
+                format!("{line} — because: {reason} ({detail})")
+            }
+            None => line,
+        })
+        .collect();
+    explained.extend(lines);
+    explained
 }
 
 /// The strings of a JSON array.

@@ -3,7 +3,7 @@
 use super::snapshot::snapshot;
 use crate::cluster::{ClusterAction, ClusterState};
 use crate::engine::{Failure, Trace};
-use crate::model::ClusterModel;
+use crate::model::{ClusterModel, FitError};
 use serde_json::{json, Value};
 
 /// How much of a counterexample to print, as Kivi's `-v` levels.
@@ -52,16 +52,30 @@ impl Counterexample<'_> {
         })
     }
 
-    /// The counterexample's lines at `verbosity`, numbered as Kivi numbers them.
+    /// The counterexample's lines at `verbosity`, numbered as Kivi numbers them; from
+    /// [`Verbosity::Steps`] on, a controller's reason follows its line (`    because: …`), and
+    /// from [`Verbosity::AllSteps`] on, the numbers behind it (`    numbers: …`).
     pub fn lines(&self, verbosity: Verbosity) -> Vec<String> {
         let mut lines = Vec::new();
+        let mut number = 0;
         for (before, action, after) in self.steps() {
             let messages = self.model.describe_step(before, action);
             if messages.is_empty() && verbosity >= Verbosity::AllSteps {
-                lines.push(format!("[{}][{action:?}]", lines.len()));
+                lines.push(format!("[{number}][{action:?}]"));
+                number += 1;
             }
             for message in messages {
-                lines.push(message.render(lines.len()));
+                lines.push(message.render(number));
+                number += 1;
+                if verbosity == Verbosity::Reasons {
+                    continue;
+                }
+                if let Some(why) = &message.why {
+                    lines.push(format!("    because: {}", why.reason));
+                    if verbosity >= Verbosity::AllSteps {
+                        lines.push(format!("    numbers: {}", why.detail));
+                    }
+                }
             }
             if verbosity >= Verbosity::Values {
                 lines.push(format!("    state: {}", snapshot(after)));
@@ -74,9 +88,31 @@ impl Counterexample<'_> {
         }
     }
 
+    /// The lines saying why the pod the trace ends on found no node: kube-scheduler's
+    /// `FitError`, and from [`Verbosity::AllSteps`] on each node's rejecting plugin and its
+    /// numbers.
+    pub fn unschedulable_lines(&self, verbosity: Verbosity) -> Vec<String> {
+        let Some(error) = self.unschedulable() else {
+            return Vec::new();
+        };
+        let mut lines = vec![format!(
+            "Pod {} cannot be scheduled: {}",
+            error.pod, error.message
+        )];
+        if verbosity >= Verbosity::AllSteps {
+            for node in &error.nodes {
+                lines.push(format!(
+                    "    node {}: {}: {}",
+                    node.node, node.plugin, node.detail
+                ));
+            }
+        }
+        lines
+    }
+
     /// When the trace ends in a scheduler step that found no node for a pod: the pod and why,
-    /// in kube-scheduler's `FitError` words.
-    pub fn unschedulable(&self) -> Option<(usize, String)> {
+    /// in kube-scheduler's `FitError` words, with each node's rejection.
+    pub fn unschedulable(&self) -> Option<FitError> {
         let trace = self.trace;
         let (last, before) = match trace.steps.as_slice() {
             [] => return None,
@@ -87,8 +123,10 @@ impl Counterexample<'_> {
     }
 
     /// The counterexample as JSON: the failure and every step with its controller, messages,
-    /// action and the state after it; and, when a pod found no node, why
-    /// (`"unschedulable": {"pod": 6, "reason": "0/3 nodes are available: …"}`).
+    /// action and the state after it (a message with a controller's reason has `reason` and
+    /// `detail`); and, when a pod found no node, why (`"unschedulable": {"pod": 6, "reason":
+    /// "0/3 nodes are available: …", "nodes": [{"node": 1, "plugin": "PodTopologySpread",
+    /// "detail": "…"}]}`).
     pub fn to_json(&self) -> Value {
         let mut kivi_trace = Vec::new();
         let mut steps = Vec::new();
@@ -96,7 +134,12 @@ impl Counterexample<'_> {
             let mut messages = Vec::new();
             for line in self.model.describe_step(before, action) {
                 kivi_trace.push(line.render(kivi_trace.len()));
-                messages.push(json!({ "controller": line.controller, "message": line.message }));
+                let mut message = json!({ "controller": line.controller, "message": line.message });
+                if let Some(why) = &line.why {
+                    message["reason"] = json!(why.reason);
+                    message["detail"] = json!(why.detail);
+                }
+                messages.push(message);
             }
             steps.push(json!({
                 "step": index,
@@ -111,8 +154,14 @@ impl Counterexample<'_> {
             "initialState": snapshot(&self.trace.init),
             "steps": steps,
         });
-        if let Some((pod, reason)) = self.unschedulable() {
-            json["unschedulable"] = json!({"pod": pod, "reason": reason});
+        if let Some(error) = self.unschedulable() {
+            let nodes: Vec<Value> = error
+                .nodes
+                .iter()
+                .map(|n| json!({"node": n.node, "plugin": n.plugin, "detail": n.detail}))
+                .collect();
+            json["unschedulable"] =
+                json!({"pod": error.pod, "reason": error.message, "nodes": nodes});
         }
         json
     }

@@ -20,7 +20,7 @@ pub fn setup_json(model: &ClusterModel) -> Value {
 }
 
 /// The cluster's size, and under `--tie-break any` the semantics and reduction.
-fn setup_text(model: &ClusterModel) -> String {
+pub fn setup_text(model: &ClusterModel) -> String {
     let spec = model.spec();
     let mut text = format!(
         "{} node(s), {} pod slot(s), {} deployment(s)",
@@ -59,8 +59,8 @@ pub fn failures_text(
         for line in counterexample.lines(verbosity) {
             let _ = writeln!(text, "{line}");
         }
-        if let Some((pod, why)) = counterexample.unschedulable() {
-            let _ = writeln!(text, "Pod {pod} cannot be scheduled: {why}");
+        for line in counterexample.unschedulable_lines(verbosity) {
+            let _ = writeln!(text, "{line}");
         }
         let _ = writeln!(text);
     }

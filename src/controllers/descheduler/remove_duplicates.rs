@@ -10,7 +10,7 @@
 //! does not check that the evicted pods fit anywhere else — one of the bugs Kivi reports.
 
 use super::evictor;
-use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder, Why};
 
 /// Runs the plugin for every deployment.
 pub fn run(
@@ -109,6 +109,22 @@ fn balance_owner(
             let status = state.pod(pod).phase as u8;
             rec.log(Some("Descheduler"), || {
                 format!("Duplicated Pod {pod} (status {status}) on node {n} pending for deletion!")
+            });
+            rec.because(|| Why {
+                reason: format!(
+                    "RemoveDuplicates: node {n} runs {} pods of deployment {d}, more than its \
+                     share of the {} nodes that can take them",
+                    count + 1,
+                    targets
+                ),
+                detail: format!(
+                    "{occurrences} pods of deployment {d} over {targets} feasible nodes: at \
+                     most ceil({occurrences} / {targets}) = {upper_avg} per node; node {n} \
+                     holds {} (1 + {count} duplicates), so the first {excess} duplicate(s) are \
+                     evicted",
+                    count + 1,
+                    occurrences = dup.occurrences,
+                ),
             });
             if !evictor::evict(spec, state, pod, rec) {
                 break;

@@ -17,7 +17,7 @@
 use super::evictor;
 use crate::cluster::{
     label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder,
-    TopologySpreadConstraint,
+    TopologySpreadConstraint, Why,
 };
 
 /// Runs the plugin: marks the pods to move for every covered constraint, then evicts them in
@@ -134,6 +134,32 @@ fn mark_pods_to_move(
                     "Pod violating TopoSpread constraints (topoKey {key}), Pod {pod} pending for \
                      deletion"
                 )
+            });
+            rec.because(|| {
+                let key_name = spec.label_keys.get(key).map_or("?", String::as_str);
+                let counts: Vec<String> = counted()
+                    .map(|v| format!("{key_name}={v}: {}", members[v].len()))
+                    .collect();
+                Why {
+                    reason: format!(
+                        "RemovePodsViolatingTopologySpreadConstraint: the domains of topology \
+                         key {key_name} differ by {} matching pods, more than maxSkew {}",
+                        max - min,
+                        con.max_skew
+                    ),
+                    detail: format!(
+                        "matching pods per domain [{}]: skew {} - {} = {} > maxSkew {}; \
+                         balancing towards the average of {total} pods over {domains} domains \
+                         evicts {} from {key_name}={}",
+                        counts.join(", "),
+                        max,
+                        min,
+                        max - min,
+                        con.max_skew,
+                        d.evict,
+                        d.value
+                    ),
+                }
             });
         }
     }

@@ -3,6 +3,7 @@
 //! didn't match pod topology spread constraints.` — each node counted once, under the first
 //! filter that rejected it, the reasons sorted. Kivi prints only "No feasible node!".
 
+use super::pod_topology_spread::{self, MatchingPods};
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
 use crate::cluster::{ClusterSpec, ClusterState, Recorder};
@@ -32,18 +33,97 @@ fn resource_reason(c: &Cycle, n: usize) -> &'static str {
     }
 }
 
-/// The `FitError` message for `pod` in `state`, or `None` when some node fits it.
-pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<String> {
+/// The plugin that rejected a node, by kube-scheduler's name, and its numbers for that node.
+fn plugin_detail(
+    c: &mut Cycle,
+    matching: &MatchingPods,
+    n: usize,
+    filter: Filter,
+) -> (&'static str, String) {
+    let node = *c.state.node(n);
+    let spec = c.spec.node(n);
+    match filter {
+        Filter::NotReady => ("NodeReady", format!("node is {:?}", node.status)),
+        Filter::NodeName => (
+            "NodeName",
+            format!(
+                "the pod asks for node {}, this node is {}",
+                c.template.node_name, spec.name
+            ),
+        ),
+        Filter::NodeAffinity => (
+            "NodeAffinity",
+            "no required node affinity term matches the node's labels".to_string(),
+        ),
+        Filter::TaintToleration => (
+            "TaintToleration",
+            format!(
+                "the pod does not tolerate the node's taint (type {})",
+                spec.taint_type
+            ),
+        ),
+        Filter::NodeResourcesFit => {
+            let detail = match resource_reason(c, n) {
+                "Too many pods" => format!("{} pods on the node, at most {NODE_ALLOWED_PODS}", {
+                    node.num_pods
+                }),
+                "Insufficient cpu" => format!(
+                    "cpu: the pod requests {}, the node has {} free of {}",
+                    c.template.cpu_requested,
+                    { node.cpu_left },
+                    spec.cpu
+                ),
+                _ => format!(
+                    "memory: the pod requests {}, the node has {} free of {}",
+                    c.template.mem_requested,
+                    { node.mem_left },
+                    spec.memory
+                ),
+            };
+            ("NodeResourcesFit", detail)
+        }
+        Filter::PodTopologySpread => (
+            "PodTopologySpread",
+            pod_topology_spread::rejection(c, matching, n).unwrap_or_default(),
+        ),
+    }
+}
+
+/// One node a pod fits not, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRejection {
+    /// The node id.
+    pub node: usize,
+    /// The first filter plugin that rejected it, by kube-scheduler's name.
+    pub plugin: &'static str,
+    /// The plugin's numbers for this node (the skew against maxSkew, the request against the
+    /// free capacity).
+    pub detail: String,
+}
+
+/// kube-scheduler's `FitError` for a pod no node fits: its message and each node's rejection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FitError {
+    /// The pod slot.
+    pub pod: usize,
+    /// `0/3 nodes are available: …`, as kube-scheduler prints it.
+    pub message: String,
+    /// Every node, with the first filter that rejected it, in node id order.
+    pub nodes: Vec<NodeRejection>,
+}
+
+/// The `FitError` for `pod` in `state`, or `None` when some node fits it.
+pub fn fit_error(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<FitError> {
     let mut scratch = Scratch::default();
     let mut c = Cycle::new(spec, state, pod, &mut Buffers::default());
     let nodes = spec.nodes.len();
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut rejected = vec![false; nodes + 1];
+    let mut rejected_by: Vec<Option<Filter>> = vec![None; nodes + 1];
     let tainted = spec.nodes.iter().any(|n| n.taint_type != 0);
-    run_filters(&mut c, &mut scratch.matching, tainted, |c, filter| {
+    let matching = run_filters(&mut c, &mut scratch.matching, tainted, |c, filter| {
         for n in c.node_ids() {
-            if !c.feasible(n) && !rejected[n] {
-                rejected[n] = true;
+            if !c.feasible(n) && rejected_by[n].is_none() {
+                rejected_by[n] = Some(filter);
                 *reasons.entry(reason(c, n, filter)).or_default() += 1;
             }
         }
@@ -56,26 +136,43 @@ pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<S
         .map(|(reason, count)| format!("{count} {reason}"))
         .collect();
     parts.sort();
-    Some(format!(
-        "0/{nodes} nodes are available: {}.",
-        parts.join(", ")
-    ))
+    let rejections = (1..=nodes)
+        .filter_map(|n| {
+            let filter = rejected_by[n]?;
+            let (plugin, detail) = plugin_detail(&mut c, matching, n, filter);
+            Some(NodeRejection {
+                node: n,
+                plugin,
+                detail,
+            })
+        })
+        .collect();
+    Some(FitError {
+        pod,
+        message: format!("0/{nodes} nodes are available: {}.", parts.join(", ")),
+        nodes: rejections,
+    })
+}
+
+/// The `FitError` message for `pod` in `state`, or `None` when some node fits it.
+pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<String> {
+    fit_error(spec, state, pod).map(|e| e.message)
 }
 
 /// The pod a scheduler step in `state` (placing its tied pods by `choices`, as [`super::run`])
-/// finds no node for, with its `FitError` message: the step replayed up to that pod, binding
-/// the pods before it.
+/// finds no node for, with its `FitError`: the step replayed up to that pod, binding the pods
+/// before it.
 pub fn first_unschedulable(
     spec: &ClusterSpec,
     state: &ClusterState,
     choices: u64,
     narrow: super::Narrow,
-) -> Option<(usize, String)> {
+) -> Option<FitError> {
     let mut s = state.clone();
     let mut decode = super::Decode::new(choices);
     let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
     match super::drain(spec, &mut s, &mut decode, narrow, rec, &mut scratch) {
-        super::Drained::Unschedulable { pod } => message(spec, &s, pod).map(|m| (pod, m)),
+        super::Drained::Unschedulable { pod } => fit_error(spec, &s, pod),
         _ => None,
     }
 }

@@ -189,55 +189,138 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
     con.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
 }
 
+/// The DoNotSchedule constraints' matching pods per domain over the nodes they count (those
+/// the constraint's node-affinity and taint policies admit), with each topology key's number
+/// of domains and fewest matching pods in one.
+struct HardCounts {
+    counts: DomainCounts,
+    domains: [i32; MAX_LABEL_KEYS],
+    min_match: [i32; MAX_LABEL_KEYS],
+}
+
+impl HardCounts {
+    /// Counts the cycle's hard constraints in the cycle's domain buffer (given back by
+    /// [`HardCounts::release`]).
+    fn new(c: &mut Cycle, matching: &MatchingPods) -> Self {
+        let spread = &c.template.spread;
+        let buffer = std::mem::take(&mut c.domains);
+        let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
+        for n in c.node_ids() {
+            for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
+                if (con.honor_node_affinity && !c.affinity[n])
+                    || (con.honor_node_taints && c.tainted[n])
+                {
+                    break;
+                }
+                counts.add(con.topology_key, domain(c, n, con), matching.get(j, n));
+            }
+        }
+        let pods = c.spec.pods.len() as i32;
+        let mut domains = [0i32; MAX_LABEL_KEYS];
+        let mut min_match = [pods; MAX_LABEL_KEYS];
+        for (key, &values) in c
+            .spec
+            .label_value_counts
+            .iter()
+            .enumerate()
+            .take(counts.keys())
+        {
+            domains[key] = counts.defined(key, values).count() as i32;
+            min_match[key] = counts.defined(key, values).fold(pods, i32::min);
+        }
+        Self {
+            counts,
+            domains,
+            min_match,
+        }
+    }
+
+    /// The skew placing the cycle's pod on node `n` would give constraint `con`: the matching
+    /// pods in the node's domain, the pod itself if it matches, and the global minimum (0 while
+    /// there are fewer domains than `minDomains`), as kube-scheduler's filter computes them.
+    fn skew(&self, c: &Cycle, con: &TopologySpreadConstraint, n: usize) -> Skew {
+        let key = con.topology_key;
+        let min = if self.domains[key] < con.min_domains {
+            0
+        } else {
+            self.min_match[key]
+        };
+        Skew {
+            in_domain: self.counts.get(key, domain(c, n, con)),
+            own: c.pod_matches(c.pod, &con.match_labels) as i32,
+            min,
+        }
+    }
+
+    /// Gives the domain buffer back to the cycle.
+    fn release(self, c: &mut Cycle) {
+        c.domains = self.counts.into_buffer();
+    }
+}
+
+/// The terms of one constraint's skew on one node.
+struct Skew {
+    in_domain: i32,
+    own: i32,
+    min: i32,
+}
+
+impl Skew {
+    fn value(&self) -> i32 {
+        self.in_domain + self.own - self.min
+    }
+}
+
 /// Rejects nodes where a DoNotSchedule constraint's skew would exceed `maxSkew`.
 pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
     if !spread.iter().any(hard) {
         return;
     }
-    let buffer = std::mem::take(&mut c.domains);
-    let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
-    for n in c.node_ids() {
-        for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
-            if (con.honor_node_affinity && !c.affinity[n])
-                || (con.honor_node_taints && c.tainted[n])
-            {
-                break;
-            }
-            counts.add(con.topology_key, domain(c, n, con), matching.get(j, n));
-        }
-    }
-    let pods = c.spec.pods.len() as i32;
-    let mut domains = [0i32; MAX_LABEL_KEYS];
-    let mut min_match = [pods; MAX_LABEL_KEYS];
-    for (key, &values) in c
-        .spec
-        .label_value_counts
-        .iter()
-        .enumerate()
-        .take(counts.keys())
-    {
-        domains[key] = counts.defined(key, values).count() as i32;
-        min_match[key] = counts.defined(key, values).fold(pods, i32::min);
-    }
+    let counts = HardCounts::new(c, matching);
     for n in c.node_ids() {
         if !c.feasible(n) {
             continue;
         }
-        for con in spread.iter().filter(|con| hard(con)) {
-            let key = con.topology_key;
-            let min = if domains[key] < con.min_domains {
-                0
-            } else {
-                min_match[key]
-            };
-            let own = c.pod_matches(c.pod, &con.match_labels) as i32;
-            if counts.get(key, domain(c, n, con)) + own - min > con.max_skew {
-                c.score[n] = -1;
-            }
+        if spread
+            .iter()
+            .filter(|con| hard(con))
+            .any(|con| counts.skew(c, con, n).value() > con.max_skew)
+        {
+            c.score[n] = -1;
         }
     }
-    c.domains = counts.into_buffer();
+    counts.release(c);
+}
+
+/// Why [`filter`] rejects node `n`, with the numbers of the first constraint it breaks, as
+/// kube-scheduler's PodTopologySpread plugin reasons (`skew = matching pods in the node's
+/// domain + 1 − global minimum > maxSkew`); `None` when it passes every constraint.
+pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<String> {
+    let spread = &c.template.spread;
+    let counts = HardCounts::new(c, matching);
+    let found = spread.iter().filter(|con| hard(con)).find_map(|con| {
+        let skew = counts.skew(c, con, n);
+        (skew.value() > con.max_skew).then(|| {
+            let key = c
+                .spec
+                .label_keys
+                .get(con.topology_key)
+                .map_or("?", String::as_str);
+            let value = domain(c, n, con);
+            format!(
+                "topologyKey {key}: domain {key}={value} holds {} matching pods, +{} with this \
+                 pod, the fewest in a domain is {}: skew {} > maxSkew {}",
+                skew.in_domain,
+                skew.own,
+                skew.min,
+                skew.value(),
+                con.max_skew
+            )
+        })
+    });
+    counts.release(c);
+    found
 }
 
 /// Kivi's rounded `log(size + 2)` topology weight.
