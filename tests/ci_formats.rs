@@ -70,6 +70,18 @@ fn sarif_names_each_violated_intent_with_its_trace_and_validates() {
         .as_array()
         .unwrap();
     assert_eq!(steps.len(), 5);
+    let hpa = steps[1]["location"]["message"]["text"].as_str().unwrap();
+    assert!(
+        hpa.starts_with(
+            "[1][HPA] Need to rescale, pod number change from 5 to 6 — because: New size: 6; \
+             reason: cpu resource utilization (percentage of request) above target (cpu"
+        ),
+        "{hpa}"
+    );
+    assert!(
+        message.contains("\n  node 2: PodTopologySpread: topologyKey zone: domain zone=1"),
+        "{message}"
+    );
     assert!(steps[4]["location"]["message"]["text"]
         .as_str()
         .unwrap()
@@ -78,6 +90,29 @@ fn sarif_names_each_violated_intent_with_its_trace_and_validates() {
         result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "cases/c3/original.json"
     );
+
+    // Manifests: the result points at the Deployment the violation concerns, in a single
+    // check and in a sweep.
+    for args in [
+        &["check", "models/c3-spread-hpa", "--original"][..],
+        &["check", "models/c3-spread-hpa"],
+    ] {
+        let output = kivi(&[args, &["--format", "sarif", "-q"]].concat());
+        let log: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(schema_errors(&log), Vec::<String>::new(), "{args:?}");
+        let result = &log["runs"][0]["results"][0];
+        assert_eq!(
+            result["locations"][0],
+            serde_json::json!({
+                "physicalLocation": {
+                    "artifactLocation": {"uri": "models/c3-spread-hpa/yaml/deploy.yaml"},
+                    "region": {"startLine": 4},
+                },
+                "logicalLocations": [{"name": "php-apache", "kind": "object"}],
+            }),
+            "{args:?}"
+        );
+    }
 
     for args in [
         &["check", "--case", "c3", "--original", "--non-violation"][..],

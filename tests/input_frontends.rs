@@ -742,9 +742,10 @@ fn traces_come_with_the_names_users_know() {
     let json = kivi(&["check", C3_CONFIGS, "--original", "--format", "json"]);
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
     let names = report["names"].as_array().expect("names");
-    assert!(names.contains(&serde_json::json!(
-        {"kind": "deployment", "id": 1, "name": "php-apache"}
-    )));
+    assert!(names.contains(&serde_json::json!({
+        "kind": "deployment", "id": 1, "name": "php-apache",
+        "file": "models/c3-spread-hpa/yaml/deploy.yaml", "line": 4
+    })));
     let live = kivi(&["check", LIVE_DUMP]);
     assert!(
         text(&live.stdout).contains("Names in the trace: deployment 1 = checkout"),

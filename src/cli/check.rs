@@ -158,11 +158,17 @@ impl CheckArgs {
         for warning in &result.warnings {
             eprintln!("warning: {warning}");
         }
-        self.print_report(
-            name,
-            || sweep::to_text(&result, self.verbosity()),
-            || sweep::to_json(&result),
-        );
+        let report = || {
+            let mut report = sweep::to_json(&result);
+            if let Some(names) = &input.names {
+                let violations = report["violations"].as_array_mut().into_iter().flatten();
+                for violation in violations {
+                    add_names(&mut violation["report"], names);
+                }
+            }
+            report
+        };
+        self.print_report(name, || sweep::to_text(&result, self.verbosity()), report);
         self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
     }
@@ -245,16 +251,7 @@ impl CheckArgs {
         let report = || {
             let mut report = single::to_json(model, &outcome);
             if let Some(names) = names {
-                let traces = report["counterexamples"].as_array().into_iter().flatten();
-                let lines = traces
-                    .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
-                    .filter_map(|line| line.as_str());
-                let named: Vec<serde_json::Value> = names
-                    .mentioned(lines)
-                    .into_iter()
-                    .map(|(kind, id, name)| serde_json::json!({"kind": kind, "id": id, "name": name}))
-                    .collect();
-                report["names"] = serde_json::json!(named);
+                add_names(&mut report, names);
             }
             report
         };
@@ -326,6 +323,30 @@ impl CheckArgs {
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
     }
+}
+
+/// Lists under `names` in the JSON report `report` of a single check the nodes and
+/// deployments its counterexamples mention, with each deployment's manifest (file, line) when
+/// known.
+fn add_names(report: &mut serde_json::Value, names: &Names) {
+    let traces = report["counterexamples"].as_array().into_iter().flatten();
+    let lines = traces
+        .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
+        .filter_map(|line| line.as_str());
+    let named: Vec<serde_json::Value> = names
+        .mentioned(lines)
+        .into_iter()
+        .map(|(kind, id, name)| {
+            let mut entry = serde_json::json!({"kind": kind, "id": id, "name": name});
+            let place = names.deployment_places.get(id - 1).cloned().flatten();
+            if let (true, Some((file, line))) = (kind == "deployment", place) {
+                entry["file"] = file.replace('\\', "/").into();
+                entry["line"] = line.into();
+            }
+            entry
+        })
+        .collect();
+    report["names"] = serde_json::json!(named);
 }
 
 /// The node names `names` knows (none when the input named no nodes).

@@ -111,6 +111,9 @@ pub struct Deployment {
     pub min_size: Option<u64>,
     /// Most replicas in a scaling sweep.
     pub max_size: Option<u64>,
+    /// Where its manifest is: the file and the line of its name, for reports that point at
+    /// the manifest a finding concerns (SARIF).
+    pub place: Option<(String, usize)>,
 }
 
 /// A group of identical nodes: a node type of the cluster config, or one Node object.

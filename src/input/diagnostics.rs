@@ -21,6 +21,9 @@ pub struct InputError {
     pub place: Option<Place>,
     /// What is wrong and what was expected.
     pub message: String,
+    /// In a multi-document stream read from standard input, the 1-based number of the document
+    /// the place is in: a stream has no file names to tell its manifests apart.
+    pub document: Option<usize>,
 }
 
 impl InputError {
@@ -30,19 +33,25 @@ impl InputError {
             file: file.into(),
             place,
             message: message.into(),
+            document: None,
         }
     }
 }
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.place {
-            Some(place) => write!(
+        match (self.place, self.document) {
+            (Some(place), Some(document)) => write!(
+                f,
+                "{}:{}:{} (document {document}): {}",
+                self.file, place.line, place.column, self.message
+            ),
+            (Some(place), None) => write!(
                 f,
                 "{}:{}:{}: {}",
                 self.file, place.line, place.column, self.message
             ),
-            None => write!(f, "{}: {}", self.file, self.message),
+            (None, _) => write!(f, "{}: {}", self.file, self.message),
         }
     }
 }

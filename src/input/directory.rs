@@ -14,6 +14,7 @@ use super::emit::{self, Units};
 use super::manifests::ManifestSet;
 use super::names::Names;
 use super::origins::Origins;
+use super::yaml_documents;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -173,6 +174,18 @@ pub fn translate_stream(
     finish(name, cluster, has_config, options, diagnostics)
 }
 
+/// `error` from the stream `name` whose text is `text`, with the number of the document its
+/// place is in: a stream read from standard input has no file names to tell its manifests
+/// apart.
+pub fn in_stream(mut error: InputError, name: &str, text: &str) -> InputError {
+    if error.file == name {
+        error.document = error
+            .place
+            .map(|place| yaml_documents::document_number(text, place.line));
+    }
+    error
+}
+
 /// The uniform JSON of a cluster read from the input `name`: a scaling template when it has a
 /// cluster description (and `--original` is not given), else its single topology.
 fn finish(
@@ -204,7 +217,11 @@ fn finish(
         diagnostics,
         units: Some(units),
         origins,
-        names: (!scaling).then(|| Names::of(&cluster)),
+        names: Some(if scaling {
+            Names::of(&cluster).deployments_only()
+        } else {
+            Names::of(&cluster)
+        }),
     })
 }
 

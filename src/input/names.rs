@@ -13,6 +13,8 @@ pub struct Names {
     pub nodes: Vec<String>,
     /// Deployment names (`metadata.name`).
     pub deployments: Vec<String>,
+    /// Where each deployment's manifest is (file, line), when it came from one.
+    pub deployment_places: Vec<Option<(String, usize)>>,
 }
 
 impl Names {
@@ -31,7 +33,19 @@ impl Names {
         Self {
             nodes,
             deployments: cluster.deployments.iter().map(|d| d.name.clone()).collect(),
+            deployment_places: cluster
+                .deployments
+                .iter()
+                .map(|d| d.place.clone())
+                .collect(),
         }
+    }
+
+    /// The names a scaling template's topologies share: its deployments (one per deployment
+    /// type, in order); nodes are numbered anew in each topology.
+    pub fn deployments_only(mut self) -> Self {
+        self.nodes.clear();
+        self
     }
 
     /// The nodes and deployments that `lines` mention by id (`node 3`, `deployment 1`), with
@@ -91,6 +105,7 @@ mod tests {
         let names = Names {
             nodes: vec!["cp-1".into(), "zone-a-0".into(), "zone-a-1".into()],
             deployments: vec!["php-apache".into()],
+            deployment_places: vec![None],
         };
         let lines = [
             "[7][Scheduler] Pod 1 is scheduled on node 3",

@@ -3,7 +3,9 @@
 //! description, a YAML file, a live-cluster dump).
 
 use super::diagnostics::Diagnostics;
-use super::directory::{needs_translation, translate, translate_stream, InputOptions, Translation};
+use super::directory::{
+    in_stream, needs_translation, translate, translate_stream, InputOptions, Translation,
+};
 use super::emit::Units;
 use super::names::Names;
 use super::origins::Origins;
@@ -80,8 +82,8 @@ pub struct Opened {
     /// Where the user wrote the document's events, commands and intents (empty for uniform
     /// JSON and cases, whose paths are the user's own).
     pub origins: Origins,
-    /// What the user calls the single topology's nodes and deployments, when a front-end
-    /// built it from named objects.
+    /// What the user calls the single topology's nodes and deployments (a template's
+    /// deployments only), when a front-end built it from named objects.
     pub names: Option<Names>,
 }
 
@@ -145,7 +147,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
             if !is_uniform_json(&text) {
                 let translation = translate_stream(STDIN, &text, cluster_config, options)
-                    .map_err(|error| error.to_string())?;
+                    .map_err(|error| in_stream(error, STDIN, &text).to_string())?;
                 translation.diagnostics.strict_error(options.strict)?;
                 return Ok(Opened::translated(STDIN.to_string(), translation));
             }

@@ -178,6 +178,19 @@ fn is_comment_or_blank(line: &str) -> bool {
     trimmed.is_empty() || trimmed.starts_with('#')
 }
 
+/// The 1-based number of the document of the multi-document `text` that holds line `line`,
+/// counting documents as [`read_documents`] reads them (empty and comment-only ones are not
+/// documents): how an error on a stream without file names says which manifest it is in.
+pub fn document_number(text: &str, line: usize) -> usize {
+    split("", text, &mut Diagnostics::default())
+        .iter()
+        .filter(|(start, chunk)| {
+            *start <= line && !(chunk.trim().is_empty() || chunk.lines().all(is_comment_or_blank))
+        })
+        .count()
+        .max(1)
+}
+
 /// Splits at `---` lines and before a repeated top-level key; yields (first line, text).
 fn split(file: &str, text: &str, diagnostics: &mut Diagnostics) -> Vec<(usize, String)> {
     let mut chunks = Vec::new();
@@ -236,6 +249,18 @@ mod tests {
         assert_eq!(documents[1].first_line, 3);
         assert_eq!(documents[1].value["b"], 2);
         assert!(diagnostics.warnings.is_empty());
+    }
+
+    #[test]
+    fn numbers_documents_as_they_are_read() {
+        let text = "---\n# a comment only\n---\na: 1\n---\n\nb: 2\nc: 3\n";
+        assert_eq!(
+            document_number(text, 4),
+            1,
+            "the comment-only document is not one"
+        );
+        assert_eq!(document_number(text, 8), 2);
+        assert_eq!(document_number(text, 1), 1);
     }
 
     #[test]

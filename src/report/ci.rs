@@ -4,8 +4,10 @@
 //!
 //! SARIF: the tool is `kivi` with one rule per intent (and `eviction_loop`); each violated
 //! intent is a result at error level whose message says what failed and where (the
-//! topology, the pod that cannot be scheduled and why), located in the input file, with the
-//! counterexample as a code flow: one thread-flow location per trace line. An incomplete
+//! topology, the pod that cannot be scheduled and why, each node's rejection), located at the
+//! manifest of the deployment it concerns (the unschedulable pod's, else the last one the
+//! trace names) when the input is manifests, else in the input file, with the counterexample
+//! as a code flow: one thread-flow location per trace line, with the controller's reason. An incomplete
 //! search is a warning notification of the invocation, not a result.
 //!
 //! JUnit: one test suite per input; a single check has one test case per intent, failing with
@@ -28,6 +30,54 @@ struct Finding {
     message: String,
     /// The counterexample, one trace line each.
     trace: Vec<String>,
+    /// The manifest of the deployment it concerns, when the report knows where it is.
+    manifest: Option<Manifest>,
+}
+
+/// A deployment's manifest: its name, file and line.
+struct Manifest {
+    name: String,
+    file: String,
+    line: u64,
+}
+
+/// The deployment a counterexample concerns: the unschedulable pod's, else the last one its
+/// trace names (`deployment 1`).
+fn concerned_deployment(counterexample: &Value) -> Option<u64> {
+    let pod = counterexample["unschedulable"]["pod"].as_u64();
+    let last_state = counterexample["steps"]
+        .as_array()
+        .and_then(|steps| steps.last())
+        .map(|step| &step["state"]);
+    if let (Some(pod), Some(state)) = (pod, last_state) {
+        if let Some(d) = state["pods"][(pod - 1) as usize]["deployment"].as_u64() {
+            return Some(d);
+        }
+    }
+    strings(&counterexample["kiviTrace"])
+        .iter()
+        .rev()
+        .find_map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            words.windows(2).rev().find_map(|pair| {
+                (pair[0] == "deployment")
+                    .then(|| pair[1].trim_end_matches([',', '.', ':']).parse().ok())
+                    .flatten()
+            })
+        })
+}
+
+/// Where the report's `names` put deployment `id`'s manifest, if they do.
+fn manifest_of(report: &Value, id: u64) -> Option<Manifest> {
+    let entry = report["names"]
+        .as_array()?
+        .iter()
+        .find(|n| n["kind"] == "deployment" && n["id"].as_u64() == Some(id))?;
+    Some(Manifest {
+        name: entry["name"].as_str()?.to_string(),
+        file: entry["file"].as_str()?.to_string(),
+        line: entry["line"].as_u64()?,
+    })
 }
 
 /// The findings of a JSON report (single, scaling or loop), with the topology they belong to.
@@ -54,6 +104,7 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                 topology,
                 message: format!("Pods are evicted and re-created forever{at}."),
                 trace,
+                manifest: None,
             }]
         }
         _ => report["counterexamples"]
@@ -76,11 +127,17 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                         let _ = write!(message, "\n  node {n}: {plugin}: {detail}");
                     }
                 }
+                let manifest =
+                    concerned_deployment(counterexample).and_then(|d| manifest_of(report, d));
+                if let Some(manifest) = &manifest {
+                    let _ = write!(message, "\nDeployment {} concerns it.", manifest.name);
+                }
                 Finding {
                     rule,
                     topology: topology.clone(),
                     message,
                     trace: explained_trace(counterexample),
+                    manifest,
                 }
             })
             .collect(),
@@ -169,6 +226,16 @@ pub fn to_sarif(report: &Value, uri: &str) -> Value {
                 .iter()
                 .map(|line| json!({"location": {"message": {"text": line}}}))
                 .collect();
+            let location = match &finding.manifest {
+                Some(m) => json!({
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": m.file},
+                        "region": {"startLine": m.line},
+                    },
+                    "logicalLocations": [{"name": m.name, "kind": "object"}],
+                }),
+                None => location.clone(),
+            };
             let mut result = json!({
                 "ruleId": finding.rule,
                 "level": "error",

@@ -90,6 +90,10 @@ pub fn read(
     };
     let max_surge = percent("maxSurge", rolling.max_surge)?;
     let max_unavailable = percent("maxUnavailable", rolling.max_unavailable)?;
+    let place = Some((
+        document.file.clone(),
+        document.place_of(&format!("name: {name}")).line,
+    ));
     Ok(Deployment {
         name,
         replicas,
@@ -101,6 +105,7 @@ pub fn read(
         autoscaler: None,
         min_size: None,
         max_size: None,
+        place,
     })
 }
 
