@@ -13,6 +13,7 @@
 //! touches.
 
 use super::counterexample::Counterexample;
+use super::escape_markup as escape;
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase, TraceLine};
 use crate::engine::Outcome;
 use crate::model::eviction_loop::{EvictionLoop, LoopSearch, LoopVerdict};
@@ -229,22 +230,6 @@ fn pods_on(state: &ClusterState, node: usize) -> Vec<(usize, usize, PodPhase)> {
         .filter(|(_, p)| p.phase != PodPhase::Idle && p.loc as usize == node)
         .map(|(i, p)| (i + 1, p.deployment as usize, p.phase))
         .collect()
-}
-
-/// `text` with HTML's special characters escaped (for element text and attribute values).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// A rendered trace line with the controller's reason and numbers under it.

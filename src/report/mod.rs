@@ -21,6 +21,23 @@ pub mod single;
 pub mod snapshot;
 pub mod sweep;
 
+/// `text` with the characters special to XML and HTML escaped, for element text and attribute
+/// values alike (`'` as `&#39;`, which both read).
+fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Output format of `kivi check`: Kivi's text, kivi's JSON, or a CI format built from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckFormat {
