@@ -5,6 +5,7 @@
 
 mod bench;
 mod check;
+mod diff;
 mod dump;
 mod engine_args;
 mod error;
@@ -32,6 +33,9 @@ pub struct Cli {
 enum Command {
     /// Verify a built-in case or a cluster configuration.
     Check(check::CheckArgs),
+    /// Check two configurations the same way and report the violations the change adds,
+    /// fixes and keeps; exit 1 only if it adds one.
+    Diff(diff::DiffArgs),
     /// Print the uniform JSON kivi builds from an input (Kivi's -jf).
     Dump(dump::DumpArgs),
     /// One random run of a single topology, printed as a trace (Kivi's -si).
@@ -57,6 +61,7 @@ pub fn run() -> i32 {
     };
     let result = match cli.command {
         Command::Check(args) => args.run(),
+        Command::Diff(args) => args.run(),
         Command::Dump(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Bench(args) => args.run(),

@@ -5,6 +5,7 @@
 //! - [`single`]: the report of a single-topology check.
 //! - [`sweep`]: the report of a scaling sweep.
 //! - [`eviction_loop`]: the report of an eviction-loop search (`--loop`).
+//! - [`diff`]: `kivi diff`: the intents a configuration change breaks, fixes or keeps.
 //! - [`html`]: a self-contained HTML page with each counterexample as a timeline.
 //! - [`ci`]: SARIF and JUnit XML for CI systems, built from the JSON reports.
 //! - [`snapshot`]: a cluster state as JSON.
@@ -14,6 +15,7 @@
 pub mod chart;
 pub mod ci;
 pub mod counterexample;
+pub mod diff;
 pub mod eviction_loop;
 pub mod html;
 pub mod progress;

@@ -1,0 +1,122 @@
+//! `kivi diff OLD NEW`: checks two configurations the same way and reports the violations the
+//! change adds, fixes and keeps ([`crate::report::diff`]); exit 1 only when it adds one.
+
+use super::error::CommandError;
+use super::interrupt;
+use super::{EngineArgs, ModelArgs};
+use crate::engine::{check, CheckOptions};
+use crate::input::{load_uniform, open, InputOptions, Opened, Source};
+use crate::report::diff::{self, Verdicts};
+use crate::report::Format;
+use crate::scaler::enumeration::EnumerationOptions;
+use crate::scaler::sweep::SweepSettings;
+use crate::scaler::template::Template;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Arguments of `kivi diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The configuration before the change: a uniform-JSON file, a directory of manifests with
+    /// a cluster description, a YAML file, or `-` for standard input.
+    old: PathBuf,
+    /// The configuration after the change, in any of the same forms (at most one side `-`).
+    new: PathBuf,
+    /// The cluster description of the side read from standard input (`-`).
+    #[arg(long, value_name = "PATH")]
+    cluster_config: Option<PathBuf>,
+    /// Compare the single topologies instead of sweeping (Kivi's -o).
+    #[arg(short = 'o', long)]
+    original: bool,
+    /// Largest number of nodes per node type in the sweeps.
+    #[arg(short = 's', long)]
+    scale: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    #[command(flatten)]
+    engine: EngineArgs,
+    #[command(flatten)]
+    semantics: ModelArgs,
+}
+
+impl DiffArgs {
+    /// Checks both sides and prints the comparison; the exit code says whether NEW adds a
+    /// violation (1), may add one (3: a side is incomplete), or adds none (0).
+    pub fn run(self) -> Result<i32, CommandError> {
+        if self.old.as_os_str() == "-" && self.new.as_os_str() == "-" {
+            return Err("kivi diff: standard input (`-`) can be only one side".into());
+        }
+        let interrupt = interrupt::install();
+        let options = CheckOptions {
+            cancel: Some(interrupt.clone()),
+            all_violations: true,
+            ..self.engine.check_options()
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.threads)
+            .build()
+            .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
+        let old = self.verdicts(&self.old, &options, &pool, &interrupt)?;
+        let new = self.verdicts(&self.new, &options, &pool, &interrupt)?;
+        match self.format {
+            Format::Text => print!("{}", diff::to_text(&old, &new)),
+            Format::Json => println!("{}", diff::to_json(&old, &new)),
+        }
+        Ok(diff::exit_code(&old, &new))
+    }
+
+    /// What checking `path` finds: every violated intent of its single topology, or of every
+    /// topology of its sweep with the smallest violating one.
+    fn verdicts(
+        &self,
+        path: &std::path::Path,
+        options: &CheckOptions,
+        pool: &rayon::ThreadPool,
+        interrupt: &crate::engine::CancelToken,
+    ) -> Result<Verdicts, CommandError> {
+        let source = Source::argument(
+            path,
+            self.cluster_config
+                .as_deref()
+                .filter(|_| path.as_os_str() == "-"),
+            InputOptions {
+                original: self.original,
+                from_cluster_dump: false,
+                verify: true,
+                strict: false,
+            },
+        )?;
+        let input: Opened = open(&source)?;
+        eprint!("{}", input.diagnostics.to_text());
+        let name = &input.name;
+        if self.original || !input.is_template() {
+            let model = load_uniform(&input.document)
+                .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?
+                .with_options(self.semantics.options());
+            let outcome = pool
+                .install(|| check(&model, options))
+                .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
+            return Ok(Verdicts::of_single(name, &outcome));
+        }
+        let mut template = Template::from_json(&input.document)
+            .map_err(|error| format!("{name}: {error}"))?
+            .written_in(&input.origins);
+        if let Some(scale) = self.scale {
+            template = template
+                .with_scale(scale)
+                .map_err(|error| format!("{name}: {error}"))?;
+        }
+        let settings = SweepSettings {
+            enumeration: EnumerationOptions::default(),
+            check: options.clone(),
+            all_violations: true,
+            journal: None,
+            model: self.semantics.options(),
+            eviction_loop: false,
+        };
+        let result = crate::scaler::sweep::run(&template, &settings, pool, interrupt, |_| {})
+            .map_err(|error| CommandError::from_sweep(name, error))?;
+        Ok(Verdicts::of_sweep(name, &result))
+    }
+}

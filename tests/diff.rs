@@ -1,0 +1,103 @@
+//! `kivi diff OLD NEW`: C3 against its non-violation variant reports the fix (exit 0), the
+//! reverse reports the regression with its minimal topology (exit 1), either side may come
+//! from standard input, and single topologies compare their violated intents.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kivi(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kivi runs");
+    let mut pipe = child.stdin.take().unwrap();
+    // kivi may exit (a usage error) before it reads: a broken pipe is not a failure.
+    let _ = pipe.write_all(stdin.unwrap_or("").as_bytes());
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+const C3: &str = "cases/c3/template.json";
+const C3_FIXED: &str = "cases/c3/template-non-violation.json";
+const MINIMAL: &str = "{node type 0: 1, node type 1: 2, deployment type 0: 3}";
+
+#[test]
+fn the_fix_and_the_regression_of_c3() {
+    let fixed = kivi(&["diff", C3, C3_FIXED], None);
+    assert_eq!(fixed.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&fixed.stdout),
+        format!(
+            "Comparing {C3} (old) with {C3_FIXED} (new)\n  fixed: pod_always_schedulable is no \
+             longer violated (old: violated at {MINIMAL})\nSummary: 0 regression(s), 1 fixed, \
+             0 unchanged violation(s)\n"
+        )
+    );
+    let broken = kivi(&["diff", C3_FIXED, C3, "--format", "json"], None);
+    assert_eq!(broken.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&broken.stdout).unwrap();
+    assert_eq!(
+        report["changes"],
+        serde_json::json!([{
+            "intent": "pod_always_schedulable", "change": "added", "old": null, "new": MINIMAL
+        }])
+    );
+    assert_eq!(report["regression"], true);
+}
+
+#[test]
+fn either_side_may_come_from_stdin_but_not_both() {
+    let text = std::fs::read_to_string(format!("{}/{C3}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let output = kivi(&["diff", "-", C3_FIXED], Some(&text));
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("Comparing <stdin> (old)"));
+    let output = kivi(&["diff", C3_FIXED, "-"], Some(&text));
+    assert_eq!(output.status.code(), Some(1));
+    let output = kivi(&["diff", "-", "-"], Some(&text));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("can be only one side"));
+}
+
+#[test]
+fn single_topologies_compare_their_violated_intents() {
+    let output = kivi(
+        &[
+            "diff",
+            "cases/c3/original.json",
+            "cases/c3/original.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the same violation on both sides adds nothing"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["changes"],
+        serde_json::json!([{
+            "intent": "pod_always_schedulable", "change": "kept", "old": null, "new": null
+        }])
+    );
+    let output = kivi(
+        &[
+            "diff",
+            "cases/c3/original-non-violation.json",
+            "cases/c3/original.json",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let output = kivi(
+        &["diff", "cases/c3/original.json", "no-such-file.json"],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
