@@ -129,14 +129,7 @@ impl CheckArgs {
                 .with_options(self.semantics.options());
             return self.check_single(name, &model, input.names.as_ref(), options, &pool);
         }
-        let mut template = Template::from_json(&input.document)
-            .map_err(|error| format!("{name}: {error}"))?
-            .written_in(&input.origins);
-        if let Some(scale) = self.scale {
-            template = template
-                .with_scale(scale)
-                .map_err(|error| format!("{name}: {error}"))?;
-        }
+        let template = sweep_template(&input, self.scale)?;
         let settings = SweepSettings {
             enumeration: self.enumeration_options()?,
             check: options,
@@ -347,6 +340,21 @@ fn add_names(report: &mut serde_json::Value, names: &Names) {
         })
         .collect();
     report["names"] = serde_json::json!(named);
+}
+
+/// The scaling template of `input`, swept up to `scale` nodes per node type when given; errors
+/// name the input.
+pub(super) fn sweep_template(input: &Opened, scale: Option<u64>) -> Result<Template, String> {
+    let name = &input.name;
+    let template = Template::from_json(&input.document)
+        .map_err(|error| format!("{name}: {error}"))?
+        .written_in(&input.origins);
+    match scale {
+        Some(scale) => template
+            .with_scale(scale)
+            .map_err(|error| format!("{name}: {error}")),
+        None => Ok(template),
+    }
 }
 
 /// The node names `names` knows (none when the input named no nodes).

@@ -10,7 +10,6 @@ use crate::report::diff::{self, Verdicts};
 use crate::report::Format;
 use crate::scaler::enumeration::EnumerationOptions;
 use crate::scaler::sweep::SweepSettings;
-use crate::scaler::template::Template;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -99,14 +98,7 @@ impl DiffArgs {
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             return Ok(Verdicts::of_single(name, &outcome));
         }
-        let mut template = Template::from_json(&input.document)
-            .map_err(|error| format!("{name}: {error}"))?
-            .written_in(&input.origins);
-        if let Some(scale) = self.scale {
-            template = template
-                .with_scale(scale)
-                .map_err(|error| format!("{name}: {error}"))?;
-        }
+        let template = super::check::sweep_template(&input, self.scale)?;
         let settings = SweepSettings {
             enumeration: EnumerationOptions::default(),
             check: options.clone(),
