@@ -5,15 +5,12 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::kivi;
 
 fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("UTF-8 output")

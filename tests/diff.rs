@@ -2,24 +2,10 @@
 //! reverse reports the regression with its minimal topology (exit 1), either side may come
 //! from standard input, and single topologies compare their violated intents.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn kivi(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kivi runs");
-    let mut pipe = child.stdin.take().unwrap();
-    // kivi may exit (a usage error) before it reads: a broken pipe is not a failure.
-    let _ = pipe.write_all(stdin.unwrap_or("").as_bytes());
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
+use cli::kivi_with_stdin as kivi;
 
 const C3: &str = "cases/c3/template.json";
 const C3_FIXED: &str = "cases/c3/template-non-violation.json";

@@ -4,15 +4,11 @@
 //! cannot be written is a usage error found before the search.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::kivi;
 
 /// The page `kivi check ARGS --html …` writes, and the exit code.
 fn page(name: &str, args: &[&str]) -> (String, Option<i32>) {

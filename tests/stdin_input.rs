@@ -2,29 +2,10 @@
 //! `kustomize build` print it, or a uniform-JSON document) gives what the same text gives from
 //! a file, and bad input on stdin exits 2 with an error that names `<stdin>` and the place.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn kivi(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kivi starts");
-    let mut input = child.stdin.take().expect("a pipe");
-    // kivi may exit before reading (a usage error): a closed pipe is its answer, not ours.
-    match input.write_all(stdin.unwrap_or("").as_bytes()) {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-            panic!("cannot write kivi's input: {error}")
-        }
-        _ => {}
-    }
-    drop(input);
-    child.wait_with_output().expect("kivi runs")
-}
+use cli::kivi_with_stdin as kivi;
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()

@@ -73,7 +73,7 @@ impl Mark {
 
     /// The most telling mark of a step that printed `lines`: failures and evictions over
     /// scaling, scaling over scheduling.
-    fn of_lines(lines: &[TraceLine]) -> Self {
+    fn of_lines(lines: &[(usize, TraceLine)]) -> Self {
         let rank = |m: Self| match m {
             Self::Intent => 0,
             Self::Failure => 1,
@@ -85,7 +85,7 @@ impl Mark {
         };
         lines
             .iter()
-            .map(|line| Self::of(line.controller))
+            .map(|(_, line)| Self::of(line.controller))
             .min_by_key(|&m| rank(m))
             .unwrap_or(Self::Scheduling)
     }
@@ -108,10 +108,16 @@ impl Mark {
 /// printed (with the controllers' reasons).
 struct Column {
     mark: Mark,
-    /// Kivi's numbers of its first and last line.
-    numbers: Option<(usize, usize)>,
+    /// The lines with Kivi's numbers (none for the initial state).
     lines: Vec<(usize, TraceLine)>,
     state: ClusterState,
+}
+
+impl Column {
+    /// Kivi's numbers of its first and last line, or `None` for the initial state.
+    fn numbers(&self) -> Option<(usize, usize)> {
+        Some((self.lines.first()?.0, self.lines.last()?.0))
+    }
 }
 
 /// A counterexample as columns over node lanes.
@@ -136,7 +142,6 @@ impl Timeline {
     ) -> Self {
         let mut columns = vec![Column {
             mark: Mark::Start,
-            numbers: None,
             lines: Vec::new(),
             state: init.clone(),
         }];
@@ -152,18 +157,10 @@ impl Timeline {
             if lines.is_empty() {
                 continue;
             }
-            let first = number;
-            let numbered: Vec<_> = lines
-                .into_iter()
-                .map(|line| {
-                    number += 1;
-                    (number - 1, line)
-                })
-                .collect();
-            let only: Vec<TraceLine> = numbered.iter().map(|(_, l)| l.clone()).collect();
+            let numbered: Vec<_> = (number..).zip(lines).collect();
+            number += numbered.len();
             columns.push(Column {
-                mark: Mark::of_lines(&only),
-                numbers: Some((first, number - 1)),
+                mark: Mark::of_lines(&numbered),
                 lines: numbered,
                 state: after.clone(),
             });
@@ -308,7 +305,7 @@ fn svg(timeline: &Timeline, node_name: &dyn Fn(usize) -> String) -> String {
     for (index, column) in timeline.columns.iter().enumerate() {
         let x = LABEL_WIDTH + index * column_width;
         let violation = timeline.violation && index == last;
-        let title = match column.numbers {
+        let title = match column.numbers() {
             None => "initial state".to_string(),
             Some(_) => column
                 .lines
@@ -331,7 +328,7 @@ fn svg(timeline: &Timeline, node_name: &dyn Fn(usize) -> String) -> String {
         );
         let (symbol, colour, _) = column.mark.look();
         let cx = x + (column_width - GAP) / 2;
-        let label = match column.numbers {
+        let label = match column.numbers() {
             None => "init".to_string(),
             Some((a, b)) if a == b => format!("[{a}]"),
             Some((a, b)) => format!("[{a}–{b}]"),

@@ -16,20 +16,39 @@ fn reason(c: &Cycle, n: usize, filter: Filter) -> &'static str {
         Filter::NodeName => "node(s) didn't match the requested node name",
         Filter::NodeAffinity => "node(s) didn't match Pod's node affinity/selector",
         Filter::TaintToleration => "node(s) had untolerated taint",
-        Filter::NodeResourcesFit => resource_reason(c, n),
+        Filter::NodeResourcesFit => Shortage::of(c, n).reason(),
         Filter::PodTopologySpread => "node(s) didn't match pod topology spread constraints",
     }
 }
 
-/// kube-scheduler's reason for a node NodeResourcesFit rejects: the first resource short.
-fn resource_reason(c: &Cycle, n: usize) -> &'static str {
-    let node = c.state.node(n);
-    if node.num_pods as i32 + 1 > NODE_ALLOWED_PODS {
-        "Too many pods"
-    } else if c.template.cpu_requested > node.cpu_left as i32 {
-        "Insufficient cpu"
-    } else {
-        "Insufficient memory"
+/// The first resource a node NodeResourcesFit rejects is short of, in kube-scheduler's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shortage {
+    Pods,
+    Cpu,
+    Memory,
+}
+
+impl Shortage {
+    /// What node `n` is short of for the cycle's pod.
+    fn of(c: &Cycle, n: usize) -> Self {
+        let node = c.state.node(n);
+        if node.num_pods as i32 + 1 > NODE_ALLOWED_PODS {
+            Self::Pods
+        } else if c.template.cpu_requested > node.cpu_left as i32 {
+            Self::Cpu
+        } else {
+            Self::Memory
+        }
+    }
+
+    /// kube-scheduler's reason.
+    fn reason(self) -> &'static str {
+        match self {
+            Self::Pods => "Too many pods",
+            Self::Cpu => "Insufficient cpu",
+            Self::Memory => "Insufficient memory",
+        }
     }
 }
 
@@ -63,17 +82,17 @@ fn plugin_detail(
             ),
         ),
         Filter::NodeResourcesFit => {
-            let detail = match resource_reason(c, n) {
-                "Too many pods" => format!("{} pods on the node, at most {NODE_ALLOWED_PODS}", {
+            let detail = match Shortage::of(c, n) {
+                Shortage::Pods => format!("{} pods on the node, at most {NODE_ALLOWED_PODS}", {
                     node.num_pods
                 }),
-                "Insufficient cpu" => format!(
+                Shortage::Cpu => format!(
                     "cpu: the pod requests {}, the node has {} free of {}",
                     c.template.cpu_requested,
                     { node.cpu_left },
                     spec.cpu
                 ),
-                _ => format!(
+                Shortage::Memory => format!(
                     "memory: the pod requests {}, the node has {} free of {}",
                     c.template.mem_requested,
                     { node.mem_left },

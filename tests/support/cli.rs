@@ -1,0 +1,34 @@
+//! Running the `kivi` binary from a test, in the repository root, with or without standard
+//! input. Included by path (`#[path = "support/cli.rs"] mod cli;`); each test binary uses the
+//! part it needs.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// `kivi ARGS` with an empty standard input.
+pub fn kivi(args: &[&str]) -> Output {
+    kivi_with_stdin(args, None)
+}
+
+/// `kivi ARGS` reading `stdin` (nothing when `None`) on standard input.
+pub fn kivi_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kivi starts");
+    let mut input = child.stdin.take().expect("a pipe");
+    // kivi may exit before reading (a usage error): a closed pipe is its answer, not ours.
+    match input.write_all(stdin.unwrap_or("").as_bytes()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+            panic!("cannot write kivi's input: {error}")
+        }
+        _ => {}
+    }
+    drop(input);
+    child.wait_with_output().expect("kivi runs")
+}
