@@ -198,9 +198,11 @@ fn an_interrupted_sweep_resumes_from_its_journal() {
         .lines()
         .map(str::to_string)
         .collect();
-    assert_eq!(lines.len(), 264);
-    // Interrupt: keep the first hundred lines, as if the process had been killed there.
-    std::fs::write(&journal, lines[..100].join("\n") + "\n").expect("truncate");
+    assert_eq!(lines.len(), 265, "a header and a line per topology");
+    assert!(lines[0].starts_with(r#"{"header":{"#));
+    // Interrupt: keep the header and the first hundred decisions, as if the process had been
+    // killed there.
+    std::fs::write(&journal, lines[..101].join("\n") + "\n").expect("truncate");
     let resumed = json_of(&kivi(&args));
     assert_eq!(resumed["verdict"], full["verdict"]);
     assert_eq!(resumed["checksFinished"], 264);
@@ -216,7 +218,8 @@ fn an_interrupted_sweep_resumes_from_its_journal() {
             .expect("journal")
             .lines()
             .count(),
-        264
+        265,
+        "the resumed run's header is the same, so it is not written again"
     );
 }
 

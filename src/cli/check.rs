@@ -14,8 +14,8 @@ use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
 use crate::report::{ci, eviction_loop, html, single, sweep, CheckFormat};
-use crate::scaler::sweep::{topology_model, SweepSettings};
-use crate::scaler::{EnumerationOptions, FastFind, Template, Topology};
+use crate::scaler::sweep::{topology_model, SweepInput, SweepResult, SweepSettings};
+use crate::scaler::{EnumerationOptions, FastFind, Shard, Template, Topology};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -27,7 +27,7 @@ pub struct CheckArgs {
     /// YAML file, or a directory with a cluster description), or a live-cluster dump; `-`
     /// reads one YAML stream (`helm template … |`) or uniform-JSON document from standard input.
     #[arg(required_unless_present = "case", conflicts_with = "case")]
-    input: Option<PathBuf>,
+    pub(super) input: Option<PathBuf>,
     /// With input from standard input (`-`): the cluster description (node types, events,
     /// intents), as a user_input/ folder, its cluster_configs.json, or a YAML file with a
     /// `kivi:` document.
@@ -38,11 +38,11 @@ pub struct CheckArgs {
     case: Option<String>,
     /// Check the single topology instead of sweeping topologies (Kivi's -o).
     #[arg(short = 'o', long)]
-    original: bool,
+    pub(super) original: bool,
     /// Check one topology of a scaling template instead of sweeping: the node count of each
     /// node type, a colon, the replica count of each deployment type (e.g. `1,2:6`).
     #[arg(short = 't', long, value_name = "NODES:REPLICAS", conflicts_with_all = ["original", "journal", "scale"])]
-    topology: Option<Topology>,
+    pub(super) topology: Option<Topology>,
     /// Read INPUT (a directory) as a live-cluster dump: kubectl get nodes/pods/deployments
     /// -o json, kubectl get hpa, kubectl top node/pod (detected from file names otherwise).
     #[arg(long, requires = "input")]
@@ -68,14 +68,18 @@ pub struct CheckArgs {
     confident_ratio: Option<u64>,
     /// Append each decided topology to FILE and skip the ones it already holds.
     #[arg(long, value_name = "FILE")]
-    journal: Option<PathBuf>,
+    pub(super) journal: Option<PathBuf>,
+    /// Decide only shard I of N of the sweep's topologies (I from 0), recording them in the
+    /// --journal for `kivi merge` (see README, "Running on a cluster").
+    #[arg(long, value_name = "I/N", requires = "journal", conflicts_with_all = ["original", "topology"])]
+    pub(super) shard: Option<Shard>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: CheckFormat,
     /// Also write the report as one self-contained HTML page to FILE: the verdict, the setup,
     /// and each counterexample as a timeline (a lane per node, a column per step).
     #[arg(long, value_name = "FILE")]
-    html: Option<PathBuf>,
+    pub(super) html: Option<PathBuf>,
     /// Counterexample detail, Kivi's levels: 1 reasons only, 2 steps, 3 all steps, 4 values.
     #[arg(short = 'v', long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=4))]
     verbose: u8,
@@ -88,7 +92,7 @@ pub struct CheckArgs {
     #[arg(short = 'l', long = "loop")]
     eviction_loop: bool,
     #[command(flatten)]
-    engine: EngineArgs,
+    pub(super) engine: EngineArgs,
     #[command(flatten)]
     semantics: ModelArgs,
 }
@@ -137,6 +141,12 @@ impl CheckArgs {
             journal: self.journal.clone(),
             model: self.semantics.options(),
             eviction_loop: self.eviction_loop,
+            shard: self.shard,
+            input: SweepInput {
+                name: name.clone(),
+                uri: self.input_uri(),
+                names: input.names.clone(),
+            },
         };
         let mut progress: Option<SweepProgress> = None;
         let result = crate::scaler::sweep::run(&template, &settings, &pool, &interrupt, |done| {
@@ -151,16 +161,7 @@ impl CheckArgs {
         for warning in &result.warnings {
             eprintln!("warning: {warning}");
         }
-        let report = || {
-            let mut report = sweep::to_json(&result);
-            if let Some(names) = &input.names {
-                let violations = report["violations"].as_array_mut().into_iter().flatten();
-                for violation in violations {
-                    add_names(&mut violation["report"], names);
-                }
-            }
-            report
-        };
+        let report = || sweep_json(&result, input.names.as_ref());
         self.print_report(name, || sweep::to_text(&result, self.verbosity()), report);
         self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
@@ -257,34 +258,23 @@ impl CheckArgs {
         Ok(outcome.verdict().exit_code())
     }
 
-    /// Prints a report in the chosen format: `text` as is, else the JSON report `json` or a CI
-    /// format built from it.
+    /// Prints a report in the chosen format.
     fn print_report(
         &self,
         name: &str,
         text: impl FnOnce() -> String,
         json: impl FnOnce() -> serde_json::Value,
     ) {
-        match self.format {
-            CheckFormat::Text => print!("{}", text()),
-            CheckFormat::Json => println!("{}", json()),
-            CheckFormat::Sarif => println!("{}", ci::to_sarif(&json(), &self.input_uri())),
-            CheckFormat::Junit => print!("{}", ci::to_junit(&json(), name)),
-        }
+        print_report(self.format, (name, &self.input_uri()), text, json);
     }
 
     /// Writes the HTML page `page` makes to the `--html` file, if one was asked for.
     fn write_html(&self, page: impl FnOnce() -> html::Page) -> Result<(), CommandError> {
-        let Some(path) = &self.html else {
-            return Ok(());
-        };
-        std::fs::write(path, page().render()).map_err(|error| {
-            format!("--html {}: cannot write the page: {error}", path.display()).into()
-        })
+        write_html(self.html.as_deref(), page)
     }
 
     /// The input as a URI reference for SARIF: its path, or a built-in case's file.
-    fn input_uri(&self) -> String {
+    pub(super) fn input_uri(&self) -> String {
         match (&self.case, &self.input) {
             (Some(case), _) => format!(
                 "cases/{case}/{}{}.json",
@@ -316,6 +306,48 @@ impl CheckArgs {
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
     }
+}
+
+/// Prints a report in `format`: `text` as is, else the JSON report `json` or a CI format built
+/// from it, naming the input `name` (`uri` in SARIF).
+pub(super) fn print_report(
+    format: CheckFormat,
+    (name, uri): (&str, &str),
+    text: impl FnOnce() -> String,
+    json: impl FnOnce() -> serde_json::Value,
+) {
+    match format {
+        CheckFormat::Text => print!("{}", text()),
+        CheckFormat::Json => println!("{}", json()),
+        CheckFormat::Sarif => println!("{}", ci::to_sarif(&json(), uri)),
+        CheckFormat::Junit => print!("{}", ci::to_junit(&json(), name)),
+    }
+}
+
+/// Writes the HTML page `page` makes to `path`, if one was asked for.
+pub(super) fn write_html(
+    path: Option<&std::path::Path>,
+    page: impl FnOnce() -> html::Page,
+) -> Result<(), CommandError> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    std::fs::write(path, page().render()).map_err(|error| {
+        format!("--html {}: cannot write the page: {error}", path.display()).into()
+    })
+}
+
+/// The JSON report of a sweep, each violation's counterexample with the names of the nodes
+/// and deployments it mentions when `names` knows them.
+pub(super) fn sweep_json(result: &SweepResult, names: Option<&Names>) -> serde_json::Value {
+    let mut report = sweep::to_json(result);
+    if let Some(names) = names {
+        let violations = report["violations"].as_array_mut().into_iter().flatten();
+        for violation in violations {
+            add_names(&mut violation["report"], names);
+        }
+    }
+    report
 }
 
 /// Lists under `names` in the JSON report `report` of a single check the nodes and

@@ -9,7 +9,7 @@ use crate::input::{load_uniform, open, InputOptions, Opened, Source};
 use crate::report::diff::{self, Verdicts};
 use crate::report::Format;
 use crate::scaler::enumeration::EnumerationOptions;
-use crate::scaler::sweep::SweepSettings;
+use crate::scaler::sweep::{SweepInput, SweepSettings};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -106,6 +106,8 @@ impl DiffArgs {
             journal: None,
             model: self.semantics.options(),
             eviction_loop: false,
+            shard: None,
+            input: SweepInput::default(),
         };
         let result = crate::scaler::sweep::run(&template, &settings, pool, interrupt, |_| {})
             .map_err(|error| CommandError::from_sweep(name, error))?;

@@ -10,6 +10,8 @@ mod dump;
 mod engine_args;
 mod error;
 mod interrupt;
+mod job;
+mod merge;
 mod model_args;
 mod plot;
 mod simulate;
@@ -36,6 +38,10 @@ enum Command {
     /// Check two configurations the same way and report the violations the change adds,
     /// fixes and keeps; exit 1 only if it adds one.
     Diff(diff::DiffArgs),
+    /// Print the Kubernetes manifest that runs a sweep as an Indexed Job of shards.
+    Job(job::JobArgs),
+    /// Merge the journals of a sweep's shards into the report a single run prints.
+    Merge(merge::MergeArgs),
     /// Print the uniform JSON kivi builds from an input (Kivi's -jf).
     Dump(dump::DumpArgs),
     /// One random run of a single topology, printed as a trace (Kivi's -si).
@@ -63,6 +69,8 @@ pub fn run() -> i32 {
         Command::Check(args) => args.run(),
         Command::Diff(args) => args.run(),
         Command::Dump(args) => args.run(),
+        Command::Job(args) => args.run(),
+        Command::Merge(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Bench(args) => args.run(),
     };

@@ -409,7 +409,9 @@ pub struct ClusterSpec {
 /// Kubernetes leaves such ties to chance or to unspecified sort orders; Kivi always takes the
 /// lowest id. See [`crate::controllers::scheduler`] and [`crate::controllers::deployment`] for
 /// each choice under each setting.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TieBreak {
     /// The lowest id, as Kivi: every verdict matches Kivi's.

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The order in which the state space is explored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// Depth-first on every worker, idle workers take work from busy ones.
@@ -17,7 +19,9 @@ pub enum Strategy {
 }
 
 /// Which visited set a check uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum VisitedKind {
     /// 64-bit fingerprints in the lock-free table (the default).

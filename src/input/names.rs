@@ -6,7 +6,8 @@ use super::description::ClusterDescription;
 use std::collections::BTreeSet;
 
 /// Node and deployment names by id (index = id - 1).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Names {
     /// Node names: a node group's name, or `NAME #k` for the k-th node (from 1) of a group of
     /// several, in the order the single topology numbers them.

@@ -90,7 +90,8 @@ pub struct ClusterModel {
 }
 
 /// The user's choices about the model's semantics and its reduction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelOptions {
     /// How ties between equally ranked candidates are broken.
     pub tie_break: TieBreak,

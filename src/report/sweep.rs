@@ -56,7 +56,7 @@ fn minimality_note(result: &SweepResult) -> String {
     }
     if result.undecided > 0 {
         reasons.push(format!(
-            "{} smaller topologies were not decided (interrupted)",
+            "{} smaller topologies were not decided",
             result.undecided
         ));
     }
@@ -92,8 +92,11 @@ fn resume_hint(result: &SweepResult) -> Option<String> {
 /// The sweep's answer as Kivi's text.
 pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
     let mut text = format!(
-        "Scaling: {} topologies up to the confident size (fast-find {}, {} thread(s))\n",
+        "Scaling: {} topologies up to the confident size{} (fast-find {}, {} thread(s))\n",
         result.candidates,
+        result
+            .shard
+            .map_or(String::new(), |shard| format!(" in shard {shard}")),
         result.fast_find.level(),
         result.threads
     );
@@ -212,6 +215,7 @@ pub fn to_json(result: &SweepResult) -> Value {
         "fastFind": result.fast_find.level(),
         "threads": result.threads,
         "candidates": result.candidates,
+        "shard": result.shard,
         "topologiesDecided": result.decided_up_to_minimal(),
         "checksFinished": result.rows.len(),
         "minimal": minimal,
@@ -278,6 +282,7 @@ mod tests {
         SweepResult {
             fast_find: FastFind::Exhaustive,
             candidates: 3,
+            shard: None,
             rows,
             violations: Vec::new(),
             guaranteed_minimal: true,

@@ -10,13 +10,19 @@
 //! - [`jobs`]: the job scheduler that checks topologies concurrently on a shared pool.
 //! - [`journal`]: the resumable record of decided topologies (`--journal`).
 //! - [`sweep`]: a whole sweep from start to answer: plan, journal, jobs, result.
+//! - [`shard`]: which topologies each shard of a sweep decides (`--shard I/N`).
+//! - [`merge`]: the answer of a sharded sweep, from its shards' journals (`kivi merge`).
+//! - [`indexed_job`]: the Kubernetes Indexed Job that runs a sharded sweep (`kivi job`).
 
 pub mod enumeration;
 pub mod error;
+pub mod indexed_job;
 pub mod instantiate;
 pub mod jobs;
 pub mod journal;
+pub mod merge;
 pub mod search;
+pub mod shard;
 pub mod sweep;
 pub mod template;
 pub mod topology;
@@ -25,5 +31,6 @@ pub use enumeration::{enumerate, EnumerationOptions, FastFind, UnknownFastFind};
 pub use error::TemplateError;
 pub use instantiate::{instantiate, DeploymentSizing};
 pub use search::{JobVerdict, Outcome, ReportError, Search};
+pub use shard::Shard;
 pub use template::{DeploymentType, NodeType, ScaleType, Template};
 pub use topology::{Topology, TopologySyntaxError};

@@ -116,15 +116,28 @@ impl Search {
     /// A search over `template` in the mode of `options.fast_find`, keeping at
     /// most `window` checks outstanding (at least 1; Kivi's own behaviour is 1).
     pub fn new(template: &Template, options: &EnumerationOptions, window: usize) -> Search {
+        Search::among(
+            template,
+            options,
+            window,
+            mode_candidates(template, options),
+        )
+    }
+
+    /// A search like [`Search::new`] over `candidates` only: a sub-list, in order, of the
+    /// topologies the mode hands out (a shard's share, `--shard`). Its answer is the first
+    /// violation among them.
+    pub fn among(
+        template: &Template,
+        options: &EnumerationOptions,
+        window: usize,
+        candidates: Vec<Topology>,
+    ) -> Search {
         let exhaustive = EnumerationOptions {
             fast_find: FastFind::Exhaustive,
             ..*options
         };
         let reference = enumerate(template, &exhaustive);
-        let candidates = match options.fast_find {
-            FastFind::Exhaustive | FastFind::Gallop => reference.clone(),
-            FastFind::StepTwo | FastFind::ProportionalRamp => enumerate(template, options),
-        };
         let probes = if options.fast_find == FastFind::Gallop {
             gallop_probes(candidates.len())
         } else {
@@ -297,6 +310,21 @@ impl Search {
             }
         }
         None
+    }
+}
+
+/// Every topology a search of `template` in the mode of `options.fast_find` may hand out, in
+/// its order: Kivi's level-0 order for levels 0 and 3, the level's own enumeration for 1 and 2.
+pub fn mode_candidates(template: &Template, options: &EnumerationOptions) -> Vec<Topology> {
+    match options.fast_find {
+        FastFind::Exhaustive | FastFind::Gallop => enumerate(
+            template,
+            &EnumerationOptions {
+                fast_find: FastFind::Exhaustive,
+                ..*options
+            },
+        ),
+        FastFind::StepTwo | FastFind::ProportionalRamp => enumerate(template, options),
     }
 }
 

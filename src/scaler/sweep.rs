@@ -11,13 +11,14 @@
 use super::enumeration::{enumerate, EnumerationOptions, FastFind};
 use super::instantiate::instantiate;
 use super::jobs::{run_plan, Exhaustive, JobContext, JobReport};
-use super::journal::{Journal, JournalEntry};
-use super::search::{JobVerdict, Search};
+use super::journal::{Decision, Journal, JournalEntry, JournalHeader, RunOptions, JOURNAL_VERSION};
+use super::search::{mode_candidates, JobVerdict, Search};
+use super::shard::Shard;
 use super::template::Template;
 use super::topology::Topology;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
-use crate::input::load_uniform;
+use crate::input::{load_uniform, Names};
 use crate::model::eviction_loop::{find_eviction_loop, EvictionLoop, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
@@ -41,6 +42,22 @@ pub struct SweepSettings {
     pub model: ModelOptions,
     /// Search each topology for an eviction loop (`--loop`) instead of intent violations.
     pub eviction_loop: bool,
+    /// Decide only this shard's share of the topologies (`--shard`).
+    pub shard: Option<Shard>,
+    /// How the journal's header names the input.
+    pub input: SweepInput,
+}
+
+/// How a sweep's journal names its input, so that `kivi merge` can print the report a single
+/// run prints.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SweepInput {
+    /// The input as the user named it (a path, or `case c3`).
+    pub name: String,
+    /// The input as a URI reference, for SARIF locations.
+    pub uri: String,
+    /// What the user calls the template's deployments, when a front-end named them.
+    pub names: Option<Names>,
 }
 
 /// One decided topology.
@@ -108,8 +125,10 @@ pub struct JournalSummary {
 pub struct SweepResult {
     /// The fast-find mode used.
     pub fast_find: FastFind,
-    /// Topologies the mode may hand out, up to the confident size.
+    /// Topologies the mode may hand out, up to the confident size (the shard's share of them).
     pub candidates: usize,
+    /// The shard of the sweep this run decided, if it decided one (`--shard`).
+    pub shard: Option<Shard>,
     /// Decided topologies, in Kivi's order.
     pub rows: Vec<TopologyRow>,
     /// Violating topologies, smallest first (one unless `--all-violations`).
@@ -214,9 +233,22 @@ pub fn run(
         ..settings.enumeration
     };
     let order = enumerate(template, &level0);
+    // Every topology this run may decide, in order: the shard's share of the mode's candidates
+    // (of every level-0 topology with --all-violations).
+    let candidates = {
+        let all = if settings.all_violations {
+            order.clone()
+        } else {
+            mode_candidates(template, &settings.enumeration)
+        };
+        match settings.shard {
+            Some(shard) => shard.share(&all, template),
+            None => all,
+        }
+    };
     let mut journal = match &settings.journal {
         Some(path) => {
-            Some(Journal::open(path, &fingerprint(template, settings)).map_err(SweepError::Input)?)
+            Some(Journal::open(path, &header(template, settings)).map_err(SweepError::Input)?)
         }
         None => None,
     };
@@ -261,34 +293,35 @@ pub fn run(
         on_decided(Decided {
             topology: &report.topology,
             states: report.output.states,
-            candidates: order.len(),
+            candidates: candidates.len(),
         });
         if let (Some(journal), false) = (&mut journal, report.output.from_journal) {
-            if let Err(error) = journal.record(
-                &report.topology,
-                report.verdict,
-                report.output.states,
-                report.output.transitions,
-                report.elapsed.as_secs_f64(),
-            ) {
+            let decision = Decision {
+                verdict: report.verdict,
+                states: report.output.states,
+                transitions: report.output.transitions,
+                elapsed_s: report.elapsed.as_secs_f64(),
+                threads: report.threads,
+            };
+            if let Err(error) = journal.record(&report.topology, decision) {
                 journal_error.get_or_insert(error);
             }
         }
     };
     let threads = settings.check.threads;
-    let (reports, candidates, guaranteed_minimal, first) = if settings.all_violations {
-        let mut plan = Exhaustive::new(order.clone());
+    let (reports, guaranteed_minimal, first) = if settings.all_violations {
+        let mut plan = Exhaustive::new(candidates.clone());
         let reports = run_plan(pool, threads, &mut plan, job, on_report, interrupt);
-        (reports, order.len(), true, None)
+        (reports, true, None)
     } else {
-        let mut search = Search::new(template, &settings.enumeration, threads);
-        let candidates = search.candidates().len();
+        let share = candidates.clone();
+        let mut search = Search::among(template, &settings.enumeration, threads, share);
         let reports = run_plan(pool, threads, &mut search, job, on_report, interrupt);
         let (guaranteed, first) = match search.outcome() {
             Some(outcome) => (outcome.guaranteed_minimal, outcome.violation),
             None => (false, search.smallest_violation()),
         };
-        (reports, candidates, guaranteed, first)
+        (reports, guaranteed, first)
     };
     if let Some(error) = journal_error {
         return Err(SweepError::Input(error));
@@ -305,15 +338,11 @@ pub fn run(
         .map(|(index, topology)| (topology, index + 1))
         .collect();
     let mut result = assemble(reports, &positions, template, settings, first);
-    result.candidates = candidates;
+    result.candidates = candidates.len();
     result.guaranteed_minimal = guaranteed_minimal;
     result.interrupted = interrupt.is_cancelled();
     result.undecided = if result.interrupted {
-        let bound = result
-            .violations
-            .first()
-            .map_or(order.len() + 1, |v| v.row.position);
-        (bound - 1).saturating_sub(result.rows.iter().filter(|r| r.position < bound).count())
+        undecided_before_answer(&result, &candidates, &positions).len()
     } else {
         0
     };
@@ -321,7 +350,7 @@ pub fn run(
         result.incomplete = Some(format!(
             "interrupted (Ctrl-C) with {} of {} topologies decided",
             result.rows.len(),
-            candidates
+            candidates.len()
         ));
     }
     result.warnings.extend(
@@ -338,9 +367,28 @@ pub fn run(
     Ok(result)
 }
 
+/// The topologies of `candidates` before the first violation of `result` (all of them when it
+/// has none) that `result` does not decide.
+pub(super) fn undecided_before_answer<'a>(
+    result: &SweepResult,
+    candidates: &'a [Topology],
+    positions: &HashMap<&Topology, usize>,
+) -> Vec<&'a Topology> {
+    let bound = result
+        .violations
+        .first()
+        .map_or(usize::MAX, |v| v.row.position);
+    let decided: std::collections::HashSet<&Topology> =
+        result.rows.iter().map(|row| &row.topology).collect();
+    candidates
+        .iter()
+        .filter(|t| positions[t] < bound && !decided.contains(t))
+        .collect()
+}
+
 /// The rows and violations of the decided topologies, in Kivi's order; `first` is the
 /// answer of Kivi's search (every violation counts with `--all-violations`).
-fn assemble(
+pub(super) fn assemble(
     reports: Vec<JobReport<TopologyCheck>>,
     positions: &HashMap<&Topology, usize>,
     template: &Template,
@@ -395,6 +443,7 @@ fn assemble(
     SweepResult {
         fast_find: settings.enumeration.fast_find,
         candidates: 0,
+        shard: settings.shard,
         rows,
         violations,
         guaranteed_minimal: true,
@@ -410,24 +459,24 @@ fn assemble(
     }
 }
 
+/// The size bounds `(min, max)` of each node type, then each deployment type.
+pub(super) fn sizes(template: &Template) -> Vec<(u64, u64)> {
+    let nodes = template.node_types.iter().map(|t| (t.min_size, t.max_size));
+    let deployments = template
+        .deployment_types
+        .iter()
+        .map(|t| (t.min_size, t.max_size));
+    nodes.chain(deployments).collect()
+}
+
 /// The journal's fingerprint of a sweep: the template with its sizes (after `--scale`), the
 /// confident size and the check options that change verdicts. Journals of other sweeps are
 /// ignored on resume.
 fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
-    let sizes: Vec<(u64, u64)> = template
-        .node_types
-        .iter()
-        .map(|t| (t.min_size, t.max_size))
-        .chain(
-            template
-                .deployment_types
-                .iter()
-                .map(|t| (t.min_size, t.max_size)),
-        )
-        .collect();
     let key = format!(
-        "{}|sizes={sizes:?}|nodes={}|ratio={}|depth={:?}|visited={:?}|model={:?}|loop={}",
+        "{}|sizes={:?}|nodes={}|ratio={}|depth={:?}|visited={:?}|model={:?}|loop={}",
         serde_json::Value::Object(template.document.clone()),
+        sizes(template),
         settings.enumeration.confident_nodes,
         settings.enumeration.pods_per_node,
         settings.check.depth_limit,
@@ -438,14 +487,49 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
 }
 
+/// The header a run of `settings` over `template` writes to its journal.
+fn header(template: &Template, settings: &SweepSettings) -> JournalHeader {
+    let document = serde_json::Value::Object(template.document.clone());
+    let check = &settings.check;
+    JournalHeader {
+        version: JOURNAL_VERSION,
+        sweep: fingerprint(template, settings),
+        input: settings.input.name.clone(),
+        uri: settings.input.uri.clone(),
+        input_hash: format!(
+            "{:016x}",
+            xxhash_rust::xxh3::xxh3_64(document.to_string().as_bytes())
+        ),
+        shard: settings.shard,
+        threads: check.threads,
+        options: RunOptions {
+            confident_nodes: settings.enumeration.confident_nodes,
+            confident_ratio: settings.enumeration.pods_per_node,
+            fast_find: settings.enumeration.fast_find.level(),
+            all_violations: settings.all_violations,
+            eviction_loop: settings.eviction_loop,
+            model: settings.model,
+            depth: check.depth_limit,
+            visited: check.visited,
+            strategy: check.strategy,
+            seed: check.seed,
+            memory: check.memory_budget,
+            timeout_s: check.timeout.map(|t| t.as_secs_f64()),
+        },
+        template: document,
+        sizes: sizes(template),
+        names: settings.input.names.clone(),
+    }
+}
+
 /// What one topology's check produced.
-struct TopologyCheck {
-    states: u64,
-    transitions: u64,
-    elapsed_s: f64,
-    from_journal: bool,
-    violation: Option<(ClusterModel, Finding)>,
-    error: Option<SweepError>,
+pub(super) struct TopologyCheck {
+    pub(super) states: u64,
+    pub(super) transitions: u64,
+    pub(super) elapsed_s: f64,
+    pub(super) from_journal: bool,
+    pub(super) violation: Option<(ClusterModel, Finding)>,
+    pub(super) error: Option<SweepError>,
 }
 
 /// A topology whose check gave no answer: an error, which ends the sweep.
@@ -465,7 +549,7 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
 
 /// Checks one topology of the sweep (for intent violations, or with `eviction_loop` for an
 /// eviction loop), or takes its verdict from the journal.
-fn check_topology(
+pub(super) fn check_topology(
     template: &Template,
     base: &CheckOptions,
     (model_options, eviction_loop): (ModelOptions, bool),
@@ -580,6 +664,8 @@ mod tests {
             journal,
             model: ModelOptions::default(),
             eviction_loop: false,
+            shard: None,
+            input: SweepInput::default(),
         }
     }
 

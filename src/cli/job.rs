@@ -1,0 +1,174 @@
+//! `kivi job`: prints the Kubernetes manifest that runs a sweep as an Indexed Job of shards
+//! (`kivi check … --shard I/N`), for `kubectl apply -f -`; `kivi merge` reads the journals the
+//! shards leave on the results volume.
+
+use super::check::CheckArgs;
+use super::error::CommandError;
+use crate::engine::parse_memory;
+use crate::scaler::indexed_job::{InputFile, JobRequest, Manifest, INPUT_DIR};
+use clap::{Args, CommandFactory, FromArgMatches, Parser};
+use std::path::Path;
+
+/// The visited-set cap a shard gets when the check arguments name none.
+const DEFAULT_MEMORY: &str = "1G";
+
+/// Arguments of `kivi job`.
+#[derive(Debug, Args)]
+pub struct JobArgs {
+    /// How many shards: the Job's completions, one pod per shard.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    shards: u32,
+    /// The container image with kivi in it (built from the repository's Dockerfile).
+    #[arg(long)]
+    image: String,
+    /// The Job's name; the ConfigMap and the claim it creates are named after it.
+    #[arg(long, default_value = "kivi-sweep")]
+    name: String,
+    /// How many shards run at once (default: all).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    parallelism: Option<u32>,
+    /// How many times a failed shard is retried; a retry resumes from its journal.
+    #[arg(long, default_value_t = 3)]
+    backoff_limit_per_index: u32,
+    /// An existing PersistentVolumeClaim for the journals (ReadWriteMany); by default the
+    /// manifest creates NAME-results.
+    #[arg(long, value_name = "NAME")]
+    volume_claim: Option<String>,
+    /// The size of the claim the manifest creates.
+    #[arg(long, default_value = "1Gi", conflicts_with = "volume_claim")]
+    claim_size: String,
+    /// The arguments of `kivi check` for the sweep (an input path or --case, and its options;
+    /// --threads and --memory size each shard's pod).
+    #[arg(last = true, required = true, value_name = "CHECK-ARGS")]
+    check: Vec<String>,
+}
+
+/// `kivi check`'s arguments, parsed on their own.
+#[derive(Debug, Parser)]
+#[command(name = "kivi check", no_binary_name = true)]
+struct CheckCommand {
+    #[command(flatten)]
+    args: CheckArgs,
+}
+
+impl JobArgs {
+    /// Prints the manifest; returns the exit code.
+    pub fn run(self) -> Result<i32, CommandError> {
+        let command = CheckCommand::command();
+        let matches = command.try_get_matches_from(&self.check).map_err(|error| {
+            let message = error.render().to_string();
+            let message = message.trim_start_matches("error: ").trim_end();
+            format!("the check arguments after --: {message}")
+        })?;
+        let check = CheckCommand::from_arg_matches(&matches)
+            .map_err(|error| format!("the check arguments after --: {error}"))?
+            .args;
+        let refuse = |flag: &str, why: &str| -> Result<(), CommandError> {
+            Err(format!("the check arguments after --: {flag} {why}").into())
+        };
+        if check.shard.is_some() || check.journal.is_some() {
+            refuse(
+                "--shard and --journal",
+                "are set by the Job for each pod; leave them out",
+            )?;
+        }
+        if check.original || check.topology.is_some() {
+            refuse(
+                "--original and --topology",
+                "check one topology, which has nothing to shard; run kivi check directly",
+            )?;
+        }
+        if check.html.is_some() {
+            refuse("--html", "is written by kivi merge, not by the shards")?;
+        }
+        let mut args = self.check.clone();
+        let mut input = Vec::new();
+        if let Some(path) = &check.input {
+            if path.as_os_str() == "-" {
+                refuse(
+                    "-",
+                    "(standard input) cannot reach the Job's pods; give a file or directory",
+                )?;
+            }
+            let (files, inside) = input_files(path)?;
+            // clap counts arguments from 1 even without a binary name.
+            let index = matches
+                .index_of("input")
+                .and_then(|index| index.checked_sub(1))
+                .filter(|&index| Path::new(&args[index]) == path.as_path())
+                .ok_or_else(|| {
+                    CommandError::Internal(format!(
+                        "cannot find the input {} among the check arguments",
+                        path.display()
+                    ))
+                })?;
+            args[index] = inside;
+            input = files;
+        }
+        let threads = match check.engine.threads {
+            Some(threads) => threads,
+            None => {
+                args.extend(["--threads".to_string(), "1".to_string()]);
+                1
+            }
+        };
+        let memory = match check.engine.memory {
+            Some(memory) => memory,
+            None => {
+                args.extend(["--memory".to_string(), DEFAULT_MEMORY.to_string()]);
+                parse_memory(DEFAULT_MEMORY).expect("the default parses")
+            }
+        };
+        let request = JobRequest {
+            name: self.name,
+            image: self.image,
+            shards: self.shards,
+            parallelism: self.parallelism.unwrap_or(self.shards),
+            backoff_limit_per_index: self.backoff_limit_per_index,
+            volume_claim: self.volume_claim,
+            claim_size: self.claim_size,
+            check_args: args,
+            input,
+            threads,
+            memory,
+        };
+        print!("{}", Manifest::new(&request)?.to_yaml());
+        Ok(0)
+    }
+}
+
+/// The files of the input at `path` (a file, or a directory's files, not hidden ones) and the
+/// input's path inside the container.
+fn input_files(path: &Path) -> Result<(Vec<InputFile>, String), String> {
+    let base = path
+        .canonicalize()
+        .map_err(|error| format!("{}: {error}", path.display()))?;
+    let name = base
+        .file_name()
+        .map_or_else(|| "input".to_string(), |n| n.to_string_lossy().into_owned());
+    let mut files = Vec::new();
+    let mut pending = vec![(base.clone(), name.clone())];
+    while let Some((at, inside)) = pending.pop() {
+        if at.is_dir() {
+            let listing = std::fs::read_dir(&at)
+                .map_err(|error| format!("{}: cannot list: {error}", at.display()))?;
+            for entry in listing {
+                let entry = entry.map_err(|error| format!("{}: {error}", at.display()))?;
+                let file_name = entry.file_name().to_string_lossy().into_owned();
+                if !file_name.starts_with('.') {
+                    pending.push((entry.path(), format!("{inside}/{file_name}")));
+                }
+            }
+        } else {
+            let text = std::fs::read_to_string(&at).map_err(|error| {
+                format!(
+                    "{}: cannot read it as text for the Job's ConfigMap: {error}",
+                    at.display()
+                )
+            })?;
+            files.push(InputFile { path: inside, text });
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok((files, format!("{INPUT_DIR}/{name}")))
+}
