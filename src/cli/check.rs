@@ -9,7 +9,7 @@ use super::model_args::ModelArgs;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
-use crate::model::eviction_loop::find_eviction_loop;
+use crate::model::eviction_loop::LoopKind;
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
@@ -91,13 +91,42 @@ pub struct CheckArgs {
     /// --memory and --timeout; a template is swept for the smallest topology with one.
     #[arg(short = 'l', long = "loop")]
     eviction_loop: bool,
+    /// Check a liveness intent instead of the safety intents: `esr`, eventually stable
+    /// reconciliation (Anvil's): after the last event and command every run converges — each
+    /// deployment's desired replicas running on ready nodes — and stays converged; a violation
+    /// is a lasso. A template is swept for the smallest topology that violates it.
+    #[arg(
+        long,
+        value_name = "INTENT",
+        value_enum,
+        conflicts_with = "eviction_loop"
+    )]
+    intent: Option<LivenessIntent>,
     #[command(flatten)]
     pub(super) engine: EngineArgs,
     #[command(flatten)]
     semantics: ModelArgs,
 }
 
+/// A liveness intent `--intent` checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LivenessIntent {
+    /// Eventually stable reconciliation.
+    #[value(name = "esr", alias = "eventually_stable_reconciliation")]
+    Esr,
+}
+
 impl CheckArgs {
+    /// The lasso to search for instead of intent violations, if any: an eviction loop
+    /// (`--loop`) or a run that does not stay converged (`--intent esr`).
+    fn liveness(&self) -> Option<LoopKind> {
+        match (self.eviction_loop, self.intent) {
+            (true, _) => Some(LoopKind::Eviction),
+            (false, Some(LivenessIntent::Esr)) => Some(LoopKind::UnstableReconciliation),
+            (false, None) => None,
+        }
+    }
+
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
         if let Some(path) = &self.html {
@@ -140,7 +169,7 @@ impl CheckArgs {
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
             model: self.semantics.options(),
-            eviction_loop: self.eviction_loop,
+            liveness: self.liveness(),
             shard: self.shard,
             input: SweepInput {
                 name: name.clone(),
@@ -222,15 +251,18 @@ impl CheckArgs {
         options: CheckOptions,
         pool: &rayon::ThreadPool,
     ) -> Result<i32, CommandError> {
-        if self.eviction_loop {
-            let found = find_eviction_loop(model, &LassoOptions::of_check(&options))
+        if let Some(kind) = self.liveness() {
+            let found = kind
+                .search(model, &LassoOptions::of_check(&options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             self.print_report(
                 name,
-                || eviction_loop::to_text(&found),
-                || eviction_loop::to_json(model, &found),
+                || eviction_loop::to_text(kind, &found),
+                || eviction_loop::to_json(kind, model, &found),
             );
-            self.write_html(|| html::loop_page(name, model, &found).named(node_names(names)))?;
+            self.write_html(|| {
+                html::loop_page(name, kind, model, &found).named(node_names(names))
+            })?;
             return Ok(eviction_loop::exit_code(&found));
         }
         // One topology: report every violated intent, each with its own counterexample,

@@ -105,7 +105,7 @@ impl DiffArgs {
             all_violations: true,
             journal: None,
             model: self.semantics.options(),
-            eviction_loop: false,
+            liveness: None,
             shard: None,
             input: SweepInput::default(),
         };

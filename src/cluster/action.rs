@@ -93,6 +93,42 @@ pub enum ClusterAction {
 }
 
 impl ClusterAction {
+    /// Whether this is the environment or the user acting rather than a controller: an event
+    /// (a load change, a failure, maintenance, a kernel panic, the start of the after-stable
+    /// events) or a user command.
+    pub fn is_environment(&self) -> bool {
+        match self {
+            Self::Scheduler
+            | Self::SchedulerChoice { .. }
+            | Self::DeploymentController
+            | Self::Hpa
+            | Self::NodeController
+            | Self::Kubelet
+            | Self::Descheduler
+            | Self::TaintManager => false,
+            Self::Maintenance { .. }
+            | Self::MaintenanceStart { .. }
+            | Self::MaintenanceEnd { .. }
+            | Self::NodeFailure { .. }
+            | Self::StartAfterStable
+            | Self::CpuChange { .. }
+            | Self::CpuPattern
+            | Self::KernelPanic { .. }
+            | Self::KernelRecover { .. }
+            | Self::UserCommand { .. }
+            | Self::ScaleDeployment { .. } => true,
+        }
+    }
+
+    /// Whether this step only ends a disturbance already under way: a node's maintenance ends,
+    /// or a node recovers from its kernel panic.
+    pub fn ends_disturbance(&self) -> bool {
+        matches!(
+            self,
+            Self::MaintenanceEnd { .. } | Self::KernelRecover { .. }
+        )
+    }
+
     /// Whether this is a scheduler step, with or without a pick.
     pub fn is_scheduler(&self) -> bool {
         matches!(self, Self::Scheduler | Self::SchedulerChoice { .. })

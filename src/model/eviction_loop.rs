@@ -27,9 +27,48 @@ pub fn evicts_pod(
     })
 }
 
-/// An eviction loop and the cluster model its states belong to.
+/// What a lasso of the cluster shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoopKind {
+    /// Pods are evicted and re-created forever (`--loop`).
+    Eviction,
+    /// After the last event and command the cluster never stays converged (`--intent esr`,
+    /// [`super::stable_reconciliation`]).
+    UnstableReconciliation,
+}
+
+impl LoopKind {
+    /// The property's name in reports (the SARIF rule, the JSON `property`).
+    pub fn rule(self) -> &'static str {
+        match self {
+            Self::Eviction => "eviction_loop",
+            Self::UnstableReconciliation => "eventually_stable_reconciliation",
+        }
+    }
+
+    /// Searches `model` for a lasso of this kind on every worker of `options`. `Err` is an
+    /// internal error: a lasso found that does not replay.
+    pub fn search(
+        self,
+        model: &ClusterModel,
+        options: &LassoOptions,
+    ) -> Result<LoopSearch, String> {
+        match self {
+            Self::Eviction => find_eviction_loop(model, options),
+            Self::UnstableReconciliation => {
+                super::stable_reconciliation::find_unstable_reconciliation(model, options)
+            }
+        }
+    }
+}
+
+/// An eviction loop (or, by its `kind`, another lasso of the cluster) and the cluster model
+/// its states belong to.
 #[derive(Clone, Debug)]
 pub struct EvictionLoop {
+    /// What the lasso shows.
+    pub kind: LoopKind,
     /// The cluster without its intent monitors, which the lasso's states and steps are of:
     /// monitors only count, so leaving them out keeps them from lengthening or hiding loops.
     pub model: ClusterModel,
@@ -48,7 +87,7 @@ impl EvictionLoop {
 /// without symmetry reduction: in the reduced graph a cycle may close on a renaming of its
 /// first state, which is a loop of the cluster only after several rounds, so the search keeps
 /// states as they are and every loop it reports closes on its own first state.
-fn without_monitors(model: &ClusterModel) -> ClusterModel {
+pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
     let tie_break = spec.tie_break;
@@ -95,6 +134,7 @@ pub fn find_eviction_loop(
     let outcome = find_lasso_parallel(&model, marked, options)?;
     let verdict = match outcome.search {
         LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(EvictionLoop {
+            kind: LoopKind::Eviction,
             model: model.clone(),
             lasso,
         })),
@@ -124,7 +164,11 @@ pub fn find_eviction_loop_reference(
         },
         max_states,
     )?;
-    Ok(lasso.map(|lasso| EvictionLoop { model, lasso }))
+    Ok(lasso.map(|lasso| EvictionLoop {
+        kind: LoopKind::Eviction,
+        model,
+        lasso,
+    }))
 }
 
 /// A lasso as Kivi-style trace lines, numbered on from the prefix into the cycle.
@@ -139,12 +183,15 @@ pub struct LoopLines {
 /// The lines of `lasso` (of `model`) in Kivi's `[step][Controller] message` style.
 pub fn loop_lines(model: &ClusterModel, lasso: &Lasso<ClusterModel>) -> LoopLines {
     let mut lines = Vec::new();
-    let mut prefix_len = 0;
     let mut before = &lasso.init;
-    for (index, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
-        if index == lasso.prefix.len() {
-            prefix_len = lines.len();
+    for step in &lasso.prefix {
+        for line in model.describe_step(before, &step.action) {
+            lines.push(line.render(lines.len()));
         }
+        before = &step.state;
+    }
+    let prefix_len = lines.len();
+    for step in &lasso.cycle {
         for line in model.describe_step(before, &step.action) {
             lines.push(line.render(lines.len()));
         }

@@ -54,6 +54,8 @@
 //!   [`DeploymentState::added`], `pod_balance_across_node` its
 //!   [`DeploymentState::added_for_balance`].
 //! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
+//! - [`stable_reconciliation`] finds runs that, after the last event and command, never stay
+//!   converged (`--intent esr`), on the same lasso search.
 //!
 //! Kept Kivi quirks: descheduler `args` configure only the last profile; eviction limits count
 //! over the whole run; pending pods with a node are counted and evicted by both plugins; the
@@ -71,6 +73,7 @@
 //!   command changes `specReplicas`).
 
 pub mod eviction_loop;
+pub mod stable_reconciliation;
 pub mod symmetry;
 
 use crate::cluster::Queue;

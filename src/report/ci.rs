@@ -99,11 +99,25 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                 .into_iter()
                 .chain(std::iter::once("Loop (repeats forever):".to_string()))
                 .chain(strings(&report["cycle"]))
+                .chain(
+                    strings(&report["notConverged"])
+                        .into_iter()
+                        .map(|r| format!("not converged: {r}")),
+                )
                 .collect();
+            let rule = loop_rule(report);
+            let message = if rule == EVICTION_LOOP {
+                format!("Pods are evicted and re-created forever{at}.")
+            } else {
+                format!(
+                    "Intent {rule} is violated{at}: after the last event and command the \
+                     cluster does not stay converged."
+                )
+            };
             vec![Finding {
-                rule: EVICTION_LOOP.into(),
+                rule,
                 topology,
-                message: format!("Pods are evicted and re-created forever{at}."),
+                message,
                 trace,
                 manifest: None,
             }]
@@ -183,7 +197,7 @@ fn strings(value: &Value) -> Vec<String> {
 fn rules(report: &Value, findings: &[Finding]) -> Vec<String> {
     let mut rules = strings(&report["intents"]);
     if report["mode"] == "loop" {
-        rules.push(EVICTION_LOOP.into());
+        rules.push(loop_rule(report));
     }
     for finding in findings {
         if !rules.contains(&finding.rule) {
@@ -191,6 +205,14 @@ fn rules(report: &Value, findings: &[Finding]) -> Vec<String> {
         }
     }
     rules
+}
+
+/// The rule a loop search's report checks: its `property`, an eviction loop when it names none.
+fn loop_rule(report: &Value) -> String {
+    report["property"]
+        .as_str()
+        .unwrap_or(EVICTION_LOOP)
+        .to_string()
 }
 
 /// Why a report is incomplete, if it is.

@@ -48,7 +48,7 @@ impl Verdicts {
         for violation in &result.violations {
             let intents = match &violation.finding {
                 Finding::Intents(outcome) => outcome.violated(),
-                Finding::EvictionLoop(_) => vec!["eviction_loop".to_string()],
+                Finding::EvictionLoop(found) => vec![found.kind.rule().to_string()],
             };
             for intent in intents {
                 violated

@@ -1,11 +1,35 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
-use crate::model::eviction_loop::{EvictionLoop, LoopSearch, LoopVerdict};
+use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::stable_reconciliation::unconverged;
 use crate::model::ClusterModel;
 use crate::report::single::setup_json;
 use serde_json::{json, Value};
 use std::fmt::Write;
+
+/// The one-line answer of a search for `kind` that found a lasso.
+pub fn found_headline(kind: LoopKind) -> &'static str {
+    match kind {
+        LoopKind::Eviction => "Eviction loop found: pods are evicted and re-created forever.",
+        LoopKind::UnstableReconciliation => {
+            "Eventually stable reconciliation is violated: after the last event and command, \
+             the cluster does not stay converged."
+        }
+    }
+}
+
+/// The one-line answer of a search for `kind` that found none.
+pub fn none_headline(kind: LoopKind) -> &'static str {
+    match kind {
+        LoopKind::Eviction => "No eviction loop: every run settles or loops without evicting.",
+        LoopKind::UnstableReconciliation => {
+            "Eventually stable reconciliation holds: after the last event and command, every \
+             run converges (each deployment's desired replicas running on ready nodes) and \
+             stays converged."
+        }
+    }
+}
 
 /// The process exit code of a loop search: 1 a loop, 0 none, 3 incomplete.
 pub fn exit_code(search: &LoopSearch) -> i32 {
@@ -16,22 +40,23 @@ pub fn exit_code(search: &LoopSearch) -> i32 {
     }
 }
 
-/// The result as text: the path to the loop (runs of repeated lines folded) and one round, or
-/// why there is none, then the search's counts.
-pub fn to_text(search: &LoopSearch) -> String {
+/// The result of a search for `kind` as text: the path to the loop (runs of repeated lines
+/// folded) and one round, or why there is none, then the search's counts.
+pub fn to_text(kind: LoopKind, search: &LoopSearch) -> String {
     let mut text = String::new();
     match &search.verdict {
         LoopVerdict::Incomplete(reason) => {
+            let what = match kind {
+                LoopKind::Eviction => "no eviction loop found",
+                LoopKind::UnstableReconciliation => "no run that fails to stay converged found",
+            };
             let _ = writeln!(
                 text,
-                "Incomplete: no eviction loop found before the search stopped: {reason}"
+                "Incomplete: {what} before the search stopped: {reason}"
             );
         }
         LoopVerdict::None => {
-            let _ = writeln!(
-                text,
-                "No eviction loop: every run settles or loops without evicting."
-            );
+            let _ = writeln!(text, "{}", none_headline(kind));
         }
         LoopVerdict::Found(found) => text.push_str(&found_text(found)),
     }
@@ -52,8 +77,8 @@ pub fn to_text(search: &LoopSearch) -> String {
     text
 }
 
-/// The result as JSON, with the size of `model`, the cluster searched.
-pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
+/// The result of a search for `kind` as JSON, with the size of `model`, the cluster searched.
+pub fn to_json(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Value {
     let stats = &search.stats;
     let mut report = match &search.verdict {
         LoopVerdict::Incomplete(reason) => {
@@ -62,6 +87,7 @@ pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
         LoopVerdict::None => json!({"mode": "loop", "verdict": "no_violation"}),
         LoopVerdict::Found(found) => found_json(found),
     };
+    report["property"] = kind.rule().into();
     report["setup"] = setup_json(model);
     report["stats"] = json!({
         "states_stored": stats.states,
@@ -73,30 +99,61 @@ pub fn to_json(model: &ClusterModel, search: &LoopSearch) -> Value {
     report
 }
 
-/// A loop found, as text: the path to it (runs of repeated lines folded) and one round.
+/// A loop found, as text: the path to it (runs of repeated lines folded) and one round; for a
+/// run that does not stay converged, what is not converged.
 pub fn found_text(found: &EvictionLoop) -> String {
     let lines = found.lines();
-    let mut text = String::from("Eviction loop found: pods are evicted and re-created forever.\n");
+    let mut text = format!("{}\n", found_headline(found.kind));
     let _ = writeln!(text, "Path to the loop:");
     for line in fold_repeats(&lines.prefix) {
         let _ = writeln!(text, "{line}");
     }
-    let _ = writeln!(text, "Loop (repeats forever):");
-    for line in &lines.cycle {
-        let _ = writeln!(text, "{line}");
+    if lines.cycle.is_empty() {
+        let _ = writeln!(
+            text,
+            "The run stops here: no controller has anything left to do."
+        );
+    } else {
+        let _ = writeln!(text, "Loop (repeats forever):");
+        for line in &lines.cycle {
+            let _ = writeln!(text, "{line}");
+        }
+    }
+    for reason in not_converged(found) {
+        let _ = writeln!(text, "    not converged: {reason}");
     }
     text
 }
 
-/// A loop found, as JSON: the path to it and one round, as trace lines.
+/// For a run that does not stay converged, why the first state of its loop that is not
+/// converged is not (nothing for an eviction loop).
+fn not_converged(found: &EvictionLoop) -> Vec<String> {
+    if found.kind != LoopKind::UnstableReconciliation {
+        return Vec::new();
+    }
+    let entry = found.lasso.entry();
+    std::iter::once(entry)
+        .chain(found.lasso.cycle.iter().map(|step| &step.state))
+        .map(unconverged)
+        .find(|reasons| !reasons.is_empty())
+        .unwrap_or_default()
+}
+
+/// A loop found, as JSON: the path to it and one round, as trace lines (and, for a run that
+/// does not stay converged, what is not converged).
 pub fn found_json(found: &EvictionLoop) -> Value {
     let lines = found.lines();
-    json!({
+    let mut report = json!({
         "mode": "loop",
+        "property": found.kind.rule(),
         "verdict": "violation",
         "prefix": lines.prefix,
         "cycle": lines.cycle,
-    })
+    });
+    if found.kind == LoopKind::UnstableReconciliation {
+        report["notConverged"] = json!(not_converged(found));
+    }
+    report
 }
 
 /// Longest block of lines [`fold_repeats`] looks for.

@@ -16,8 +16,9 @@ use super::counterexample::Counterexample;
 use super::escape_markup as escape;
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase, TraceLine};
 use crate::engine::Outcome;
-use crate::model::eviction_loop::{EvictionLoop, LoopSearch, LoopVerdict};
+use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
+use crate::report::eviction_loop;
 use crate::scaler::sweep::{Finding, SweepResult};
 use std::fmt::Write;
 
@@ -551,20 +552,18 @@ pub fn single_page(title: &str, model: &ClusterModel, outcome: &Outcome<ClusterM
     }
 }
 
-/// The page of an eviction-loop search.
-pub fn loop_page(title: &str, model: &ClusterModel, search: &LoopSearch) -> Page {
+/// The page of a search for a lasso of `kind` (an eviction loop, or a run that does not stay
+/// converged).
+pub fn loop_page(title: &str, kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Page {
     let (verdict, sections) = match &search.verdict {
         LoopVerdict::Found(found) => (
-            "Eviction loop found: pods are evicted and re-created forever.".to_string(),
+            eviction_loop::found_headline(kind).to_string(),
             vec![Section {
-                heading: "Eviction loop".to_string(),
+                heading: loop_heading(kind).to_string(),
                 timeline: Timeline::of_loop(found),
             }],
         ),
-        LoopVerdict::None => (
-            "No eviction loop: every run settles or loops without evicting.".to_string(),
-            Vec::new(),
-        ),
+        LoopVerdict::None => (eviction_loop::none_headline(kind).to_string(), Vec::new()),
         LoopVerdict::Incomplete(reason) => (format!("Incomplete: {reason}"), Vec::new()),
     };
     Page {
@@ -582,6 +581,14 @@ pub fn loop_page(title: &str, model: &ClusterModel, search: &LoopSearch) -> Page
         ],
         sections,
         node_names: Vec::new(),
+    }
+}
+
+/// The heading of a lasso's timeline.
+fn loop_heading(kind: LoopKind) -> &'static str {
+    match kind {
+        LoopKind::Eviction => "Eviction loop",
+        LoopKind::UnstableReconciliation => "Not converged forever",
     }
 }
 
@@ -605,7 +612,7 @@ pub fn sweep_page(title: &str, result: &SweepResult) -> Page {
                 }
             }
             Finding::EvictionLoop(found) => sections.push(Section {
-                heading: format!("Topology {at}: eviction loop"),
+                heading: format!("Topology {at}: {}", loop_heading(found.kind).to_lowercase()),
                 timeline: Timeline::of_loop(found),
             }),
         }

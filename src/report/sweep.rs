@@ -5,6 +5,7 @@ use super::counterexample::Verbosity;
 use super::eviction_loop;
 use super::single::failures_text;
 use crate::engine::Verdict;
+use crate::model::eviction_loop::LoopKind;
 use crate::scaler::sweep::{Finding, SweepResult, TopologyRow};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
@@ -129,10 +130,14 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
                         }
                     );
                 }
-                Finding::EvictionLoop(_) => {
+                Finding::EvictionLoop(found) => {
                     let _ = writeln!(
                         text,
-                        "    Eviction loop: pods are evicted and re-created forever"
+                        "    {}",
+                        match found.kind {
+                            LoopKind::Eviction => "Eviction loop: pods are evicted and re-created forever",
+                            LoopKind::UnstableReconciliation => "Violating intent(s): eventually_stable_reconciliation (after the last event and command the cluster does not stay converged)",
+                        }
                     );
                 }
             }
@@ -197,9 +202,12 @@ pub fn to_json(result: &SweepResult) -> Value {
             "position": first.row.position,
             "intents": match &first.finding {
                 Finding::Intents(outcome) => outcome.violated(),
-                Finding::EvictionLoop(_) => Vec::new(),
+                Finding::EvictionLoop(found) => match found.kind {
+                    LoopKind::Eviction => Vec::new(),
+                    LoopKind::UnstableReconciliation => vec![found.kind.rule().to_string()],
+                },
             },
-            "evictionLoop": matches!(first.finding, Finding::EvictionLoop(_)),
+            "evictionLoop": matches!(&first.finding, Finding::EvictionLoop(found) if found.kind == LoopKind::Eviction),
             "guaranteedMinimal": result.proven_minimal(),
             "cutShortBefore": result.cut_short,
             "undecidedBefore": result.undecided,

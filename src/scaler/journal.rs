@@ -24,6 +24,7 @@ use super::shard::Shard;
 use super::topology::Topology;
 use crate::engine::{Strategy, VisitedKind};
 use crate::input::Names;
+use crate::model::eviction_loop::LoopKind;
 use crate::model::ModelOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -110,8 +111,8 @@ pub struct RunOptions {
     pub fast_find: u8,
     /// Whether every topology was checked and every violation kept.
     pub all_violations: bool,
-    /// Whether each topology was searched for an eviction loop instead.
-    pub eviction_loop: bool,
+    /// The lasso each topology was searched for instead of intent violations, if any.
+    pub liveness: Option<LoopKind>,
     /// Tie-break semantics and symmetry reduction.
     pub model: ModelOptions,
     /// Depth bound.
@@ -393,7 +394,7 @@ mod tests {
                 confident_ratio: 6,
                 fast_find: 0,
                 all_violations: false,
-                eviction_loop: false,
+                liveness: None,
                 model: ModelOptions::default(),
                 depth: None,
                 visited: VisitedKind::Fingerprint,

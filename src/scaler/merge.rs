@@ -320,7 +320,7 @@ fn settings_of(header: &JournalHeader, threads: usize) -> SweepSettings {
         all_violations: options.all_violations,
         journal: None,
         model: options.model,
-        eviction_loop: options.eviction_loop,
+        liveness: options.liveness,
         shard: None,
         input: SweepInput {
             name: header.input.clone(),
@@ -345,7 +345,7 @@ fn recheck(
         check_topology(
             template,
             &settings.check,
-            (settings.model, settings.eviction_loop),
+            (settings.model, settings.liveness),
             &HashMap::new(),
             topology,
             context,

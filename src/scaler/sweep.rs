@@ -19,7 +19,7 @@ use super::topology::Topology;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, Names};
-use crate::model::eviction_loop::{find_eviction_loop, EvictionLoop, LoopVerdict};
+use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -40,8 +40,9 @@ pub struct SweepSettings {
     pub journal: Option<PathBuf>,
     /// Each topology's tie-break semantics and reduction.
     pub model: ModelOptions,
-    /// Search each topology for an eviction loop (`--loop`) instead of intent violations.
-    pub eviction_loop: bool,
+    /// Search each topology for a lasso of this kind (an eviction loop, `--loop`, or a run that
+    /// does not stay converged, `--intent esr`) instead of intent violations.
+    pub liveness: Option<LoopKind>,
     /// Decide only this shard's share of the topologies (`--shard`).
     pub shard: Option<Shard>,
     /// How the journal's header names the input.
@@ -260,7 +261,7 @@ pub fn run(
         let template = Arc::new(template.clone());
         let options = settings.check.clone();
         let model_options = settings.model;
-        let eviction_loop = settings.eviction_loop;
+        let liveness = settings.liveness;
         let (passed, largest) = (passed.clone(), largest.clone());
         move |topology: &Topology, context: JobContext| {
             let options = CheckOptions {
@@ -272,7 +273,7 @@ pub fn run(
                 check_topology(
                     &template,
                     &options,
-                    (model_options, eviction_loop),
+                    (model_options, liveness),
                     &passed,
                     topology,
                     context,
@@ -482,7 +483,11 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
         settings.check.depth_limit,
         settings.check.visited,
         settings.model,
-        settings.eviction_loop,
+        match settings.liveness {
+            None => "false",
+            Some(LoopKind::Eviction) => "true",
+            Some(LoopKind::UnstableReconciliation) => "esr",
+        },
     );
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))
 }
@@ -507,7 +512,7 @@ fn header(template: &Template, settings: &SweepSettings) -> JournalHeader {
             confident_ratio: settings.enumeration.pods_per_node,
             fast_find: settings.enumeration.fast_find.level(),
             all_violations: settings.all_violations,
-            eviction_loop: settings.eviction_loop,
+            liveness: settings.liveness,
             model: settings.model,
             depth: check.depth_limit,
             visited: check.visited,
@@ -547,12 +552,12 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
     )
 }
 
-/// Checks one topology of the sweep (for intent violations, or with `eviction_loop` for an
-/// eviction loop), or takes its verdict from the journal.
+/// Checks one topology of the sweep (for intent violations, or with `liveness` for a lasso of
+/// that kind), or takes its verdict from the journal.
 pub(super) fn check_topology(
     template: &Template,
     base: &CheckOptions,
-    (model_options, eviction_loop): (ModelOptions, bool),
+    (model_options, liveness): (ModelOptions, Option<LoopKind>),
     passed: &HashMap<Topology, JournalEntry>,
     topology: &Topology,
     context: JobContext,
@@ -579,8 +584,8 @@ pub(super) fn check_topology(
         cancel: Some(context.cancel),
         ..base.clone()
     };
-    if eviction_loop {
-        return loop_topology(model, &options, topology);
+    if let Some(kind) = liveness {
+        return loop_topology(kind, model, &options, topology);
     }
     let outcome = match check(&model, &options) {
         Ok(outcome) => outcome,
@@ -610,13 +615,14 @@ pub(super) fn check_topology(
     (verdict, result)
 }
 
-/// Searches one topology's cluster for an eviction loop.
+/// Searches one topology's cluster for a lasso of `kind`.
 fn loop_topology(
+    kind: LoopKind,
     model: ClusterModel,
     options: &CheckOptions,
     topology: &Topology,
 ) -> (JobVerdict, TopologyCheck) {
-    let search = match find_eviction_loop(&model, &LassoOptions::of_check(options)) {
+    let search = match kind.search(&model, &LassoOptions::of_check(options)) {
         Ok(search) => search,
         Err(error) => {
             return failed(SweepError::Internal(format!(
@@ -663,7 +669,7 @@ mod tests {
             all_violations: false,
             journal,
             model: ModelOptions::default(),
-            eviction_loop: false,
+            liveness: None,
             shard: None,
             input: SweepInput::default(),
         }

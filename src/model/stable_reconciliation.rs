@@ -1,0 +1,298 @@
+//! Eventually stable reconciliation (ESR, `--intent esr`), the liveness property Anvil (OSDI
+//! '24) proves of controllers: if at some point the desired state stops changing, the cluster
+//! eventually matches it and matches it from then on.
+//!
+//! Here the desired state stops changing when no more events (load changes, failures,
+//! maintenance, kernel panics) and no more user commands start — a maintenance or a kernel
+//! panic under way still ends, as it would on its own — and the cluster matches it
+//! when it is *converged*: every deployment that exists has exactly its desired replicas
+//! (`spec.replicas`, as the HPA or the user last set it) running on ready nodes, all in its
+//! current replica set, and none of its pods pending or terminating. ESR fails when some run,
+//! from some point on free of events and commands, is not converged infinitely often: it loops
+//! without converging, or leaves convergence again and again (an HPA and a descheduler
+//! fighting), or stops in a state that is not converged (a pod no node fits, a replica the
+//! deployment controller never makes).
+//!
+//! The search is the parallel lasso search of the eviction-loop check
+//! ([`crate::engine::cndfs`]) on a product of the cluster with one bit, *settled*: a run may
+//! settle at any state, after which events and commands are off; a settled state with nothing
+//! left to do stays where it is (the stutter of a finished run). The transitions into settled
+//! states that are not converged are the marked ones, so a lasso whose cycle is marked is a
+//! settled run that is not converged infinitely often, which is exactly a counterexample. The
+//! lasso is printed on the cluster alone: the path, where the events stop, and the loop (or
+//! the state the run stops in).
+//!
+//! Kubernetes guarantees none of this: controllers are level-triggered and retry forever, so a
+//! cluster that cannot converge (unschedulable pods, controllers undoing each other) keeps
+//! trying without an error; that is why it is worth checking.
+
+use super::eviction_loop::{LoopKind, LoopSearch, LoopVerdict};
+use super::ClusterModel;
+use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase};
+use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
+use crate::engine::lasso::Lasso;
+use crate::engine::trace::Step;
+use crate::engine::{Model, Property};
+
+/// How far a state is from the desired state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Convergence {
+    /// Every deployment has its desired replicas running on ready nodes, and nothing else.
+    Converged,
+    /// Some deployment does not match; one line per such deployment.
+    NotConverged(Vec<String>),
+    /// Every deployment matches except for replicas the model has no pod slot for: a bounded
+    /// model cannot say whether the cluster would converge (one line per such deployment).
+    OutOfSlots(Vec<String>),
+}
+
+/// How far `state` is from the desired state; see the module documentation.
+pub fn convergence(state: &ClusterState) -> Convergence {
+    let free_slot = state.pods().iter().any(|pod| pod.phase == PodPhase::Idle);
+    let (mut genuine, mut bounded) = (Vec::new(), Vec::new());
+    for (index, deployment) in state.deployments().iter().enumerate() {
+        if !deployment.active {
+            continue;
+        }
+        let id = index + 1;
+        let (mut running, mut pending, mut terminating, mut old) = (0, 0, 0, 0);
+        for pod in state.pods() {
+            if !pod.owned || usize::from(pod.deployment) != id {
+                continue;
+            }
+            match pod.phase {
+                PodPhase::Idle => continue,
+                PodPhase::Pending => pending += 1,
+                PodPhase::Terminating => terminating += 1,
+                PodPhase::Running => {
+                    let on_ready = pod.loc != 0
+                        && state.node(usize::from(pod.loc)).status == NodeStatus::Ready;
+                    if on_ready {
+                        running += 1;
+                    }
+                }
+            }
+            let current = usize::from(deployment.cur_version);
+            if pod.replica_set != 0 && !pod.in_replica_set(current) {
+                old += 1;
+            }
+        }
+        let desired = deployment.spec_replicas;
+        if running == desired && pending + terminating + old == 0 {
+            continue;
+        }
+        let mut why = format!(
+            "deployment {id}: {running} of {desired} desired replicas running on ready nodes"
+        );
+        for (count, what) in [
+            (pending, "pending"),
+            (terminating, "terminating"),
+            (old, "of an old replica set"),
+        ] {
+            if count > 0 {
+                why.push_str(&format!(", {count} {what}"));
+            }
+        }
+        if !free_slot && running < desired && pending + terminating + old == 0 {
+            why.push_str(&format!(
+                " (every one of the model's {} pod slots is taken)",
+                state.pods().len()
+            ));
+            bounded.push(why);
+        } else {
+            genuine.push(why);
+        }
+    }
+    if !genuine.is_empty() {
+        Convergence::NotConverged(genuine)
+    } else if !bounded.is_empty() {
+        Convergence::OutOfSlots(bounded)
+    } else {
+        Convergence::Converged
+    }
+}
+
+/// Why `state` is not converged: one line per deployment that does not match its desired
+/// state (empty when the cluster is converged).
+pub fn unconverged(state: &ClusterState) -> Vec<String> {
+    match convergence(state) {
+        Convergence::Converged => Vec::new(),
+        Convergence::NotConverged(reasons) | Convergence::OutOfSlots(reasons) => reasons,
+    }
+}
+
+/// A state of the product: the cluster, and whether the run has settled (no more events or
+/// commands start).
+#[derive(Clone, Debug, PartialEq)]
+struct Phased {
+    cluster: ClusterState,
+    settled: bool,
+}
+
+/// A step of the product.
+#[derive(Clone, Debug, PartialEq)]
+enum PhasedAction {
+    /// A step of the cluster.
+    Cluster(ClusterAction),
+    /// No event or command happens from here on.
+    Settle,
+    /// A settled run with nothing left to do stays where it is.
+    Stay,
+}
+
+/// The cluster with the settled bit; see the module documentation.
+struct Settling<'a> {
+    cluster: &'a ClusterModel,
+}
+
+impl Model for Settling<'_> {
+    type State = Phased;
+    type Action = PhasedAction;
+
+    fn init_states(&self) -> Vec<Phased> {
+        vec![Phased {
+            cluster: self.cluster.initial_state().clone(),
+            settled: false,
+        }]
+    }
+
+    fn actions(&self, state: &Phased, actions: &mut Vec<PhasedAction>) {
+        let mut cluster = Vec::new();
+        self.cluster.actions(&state.cluster, &mut cluster);
+        if state.settled {
+            cluster.retain(|action| !action.is_environment() || action.ends_disturbance());
+        }
+        actions.extend(cluster.into_iter().map(PhasedAction::Cluster));
+        if !state.settled {
+            actions.push(PhasedAction::Settle);
+        } else if actions.is_empty() {
+            actions.push(PhasedAction::Stay);
+        }
+    }
+
+    fn next_state(&self, state: &Phased, action: &PhasedAction) -> Option<Phased> {
+        match action {
+            PhasedAction::Cluster(step) => Some(Phased {
+                cluster: self.cluster.next_state(&state.cluster, step)?,
+                settled: state.settled,
+            }),
+            PhasedAction::Settle => Some(Phased {
+                cluster: state.cluster.clone(),
+                settled: true,
+            }),
+            PhasedAction::Stay => Some(state.clone()),
+        }
+    }
+
+    fn encode(&self, state: &Phased, out: &mut Vec<u8>) {
+        self.cluster.encode(&state.cluster, out);
+        out.push(u8::from(state.settled));
+    }
+
+    fn fingerprint(&self, state: &Phased, scratch: &mut Vec<u8>) -> u64 {
+        let cluster = self.cluster.fingerprint(&state.cluster, scratch);
+        // Settled states are told apart by a fixed odd multiplier's mix of the cluster's.
+        if state.settled {
+            cluster.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29) ^ 0x5e77
+        } else {
+            cluster
+        }
+    }
+
+    fn properties(&self) -> Vec<Property> {
+        Vec::new()
+    }
+
+    fn holds(&self, _property: usize, _state: &Phased) -> bool {
+        true
+    }
+
+    fn state_heap_bytes(&self, state: &Phased) -> usize {
+        self.cluster.state_heap_bytes(&state.cluster)
+    }
+}
+
+/// Searches `model` for a run that violates eventually stable reconciliation, on every worker
+/// of `options`. `Err` is an internal error: a lasso found that does not replay.
+pub fn find_unstable_reconciliation(
+    model: &ClusterModel,
+    options: &LassoOptions,
+) -> Result<LoopSearch, String> {
+    // Without symmetry (a cycle of the reduced graph may close on a renaming) and without
+    // intent monitors, as the eviction-loop search.
+    let cluster = super::eviction_loop::without_monitors(model);
+    let product = Settling { cluster: &cluster };
+    // First a run that is not converged infinitely often for a reason the model does not
+    // impose; failing that, one that stays short of replicas only for want of pod slots,
+    // which leaves the answer open.
+    let settled_in = |wanted: fn(&Convergence) -> bool| {
+        move |_: &Phased, _: &PhasedAction, after: &Phased| {
+            after.settled && wanted(&convergence(&after.cluster))
+        }
+    };
+    let genuine = settled_in(|c| matches!(c, Convergence::NotConverged(_)));
+    let mut outcome = find_lasso_parallel(&product, genuine, options)?;
+    let mut stats = outcome.stats;
+    let verdict = match outcome.search {
+        LassoSearch::Found(lasso) => {
+            LoopVerdict::Found(Box::new(super::eviction_loop::EvictionLoop {
+                kind: LoopKind::UnstableReconciliation,
+                lasso: on_the_cluster(&lasso),
+                model: cluster.clone(),
+            }))
+        }
+        LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
+        LassoSearch::None => {
+            let bounded = settled_in(|c| matches!(c, Convergence::OutOfSlots(_)));
+            let second = find_lasso_parallel(&product, bounded, options)?;
+            stats.states += second.stats.states;
+            stats.transitions += second.stats.transitions;
+            outcome.elapsed += second.elapsed;
+            match second.search {
+                LassoSearch::None => LoopVerdict::None,
+                LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
+                LassoSearch::Found(lasso) => {
+                    let cycle = std::iter::once(lasso.entry())
+                        .chain(lasso.cycle.iter().map(|step| &step.state));
+                    let reasons = cycle
+                        .map(|state| unconverged(&state.cluster))
+                        .find(|reasons| !reasons.is_empty())
+                        .unwrap_or_default();
+                    LoopVerdict::Incomplete(format!(
+                        "a run settles short of replicas the model has no pod slot for ({}); \
+                         give the topology more pod slots (more pods in the input, or a \
+                         template's larger topologies) to decide",
+                        reasons.join("; ")
+                    ))
+                }
+            }
+        }
+    };
+    Ok(LoopSearch {
+        verdict,
+        stats,
+        elapsed: outcome.elapsed,
+    })
+}
+
+/// The product's lasso as steps of the cluster alone: the settle and stay steps, which do not
+/// change the cluster, are left out (a cycle of stays only becomes empty: the run stops there).
+fn on_the_cluster(lasso: &Lasso<Settling<'_>>) -> Lasso<ClusterModel> {
+    let steps = |steps: &[Step<Settling<'_>>]| -> Vec<Step<ClusterModel>> {
+        steps
+            .iter()
+            .filter_map(|step| match &step.action {
+                PhasedAction::Cluster(action) => Some(Step {
+                    action: *action,
+                    state: step.state.cluster.clone(),
+                }),
+                PhasedAction::Settle | PhasedAction::Stay => None,
+            })
+            .collect()
+    };
+    Lasso {
+        init: lasso.init.cluster.clone(),
+        prefix: steps(&lasso.prefix),
+        cycle: steps(&lasso.cycle),
+    }
+}
