@@ -1,6 +1,8 @@
 //! `kivi diff OLD NEW`: C3 against its non-violation variant reports the fix (exit 0), the
 //! reverse reports the regression with its minimal topology (exit 1), either side may come
-//! from standard input, and single topologies compare their violated intents.
+//! from standard input, and single topologies compare their violated intents; an intent the
+//! new side drops is "no longer checked", not fixed; eviction loops and eventually stable
+//! reconciliation compare too.
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -20,7 +22,7 @@ fn the_fix_and_the_regression_of_c3() {
         format!(
             "Comparing {C3} (old) with {C3_FIXED} (new)\n  fixed: pod_always_schedulable is no \
              longer violated (old: violated at {MINIMAL})\nSummary: 0 regression(s), 1 fixed, \
-             0 unchanged violation(s)\n"
+             0 no longer checked, 0 unchanged violation(s)\n"
         )
     );
     let broken = kivi(&["diff", C3_FIXED, C3, "--format", "json"], None);
@@ -86,4 +88,64 @@ fn single_topologies_compare_their_violated_intents() {
         None,
     );
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn an_intent_the_change_deletes_is_no_longer_checked_rather_than_fixed() {
+    let path = format!("{}/cases/c1/original.json", env!("CARGO_MANIFEST_DIR"));
+    let mut document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    document["intents"] = serde_json::json!([]);
+    let output = kivi(
+        &[
+            "diff",
+            "cases/c1/original.json",
+            "-",
+            "-o",
+            "--format",
+            "json",
+        ],
+        Some(&document.to_string()),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["changes"],
+        serde_json::json!([{
+            "intent": "no_oscillation_replica_num", "change": "no_longer_checked",
+            "old": null, "new": null
+        }])
+    );
+}
+
+#[test]
+fn eviction_loops_and_stable_reconciliation_are_compared_too() {
+    let fixed = kivi(
+        &[
+            "diff",
+            "cases/c5/template.json",
+            "cases/c5/template-non-violation.json",
+            "--intent",
+            "esr",
+        ],
+        None,
+    );
+    assert_eq!(fixed.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&fixed.stdout).contains(
+        "fixed: eventually_stable_reconciliation is no longer violated (old: violated at \
+         {node type 0: 1, node type 1: 1, deployment type 0: 2})"
+    ));
+    let broken = kivi(
+        &[
+            "diff",
+            "cases/c5/original-non-violation.json",
+            "cases/c5/original.json",
+            "-o",
+            "--loop",
+        ],
+        None,
+    );
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&broken.stdout)
+        .contains("regression: eviction_loop is violated (not in old)"));
 }

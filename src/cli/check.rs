@@ -117,14 +117,9 @@ pub enum LivenessIntent {
 }
 
 impl CheckArgs {
-    /// The lasso to search for instead of intent violations, if any: an eviction loop
-    /// (`--loop`) or a run that does not stay converged (`--intent esr`).
+    /// The lasso to search for instead of intent violations, if any.
     fn liveness(&self) -> Option<LoopKind> {
-        match (self.eviction_loop, self.intent) {
-            (true, _) => Some(LoopKind::Eviction),
-            (false, Some(LivenessIntent::Esr)) => Some(LoopKind::UnstableReconciliation),
-            (false, None) => None,
-        }
+        liveness(self.eviction_loop, self.intent)
     }
 
     /// Runs the check; returns the exit code, or why there is no answer.
@@ -337,6 +332,16 @@ impl CheckArgs {
             pods_per_node: self.confident_ratio.unwrap_or(defaults.pods_per_node),
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
+    }
+}
+
+/// The lasso to search for instead of intent violations, if any: an eviction loop
+/// (`--loop`) or a run that does not stay converged (`--intent esr`).
+pub(super) fn liveness(eviction_loop: bool, intent: Option<LivenessIntent>) -> Option<LoopKind> {
+    match (eviction_loop, intent) {
+        (true, _) => Some(LoopKind::Eviction),
+        (false, Some(LivenessIntent::Esr)) => Some(LoopKind::UnstableReconciliation),
+        (false, None) => None,
     }
 }
 

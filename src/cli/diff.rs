@@ -1,16 +1,20 @@
 //! `kivi diff OLD NEW`: checks two configurations the same way and reports the violations the
 //! change adds, fixes and keeps ([`crate::report::diff`]); exit 1 only when it adds one.
 
+use super::check::{liveness, LivenessIntent};
 use super::error::CommandError;
 use super::interrupt;
 use super::{EngineArgs, ModelArgs};
+use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
 use crate::input::{load_uniform, open, InputOptions, Opened, Source};
 use crate::report::diff::{self, Verdicts};
 use crate::report::Format;
+use crate::scaler::enumerate;
 use crate::scaler::enumeration::EnumerationOptions;
-use crate::scaler::sweep::{SweepInput, SweepSettings};
+use crate::scaler::sweep::{topology_model, SweepInput, SweepSettings};
 use clap::Args;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// Arguments of `kivi diff`.
@@ -33,6 +37,18 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Compare the eviction loops of the two sides instead of their intents (as `check --loop`).
+    #[arg(short = 'l', long = "loop")]
+    eviction_loop: bool,
+    /// Compare a liveness intent instead of the safety intents: `esr`, eventually stable
+    /// reconciliation (as `check --intent esr`).
+    #[arg(
+        long,
+        value_name = "INTENT",
+        value_enum,
+        conflicts_with = "eviction_loop"
+    )]
+    intent: Option<LivenessIntent>,
     #[command(flatten)]
     engine: EngineArgs,
     #[command(flatten)]
@@ -89,14 +105,21 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         eprint!("{}", input.diagnostics.to_text());
         let name = &input.name;
+        let liveness = liveness(self.eviction_loop, self.intent);
         if self.original || !input.is_template() {
             let model = load_uniform(&input.document)
                 .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?
                 .with_options(self.semantics.options());
+            if let Some(kind) = liveness {
+                let search = kind
+                    .search(&model, &LassoOptions::of_check(options))
+                    .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
+                return Ok(Verdicts::of_loop(name, kind, &search));
+            }
             let outcome = pool
                 .install(|| check(&model, options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
-            return Ok(Verdicts::of_single(name, &outcome));
+            return Ok(Verdicts::of_single(name, &model, &outcome));
         }
         let template = super::check::sweep_template(&input, self.scale)?;
         let settings = SweepSettings {
@@ -105,12 +128,23 @@ impl DiffArgs {
             all_violations: true,
             journal: None,
             model: self.semantics.options(),
-            liveness: None,
+            liveness,
             shard: None,
             input: SweepInput::default(),
         };
+        let checked: BTreeSet<String> = match liveness {
+            Some(kind) => BTreeSet::from([kind.rule().to_string()]),
+            // Every topology of a template checks the template's intents: the smallest tells.
+            None => enumerate(&template, &settings.enumeration)
+                .first()
+                .map(|topology| topology_model(&template, topology, settings.model))
+                .transpose()
+                .map_err(|error| format!("{name}: {error}"))?
+                .map(|model| model.intent_names().into_iter().map(String::from).collect())
+                .unwrap_or_default(),
+        };
         let result = crate::scaler::sweep::run(&template, &settings, pool, interrupt, |_| {})
             .map_err(|error| CommandError::from_sweep(name, error))?;
-        Ok(Verdicts::of_sweep(name, &result))
+        Ok(Verdicts::of_sweep(name, &result, checked))
     }
 }

@@ -3,17 +3,19 @@
 //! Each side is checked the same way (every intent of a single topology, or a sweep that
 //! decides every topology and keeps every violation), and reduced to its violated intents,
 //! each with the smallest topology (in Kivi's order) that violates it. An intent violated by
-//! NEW and not by OLD is a regression; one violated by OLD and not by NEW is fixed; one
-//! violated by both is kept, with both minimal topologies. The exit code says whether the
+//! NEW and not by OLD is a regression; one violated by OLD and not by NEW is fixed when NEW
+//! still checks it, and *no longer checked* when NEW dropped the intent (a change that deletes
+//! an intent fixes nothing); one violated by both is kept, with both minimal topologies. The exit code says whether the
 //! change adds a violation: 1 if it does, 3 if it may (a side is incomplete and NEW adds
 //! nothing known), else 0. This is the question Ctest and Acto ask of configuration changes,
 //! asked of a cluster's configuration as a whole.
 
 use crate::engine::{Outcome, Verdict};
+use crate::model::eviction_loop::{LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::scaler::sweep::{Finding, SweepResult};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// What one side's check found.
@@ -24,13 +26,15 @@ pub struct Verdicts {
     /// Each violated intent, with the smallest topology violating it in a sweep (`None` for a
     /// single topology).
     pub violated: BTreeMap<String, Option<String>>,
+    /// The intents the side checks (its input's intents, or the liveness property searched).
+    pub checked: BTreeSet<String>,
     /// Why the check did not decide everything, if it did not.
     pub incomplete: Option<String>,
 }
 
 impl Verdicts {
-    /// The verdicts of a single-topology check that reported every violated intent.
-    pub fn of_single(input: &str, outcome: &Outcome<ClusterModel>) -> Self {
+    /// The verdicts of a single-topology check of `model` that reported every violated intent.
+    pub fn of_single(input: &str, model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Self {
         Self {
             input: input.to_string(),
             violated: outcome
@@ -38,12 +42,30 @@ impl Verdicts {
                 .into_iter()
                 .map(|intent| (intent, None))
                 .collect(),
+            checked: model.intent_names().into_iter().map(String::from).collect(),
             incomplete: (outcome.verdict() == Verdict::Incomplete).then(|| outcome.summary()),
         }
     }
 
-    /// The verdicts of a sweep that kept every violation (smallest topology first).
-    pub fn of_sweep(input: &str, result: &SweepResult) -> Self {
+    /// The verdicts of a single topology's search for a lasso of `kind`.
+    pub fn of_loop(input: &str, kind: LoopKind, search: &LoopSearch) -> Self {
+        let rule = kind.rule().to_string();
+        let (violated, incomplete) = match &search.verdict {
+            LoopVerdict::Found(_) => (BTreeMap::from([(rule.clone(), None)]), None),
+            LoopVerdict::None => (BTreeMap::new(), None),
+            LoopVerdict::Incomplete(reason) => (BTreeMap::new(), Some(reason.clone())),
+        };
+        Self {
+            input: input.to_string(),
+            violated,
+            checked: BTreeSet::from([rule]),
+            incomplete,
+        }
+    }
+
+    /// The verdicts of a sweep that kept every violation (smallest topology first), checking
+    /// the intents `checked`.
+    pub fn of_sweep(input: &str, result: &SweepResult, checked: BTreeSet<String>) -> Self {
         let mut violated = BTreeMap::new();
         for violation in &result.violations {
             let intents = match &violation.finding {
@@ -59,6 +81,7 @@ impl Verdicts {
         Self {
             input: input.to_string(),
             violated,
+            checked,
             incomplete: result.incomplete.clone(),
         }
     }
@@ -69,8 +92,10 @@ impl Verdicts {
 pub enum Change {
     /// NEW violates it, OLD does not: a regression.
     Added,
-    /// OLD violates it, NEW does not.
+    /// OLD violates it, NEW checks it and does not.
     Fixed,
+    /// OLD violates it, NEW does not check it at all.
+    NoLongerChecked,
     /// Both violate it.
     Kept,
 }
@@ -80,6 +105,7 @@ impl Change {
         match self {
             Self::Added => "added",
             Self::Fixed => "fixed",
+            Self::NoLongerChecked => "no_longer_checked",
             Self::Kept => "kept",
         }
     }
@@ -117,7 +143,11 @@ pub fn compare(old: &Verdicts, new: &Verdicts) -> Vec<IntentChange> {
         if !new.violated.contains_key(intent) {
             changes.push(IntentChange {
                 intent: intent.clone(),
-                change: Change::Fixed,
+                change: if new.checked.contains(intent) {
+                    Change::Fixed
+                } else {
+                    Change::NoLongerChecked
+                },
                 old: at.clone(),
                 new: None,
             });
@@ -164,6 +194,13 @@ pub fn to_text(old: &Verdicts, new: &Verdicts) -> String {
                 c.intent,
                 at(&c.old)
             ),
+            Change::NoLongerChecked => writeln!(
+                text,
+                "  no longer checked: {} (old: violated{}); new does not list the intent, so \
+                 nothing says it is fixed",
+                c.intent,
+                at(&c.old)
+            ),
             Change::Kept => writeln!(
                 text,
                 "  unchanged: {} is violated in both (old{}, new{})",
@@ -181,9 +218,10 @@ pub fn to_text(old: &Verdicts, new: &Verdicts) -> String {
     let count = |change| changes.iter().filter(|c| c.change == change).count();
     let _ = writeln!(
         text,
-        "Summary: {} regression(s), {} fixed, {} unchanged violation(s)",
+        "Summary: {} regression(s), {} fixed, {} no longer checked, {} unchanged violation(s)",
         count(Change::Added),
         count(Change::Fixed),
+        count(Change::NoLongerChecked),
         count(Change::Kept)
     );
     text
@@ -191,7 +229,7 @@ pub fn to_text(old: &Verdicts, new: &Verdicts) -> String {
 
 /// The comparison as JSON.
 pub fn to_json(old: &Verdicts, new: &Verdicts) -> Value {
-    let side = |v: &Verdicts| json!({"input": v.input, "violated": v.violated, "incomplete": v.incomplete});
+    let side = |v: &Verdicts| json!({"input": v.input, "checked": v.checked, "violated": v.violated, "incomplete": v.incomplete});
     let changes: Vec<Value> = compare(old, new)
         .iter()
         .map(|c| json!({"intent": c.intent, "change": c.change.name(), "old": c.old, "new": c.new}))
@@ -216,8 +254,29 @@ mod tests {
                 .iter()
                 .map(|(i, t)| (i.to_string(), t.map(str::to_string)))
                 .collect(),
+            checked: ["a", "b", "c"].map(String::from).into(),
             incomplete: None,
         }
+    }
+
+    #[test]
+    fn an_intent_the_new_side_drops_is_no_longer_checked_not_fixed() {
+        let old = verdicts("old", &[("a", None), ("b", None)]);
+        let mut new = verdicts("new", &[]);
+        new.checked.remove("a");
+        let changes: Vec<(String, Change)> = compare(&old, &new)
+            .into_iter()
+            .map(|c| (c.intent, c.change))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                ("b".to_string(), Change::Fixed),
+                ("a".to_string(), Change::NoLongerChecked)
+            ]
+        );
+        assert_eq!(exit_code(&old, &new), 0);
+        assert!(to_text(&old, &new).contains("no longer checked: a"));
     }
 
     #[test]
