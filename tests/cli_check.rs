@@ -1,25 +1,11 @@
 //! `kivi check` end to end: verdicts, exit codes, scaling answers, journals and bad input.
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{json_of, kivi};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .output()
-        .expect("kivi runs")
-}
-
-fn json_of(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "stdout is not JSON ({error}): {}\nstderr: {}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
 
 fn expected(case: &str) -> Value {
     let path = format!("{}/cases/{case}/expected.json", env!("CARGO_MANIFEST_DIR"));

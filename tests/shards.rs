@@ -6,7 +6,7 @@
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::kivi;
+use cli::{json_of, kivi};
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -79,15 +79,6 @@ fn without_timings(mut report: Value) -> Value {
     }
     strip(&mut report);
     report
-}
-
-fn json_of(output: &std::process::Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "a JSON report ({error}); stderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
 }
 
 /// The single run's JSON report and exit code.

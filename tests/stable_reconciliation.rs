@@ -6,17 +6,8 @@
 #[path = "support/cli.rs"]
 mod cli;
 
-use cli::kivi;
+use cli::{json_of, kivi};
 use serde_json::Value;
-
-fn json_of(output: &std::process::Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
-        panic!(
-            "a JSON report ({error}); stderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
 
 #[test]
 fn every_non_violation_variant_converges_and_stays_converged() {

@@ -5,6 +5,7 @@
 use super::engine_args::EngineArgs;
 use super::error::CommandError;
 use super::interrupt;
+use super::liveness_args::LivenessArgs;
 use super::model_args::ModelArgs;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
@@ -86,40 +87,18 @@ pub struct CheckArgs {
     /// No progress bar.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Look for an eviction loop instead of intent violations: a reachable cycle in which
-    /// pods are evicted and re-created forever (Kivi's -l), on every --threads worker within
-    /// --memory and --timeout; a template is swept for the smallest topology with one.
-    #[arg(short = 'l', long = "loop")]
-    eviction_loop: bool,
-    /// Check a liveness intent instead of the safety intents: `esr`, eventually stable
-    /// reconciliation (Anvil's): after the last event and command every run converges — each
-    /// deployment's desired replicas running on ready nodes — and stays converged; a violation
-    /// is a lasso. A template is swept for the smallest topology that violates it.
-    #[arg(
-        long,
-        value_name = "INTENT",
-        value_enum,
-        conflicts_with = "eviction_loop"
-    )]
-    intent: Option<LivenessIntent>,
+    #[command(flatten)]
+    liveness: LivenessArgs,
     #[command(flatten)]
     pub(super) engine: EngineArgs,
     #[command(flatten)]
     semantics: ModelArgs,
 }
 
-/// A liveness intent `--intent` checks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum LivenessIntent {
-    /// Eventually stable reconciliation.
-    #[value(name = "esr", alias = "eventually_stable_reconciliation")]
-    Esr,
-}
-
 impl CheckArgs {
     /// The lasso to search for instead of intent violations, if any.
     fn liveness(&self) -> Option<LoopKind> {
-        liveness(self.eviction_loop, self.intent)
+        self.liveness.kind()
     }
 
     /// Runs the check; returns the exit code, or why there is no answer.
@@ -332,16 +311,6 @@ impl CheckArgs {
             pods_per_node: self.confident_ratio.unwrap_or(defaults.pods_per_node),
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
-    }
-}
-
-/// The lasso to search for instead of intent violations, if any: an eviction loop
-/// (`--loop`) or a run that does not stay converged (`--intent esr`).
-pub(super) fn liveness(eviction_loop: bool, intent: Option<LivenessIntent>) -> Option<LoopKind> {
-    match (eviction_loop, intent) {
-        (true, _) => Some(LoopKind::Eviction),
-        (false, Some(LivenessIntent::Esr)) => Some(LoopKind::UnstableReconciliation),
-        (false, None) => None,
     }
 }
 

@@ -1,9 +1,9 @@
 //! `kivi diff OLD NEW`: checks two configurations the same way and reports the violations the
 //! change adds, fixes and keeps ([`crate::report::diff`]); exit 1 only when it adds one.
 
-use super::check::{liveness, LivenessIntent};
 use super::error::CommandError;
 use super::interrupt;
+use super::liveness_args::LivenessArgs;
 use super::{EngineArgs, ModelArgs};
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
@@ -37,18 +37,10 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Compare the eviction loops of the two sides instead of their intents (as `check --loop`).
-    #[arg(short = 'l', long = "loop")]
-    eviction_loop: bool,
-    /// Compare a liveness intent instead of the safety intents: `esr`, eventually stable
-    /// reconciliation (as `check --intent esr`).
-    #[arg(
-        long,
-        value_name = "INTENT",
-        value_enum,
-        conflicts_with = "eviction_loop"
-    )]
-    intent: Option<LivenessIntent>,
+    /// `--loop` compares eviction loops, `--intent esr` eventually stable reconciliation,
+    /// instead of the safety intents.
+    #[command(flatten)]
+    liveness: LivenessArgs,
     #[command(flatten)]
     engine: EngineArgs,
     #[command(flatten)]
@@ -105,7 +97,7 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         eprint!("{}", input.diagnostics.to_text());
         let name = &input.name;
-        let liveness = liveness(self.eviction_loop, self.intent);
+        let liveness = self.liveness.kind();
         if self.original || !input.is_template() {
             let model = load_uniform(&input.document)
                 .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?

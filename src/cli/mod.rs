@@ -11,6 +11,7 @@ mod engine_args;
 mod error;
 mod interrupt;
 mod job;
+mod liveness_args;
 mod merge;
 mod model_args;
 mod plot;

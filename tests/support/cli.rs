@@ -32,3 +32,14 @@ pub fn kivi_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
     drop(input);
     child.wait_with_output().expect("kivi runs")
 }
+
+/// kivi's JSON report on standard output; a test failure showing both streams otherwise.
+pub fn json_of(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|error| {
+        panic!(
+            "stdout is not JSON ({error}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
