@@ -278,7 +278,8 @@ fn kivi_job_prints_an_indexed_job_the_kubernetes_types_read() {
     assert!(
         script.starts_with(
             "kivi check '/input/template-non-violation.json' '--scale' '6' '--threads' '2' \
-         '--memory' '2G' --shard \"$JOB_COMPLETION_INDEX/4\""
+             '--memory' '2G' '--report-as' 'cases/c3/template-non-violation.json' \
+             --shard \"$JOB_COMPLETION_INDEX/4\""
         ),
         "{script}"
     );
@@ -308,4 +309,43 @@ fn kivi_job_prints_an_indexed_job_the_kubernetes_types_read() {
         assert_eq!(refused.status.code(), Some(2));
         assert!(String::from_utf8_lossy(&refused.stderr).contains(why));
     }
+}
+
+#[test]
+fn a_copy_of_the_input_reported_as_the_original_gives_the_originals_report() {
+    // What a `kivi job` pod does: it reads the input from /input and names it as the user does.
+    let dir = scratch("report-as");
+    let copy = dir.join("c3-spread-hpa");
+    let original = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/c3-spread-hpa");
+    let mut pending = vec![(original.clone(), copy.clone())];
+    while let Some((from, to)) = pending.pop() {
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                pending.push((entry.path(), target));
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    let args = ["-q", "--threads", "1", "--format", "sarif"];
+    let mut from_copy = vec![
+        "check",
+        copy.to_str().unwrap(),
+        "--report-as",
+        "models/c3-spread-hpa",
+    ];
+    from_copy.extend(args);
+    let mut direct = vec!["check", "models/c3-spread-hpa"];
+    direct.extend(args);
+    let (a, b) = (kivi(&from_copy), kivi(&direct));
+    assert_eq!(a.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout)
+    );
+    assert!(String::from_utf8_lossy(&a.stdout).contains("models/c3-spread-hpa/yaml/deploy.yaml"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

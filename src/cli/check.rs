@@ -67,6 +67,11 @@ pub struct CheckArgs {
     /// Confident size: pods per node (default 6).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     confident_ratio: Option<u64>,
+    /// Name the input PATH in reports (text, JSON names, SARIF locations) and in the journal
+    /// instead of the path it is read from: for a copy of the input, as in a `kivi job` pod
+    /// that reads it from /input.
+    #[arg(long, value_name = "PATH", requires = "input")]
+    pub(super) report_as: Option<String>,
     /// Append each decided topology to FILE and skip the ones it already holds.
     #[arg(long, value_name = "FILE")]
     pub(super) journal: Option<PathBuf>,
@@ -108,8 +113,14 @@ impl CheckArgs {
                 format!("--html {}: cannot write the page: {error}", path.display())
             })?;
         }
-        let input = open(&self.source()?)?;
+        let mut input = open(&self.source()?)?;
         eprint!("{}", input.diagnostics.to_text());
+        if let (Some(shown), Some(read)) = (&self.report_as, &self.input) {
+            input.name = shown.clone();
+            if let Some(names) = &mut input.names {
+                names.relocate(&read.display().to_string(), shown);
+            }
+        }
         let interrupt = interrupt::install();
         let options = CheckOptions {
             cancel: Some(interrupt.clone()),
@@ -281,6 +292,9 @@ impl CheckArgs {
 
     /// The input as a URI reference for SARIF: its path, or a built-in case's file.
     pub(super) fn input_uri(&self) -> String {
+        if let Some(shown) = &self.report_as {
+            return shown.replace('\\', "/");
+        }
         match (&self.case, &self.input) {
             (Some(case), _) => format!(
                 "cases/{case}/{}{}.json",

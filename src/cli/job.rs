@@ -103,6 +103,8 @@ impl JobArgs {
                     ))
                 })?;
             args[index] = inside;
+            // Reports and journals name the input as the user does, not as the pod reads it.
+            args.extend(["--report-as".to_string(), path.display().to_string()]);
             input = files;
         }
         let threads = match check.engine.threads {

@@ -19,6 +19,16 @@ pub struct Names {
 }
 
 impl Names {
+    /// The same names with the manifests' paths under `read` (the input as it was read) moved
+    /// under `shown` (the input as reports name it, `--report-as`).
+    pub fn relocate(&mut self, read: &str, shown: &str) {
+        for (file, _) in self.deployment_places.iter_mut().flatten() {
+            if let Some(rest) = file.strip_prefix(read) {
+                *file = format!("{shown}{rest}");
+            }
+        }
+    }
+
     /// The names of `cluster`'s single topology.
     pub fn of(cluster: &ClusterDescription) -> Self {
         let mut nodes = Vec::new();
