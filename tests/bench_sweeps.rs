@@ -1,16 +1,12 @@
 //! `kivi bench CONFIG`: a sweep definition runs into CSV, Markdown and SVG result files with
 //! the machine facts; bad definitions are input errors; the committed definitions are valid.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
+use cli::kivi;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kivi-bench-{}-{name}", std::process::id()));

@@ -4,9 +4,12 @@
 //! file and place named, no panic). Kivi's own inputs are checked too where a checkout has them
 //! beside it (`../shared/kivi-inputs`); elsewhere that test says it is skipped.
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::kivi;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
 
 /// The C3 cluster description: manifests plus Kivi's `user_input/`.
 const C3_CONFIGS: &str = "models/c3-spread-hpa";
@@ -14,14 +17,6 @@ const C3_CONFIGS: &str = "models/c3-spread-hpa";
 const LIVE_DUMP: &str = "models/live-cluster-dump";
 /// Kivi's own example inputs, present beside the project's own checkouts only.
 const KIVI_INPUTS: &str = "../shared/kivi-inputs";
-
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

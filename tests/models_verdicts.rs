@@ -1,16 +1,11 @@
 //! Every example in models/ gives its expected verdict, and the descheduler examples build the
 //! same `controllers.descheduler` as the hand-written cases.
 
-use serde_json::{json, Value};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod cli;
 
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
+use cli::kivi;
+use serde_json::{json, Value};
 
 /// `kivi check MODEL --original` exits 1 and reports `intent` violated.
 fn violates(model: &str, intent: &str) {

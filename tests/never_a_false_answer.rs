@@ -2,19 +2,15 @@
 //! answer, a panic or a hang (issue "A verifier must never say No failure wrongly"). Fixtures
 //! are in `tests/data/wrong-answers/`.
 
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::kivi;
 use serde_json::Value;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const DATA: &str = "tests/data/wrong-answers";
-
-fn kivi(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
