@@ -63,10 +63,10 @@ impl LoopKind {
     }
 }
 
-/// An eviction loop (or, by its `kind`, another lasso of the cluster) and the cluster model
-/// its states belong to.
+/// A lasso of the cluster a liveness search found — an eviction loop, or a run that does not
+/// stay converged, as its `kind` says — and the cluster model its states belong to.
 #[derive(Clone, Debug)]
-pub struct EvictionLoop {
+pub struct FoundLoop {
     /// What the lasso shows.
     pub kind: LoopKind,
     /// The cluster without its intent monitors, which the lasso's states and steps are of:
@@ -76,7 +76,7 @@ pub struct EvictionLoop {
     pub lasso: Lasso<ClusterModel>,
 }
 
-impl EvictionLoop {
+impl FoundLoop {
     /// The loop as Kivi-style trace lines.
     pub fn lines(&self) -> LoopLines {
         loop_lines(&self.model, &self.lasso)
@@ -103,7 +103,7 @@ pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
 #[derive(Debug)]
 pub enum LoopVerdict {
     /// A loop, replayed on the model (boxed: it holds the model and the states of the lasso).
-    Found(Box<EvictionLoop>),
+    Found(Box<FoundLoop>),
     /// The cluster has none: every run settles or only loops without evicting.
     None,
     /// The search stopped before deciding, for the reason given.
@@ -133,7 +133,7 @@ pub fn find_eviction_loop(
     };
     let outcome = find_lasso_parallel(&model, marked, options)?;
     let verdict = match outcome.search {
-        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(EvictionLoop {
+        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(FoundLoop {
             kind: LoopKind::Eviction,
             model: model.clone(),
             lasso,
@@ -155,7 +155,7 @@ pub fn find_eviction_loop(
 pub fn find_eviction_loop_reference(
     model: &ClusterModel,
     max_states: usize,
-) -> Result<Option<EvictionLoop>, TooManyStates> {
+) -> Result<Option<FoundLoop>, TooManyStates> {
     let model = without_monitors(model);
     let lasso = find_lasso(
         &model,
@@ -164,7 +164,7 @@ pub fn find_eviction_loop_reference(
         },
         max_states,
     )?;
-    Ok(lasso.map(|lasso| EvictionLoop {
+    Ok(lasso.map(|lasso| FoundLoop {
         kind: LoopKind::Eviction,
         model,
         lasso,

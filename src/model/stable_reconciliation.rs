@@ -235,7 +235,7 @@ pub fn find_unstable_reconciliation(
     let mut stats = outcome.stats;
     let verdict = match outcome.search {
         LassoSearch::Found(lasso) => {
-            LoopVerdict::Found(Box::new(super::eviction_loop::EvictionLoop {
+            LoopVerdict::Found(Box::new(super::eviction_loop::FoundLoop {
                 kind: LoopKind::UnstableReconciliation,
                 lasso: on_the_cluster(&lasso),
                 model: cluster.clone(),

@@ -70,7 +70,7 @@ impl Verdicts {
         for violation in &result.violations {
             let intents = match &violation.finding {
                 Finding::Intents(outcome) => outcome.violated(),
-                Finding::EvictionLoop(found) => vec![found.kind.rule().to_string()],
+                Finding::Loop(found) => vec![found.kind.rule().to_string()],
             };
             for intent in intents {
                 violated

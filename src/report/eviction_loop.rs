@@ -1,7 +1,7 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
-use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::stable_reconciliation::unconverged;
 use crate::model::ClusterModel;
 use crate::report::single::setup_json;
@@ -101,7 +101,7 @@ pub fn to_json(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Val
 
 /// A loop found, as text: the path to it (runs of repeated lines folded) and one round; for a
 /// run that does not stay converged, what is not converged.
-pub fn found_text(found: &EvictionLoop) -> String {
+pub fn found_text(found: &FoundLoop) -> String {
     let lines = found.lines();
     let mut text = format!("{}\n", found_headline(found.kind));
     let _ = writeln!(text, "Path to the loop:");
@@ -127,7 +127,7 @@ pub fn found_text(found: &EvictionLoop) -> String {
 
 /// For a run that does not stay converged, why the first state of its loop that is not
 /// converged is not (nothing for an eviction loop).
-fn not_converged(found: &EvictionLoop) -> Vec<String> {
+fn not_converged(found: &FoundLoop) -> Vec<String> {
     if found.kind != LoopKind::UnstableReconciliation {
         return Vec::new();
     }
@@ -141,7 +141,7 @@ fn not_converged(found: &EvictionLoop) -> Vec<String> {
 
 /// A loop found, as JSON: the path to it and one round, as trace lines (and, for a run that
 /// does not stay converged, what is not converged).
-pub fn found_json(found: &EvictionLoop) -> Value {
+pub fn found_json(found: &FoundLoop) -> Value {
     let lines = found.lines();
     let mut report = json!({
         "mode": "loop",

@@ -16,7 +16,7 @@ use super::counterexample::Counterexample;
 use super::escape_markup as escape;
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase, TraceLine};
 use crate::engine::Outcome;
-use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::eviction_loop;
 use crate::scaler::sweep::{Finding, SweepResult};
@@ -191,7 +191,7 @@ impl Timeline {
     }
 
     /// The timeline of an eviction loop: the path to it, then one round, bracketed.
-    pub fn of_loop(found: &EvictionLoop) -> Self {
+    pub fn of_loop(found: &FoundLoop) -> Self {
         let lasso = &found.lasso;
         let steps = lasso.prefix.iter().chain(&lasso.cycle);
         let steps = steps.map(|s| (&s.action, &s.state));
@@ -611,7 +611,7 @@ pub fn sweep_page(title: &str, result: &SweepResult) -> Page {
                     });
                 }
             }
-            Finding::EvictionLoop(found) => sections.push(Section {
+            Finding::Loop(found) => sections.push(Section {
                 heading: format!("Topology {at}: {}", loop_heading(found.kind).to_lowercase()),
                 timeline: Timeline::of_loop(found),
             }),

@@ -110,7 +110,7 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
         );
         text.push_str(&match &violation.finding {
             Finding::Intents(outcome) => failures_text(&violation.model, outcome, verbosity),
-            Finding::EvictionLoop(found) => eviction_loop::found_text(found),
+            Finding::Loop(found) => eviction_loop::found_text(found),
         });
     }
     let _ = writeln!(text, "Summary:");
@@ -130,7 +130,7 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
                         }
                     );
                 }
-                Finding::EvictionLoop(found) => {
+                Finding::Loop(found) => {
                     let _ = writeln!(
                         text,
                         "    {}",
@@ -188,7 +188,7 @@ pub fn to_json(result: &SweepResult) -> Value {
             let mut value = row_json(&violation.row);
             value["report"] = match &violation.finding {
                 Finding::Intents(outcome) => super::single::to_json(&violation.model, outcome),
-                Finding::EvictionLoop(found) => eviction_loop::found_json(found),
+                Finding::Loop(found) => eviction_loop::found_json(found),
             };
             value
         })
@@ -202,12 +202,12 @@ pub fn to_json(result: &SweepResult) -> Value {
             "position": first.row.position,
             "intents": match &first.finding {
                 Finding::Intents(outcome) => outcome.violated(),
-                Finding::EvictionLoop(found) => match found.kind {
+                Finding::Loop(found) => match found.kind {
                     LoopKind::Eviction => Vec::new(),
                     LoopKind::UnstableReconciliation => vec![found.kind.rule().to_string()],
                 },
             },
-            "evictionLoop": matches!(&first.finding, Finding::EvictionLoop(found) if found.kind == LoopKind::Eviction),
+            "evictionLoop": matches!(&first.finding, Finding::Loop(found) if found.kind == LoopKind::Eviction),
             "guaranteedMinimal": result.proven_minimal(),
             "cutShortBefore": result.cut_short,
             "undecidedBefore": result.undecided,

@@ -19,7 +19,7 @@ use super::topology::Topology;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, Names};
-use crate::model::eviction_loop::{EvictionLoop, LoopKind, LoopVerdict};
+use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -98,8 +98,9 @@ pub struct ViolatingTopology {
 pub enum Finding {
     /// Intent violations: the check's outcome with its counterexamples.
     Intents(Box<Outcome<ClusterModel>>),
-    /// An eviction loop (`--loop`).
-    EvictionLoop(Box<EvictionLoop>),
+    /// A lasso: an eviction loop (`--loop`) or a run that does not stay converged
+    /// (`--intent esr`).
+    Loop(Box<FoundLoop>),
 }
 
 /// A topology just decided, for progress displays.
@@ -642,7 +643,7 @@ fn loop_topology(
         LoopVerdict::None => JobVerdict::NoViolation,
         LoopVerdict::Incomplete(_) => JobVerdict::Incomplete,
         LoopVerdict::Found(found) => {
-            result.violation = Some((model, Finding::EvictionLoop(found)));
+            result.violation = Some((model, Finding::Loop(found)));
             JobVerdict::Violation
         }
     };
