@@ -24,6 +24,7 @@ fn load(case: &str, file: &str, tie_break: TieBreak, symmetry: bool) -> ClusterM
         .with_options(ModelOptions {
             tie_break,
             symmetry,
+            ..ModelOptions::default()
         })
 }
 
@@ -120,6 +121,7 @@ fn random_cluster(template: &Template, nodes: u64, replicas: u64, symmetry: bool
     let options = ModelOptions {
         tie_break: TieBreak::Any,
         symmetry,
+        ..ModelOptions::default()
     };
     support::cluster_at(template, nodes, replicas, options)
 }

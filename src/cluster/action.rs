@@ -81,6 +81,20 @@ pub enum ClusterAction {
         /// Index of the command in the spec.
         event: u8,
     },
+    /// A perturbation: `queue`'s controller misses the event that queued deployment
+    /// `deployment`, which leaves its queue until the controller's next resync.
+    MissEvent {
+        /// The queue ([`crate::cluster::Queue`] as a number).
+        queue: u8,
+        /// Deployment id.
+        deployment: u8,
+    },
+    /// `queue`'s controller resyncs after a missed event: its informer lists every deployment
+    /// again, and each is queued.
+    Resync {
+        /// The queue ([`crate::cluster::Queue`] as a number).
+        queue: u8,
+    },
     /// `scaleDeployment` number `event` changes deployment `deployment`'s replicas by `delta`.
     ScaleDeployment {
         /// Index of the command in the spec.
@@ -105,7 +119,8 @@ impl ClusterAction {
             | Self::NodeController
             | Self::Kubelet
             | Self::Descheduler
-            | Self::TaintManager => false,
+            | Self::TaintManager
+            | Self::Resync { .. } => false,
             Self::Maintenance { .. }
             | Self::MaintenanceStart { .. }
             | Self::MaintenanceEnd { .. }
@@ -116,7 +131,8 @@ impl ClusterAction {
             | Self::KernelPanic { .. }
             | Self::KernelRecover { .. }
             | Self::UserCommand { .. }
-            | Self::ScaleDeployment { .. } => true,
+            | Self::ScaleDeployment { .. }
+            | Self::MissEvent { .. } => true,
         }
     }
 

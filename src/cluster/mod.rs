@@ -37,6 +37,6 @@ pub use action::ClusterAction;
 pub use spec::*;
 pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
-    PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
+    PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
 };
 pub use trace::{Recorder, TraceLine, Why};

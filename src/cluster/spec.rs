@@ -401,6 +401,8 @@ pub struct ClusterSpec {
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.
     pub tie_break: TieBreak,
+    /// The controller faults a run may suffer (`--perturb`), none by default.
+    pub perturbations: Perturbations,
 }
 
 /// How a controller chooses between candidates that its rules rank equal: the scheduler
@@ -420,6 +422,27 @@ pub enum TieBreak {
     /// Any of them, as on a real cluster: the scheduler's ties are explored node by node, and
     /// other ties are broken by what the candidates are rather than by their ids.
     Any,
+}
+
+/// The controller faults a run may suffer, as Sieve (OSDI '22) injects them, and how many
+/// (`--perturb`, `--perturb-budget`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct Perturbations {
+    /// A controller may miss the event that queued a deployment (its informer drops it) and
+    /// see it again only at its next resync; see [`crate::events::missed_event`].
+    pub missed_event: bool,
+    /// The most perturbations in one run.
+    pub budget: u8,
+}
+
+impl Perturbations {
+    /// Whether any perturbation is on.
+    pub fn any(&self) -> bool {
+        self.missed_event && self.budget > 0
+    }
 }
 
 impl TieBreak {

@@ -8,7 +8,7 @@
 //! hashed in as few passes as its contents allow, at any cluster size:
 //!
 //! - **One buffer.** The fields that do not grow with the cluster (clock, events, intent
-//!   monitors: 90 bytes) lead, and every node, pod slot and deployment follows as a packed
+//!   monitors, perturbations: 92 bytes) lead, and every node, pod slot and deployment follows as a packed
 //!   record of plain bytes ([`NodeState`], [`PodState`], [`DeploymentState`]), the three tables
 //!   back to back, sized by the spec. Copying a state is one allocation and one copy; its
 //!   canonical encoding starts with that buffer as it lies in memory; and the state itself is
@@ -251,8 +251,18 @@ pub struct MonitorState {
     pub violated: u16,
 }
 
+/// What is left of the run's perturbations (`--perturb`): a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct PerturbationState {
+    /// Perturbations the run may still make (`--perturb-budget`, counting down).
+    pub left: u8,
+    /// Bit `q`: queue `q` missed an event and its controller's next resync is due.
+    pub resync_due: u8,
+}
+
 /// The fields of a state that do not grow with the cluster, at the head of its buffer: laid
-/// out without padding (90 bytes), so the buffer is plain bytes throughout.
+/// out without padding (92 bytes), so the buffer is plain bytes throughout.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
 #[repr(C)]
 struct Header {
@@ -262,6 +272,7 @@ struct Header {
     /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
     /// counts.
     namespace_evictions: u8,
+    perturbations: PerturbationState,
 }
 
 /// A controller's work queue.
@@ -358,6 +369,25 @@ impl Queues {
             }
         }
         self.heads[k] = start as u32;
+    }
+
+    /// Removes `id` from the pending part of segment `k`; whether it was there.
+    fn remove(&mut self, k: usize, id: u32) -> bool {
+        let (head, end) = (self.heads[k] as usize, self.ends[k] as usize);
+        let Some(offset) = self.items[head..end].iter().position(|&x| x == id) else {
+            return false;
+        };
+        self.items.remove(head + offset);
+        for later in k..7 {
+            self.ends[later] -= 1;
+        }
+        for later in k + 1..7 {
+            self.heads[later] -= 1;
+        }
+        if self.heads[k] == self.ends[k] {
+            self.clear(k);
+        }
+        true
     }
 
     /// Whether every queue holds the same pending ids as in `other`.
@@ -467,6 +497,16 @@ impl ClusterState {
     /// Events and user commands, mutable.
     pub fn events_mut(&mut self) -> &mut EventsState {
         &mut self.header_mut().events
+    }
+
+    /// What is left of the run's perturbations.
+    pub fn perturbations(&self) -> &PerturbationState {
+        &self.header().perturbations
+    }
+
+    /// What is left of the run's perturbations, mutable.
+    pub fn perturbations_mut(&mut self) -> &mut PerturbationState {
+        &mut self.header_mut().perturbations
     }
 
     /// Intent monitors.
@@ -662,6 +702,16 @@ impl ClusterState {
     /// The ids pending in `queue`, oldest first.
     pub fn pending(&self, queue: Queue) -> &[u32] {
         self.queues.pending(queue as usize)
+    }
+
+    /// Drops deployment `id` from `queue`, one of the queues of deployments (the deployment
+    /// controller's, the HPA's, the descheduler's); whether it was pending there.
+    pub fn drop_pending(&mut self, queue: Queue, id: usize) -> bool {
+        assert!(
+            matches!(queue, Queue::Deployment | Queue::Hpa | Queue::Descheduler),
+            "only deployment queues hold ids without a flag in the records"
+        );
+        self.queues.remove(queue as usize, id as u32)
     }
 
     /// Empties `queue`.
@@ -964,9 +1014,9 @@ mod tests {
     fn records_and_header_cost_what_the_documentation_says() {
         assert_eq!(
             (HEADER_BYTES, NODE_BYTES, POD_BYTES, DEPLOYMENT_BYTES),
-            (90, 13, 16, 43)
+            (92, 13, 16, 43)
         );
-        assert_eq!(ClusterState::new(5_000, 150_000, 1).heap_bytes(), 2_465_134);
+        assert_eq!(ClusterState::new(5_000, 150_000, 1).heap_bytes(), 2_465_136);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod cpu_change;
 pub mod cpu_pattern;
 pub mod kernel_panic;
 pub mod maintenance;
+pub mod missed_event;
 pub mod node_failure;
 pub mod user_command;
 
@@ -24,6 +25,9 @@ pub fn for_each_enabled(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     let only_first = state.first_pending(spec);
+    if !only_first && !missed_event::for_each(spec, state, visit) {
+        return false;
+    }
     if !only_first && !maintenance::for_each_node_step(spec, state, visit) {
         return false;
     }
@@ -99,6 +103,9 @@ pub fn run(
             if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
                 node_failure::step(state, event as usize, node as usize, rec);
             }
+        }
+        ClusterAction::MissEvent { .. } | ClusterAction::Resync { .. } => {
+            missed_event::run(state, action, rec)
         }
         _ => {}
     }

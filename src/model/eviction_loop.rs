@@ -90,12 +90,13 @@ impl FoundLoop {
 pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
-    let tie_break = spec.tie_break;
+    let (tie_break, perturbations) = (spec.tie_break, spec.perturbations);
     let mut init = model.initial_state().clone();
     *init.monitors_mut() = Default::default();
     ClusterModel::new(spec, init).with_options(super::ModelOptions {
         tie_break,
         symmetry: false,
+        perturbations,
     })
 }
 

@@ -77,7 +77,9 @@ pub mod stable_reconciliation;
 pub mod symmetry;
 
 use crate::cluster::Queue;
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Recorder, TieBreak, TraceLine};
+use crate::cluster::{
+    ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
+};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
 use symmetry::SymmetryStatus;
@@ -100,6 +102,9 @@ pub struct ModelOptions {
     pub tie_break: TieBreak,
     /// Whether to reduce by symmetry where that is sound ([`symmetry`]).
     pub symmetry: bool,
+    /// The controller faults a run may suffer (`--perturb`).
+    #[serde(default)]
+    pub perturbations: Perturbations,
 }
 
 impl Default for ModelOptions {
@@ -109,6 +114,7 @@ impl Default for ModelOptions {
         Self {
             tie_break: TieBreak::Lowest,
             symmetry: true,
+            perturbations: Perturbations::default(),
         }
     }
 }
@@ -133,6 +139,12 @@ impl ClusterModel {
     /// The model with `options`' tie-break semantics and reduction.
     pub fn with_options(mut self, options: ModelOptions) -> Self {
         self.spec.tie_break = options.tie_break;
+        self.spec.perturbations = options.perturbations;
+        self.init.perturbations_mut().left = if options.perturbations.missed_event {
+            options.perturbations.budget
+        } else {
+            0
+        };
         self.symmetry = if options.symmetry {
             SymmetryStatus::of(&self.spec)
         } else {

@@ -385,6 +385,7 @@ mod tests {
         let options = ModelOptions {
             tie_break: TieBreak::Any,
             symmetry,
+            ..ModelOptions::default()
         };
         topology_model(&template, &topology, options).unwrap()
     }

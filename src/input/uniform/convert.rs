@@ -211,6 +211,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         descheduler,
         max_pattern_time,
         tie_break: Default::default(),
+        perturbations: Default::default(),
     };
     ClusterModel::new(spec, state)
 }

@@ -1,0 +1,112 @@
+//! Perturbations (`--perturb missed-event`): a controller that misses the event of a deployment
+//! until its next resync can break an intent that holds without it (the trace shows the
+//! perturbation and replays); with budget 0 every case's state space is exactly the
+//! unperturbed one; the cases' non-violation variants stay violation-free; and since the resync
+//! always comes, eventually stable reconciliation still holds.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{json_of, kivi};
+
+const BALANCE: &str = "tests/data/perturb/missed-event-balance.json";
+
+#[test]
+fn a_missed_event_unbalances_a_deployment_that_is_balanced_without_one() {
+    let calm = kivi(&["check", BALANCE, "--topology", "3:16", "-q"]);
+    assert_eq!(
+        calm.status.code(),
+        Some(0),
+        "balanced without perturbations"
+    );
+    let perturbed = kivi(&[
+        "check",
+        BALANCE,
+        "--topology",
+        "3:16",
+        "--perturb",
+        "missed-event",
+        "--perturb-budget",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(perturbed.status.code(), Some(1));
+    let report = json_of(&perturbed);
+    let counterexample = &report["counterexamples"][0];
+    assert_eq!(counterexample["intent"], "pod_balance_across_node");
+    let trace: Vec<&str> = counterexample["kiviTrace"]
+        .as_array()
+        .expect("a trace")
+        .iter()
+        .filter_map(|line| line.as_str())
+        .collect();
+    assert!(
+        trace.iter().any(|line| line.contains(
+            "[Perturb] the deployment controller misses the event of deployment 1; it sees it \
+             again at its next resync"
+        ) || line
+            .contains("[Perturb] the HPA misses the event of deployment 1")),
+        "{trace:?}"
+    );
+}
+
+#[test]
+fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
+    for case in ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"] {
+        let states = |extra: &[&str]| {
+            let mut args = vec![
+                "check",
+                "--case",
+                case,
+                "-o",
+                "--non-violation",
+                "--threads",
+                "1",
+            ];
+            args.extend_from_slice(&["--format", "json"]);
+            args.extend_from_slice(extra);
+            let output = kivi(&args);
+            assert_eq!(output.status.code(), Some(0), "{case} {extra:?}");
+            json_of(&output)["stats"]["states_stored"]
+                .as_u64()
+                .expect("a count")
+        };
+        let plain = states(&[]);
+        assert_eq!(
+            states(&["--perturb", "missed-event", "--perturb-budget", "0"]),
+            plain,
+            "{case}"
+        );
+        assert!(states(&["--perturb", "missed-event"]) >= plain, "{case}");
+    }
+}
+
+#[test]
+fn the_resync_brings_every_run_back_so_reconciliation_stays_eventually_stable() {
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c3",
+        "-o",
+        "--non-violation",
+        "--intent",
+        "esr",
+        "--perturb",
+        "missed-event",
+        "--perturb-budget",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stdout)
+        .starts_with("Eventually stable reconciliation holds"));
+}
+
+#[test]
+fn the_patterns_kivi_does_not_model_yet_are_refused_by_name() {
+    for kind in ["stale-view", "restart"] {
+        let output = kivi(&["check", "--case", "c1", "--perturb", kind]);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("is not modelled yet"));
+    }
+}
