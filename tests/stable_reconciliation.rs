@@ -141,3 +141,34 @@ fn too_few_pod_slots_for_the_desired_replicas_leave_the_answer_open() {
         "one liveness search at a time"
     );
 }
+
+/// C8's single topology with `intents` instead of its own.
+fn c8_with_intents(intents: serde_json::Value) -> String {
+    let path = format!("{}/cases/c8/original.json", env!("CARGO_MANIFEST_DIR"));
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    document["intents"] = intents;
+    document.to_string()
+}
+
+#[test]
+fn an_input_that_lists_the_intent_is_checked_for_it_and_may_not_mix_it_with_safety_intents() {
+    let listed = c8_with_intents(serde_json::json!([{"name": "eventually_stable_reconciliation"}]));
+    let output = cli::kivi_with_stdin(&["check", "-", "--format", "json"], Some(&listed));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        json_of(&output)["property"],
+        "eventually_stable_reconciliation"
+    );
+    let mixed = c8_with_intents(serde_json::json!([
+        {"name": "checkEventuallyStableReconciliation"},
+        {"name": "checkEvictionCycle", "para": {"did": 1}}
+    ]));
+    let refused = cli::kivi_with_stdin(&["check", "-"], Some(&mixed));
+    assert_eq!(refused.status.code(), Some(2));
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        error.contains("intents[0].name: eventually_stable_reconciliation is a liveness intent"),
+        "{error}"
+    );
+}

@@ -101,11 +101,6 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
-    /// The lasso to search for instead of intent violations, if any.
-    fn liveness(&self) -> Option<LoopKind> {
-        self.liveness.kind()
-    }
-
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
         if let Some(path) = &self.html {
@@ -131,6 +126,7 @@ impl CheckArgs {
             .build()
             .map_err(|error| format!("cannot start {} threads: {error}", options.threads))?;
         let name = &input.name;
+        let liveness = self.liveness.kind(&input.document);
         if let Some(topology) = &self.topology {
             let template = Template::from_json(&input.document)
                 .map_err(|error| format!("{name}: --topology needs a scaling template: {error}"))?
@@ -139,13 +135,14 @@ impl CheckArgs {
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
             let model = topology_model(&template, topology, self.semantics.options())
                 .map_err(|e| format!("{name}: {e}"))?;
-            return self.check_single(name, &model, None, options, &pool);
+            return self.check_single(name, &model, (None, liveness), options, &pool);
         }
         if self.original || !input.is_template() {
             let model = self
                 .single_topology(&input)?
                 .with_options(self.semantics.options());
-            return self.check_single(name, &model, input.names.as_ref(), options, &pool);
+            let names = input.names.as_ref();
+            return self.check_single(name, &model, (names, liveness), options, &pool);
         }
         let template = sweep_template(&input, self.scale)?;
         let settings = SweepSettings {
@@ -154,7 +151,7 @@ impl CheckArgs {
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
             model: self.semantics.options(),
-            liveness: self.liveness(),
+            liveness,
             shard: self.shard,
             input: SweepInput {
                 name: name.clone(),
@@ -225,18 +222,18 @@ impl CheckArgs {
             .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
     }
 
-    /// Checks one topology (or searches it for an eviction loop with `--loop`) and prints
-    /// the result, with the names of the nodes and deployments its traces mention when
-    /// `names` knows them; returns the exit code.
+    /// Checks one topology (or searches it for a lasso of `liveness`'s kind: an eviction loop,
+    /// a run that does not stay converged) and prints the result, with the names of the nodes
+    /// and deployments its traces mention when `names` knows them; returns the exit code.
     fn check_single(
         &self,
         name: &str,
         model: &ClusterModel,
-        names: Option<&Names>,
+        (names, liveness): (Option<&Names>, Option<LoopKind>),
         options: CheckOptions,
         pool: &rayon::ThreadPool,
     ) -> Result<i32, CommandError> {
-        if let Some(kind) = self.liveness() {
+        if let Some(kind) = liveness {
             let found = kind
                 .search(model, &LassoOptions::of_check(&options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;

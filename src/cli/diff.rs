@@ -97,7 +97,7 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         eprint!("{}", input.diagnostics.to_text());
         let name = &input.name;
-        let liveness = self.liveness.kind();
+        let liveness = self.liveness.kind(&input.document);
         if self.original || !input.is_template() {
             let model = load_uniform(&input.document)
                 .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?

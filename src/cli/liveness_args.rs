@@ -1,6 +1,7 @@
 //! The flags that ask for a liveness search instead of the safety intents, shared by the
 //! commands that check (`check`, `diff`).
 
+use crate::input::lists_liveness_intent;
 use crate::model::eviction_loop::LoopKind;
 use clap::Args;
 
@@ -35,11 +36,15 @@ pub enum LivenessIntent {
 
 impl LivenessArgs {
     /// The lasso to search for instead of intent violations, if any: an eviction loop
-    /// (`--loop`) or a run that does not stay converged (`--intent esr`).
-    pub fn kind(&self) -> Option<LoopKind> {
+    /// (`--loop`), or a run that does not stay converged (`--intent esr`, or an input that
+    /// lists `eventually_stable_reconciliation` among its intents, `document`).
+    pub fn kind(&self, document: &serde_json::Value) -> Option<LoopKind> {
         match (self.eviction_loop, self.intent) {
             (true, _) => Some(LoopKind::Eviction),
             (false, Some(LivenessIntent::Esr)) => Some(LoopKind::UnstableReconciliation),
+            (false, None) if lists_liveness_intent(document) => {
+                Some(LoopKind::UnstableReconciliation)
+            }
             (false, None) => None,
         }
     }

@@ -28,4 +28,5 @@ pub use names::Names;
 pub use origins::Origins;
 pub use quantity::Quantity;
 pub use source::{open, Opened, Source};
+pub use uniform::validate::lists_liveness_intent;
 pub use uniform::{load_uniform, load_uniform_file, LoadError};

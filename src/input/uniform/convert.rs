@@ -11,7 +11,7 @@ use super::schema::{
     Deployment, Descheduler, Document, Event, Intent, Labels, Node, Profile, SpreadConstraint,
     Strings,
 };
-use super::validate::{expression_offset, integer_name, scalar_text};
+use super::validate::{expression_offset, integer_name, is_liveness_intent, scalar_text};
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
 use crate::model::ClusterModel;
@@ -183,7 +183,12 @@ pub fn to_model(document: &Document) -> ClusterModel {
         .collect();
 
     let mut intents = vec![IntentKind::PodAlwaysSchedulable];
-    for intent in document.intents.iter().flatten() {
+    let safety = document
+        .intents
+        .iter()
+        .flatten()
+        .filter(|intent| !intent.name.as_deref().is_some_and(is_liveness_intent));
+    for intent in safety {
         let intent = intent_kind(intent, &state);
         if !intents.contains(&intent) {
             intents.push(intent);

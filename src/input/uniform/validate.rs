@@ -52,6 +52,31 @@ pub const INTENTS: [(&str, &str); 7] = [
     ("pod_balance_across_node", "checkBalanceNode"),
 ];
 
+/// The liveness intents, by user-facing name and an internal-style alias: checked on their
+/// own by a lasso search (`kivi check` runs it when the input lists one), not as monitors.
+pub const LIVENESS_INTENTS: [(&str, &str); 1] = [(
+    "eventually_stable_reconciliation",
+    "checkEventuallyStableReconciliation",
+)];
+
+/// Whether `name` names a liveness intent.
+pub fn is_liveness_intent(name: &str) -> bool {
+    LIVENESS_INTENTS
+        .iter()
+        .any(|(user, alias)| name == *user || name == *alias)
+}
+
+/// Whether the uniform-JSON `document` lists a liveness intent among its intents, so that
+/// `kivi check` searches for its violation without being told (`--intent esr`).
+pub fn lists_liveness_intent(document: &serde_json::Value) -> bool {
+    document["intents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|intent| intent["name"].as_str())
+        .any(is_liveness_intent)
+}
+
 /// The problems found so far.
 #[derive(Debug, Default)]
 pub struct Problems {
@@ -288,7 +313,29 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         );
     }
     let intents = document.intents.as_deref().unwrap_or_default();
+    let liveness = intents
+        .iter()
+        .position(|intent| intent.name.as_deref().is_some_and(is_liveness_intent));
+    let safety = intents.iter().any(|intent| {
+        intent.name.as_deref().is_some_and(|name| {
+            !is_liveness_intent(name)
+                && name != "pod_always_schedulable"
+                && name != "no_feasible_node"
+        })
+    });
+    if let (Some(i), true) = (liveness, safety) {
+        problems.add(
+            format!("intents[{i}].name"),
+            "eventually_stable_reconciliation is a liveness intent, checked on its own by a \
+             lasso search, and this list has safety intents too",
+            "list it alone (pod_always_schedulable aside) and the safety intents in another \
+             input, or drop it here and run kivi check --intent esr",
+        );
+    }
     for (i, intent) in intents.iter().enumerate() {
+        if intent.name.as_deref().is_some_and(is_liveness_intent) {
+            continue;
+        }
         check_intent(
             &mut problems,
             &format!("intents[{i}]"),
@@ -1150,7 +1197,11 @@ fn check_intent(problems: &mut Problems, path: &str, intent: &Intent, deployment
         .iter()
         .find(|(user, kivi)| name == *user || name == *kivi)
     else {
-        let names: Vec<&str> = INTENTS.iter().map(|(user, _)| *user).collect();
+        let names: Vec<&str> = INTENTS
+            .iter()
+            .chain(&LIVENESS_INTENTS)
+            .map(|(user, _)| *user)
+            .collect();
         problems.add(
             format!("{path}.name"),
             format!("unsupported intent `{name}`"),
