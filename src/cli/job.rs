@@ -5,7 +5,7 @@
 use super::check::CheckArgs;
 use super::error::CommandError;
 use crate::engine::parse_memory;
-use crate::scaler::indexed_job::{InputFile, JobRequest, Manifest, INPUT_DIR};
+use crate::scaler::indexed_job::{InputFile, JobRequest, Manifest};
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use std::path::Path;
 
@@ -90,7 +90,7 @@ impl JobArgs {
                     "(standard input) cannot reach the Job's pods; give a file or directory",
                 )?;
             }
-            let (files, inside) = input_files(path)?;
+            let (files, inside) = InputFile::read_input(path)?;
             // clap counts arguments from 1 even without a binary name.
             let index = matches
                 .index_of("input")
@@ -137,40 +137,4 @@ impl JobArgs {
         print!("{}", Manifest::new(&request)?.to_yaml());
         Ok(0)
     }
-}
-
-/// The files of the input at `path` (a file, or a directory's files, not hidden ones) and the
-/// input's path inside the container.
-fn input_files(path: &Path) -> Result<(Vec<InputFile>, String), String> {
-    let base = path
-        .canonicalize()
-        .map_err(|error| format!("{}: {error}", path.display()))?;
-    let name = base
-        .file_name()
-        .map_or_else(|| "input".to_string(), |n| n.to_string_lossy().into_owned());
-    let mut files = Vec::new();
-    let mut pending = vec![(base.clone(), name.clone())];
-    while let Some((at, inside)) = pending.pop() {
-        if at.is_dir() {
-            let listing = std::fs::read_dir(&at)
-                .map_err(|error| format!("{}: cannot list: {error}", at.display()))?;
-            for entry in listing {
-                let entry = entry.map_err(|error| format!("{}: {error}", at.display()))?;
-                let file_name = entry.file_name().to_string_lossy().into_owned();
-                if !file_name.starts_with('.') {
-                    pending.push((entry.path(), format!("{inside}/{file_name}")));
-                }
-            }
-        } else {
-            let text = std::fs::read_to_string(&at).map_err(|error| {
-                format!(
-                    "{}: cannot read it as text for the Job's ConfigMap: {error}",
-                    at.display()
-                )
-            })?;
-            files.push(InputFile { path: inside, text });
-        }
-    }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok((files, format!("{INPUT_DIR}/{name}")))
 }

@@ -35,90 +35,115 @@ use crate::engine::trace::Step;
 use crate::engine::{Model, Property};
 
 /// How far a state is from the desired state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Convergence {
     /// Every deployment has its desired replicas running on ready nodes, and nothing else.
     Converged,
-    /// Some deployment does not match; one line per such deployment.
-    NotConverged(Vec<String>),
+    /// Some deployment does not match.
+    NotConverged,
     /// Every deployment matches except for replicas the model has no pod slot for: a bounded
-    /// model cannot say whether the cluster would converge (one line per such deployment).
-    OutOfSlots(Vec<String>),
+    /// model cannot say whether the cluster would converge.
+    OutOfSlots,
+}
+
+/// One deployment that does not match its desired state, with its pods counted.
+#[derive(Clone, Copy, Debug, Default)]
+struct Shortfall {
+    desired: i32,
+    running: i32,
+    pending: i32,
+    terminating: i32,
+    old: i32,
+    /// Short only of replicas the model has no free pod slot for.
+    out_of_slots: bool,
+}
+
+/// The deployments of `state` (by id) that do not match their desired state, counted in one
+/// pass over the pods.
+fn shortfalls(state: &ClusterState) -> Vec<(usize, Shortfall)> {
+    let deployments = state.deployments();
+    let mut counts = vec![Shortfall::default(); deployments.len() + 1];
+    let mut free_slot = false;
+    for pod in state.pods() {
+        let d = usize::from(pod.deployment);
+        if pod.phase == PodPhase::Idle {
+            free_slot = true;
+            continue;
+        }
+        if !pod.owned || d == 0 || d > deployments.len() {
+            continue;
+        }
+        let count = &mut counts[d];
+        match pod.phase {
+            PodPhase::Idle => {}
+            PodPhase::Pending => count.pending += 1,
+            PodPhase::Terminating => count.terminating += 1,
+            PodPhase::Running => {
+                let node = usize::from(pod.loc);
+                if node != 0 && state.node(node).status == NodeStatus::Ready {
+                    count.running += 1;
+                }
+            }
+        }
+        let current = usize::from(deployments[d - 1].cur_version);
+        if pod.replica_set != 0 && !pod.in_replica_set(current) {
+            count.old += 1;
+        }
+    }
+    let mut short = Vec::new();
+    for (index, deployment) in deployments.iter().enumerate() {
+        let mut count = counts[index + 1];
+        count.desired = deployment.spec_replicas;
+        let unsettled = count.pending + count.terminating + count.old;
+        if !deployment.active || (count.running == count.desired && unsettled == 0) {
+            continue;
+        }
+        count.out_of_slots = !free_slot && count.running < count.desired && unsettled == 0;
+        short.push((index + 1, count));
+    }
+    short
 }
 
 /// How far `state` is from the desired state; see the module documentation.
 pub fn convergence(state: &ClusterState) -> Convergence {
-    let free_slot = state.pods().iter().any(|pod| pod.phase == PodPhase::Idle);
-    let (mut genuine, mut bounded) = (Vec::new(), Vec::new());
-    for (index, deployment) in state.deployments().iter().enumerate() {
-        if !deployment.active {
-            continue;
-        }
-        let id = index + 1;
-        let (mut running, mut pending, mut terminating, mut old) = (0, 0, 0, 0);
-        for pod in state.pods() {
-            if !pod.owned || usize::from(pod.deployment) != id {
-                continue;
-            }
-            match pod.phase {
-                PodPhase::Idle => continue,
-                PodPhase::Pending => pending += 1,
-                PodPhase::Terminating => terminating += 1,
-                PodPhase::Running => {
-                    let on_ready = pod.loc != 0
-                        && state.node(usize::from(pod.loc)).status == NodeStatus::Ready;
-                    if on_ready {
-                        running += 1;
-                    }
-                }
-            }
-            let current = usize::from(deployment.cur_version);
-            if pod.replica_set != 0 && !pod.in_replica_set(current) {
-                old += 1;
-            }
-        }
-        let desired = deployment.spec_replicas;
-        if running == desired && pending + terminating + old == 0 {
-            continue;
-        }
-        let mut why = format!(
-            "deployment {id}: {running} of {desired} desired replicas running on ready nodes"
-        );
-        for (count, what) in [
-            (pending, "pending"),
-            (terminating, "terminating"),
-            (old, "of an old replica set"),
-        ] {
-            if count > 0 {
-                why.push_str(&format!(", {count} {what}"));
-            }
-        }
-        if !free_slot && running < desired && pending + terminating + old == 0 {
-            why.push_str(&format!(
-                " (every one of the model's {} pod slots is taken)",
-                state.pods().len()
-            ));
-            bounded.push(why);
-        } else {
-            genuine.push(why);
-        }
-    }
-    if !genuine.is_empty() {
-        Convergence::NotConverged(genuine)
-    } else if !bounded.is_empty() {
-        Convergence::OutOfSlots(bounded)
-    } else {
+    let short = shortfalls(state);
+    if short.iter().any(|(_, count)| !count.out_of_slots) {
+        Convergence::NotConverged
+    } else if short.is_empty() {
         Convergence::Converged
+    } else {
+        Convergence::OutOfSlots
     }
 }
 
 /// Why `state` is not converged: one line per deployment that does not match its desired
 /// state (empty when the cluster is converged).
 pub fn unconverged(state: &ClusterState) -> Vec<String> {
-    match convergence(state) {
-        Convergence::Converged => Vec::new(),
-        Convergence::NotConverged(reasons) | Convergence::OutOfSlots(reasons) => reasons,
-    }
+    shortfalls(state)
+        .into_iter()
+        .map(|(id, count)| {
+            let mut why = format!(
+                "deployment {id}: {} of {} desired replicas running on ready nodes",
+                count.running, count.desired
+            );
+            for (n, what) in [
+                (count.pending, "pending"),
+                (count.terminating, "terminating"),
+                (count.old, "of an old replica set"),
+            ] {
+                if n > 0 {
+                    why.push_str(&format!(", {n} {what}"));
+                }
+            }
+            if count.out_of_slots {
+                why.push_str(&format!(
+                    " (every one of the model's {} pod slots is taken)",
+                    state.pods().len()
+                ));
+            }
+            why
+        })
+        .collect()
 }
 
 /// A state of the product: the cluster, and whether the run has settled (no more events or
@@ -157,12 +182,12 @@ impl Model for Settling<'_> {
     }
 
     fn actions(&self, state: &Phased, actions: &mut Vec<PhasedAction>) {
-        let mut cluster = Vec::new();
-        self.cluster.actions(&state.cluster, &mut cluster);
-        if state.settled {
-            cluster.retain(|action| !action.is_environment() || action.ends_disturbance());
-        }
-        actions.extend(cluster.into_iter().map(PhasedAction::Cluster));
+        self.cluster.for_each_action(&state.cluster, |action| {
+            if !state.settled || !action.is_environment() || action.ends_disturbance() {
+                actions.push(PhasedAction::Cluster(action));
+            }
+            true
+        });
         if !state.settled {
             actions.push(PhasedAction::Settle);
         } else if actions.is_empty() {
@@ -225,12 +250,12 @@ pub fn find_unstable_reconciliation(
     // First a run that is not converged infinitely often for a reason the model does not
     // impose; failing that, one that stays short of replicas only for want of pod slots,
     // which leaves the answer open.
-    let settled_in = |wanted: fn(&Convergence) -> bool| {
+    let settled_in = |wanted: Convergence| {
         move |_: &Phased, _: &PhasedAction, after: &Phased| {
-            after.settled && wanted(&convergence(&after.cluster))
+            after.settled && convergence(&after.cluster) == wanted
         }
     };
-    let genuine = settled_in(|c| matches!(c, Convergence::NotConverged(_)));
+    let genuine = settled_in(Convergence::NotConverged);
     let mut outcome = find_lasso_parallel(&product, genuine, options)?;
     let mut stats = outcome.stats;
     let verdict = match outcome.search {
@@ -243,7 +268,7 @@ pub fn find_unstable_reconciliation(
         }
         LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
         LassoSearch::None => {
-            let bounded = settled_in(|c| matches!(c, Convergence::OutOfSlots(_)));
+            let bounded = settled_in(Convergence::OutOfSlots);
             let second = find_lasso_parallel(&product, bounded, options)?;
             stats.states += second.stats.states;
             stats.transitions += second.stats.transitions;

@@ -24,6 +24,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Where the input is mounted in the container.
 pub const INPUT_DIR: &str = "/input";
@@ -118,6 +119,44 @@ impl Manifest {
             .map(|document| document.expect("Kubernetes objects serialise"))
             .collect::<Vec<_>>()
             .join("---\n")
+    }
+}
+
+impl InputFile {
+    /// The files of the input at `path` (a file, or a directory's files at any depth, not
+    /// hidden ones), in path order, and the input's path inside the container.
+    pub fn read_input(path: &Path) -> Result<(Vec<InputFile>, String), String> {
+        let base = path
+            .canonicalize()
+            .map_err(|error| format!("{}: {error}", path.display()))?;
+        let name = base
+            .file_name()
+            .map_or_else(|| "input".to_string(), |n| n.to_string_lossy().into_owned());
+        let mut files = Vec::new();
+        let mut pending = vec![(base.clone(), name.clone())];
+        while let Some((at, inside)) = pending.pop() {
+            if at.is_dir() {
+                let listing = std::fs::read_dir(&at)
+                    .map_err(|error| format!("{}: cannot list: {error}", at.display()))?;
+                for entry in listing {
+                    let entry = entry.map_err(|error| format!("{}: {error}", at.display()))?;
+                    let file_name = entry.file_name().to_string_lossy().into_owned();
+                    if !file_name.starts_with('.') {
+                        pending.push((entry.path(), format!("{inside}/{file_name}")));
+                    }
+                }
+            } else {
+                let text = std::fs::read_to_string(&at).map_err(|error| {
+                    format!(
+                        "{}: cannot read it as text for the Job's ConfigMap: {error}",
+                        at.display()
+                    )
+                })?;
+                files.push(InputFile { path: inside, text });
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((files, format!("{INPUT_DIR}/{name}")))
     }
 }
 

@@ -16,14 +16,14 @@
 //! the merge incomplete; their owners are named, as missing (no journal given) or partial
 //! (stopped before deciding its share).
 
-use super::enumeration::{enumerate, EnumerationOptions, FastFind};
+use super::enumeration::{EnumerationOptions, FastFind};
 use super::jobs::{JobContext, JobReport};
 use super::journal::{self, JournalContents, JournalEntry, JournalHeader, JOURNAL_VERSION};
-use super::search::{mode_candidates, JobVerdict};
+use super::search::{passed_before, JobVerdict};
 use super::shard::{owners, Shard};
 use super::sweep::{
-    assemble, check_topology, sizes, SweepError, SweepInput, SweepResult, SweepSettings,
-    TopologyCheck,
+    assemble, check_topology, level0_order, sizes, sweep_candidates, SweepError, SweepInput,
+    SweepResult, SweepSettings, TopologyCheck,
 };
 use super::template::Template;
 use super::topology::Topology;
@@ -98,18 +98,8 @@ pub fn merge(
             entries.insert(entry.topology(), entry);
         }
     }
-    let order = enumerate(
-        &template,
-        &EnumerationOptions {
-            fast_find: FastFind::Exhaustive,
-            ..settings.enumeration
-        },
-    );
-    let candidates = if settings.all_violations {
-        order.clone()
-    } else {
-        mode_candidates(&template, &settings.enumeration)
-    };
+    let order = level0_order(&template, &settings);
+    let candidates = sweep_candidates(&template, &settings, &order);
     let owner = owners(&candidates, &template, count);
     let verdict = |t: &Topology| entries.get(t).map(|entry| entry.verdict);
     let answer = (!settings.all_violations)
@@ -155,7 +145,9 @@ pub fn merge(
     let mut result = assemble(reports, &positions, &template, &settings, first_violation);
     result.candidates = candidates.len();
     result.guaranteed_minimal = settings.all_violations
-        || minimal_in_level0(&order, answer.map(|i| &candidates[i]), &verdict);
+        || passed_before(&order, answer.map(|i| &candidates[i]), |t| {
+            verdict(t) == Some(JobVerdict::NoViolation)
+        });
     result.undecided = undecided.values().sum();
     result.threads = journals.iter().map(|j| j.header.threads).max().unwrap_or(1);
     result.elapsed_s = slowest_shard(&candidates, &owner, &entries);
@@ -361,18 +353,6 @@ fn recheck(
              find"
         ))),
     }
-}
-
-/// Whether every level-0 topology before `answer` (every one, when there is none) passed.
-fn minimal_in_level0(
-    order: &[Topology],
-    answer: Option<&Topology>,
-    verdict: &dyn Fn(&Topology) -> Option<JobVerdict>,
-) -> bool {
-    order
-        .iter()
-        .take_while(|t| Some(*t) != answer)
-        .all(|t| verdict(t) == Some(JobVerdict::NoViolation))
 }
 
 /// The check time of the slowest shard: what the sweep took with its shards side by side.

@@ -248,16 +248,10 @@ impl Search {
             return None;
         }
         let violation = self.first_violation.map(|i| self.candidates[i].clone());
-        let reference_bound = match &violation {
-            Some(topology) => self.reference.iter().position(|t| t == topology),
-            None => Some(self.reference.len()),
-        };
-        let guaranteed_minimal = reference_bound.is_some_and(|bound| {
-            self.reference[..bound].iter().all(|t| {
-                self.positions
-                    .get(t)
-                    .is_some_and(|&i| self.verdicts[i] == Verdict::Passed)
-            })
+        let guaranteed_minimal = passed_before(&self.reference, violation.as_ref(), |t| {
+            self.positions
+                .get(t)
+                .is_some_and(|&i| self.verdicts[i] == Verdict::Passed)
         });
         let bound = self.first_violation.unwrap_or(self.candidates.len());
         Some(Outcome {
@@ -311,6 +305,21 @@ impl Search {
         }
         None
     }
+}
+
+/// Whether every topology of `reference` (Kivi's level-0 order) before `answer` — every one,
+/// when there is no answer — `passed`: whether `answer` is the one Kivi's exhaustive search
+/// gives. False when `answer` is not in `reference`.
+pub fn passed_before(
+    reference: &[Topology],
+    answer: Option<&Topology>,
+    passed: impl Fn(&Topology) -> bool,
+) -> bool {
+    let bound = match answer {
+        Some(topology) => reference.iter().position(|t| t == topology),
+        None => Some(reference.len()),
+    };
+    bound.is_some_and(|bound| reference[..bound].iter().all(passed))
 }
 
 /// Every topology a search of `template` in the mode of `options.fast_find` may hand out, in

@@ -230,19 +230,10 @@ pub fn run(
     interrupt: &CancelToken,
     mut on_decided: impl FnMut(Decided<'_>),
 ) -> Result<SweepResult, SweepError> {
-    let level0 = EnumerationOptions {
-        fast_find: FastFind::Exhaustive,
-        ..settings.enumeration
-    };
-    let order = enumerate(template, &level0);
-    // Every topology this run may decide, in order: the shard's share of the mode's candidates
-    // (of every level-0 topology with --all-violations).
+    let order = level0_order(template, settings);
+    // Every topology this run may decide, in order.
     let candidates = {
-        let all = if settings.all_violations {
-            order.clone()
-        } else {
-            mode_candidates(template, &settings.enumeration)
-        };
+        let all = sweep_candidates(template, settings, &order);
         match settings.shard {
             Some(shard) => shard.share(&all, template),
             None => all,
@@ -344,7 +335,7 @@ pub fn run(
     result.guaranteed_minimal = guaranteed_minimal;
     result.interrupted = interrupt.is_cancelled();
     result.undecided = if result.interrupted {
-        undecided_before_answer(&result, &candidates, &positions).len()
+        undecided_before_answer(&result, &candidates, &positions)
     } else {
         0
     };
@@ -369,13 +360,37 @@ pub fn run(
     Ok(result)
 }
 
-/// The topologies of `candidates` before the first violation of `result` (all of them when it
-/// has none) that `result` does not decide.
-pub(super) fn undecided_before_answer<'a>(
+/// Kivi's level-0 order of `template`'s topologies up to the confident size of `settings`.
+pub(super) fn level0_order(template: &Template, settings: &SweepSettings) -> Vec<Topology> {
+    let level0 = EnumerationOptions {
+        fast_find: FastFind::Exhaustive,
+        ..settings.enumeration
+    };
+    enumerate(template, &level0)
+}
+
+/// Every topology a whole sweep of `settings` may decide, in order (`order` is the level-0
+/// order): the fast-find mode's candidates, or every level-0 topology with `--all-violations`.
+/// A shard takes its share of these.
+pub(super) fn sweep_candidates(
+    template: &Template,
+    settings: &SweepSettings,
+    order: &[Topology],
+) -> Vec<Topology> {
+    if settings.all_violations {
+        order.to_vec()
+    } else {
+        mode_candidates(template, &settings.enumeration)
+    }
+}
+
+/// How many topologies of `candidates` before the first violation of `result` (all of them
+/// when it has none) `result` does not decide.
+fn undecided_before_answer(
     result: &SweepResult,
-    candidates: &'a [Topology],
+    candidates: &[Topology],
     positions: &HashMap<&Topology, usize>,
-) -> Vec<&'a Topology> {
+) -> usize {
     let bound = result
         .violations
         .first()
@@ -385,7 +400,7 @@ pub(super) fn undecided_before_answer<'a>(
     candidates
         .iter()
         .filter(|t| positions[t] < bound && !decided.contains(t))
-        .collect()
+        .count()
 }
 
 /// The rows and violations of the decided topologies, in Kivi's order; `first` is the
