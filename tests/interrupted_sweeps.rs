@@ -85,8 +85,9 @@ fn stopped_sweeps_resume_to_the_uninterrupted_answer() {
         let journal =
             std::env::temp_dir().join(format!("kivi-resume-{}-{signal}.jsonl", std::process::id()));
         let _ = std::fs::remove_file(&journal);
+        // The journal's header line, then at least 400 decisions.
         assert_eq!(
-            stop_midway(&journal, 400, signal),
+            stop_midway(&journal, 401, signal),
             expected,
             "signal {signal}"
         );
