@@ -34,6 +34,7 @@ pub mod timing;
 pub mod trace;
 
 pub use action::ClusterAction;
+pub use ops::ItemClock;
 pub use spec::*;
 pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,

@@ -311,11 +311,39 @@ const QUEUES: [Queue; 7] = [
 /// popping moves the head, and a segment is compacted when it runs empty. The pod queues,
 /// whose lengths grow with the cluster, come last, the scheduler's (appended to in bulk by
 /// the deployment controller) at the very end.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Queues {
     items: Vec<u32>,
     ends: [u32; 7],
     heads: [u32; 7],
+}
+
+/// Room for this many more ids that a copy of non-empty queues keeps, so that the step that
+/// follows the copy can queue a few ids without growing the vector (a copy is made for every
+/// successor state, and most steps queue an id or two).
+const QUEUE_HEADROOM: usize = 8;
+
+impl Clone for Queues {
+    fn clone(&self) -> Self {
+        let mut items = Vec::new();
+        if !self.items.is_empty() {
+            items.reserve_exact(self.items.len() + QUEUE_HEADROOM);
+            items.extend_from_slice(&self.items);
+        }
+        Self {
+            items,
+            ends: self.ends,
+            heads: self.heads,
+        }
+    }
+
+    /// Copies `source` into this vector's allocation.
+    fn clone_from(&mut self, source: &Self) {
+        self.items.clear();
+        self.items.extend_from_slice(&source.items);
+        self.ends = source.ends;
+        self.heads = source.heads;
+    }
 }
 
 impl Queues {
@@ -399,6 +427,12 @@ impl Queues {
     fn all_empty(&self) -> bool {
         self.items.is_empty()
     }
+
+    /// Whether no segment keeps popped ids: `items` is then exactly the pending ids, queue
+    /// after queue, and `ends` their cumulative counts.
+    fn is_compact(&self) -> bool {
+        (0..QUEUES.len()).all(|k| self.heads[k] as usize == self.start(k))
+    }
 }
 
 /// Byte sizes of the header and the three kinds of record.
@@ -408,7 +442,6 @@ const POD_BYTES: usize = std::mem::size_of::<PodState>();
 const DEPLOYMENT_BYTES: usize = std::mem::size_of::<DeploymentState>();
 
 /// One state of the cluster: the mutable part only (see the module documentation).
-#[derive(Clone)]
 pub struct ClusterState {
     /// The header, then the node, pod and deployment records, back to back; kept as `u16`s
     /// so that the header is aligned, with a zero byte at the end when the records' total is
@@ -418,6 +451,28 @@ pub struct ClusterState {
     pods: u32,
     deployments: u32,
     queues: Queues,
+}
+
+impl Clone for ClusterState {
+    fn clone(&self) -> Self {
+        Self {
+            buffer: self.buffer.clone(),
+            nodes: self.nodes,
+            pods: self.pods,
+            deployments: self.deployments,
+            queues: self.queues.clone(),
+        }
+    }
+
+    /// Copies `source` into this state's allocations when they fit (a state of the same
+    /// cluster always does), so that a search that reuses spent states allocates nothing.
+    fn clone_from(&mut self, source: &Self) {
+        self.buffer.clone_from(&source.buffer);
+        self.nodes = source.nodes;
+        self.pods = source.pods;
+        self.deployments = source.deployments;
+        self.queues.clone_from(&source.queues);
+    }
 }
 
 impl ClusterState {
@@ -696,7 +751,8 @@ impl ClusterState {
 
     /// Whether nothing is pending in `queue`.
     pub fn queue_is_empty(&self, queue: Queue) -> bool {
-        self.queues.pending(queue as usize).is_empty()
+        let k = queue as usize;
+        self.queues.heads[k] == self.queues.ends[k]
     }
 
     /// The ids pending in `queue`, oldest first.
@@ -766,18 +822,31 @@ impl ClusterState {
         }
     }
 
-    /// A hash of [`ClusterState::encode`]'s bytes computed without writing the buffer out:
-    /// the buffer is hashed where it lies (one-shot xxh3-64), and that hash seeds the xxh3-64
-    /// of the queues' encoding (written to `scratch` unless every queue is empty). The
-    /// buffer's length is fixed by the cluster, so equal encodings give equal fingerprints.
+    /// A hash of what [`ClusterState::encode`] writes, computed without writing the buffer
+    /// out: the buffer is hashed where it lies (one-shot xxh3-64), and that hash seeds the hash
+    /// of the queues: their segment ends and their ids, read in place when no segment has a
+    /// popped prefix (the usual case between steps), else gathered into `scratch` first.
+    /// Equal encodings give equal fingerprints: the buffer's length is fixed by the cluster,
+    /// and the pending ids with their segment ends say exactly what each queue holds.
     pub fn fingerprint(&self, scratch: &mut Vec<u8>) -> u64 {
-        let buffer = xxhash_rust::xxh3::xxh3_64(self.bytes());
-        if self.queues.all_empty() {
-            return xxhash_rust::xxh3::xxh3_64_with_seed(&self.queue_lengths(), buffer);
+        use twox_hash::XxHash3_64;
+        let buffer = XxHash3_64::oneshot(self.bytes());
+        let queues = &self.queues;
+        if queues.all_empty() {
+            return buffer;
         }
+        if queues.is_compact() {
+            let seed = XxHash3_64::oneshot_with_seed(buffer, bytemuck::bytes_of(&queues.ends));
+            return XxHash3_64::oneshot_with_seed(seed, bytemuck::cast_slice(&queues.items));
+        }
+        let mut ends = [0u32; QUEUES.len()];
         scratch.clear();
-        self.encode_queues(scratch);
-        xxhash_rust::xxh3::xxh3_64_with_seed(scratch, buffer)
+        for (k, end) in ends.iter_mut().enumerate() {
+            scratch.extend_from_slice(bytemuck::cast_slice(queues.pending(k)));
+            *end = (scratch.len() / std::mem::size_of::<u32>()) as u32;
+        }
+        let seed = XxHash3_64::oneshot_with_seed(buffer, bytemuck::bytes_of(&ends));
+        XxHash3_64::oneshot_with_seed(seed, scratch)
     }
 }
 

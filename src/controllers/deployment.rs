@@ -21,21 +21,22 @@
 //! created or deleted: the victims are chosen from per-node lists built once, and idle slots
 //! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
-use crate::cluster::timing::CONTROLLER_RUN_TIME;
 use crate::cluster::{
-    interchangeable::NodeClasses, ClusterSpec, ClusterState, PodPhase, PodState, Queue, Recorder,
-    Strategy, TieBreak,
+    interchangeable::NodeClasses, ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue,
+    Recorder, Strategy, TieBreak,
 };
 
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    let mut clock = ItemClock::default();
     while !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet) {
         let Some(d) = state.dequeue(Queue::Deployment) else {
             break;
         };
         reconcile(spec, state, d, rec);
-        state.advance(spec, CONTROLLER_RUN_TIME);
+        clock.tick(spec, state);
     }
+    clock.settle(spec, state);
 }
 
 fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut Recorder) {

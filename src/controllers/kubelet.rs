@@ -9,12 +9,12 @@
 //! `replica_num_always_meet_min` misses a real drop (a `kubectl apply` without `replicas` of a
 //! RollingUpdate deployment). None of Kivi's cases reaches that branch.
 
-use crate::cluster::timing::CONTROLLER_RUN_TIME;
-use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
+use crate::cluster::{ItemClock, Queue};
 
 /// One kubelet step: handles every queued pod.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    let mut clock = ItemClock::default();
     while let Some(pod) = state.dequeue(Queue::Kubelet) {
         let p = *state.pod(pod);
         match p.phase {
@@ -22,8 +22,9 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
             PodPhase::Terminating => remove(spec, state, pod, rec),
             _ => {}
         }
-        state.advance(spec, CONTROLLER_RUN_TIME);
+        clock.tick(spec, state);
     }
+    clock.settle(spec, state);
 }
 
 fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
@@ -46,8 +47,8 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
     if spec.has_taints() {
         state.enqueue(Queue::Taint, pod);
     }
-    let replicas = deployment_replicas(state, d);
     rec.log(Some("Kubelet"), || {
+        let replicas = deployment_replicas(state, d);
         format!("Created pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
     });
 }
@@ -77,8 +78,8 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         node.cpu_left = node.cpu_left.wrapping_add(p.cpu);
         node.mem_left = node.mem_left.wrapping_add(p.memory);
     }
-    let replicas = deployment_replicas(state, d);
     rec.log(Some("Kubelet"), || {
+        let replicas = deployment_replicas(state, d);
         format!("Deleted pod {pod} on node {loc}, deployment {d} now have {replicas} replicas")
     });
     if p.owned {

@@ -7,14 +7,14 @@
 //! the order in which the kubelet later removes them and re-queues their deployments, which
 //! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
 
-use crate::cluster::timing::CONTROLLER_RUN_TIME;
-use crate::cluster::Queue;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase};
+use crate::cluster::{ItemClock, Queue};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
 /// node that is not idle is marked terminating and counted as in deletion, even when it
 /// already was.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
+    let mut clock = ItemClock::default();
     while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
         if node.status != NodeStatus::Ready && node.num_pods > 0 {
@@ -25,8 +25,9 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
                 }
             }
         }
-        state.advance(spec, CONTROLLER_RUN_TIME);
+        clock.tick(spec, state);
     }
+    clock.settle(spec, state);
 }
 
 #[cfg(test)]

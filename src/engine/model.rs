@@ -70,6 +70,25 @@ pub trait Model: Sync {
     /// change nothing worth exploring (the engine then treats it as not taken).
     fn next_state(&self, state: &Self::State, action: &Self::Action) -> Option<Self::State>;
 
+    /// [`Model::next_state`] written over `out`, a state the engine no longer needs; whether
+    /// the action was taken (`out` is unspecified when not). A model whose states own heap
+    /// memory overrides it to reuse `out`'s allocations, so that a successor that turns out to
+    /// be known already costs no allocation. The default calls [`Model::next_state`].
+    fn next_state_into(
+        &self,
+        state: &Self::State,
+        action: &Self::Action,
+        out: &mut Self::State,
+    ) -> bool {
+        match self.next_state(state, action) {
+            Some(next) => {
+                *out = next;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Appends the canonical byte encoding of `state` to `out` (which may already hold other
     /// states' encodings: append, never clear or overwrite).
     /// Two states that behave the same must encode to the same bytes and different states to

@@ -181,25 +181,28 @@ impl ClusterModel {
         rec: &mut Recorder,
     ) -> ClusterState {
         let mut next = state.clone();
+        self.apply(&mut next, action, rec);
+        next
+    }
+
+    /// Takes `action` in `next` (a copy of the state it is taken in), in place.
+    fn apply(&self, next: &mut ClusterState, action: &ClusterAction, rec: &mut Recorder) {
         let spec = &self.spec;
         match *action {
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
                 let choices = action.scheduler_choices();
-                controllers::scheduler::run(spec, &mut next, choices, &self.narrow(), rec)
+                controllers::scheduler::run(spec, next, choices, &self.narrow(), rec)
             }
-            ClusterAction::DeploymentController => {
-                controllers::deployment::run(spec, &mut next, rec)
-            }
-            ClusterAction::Hpa => controllers::hpa::run(spec, &mut next, rec),
-            ClusterAction::NodeController => controllers::node_controller::run(spec, &mut next),
-            ClusterAction::Kubelet => controllers::kubelet::run(spec, &mut next, rec),
-            ClusterAction::Descheduler => controllers::descheduler::run(spec, &mut next, rec),
-            ClusterAction::TaintManager => controllers::taint_manager::run(spec, &mut next, rec),
+            ClusterAction::DeploymentController => controllers::deployment::run(spec, next, rec),
+            ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
+            ClusterAction::NodeController => controllers::node_controller::run(spec, next),
+            ClusterAction::Kubelet => controllers::kubelet::run(spec, next, rec),
+            ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
+            ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
             ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
-            _ => events::run(spec, &mut next, action, rec),
+            _ => events::run(spec, next, action, rec),
         }
-        intents::observe(spec, &mut next, rec);
-        next
+        intents::observe(spec, next, rec);
     }
 
     /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's
@@ -359,6 +362,17 @@ impl Model for ClusterModel {
 
     fn next_state(&self, state: &ClusterState, action: &ClusterAction) -> Option<ClusterState> {
         Some(self.step(state, action, &mut Recorder::off()))
+    }
+
+    fn next_state_into(
+        &self,
+        state: &ClusterState,
+        action: &ClusterAction,
+        out: &mut ClusterState,
+    ) -> bool {
+        out.clone_from(state);
+        self.apply(out, action, &mut Recorder::off());
+        true
     }
 
     fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {

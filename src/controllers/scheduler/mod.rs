@@ -34,11 +34,11 @@ mod node_resources_fit;
 mod pod_topology_spread;
 mod taint_toleration;
 
-use crate::cluster::timing::{CONTROLLER_RUN_TIME, MAX_NODE_SCORE};
-use crate::cluster::Queue;
+use crate::cluster::timing::MAX_NODE_SCORE;
 use crate::cluster::{
     ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder, TieBreak,
 };
+use crate::cluster::{ItemClock, Queue};
 
 /// The per-node buffers of a scheduling cycle, kept between the pods of one scheduler step (and
 /// between steps on one thread) so that scheduling a pod allocates nothing.
@@ -461,6 +461,22 @@ fn drain(
     rec: &mut Recorder,
     scratch: &mut Scratch,
 ) -> Drained {
+    let mut clock = ItemClock::default();
+    let drained = drain_items(spec, state, choose, narrow, rec, scratch, &mut clock);
+    clock.settle(spec, state);
+    drained
+}
+
+/// [`drain`]'s loop over the queued pods, each one tick of `clock`.
+fn drain_items(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    choose: &mut impl Choose,
+    narrow: Narrow,
+    rec: &mut Recorder,
+    scratch: &mut Scratch,
+    clock: &mut ItemClock,
+) -> Drained {
     while let Some(&head) = state.pending(Queue::Scheduler).first() {
         let pod = head as usize;
         let phase = state.pod(pod).phase;
@@ -505,7 +521,7 @@ fn drain(
         } else {
             state.dequeue(Queue::Scheduler);
         }
-        state.advance(spec, CONTROLLER_RUN_TIME);
+        clock.tick(spec, state);
     }
     Drained::Empty
 }

@@ -51,11 +51,6 @@ impl DomainCounts {
         self.counts
     }
 
-    /// Number of topology keys kept.
-    fn keys(&self) -> usize {
-        self.counts.len() / self.stride
-    }
-
     fn get(&self, key: usize, value: u16) -> i32 {
         self.counts[key * self.stride + value as usize]
     }
@@ -106,11 +101,13 @@ pub struct MatchingPods {
 }
 
 impl MatchingPods {
-    /// Counts the matching pods of each of the cycle's template's constraints on each node.
-    fn count(c: &Cycle) -> Self {
+    /// Counts the matching pods of each of the cycle's template's constraints on each node, in
+    /// `counts` (a buffer to reuse).
+    fn count_into(c: &Cycle, mut counts: Vec<i32>) -> Self {
         let spread = &c.template.spread;
         let stride = c.spec.nodes.len() + 1;
-        let mut counts = vec![0; spread.len() * stride];
+        counts.clear();
+        counts.resize(spread.len() * stride, 0);
         if !spread.is_empty() {
             for p in 1..=c.spec.pods.len() {
                 let Some(node) = counted_on(c.spec, c.state, p) else {
@@ -144,12 +141,15 @@ impl MatchingPods {
 #[derive(Default)]
 pub struct MatchingCache {
     entries: Vec<MatchingPods>,
+    /// The count buffers of forgotten entries, for the next step's counts.
+    buffers: Vec<Vec<i32>>,
 }
 
 impl MatchingCache {
-    /// Forgets every count (a new step, in a new state).
+    /// Forgets every count (a new step, in a new state), keeping the buffers.
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.buffers
+            .extend(self.entries.drain(..).map(|entry| entry.counts));
     }
 
     /// The counts for the cycle's template, counted now if this step has not yet.
@@ -158,7 +158,8 @@ impl MatchingCache {
         let at = match self.entries.iter().position(|m| m.template == template) {
             Some(at) => at,
             None => {
-                self.entries.push(MatchingPods::count(c));
+                let buffer = self.buffers.pop().unwrap_or_default();
+                self.entries.push(MatchingPods::count_into(c, buffer));
                 self.entries.len() - 1
             }
         };
@@ -218,15 +219,19 @@ impl HardCounts {
         let pods = c.spec.pods.len() as i32;
         let mut domains = [0i32; MAX_LABEL_KEYS];
         let mut min_match = [pods; MAX_LABEL_KEYS];
-        for (key, &values) in c
-            .spec
-            .label_value_counts
-            .iter()
-            .enumerate()
-            .take(counts.keys())
-        {
-            domains[key] = counts.defined(key, values).count() as i32;
-            min_match[key] = counts.defined(key, values).fold(pods, i32::min);
+        // Only the keys of hard constraints are read by `skew`.
+        let mut done = 0u32;
+        for con in spread.iter().filter(|con| hard(con)) {
+            let key = con.topology_key;
+            if done & (1 << key) != 0 {
+                continue;
+            }
+            done |= 1 << key;
+            let values = c.spec.label_value_counts[key];
+            for count in counts.defined(key, values) {
+                domains[key] += 1;
+                min_match[key] = min_match[key].min(count);
+            }
         }
         Self {
             counts,
@@ -339,9 +344,9 @@ fn log_weight(size: i32) -> i32 {
     }
 }
 
-/// Scores feasible nodes by the matching pods in their ScheduleAnyway domains (fewer is
-/// better), normalised and added with weight 2.
-pub fn score(c: &mut Cycle, matching: &MatchingPods) {
+/// The ScheduleAnyway constraints' part of [`score`]: each feasible node's raw score, the
+/// matching pods in its domains weighted by the number of domains.
+fn add_soft_counts(c: &mut Cycle, matching: &MatchingPods) {
     let spread = &c.template.spread;
     let buffer = std::mem::take(&mut c.domains);
     let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
@@ -378,6 +383,15 @@ pub fn score(c: &mut Cycle, matching: &MatchingPods) {
         }
     }
     c.domains = counts.into_buffer();
+}
+
+/// Scores feasible nodes by the matching pods in their ScheduleAnyway domains (fewer is
+/// better), normalised and added with weight 2.
+pub fn score(c: &mut Cycle, matching: &MatchingPods) {
+    let spread = &c.template.spread;
+    if spread.iter().any(|con| !hard(con)) {
+        add_soft_counts(c, matching);
+    }
     let mut min = MAX_NODE_SCORE;
     let mut max = -1;
     for n in c.node_ids() {
@@ -430,7 +444,7 @@ mod tests {
             scheduled.push(pod);
             for &earlier in &scheduled {
                 let cycle = Cycle::new(spec, &s, earlier, &mut Buffers::default());
-                let fresh = MatchingPods::count(&cycle);
+                let fresh = MatchingPods::count_into(&cycle, Vec::new());
                 let cached = scratch.matching.for_template(&cycle);
                 assert_eq!(
                     cached.counts, fresh.counts,

@@ -15,7 +15,7 @@
 //! level's log. All of it counts against the memory budget together with the visited set
 //! ([`FrontierMemory`]); a search that would go past the budget stops as incomplete.
 
-use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
+use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
 use crate::engine::outcome::Incompleteness;
 use crate::engine::stats::WorkerStats;
@@ -216,6 +216,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let mut pin = search.visited.pin();
         let mut actions = Vec::new();
         let mut successors = SuccessorBatch::new();
+        let mut spare = Spare::new();
         let mut part = Part::<M> {
             states: Vec::new(),
             links: Vec::new(),
@@ -246,11 +247,11 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     search.check_end_state(state, || self.path_to(parent, None));
                     continue;
                 }
-                successors.fill(model, state, &actions, false, &pin);
+                successors.fill(model, state, &actions, false, &pin, &mut spare);
                 stats.transitions += successors.entries.len() as u64;
                 for (successor, key) in successors.drain() {
                     match pin.insert_if_new(key) {
-                        Insertion::Seen => {}
+                        Insertion::Seen => spare.keep(successor.state),
                         Insertion::Full => {
                             search.record_full();
                             break 'chunks;

@@ -23,7 +23,7 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, Search, SuccessorBatch, Via, POLL_INTERVAL};
+use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
 use crate::engine::rng::SplitMix64;
@@ -129,6 +129,7 @@ struct Worker<'s, 'm, M: Model, V: VisitedSet> {
     path: Vec<Via<M::Action>>,
     actions: Vec<M::Action>,
     successors: SuccessorBatch<M>,
+    spare: Spare<M::State>,
     shuffle: Option<SplitMix64>,
     stats: WorkerStats,
 }
@@ -146,6 +147,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             path: Vec::new(),
             actions: Vec::new(),
             successors: SuccessorBatch::new(),
+            spare: Spare::new(),
             shuffle,
             stats: WorkerStats::default(),
         }
@@ -245,11 +247,11 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         }
         // Filled in reverse so that the first action ends on top of the stack.
         self.successors
-            .fill(model, &state, &self.actions, true, pin);
+            .fill(model, &state, &self.actions, true, pin, &mut self.spare);
         self.stats.transitions += self.successors.entries.len() as u64;
         for (successor, key) in self.successors.drain() {
             match pin.insert_if_new(key) {
-                Insertion::Seen => {}
+                Insertion::Seen => self.spare.keep(successor.state),
                 Insertion::Full => {
                     search.record_full();
                     return;
@@ -267,6 +269,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                 }
             }
         }
+        self.spare.keep(state);
     }
 
     /// [`Worker::expand`] for a large state: its successors are computed one at a time, and

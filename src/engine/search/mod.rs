@@ -48,6 +48,36 @@ pub struct Successor<M: Model> {
     encoding: Range<usize>,
 }
 
+/// States a worker has finished with, kept to be overwritten by later successors
+/// ([`Model::next_state_into`]) instead of allocating new ones: a known successor, or a state
+/// just expanded, goes back here. Bounded, so it never holds more than a few states.
+pub struct Spare<S> {
+    states: Vec<S>,
+}
+
+impl<S> Spare<S> {
+    /// The most states kept.
+    const MAX: usize = 64;
+
+    /// No spare states yet.
+    pub fn new() -> Self {
+        Self { states: Vec::new() }
+    }
+
+    /// Keeps `state` for reuse (drops it when enough are kept).
+    pub fn keep(&mut self, state: S) {
+        if self.states.len() < Self::MAX {
+            self.states.push(state);
+        }
+    }
+}
+
+impl<S> Default for Spare<S> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The successors of one state. They are all computed, encoded and fingerprinted before any
 /// is inserted, and their visited-set lines are prefetched as they are fingerprinted: the
 /// inserts' cache misses then overlap instead of following one another.
@@ -71,7 +101,8 @@ impl<M: Model> SuccessorBatch<M> {
         }
     }
 
-    /// Computes the successors of `state` through `actions`, in reverse order when `reverse`.
+    /// Computes the successors of `state` through `actions`, in reverse order when `reverse`,
+    /// writing them over `spare` states while there are any.
     pub fn fill<P: VisitedPin>(
         &mut self,
         model: &M,
@@ -79,6 +110,7 @@ impl<M: Model> SuccessorBatch<M> {
         actions: &[M::Action],
         reverse: bool,
         pin: &P,
+        spare: &mut Spare<M::State>,
     ) {
         self.entries.clear();
         self.encodings.clear();
@@ -89,8 +121,18 @@ impl<M: Model> SuccessorBatch<M> {
             } else {
                 position
             };
-            let Some(next) = model.next_state(state, &actions[action]) else {
-                continue;
+            let next = match spare.states.pop() {
+                Some(mut reused) => {
+                    if !model.next_state_into(state, &actions[action], &mut reused) {
+                        spare.keep(reused);
+                        continue;
+                    }
+                    reused
+                }
+                None => match model.next_state(state, &actions[action]) {
+                    Some(next) => next,
+                    None => continue,
+                },
             };
             let (fingerprint, encoding) = if P::NEEDS_BYTES {
                 let start = self.encodings.len();
