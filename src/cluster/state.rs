@@ -311,12 +311,22 @@ const QUEUES: [Queue; 7] = [
 /// popping moves the head, and a segment is compacted when it runs empty. The pod queues,
 /// whose lengths grow with the cluster, come last, the scheduler's (appended to in bulk by
 /// the deployment controller) at the very end.
+///
+/// The segments' `ends` and `heads` lead the same vector, and the vector is empty (not
+/// allocated) while every queue is: a state carries one pointer-sized handle for its queues,
+/// so that the search moves states cheaply.
 #[derive(Debug, Default)]
 struct Queues {
-    items: Vec<u32>,
-    ends: [u32; 7],
-    heads: [u32; 7],
+    /// Empty, or `ends` (7), `heads` (7), then the ids.
+    data: Vec<u32>,
 }
+
+/// The number of queues.
+const QUEUE_COUNT: usize = QUEUES.len();
+/// Where the ids start in [`Queues::data`], after `ends` and `heads`.
+const QUEUE_IDS: usize = 2 * QUEUE_COUNT;
+/// The bookkeeping of empty queues: every end and head at 0.
+const NO_BOOKKEEPING: [u32; QUEUE_IDS] = [0; QUEUE_IDS];
 
 /// Room for this many more ids that a copy of non-empty queues keeps, so that the step that
 /// follows the copy can queue a few ids without growing the vector (a copy is made for every
@@ -325,94 +335,129 @@ const QUEUE_HEADROOM: usize = 8;
 
 impl Clone for Queues {
     fn clone(&self) -> Self {
-        let mut items = Vec::new();
-        if !self.items.is_empty() {
-            items.reserve_exact(self.items.len() + QUEUE_HEADROOM);
-            items.extend_from_slice(&self.items);
+        let mut data = Vec::new();
+        if !self.data.is_empty() {
+            data.reserve_exact(self.data.len() + QUEUE_HEADROOM);
+            data.extend_from_slice(&self.data);
         }
-        Self {
-            items,
-            ends: self.ends,
-            heads: self.heads,
-        }
+        Self { data }
     }
 
     /// Copies `source` into this vector's allocation.
     fn clone_from(&mut self, source: &Self) {
-        self.items.clear();
-        self.items.extend_from_slice(&source.items);
-        self.ends = source.ends;
-        self.heads = source.heads;
+        self.data.clear();
+        self.data.extend_from_slice(&source.data);
     }
 }
 
 impl Queues {
+    /// The segments' ends, then their heads.
+    fn bookkeeping(&self) -> &[u32] {
+        if self.data.is_empty() {
+            &NO_BOOKKEEPING
+        } else {
+            &self.data[..QUEUE_IDS]
+        }
+    }
+
+    /// Each segment's end (cumulative).
+    fn ends(&self) -> &[u32] {
+        &self.bookkeeping()[..QUEUE_COUNT]
+    }
+
+    fn end(&self, k: usize) -> usize {
+        self.bookkeeping()[k] as usize
+    }
+
+    fn head(&self, k: usize) -> usize {
+        self.bookkeeping()[QUEUE_COUNT + k] as usize
+    }
+
+    /// The ids, segment after segment.
+    fn items(&self) -> &[u32] {
+        self.data.get(QUEUE_IDS..).unwrap_or(&[])
+    }
+
+    /// The bookkeeping and ids, allocated if they were not.
+    fn data_mut(&mut self) -> &mut Vec<u32> {
+        if self.data.is_empty() {
+            self.data.extend_from_slice(&NO_BOOKKEEPING);
+        }
+        &mut self.data
+    }
+
+    /// Adds `by` to the ends of segments `k..` and the heads of segments `k + 1..`.
+    fn shift(&mut self, k: usize, by: i32) {
+        let data = self.data_mut();
+        for later in k..QUEUE_COUNT {
+            data[later] = data[later].wrapping_add_signed(by);
+        }
+        for later in k + 1..QUEUE_COUNT {
+            data[QUEUE_COUNT + later] = data[QUEUE_COUNT + later].wrapping_add_signed(by);
+        }
+    }
+
     fn start(&self, k: usize) -> usize {
         if k == 0 {
             0
         } else {
-            self.ends[k - 1] as usize
+            self.end(k - 1)
         }
+    }
+
+    fn is_empty(&self, k: usize) -> bool {
+        self.head(k) == self.end(k)
     }
 
     fn pending(&self, k: usize) -> &[u32] {
-        &self.items[self.heads[k] as usize..self.ends[k] as usize]
+        &self.items()[self.head(k)..self.end(k)]
     }
 
     fn push(&mut self, k: usize, id: u32) {
-        let at = self.ends[k] as usize;
-        self.items.insert(at, id);
-        for later in k..7 {
-            self.ends[later] += 1;
-        }
-        for later in k + 1..7 {
-            self.heads[later] += 1;
-        }
+        let at = QUEUE_IDS + self.end(k);
+        self.data_mut().insert(at, id);
+        self.shift(k, 1);
     }
 
     fn pop(&mut self, k: usize) -> Option<u32> {
-        let head = self.heads[k] as usize;
-        if head == self.ends[k] as usize {
+        let head = self.head(k);
+        if head == self.end(k) {
             return None;
         }
-        let id = self.items[head];
-        self.heads[k] += 1;
-        if self.heads[k] == self.ends[k] {
+        let id = self.items()[head];
+        self.data[QUEUE_COUNT + k] += 1;
+        if head + 1 == self.end(k) {
             self.clear(k);
         }
         Some(id)
     }
 
-    /// Drops segment `k` (popped or not), shifting the later segments down.
+    /// Drops segment `k` (popped or not), shifting the later segments down; the vector is
+    /// emptied when no id is left.
     fn clear(&mut self, k: usize) {
-        let (start, end) = (self.start(k), self.ends[k] as usize);
-        if end > start {
-            self.items.drain(start..end);
-            let removed = (end - start) as u32;
-            for later in k..7 {
-                self.ends[later] -= removed;
-            }
-            for later in k + 1..7 {
-                self.heads[later] -= removed;
-            }
+        let (start, end) = (self.start(k), self.end(k));
+        if self.data.is_empty() {
+            return;
         }
-        self.heads[k] = start as u32;
+        if end > start {
+            self.data.drain(QUEUE_IDS + start..QUEUE_IDS + end);
+            self.shift(k, -((end - start) as i32));
+        }
+        self.data[QUEUE_COUNT + k] = start as u32;
+        if self.data.len() == QUEUE_IDS {
+            self.data.clear();
+        }
     }
 
     /// Removes `id` from the pending part of segment `k`; whether it was there.
     fn remove(&mut self, k: usize, id: u32) -> bool {
-        let (head, end) = (self.heads[k] as usize, self.ends[k] as usize);
-        let Some(offset) = self.items[head..end].iter().position(|&x| x == id) else {
+        let Some(offset) = self.pending(k).iter().position(|&x| x == id) else {
             return false;
         };
-        self.items.remove(head + offset);
-        for later in k..7 {
-            self.ends[later] -= 1;
-        }
-        for later in k + 1..7 {
-            self.heads[later] -= 1;
-        }
-        if self.heads[k] == self.ends[k] {
+        let at = QUEUE_IDS + self.head(k) + offset;
+        self.data.remove(at);
+        self.shift(k, -1);
+        if self.is_empty(k) {
             self.clear(k);
         }
         true
@@ -420,18 +465,18 @@ impl Queues {
 
     /// Whether every queue holds the same pending ids as in `other`.
     fn same_as(&self, other: &Queues) -> bool {
-        (0..7).all(|k| self.pending(k) == other.pending(k))
+        (0..QUEUE_COUNT).all(|k| self.pending(k) == other.pending(k))
     }
 
     /// Whether no queue holds an id (popped segments are dropped as they run empty).
     fn all_empty(&self) -> bool {
-        self.items.is_empty()
+        self.items().is_empty()
     }
 
-    /// Whether no segment keeps popped ids: `items` is then exactly the pending ids, queue
-    /// after queue, and `ends` their cumulative counts.
+    /// Whether no segment keeps popped ids: the ids are then exactly the pending ids, queue
+    /// after queue, and the ends their cumulative counts.
     fn is_compact(&self) -> bool {
-        (0..QUEUES.len()).all(|k| self.heads[k] as usize == self.start(k))
+        (0..QUEUE_COUNT).all(|k| self.head(k) == self.start(k))
     }
 }
 
@@ -751,8 +796,7 @@ impl ClusterState {
 
     /// Whether nothing is pending in `queue`.
     pub fn queue_is_empty(&self, queue: Queue) -> bool {
-        let k = queue as usize;
-        self.queues.heads[k] == self.queues.ends[k]
+        self.queues.is_empty(queue as usize)
     }
 
     /// The ids pending in `queue`, oldest first.
@@ -777,7 +821,7 @@ impl ClusterState {
 
     /// Bytes the state owns on the heap: its records and its queues' pending ids.
     pub fn heap_bytes(&self) -> usize {
-        self.buffer.len() * 2 + self.queues.items.capacity() * std::mem::size_of::<u32>()
+        self.buffer.len() * 2 + self.queues.data.capacity() * std::mem::size_of::<u32>()
     }
 
     /// Kivi's "cluster is stable" test: no work pending for the node controller, HPA,
@@ -836,8 +880,8 @@ impl ClusterState {
             return buffer;
         }
         if queues.is_compact() {
-            let seed = XxHash3_64::oneshot_with_seed(buffer, bytemuck::bytes_of(&queues.ends));
-            return XxHash3_64::oneshot_with_seed(seed, bytemuck::cast_slice(&queues.items));
+            let seed = mix_ends(buffer, queues.ends());
+            return XxHash3_64::oneshot_with_seed(seed, bytemuck::cast_slice(queues.items()));
         }
         let mut ends = [0u32; QUEUES.len()];
         scratch.clear();
@@ -845,9 +889,17 @@ impl ClusterState {
             scratch.extend_from_slice(bytemuck::cast_slice(queues.pending(k)));
             *end = (scratch.len() / std::mem::size_of::<u32>()) as u32;
         }
-        let seed = XxHash3_64::oneshot_with_seed(buffer, bytemuck::bytes_of(&ends));
-        XxHash3_64::oneshot_with_seed(seed, scratch)
+        XxHash3_64::oneshot_with_seed(mix_ends(buffer, &ends), scratch)
     }
+}
+
+/// Folds the queues' segment ends into `seed` (the buffer's hash): a cheap, order-sensitive
+/// mix (multiply by an odd constant after each add), so that the ids' hash, seeded with it,
+/// depends on how the ids split into queues as well as on the ids.
+fn mix_ends(seed: u64, ends: &[u32]) -> u64 {
+    ends.iter().fold(seed, |h, &end| {
+        (h ^ u64::from(end)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    })
 }
 
 /// A renaming of a state's nodes and pod slots: a permutation of each, given both ways.
