@@ -1,8 +1,9 @@
-//! Perturbations (`--perturb missed-event`): a controller that misses the event of a deployment
-//! until its next resync can break an intent that holds without it (the trace shows the
-//! perturbation and replays); with budget 0 every case's state space is exactly the
-//! unperturbed one; the cases' non-violation variants stay violation-free; and since the resync
-//! always comes, eventually stable reconciliation still holds.
+//! Perturbations (`--perturb missed-event,restart`): a controller that misses the event of a
+//! deployment until its next resync, or a descheduler that crashes and restarts, can break an
+//! intent that holds without it (the trace shows the perturbation and replays); with budget 0
+//! every case's state space is exactly the unperturbed one; the cases' non-violation variants
+//! stay violation-free; and since the resync always comes and a restart relists everything,
+//! eventually stable reconciliation still holds.
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -10,6 +11,17 @@ mod cli;
 use cli::{json_of, kivi};
 
 const BALANCE: &str = "tests/data/perturb/missed-event-balance.json";
+const RESTART: &str = "tests/data/perturb/restart-eviction-limit.json";
+
+/// The Kivi-style trace lines of a JSON report's counterexample.
+fn trace_of(counterexample: &serde_json::Value) -> Vec<&str> {
+    counterexample["kiviTrace"]
+        .as_array()
+        .expect("a trace")
+        .iter()
+        .filter_map(|line| line.as_str())
+        .collect()
+}
 
 #[test]
 fn a_missed_event_unbalances_a_deployment_that_is_balanced_without_one() {
@@ -73,12 +85,36 @@ fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
                 .expect("a count")
         };
         let plain = states(&[]);
-        assert_eq!(
-            states(&["--perturb", "missed-event", "--perturb-budget", "0"]),
-            plain,
-            "{case}"
-        );
-        assert!(states(&["--perturb", "missed-event"]) >= plain, "{case}");
+        for kinds in ["missed-event", "restart", "missed-event,restart"] {
+            assert_eq!(
+                states(&["--perturb", kinds, "--perturb-budget", "0"]),
+                plain,
+                "{case} {kinds}"
+            );
+            assert!(states(&["--perturb", kinds]) >= plain, "{case} {kinds}");
+        }
+    }
+}
+
+#[test]
+fn a_restart_refills_the_queues_so_reconciliation_stays_eventually_stable() {
+    for case in ["c3", "c8"] {
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "-o",
+            "--non-violation",
+            "--intent",
+            "esr",
+            "--perturb",
+            "restart",
+            "--perturb-budget",
+            "2",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{case}");
+        assert!(String::from_utf8_lossy(&output.stdout)
+            .starts_with("Eventually stable reconciliation holds"));
     }
 }
 
@@ -103,10 +139,41 @@ fn the_resync_brings_every_run_back_so_reconciliation_stays_eventually_stable() 
 }
 
 #[test]
-fn the_patterns_kivi_does_not_model_yet_are_refused_by_name() {
-    for kind in ["stale-view", "restart"] {
-        let output = kivi(&["check", "--case", "c1", "--perturb", kind]);
-        assert_eq!(output.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&output.stderr).contains("is not modelled yet"));
-    }
+fn a_descheduler_restart_forgets_its_eviction_limit_and_the_eviction_loop_comes_back() {
+    let calm = kivi(&["check", RESTART, "-q"]);
+    assert_eq!(calm.status.code(), Some(0), "the limit stops the loop");
+    let perturbed = kivi(&["check", RESTART, "--perturb", "restart", "--format", "json"]);
+    assert_eq!(perturbed.status.code(), Some(1));
+    let report = json_of(&perturbed);
+    let counterexample = &report["counterexamples"][0];
+    assert_eq!(counterexample["intent"], "no_oscillation_eviction");
+    let trace = trace_of(counterexample);
+    let crash = trace
+        .iter()
+        .position(|line| {
+            line.contains(
+                "[Perturb] the descheduler crashes right after 1 of its writes and restarts: \
+                 its informer lists every deployment again, and its eviction counts start from \
+                 zero",
+            )
+        })
+        .unwrap_or_else(|| panic!("no crash in {trace:?}"));
+    let evictions = |lines: &[&str]| {
+        lines
+            .iter()
+            .filter(|line| line.contains("[Descheduler]") && line.contains("pending for deletion"))
+            .count()
+    };
+    assert_eq!(evictions(&trace[..crash]), 1, "{trace:?}");
+    assert!(
+        evictions(&trace[crash..]) >= 2,
+        "more evictions than the limit after the restart: {trace:?}"
+    );
+}
+
+#[test]
+fn the_pattern_kivi_does_not_model_yet_is_refused_by_name() {
+    let output = kivi(&["check", "--case", "c1", "--perturb", "stale-view"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not modelled yet"));
 }

@@ -19,7 +19,9 @@ pub struct ModelArgs {
     pub no_symmetry: bool,
     /// Controller faults a run may suffer, as Sieve injects them (comma-separated):
     /// `missed-event` — the deployment controller, HPA or descheduler misses the event that
-    /// queued a deployment and sees it again only at its next resync. Off by default.
+    /// queued a deployment and sees it again only at its next resync; `restart` — the
+    /// deployment controller or the descheduler crashes right after any write of a step that
+    /// makes several, and restarts with a fresh view. Off by default.
     #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_perturbation)]
     pub perturb: Vec<PerturbationKind>,
     /// The most perturbations in one run.
@@ -32,17 +34,23 @@ pub struct ModelArgs {
 pub enum PerturbationKind {
     /// A controller misses an event until its next resync.
     MissedEvent,
+    /// A controller crashes part-way through a step and restarts.
+    Restart,
 }
 
-/// `missed-event`; Sieve's other two patterns are named and refused until kivi models them.
+/// `missed-event` or `restart`; Sieve's third pattern is named and refused until kivi models
+/// it.
 fn parse_perturbation(text: &str) -> Result<PerturbationKind, String> {
     match text {
         "missed-event" => Ok(PerturbationKind::MissedEvent),
-        "stale-view" | "restart" => Err(format!(
-            "`{text}` is not modelled yet; kivi models `missed-event` (see README, \
-             \"kivi and its neighbours\")"
+        "restart" => Ok(PerturbationKind::Restart),
+        "stale-view" => Err(format!(
+            "`{text}` is not modelled yet; kivi models `missed-event` and `restart` (see \
+             README, \"kivi and its neighbours\")"
         )),
-        other => Err(format!("expected `missed-event`, not `{other}`")),
+        other => Err(format!(
+            "expected `missed-event` or `restart`, not `{other}`"
+        )),
     }
 }
 
@@ -54,6 +62,7 @@ impl ModelArgs {
             symmetry: !self.no_symmetry,
             perturbations: Perturbations {
                 missed_event: self.perturb.contains(&PerturbationKind::MissedEvent),
+                restart: self.perturb.contains(&PerturbationKind::Restart),
                 budget: self.perturb_budget,
             },
         }

@@ -95,6 +95,14 @@ pub enum ClusterAction {
         /// The queue ([`crate::cluster::Queue`] as a number).
         queue: u8,
     },
+    /// A perturbation: `queue`'s controller crashes right after the `writes`-th write of its
+    /// step and restarts (see [`crate::model::restart`]).
+    Restart {
+        /// The controller's queue ([`crate::cluster::Queue`] as a number).
+        queue: u8,
+        /// The writes made before the crash.
+        writes: u16,
+    },
     /// `scaleDeployment` number `event` changes deployment `deployment`'s replicas by `delta`.
     ScaleDeployment {
         /// Index of the command in the spec.
@@ -132,7 +140,8 @@ impl ClusterAction {
             | Self::KernelRecover { .. }
             | Self::UserCommand { .. }
             | Self::ScaleDeployment { .. }
-            | Self::MissEvent { .. } => true,
+            | Self::MissEvent { .. }
+            | Self::Restart { .. } => true,
         }
     }
 

@@ -32,6 +32,7 @@ pub mod spec;
 pub mod state;
 pub mod timing;
 pub mod trace;
+pub mod writes;
 
 pub use action::ClusterAction;
 pub use ops::ItemClock;
@@ -41,3 +42,4 @@ pub use state::{
     PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
 };
 pub use trace::{Recorder, TraceLine, Why};
+pub use writes::WriteBudget;

@@ -434,14 +434,23 @@ pub struct Perturbations {
     /// A controller may miss the event that queued a deployment (its informer drops it) and
     /// see it again only at its next resync; see [`crate::events::missed_event`].
     pub missed_event: bool,
+    /// A controller may crash part-way through a step of several writes and restart; see
+    /// [`crate::model::restart`].
+    #[serde(default)]
+    pub restart: bool,
     /// The most perturbations in one run.
     pub budget: u8,
 }
 
 impl Perturbations {
-    /// Whether any perturbation is on.
+    /// Whether any kind of perturbation is on (the budget aside).
+    pub fn kinds(&self) -> bool {
+        self.missed_event || self.restart
+    }
+
+    /// Whether any perturbation can happen: a kind is on and the budget allows one.
     pub fn any(&self) -> bool {
-        self.missed_event && self.budget > 0
+        self.kinds() && self.budget > 0
     }
 }
 

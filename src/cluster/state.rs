@@ -389,11 +389,11 @@ impl Queues {
     /// Adds `by` to the ends of segments `k..` and the heads of segments `k + 1..`.
     fn shift(&mut self, k: usize, by: i32) {
         let data = self.data_mut();
-        for later in k..QUEUE_COUNT {
-            data[later] = data[later].wrapping_add_signed(by);
+        for end in &mut data[k..QUEUE_COUNT] {
+            *end = end.wrapping_add_signed(by);
         }
-        for later in k + 1..QUEUE_COUNT {
-            data[QUEUE_COUNT + later] = data[QUEUE_COUNT + later].wrapping_add_signed(by);
+        for head in &mut data[QUEUE_COUNT + k + 1..QUEUE_IDS] {
+            *head = head.wrapping_add_signed(by);
         }
     }
 

@@ -23,23 +23,43 @@
 
 use crate::cluster::{
     interchangeable::NodeClasses, ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue,
-    Recorder, Strategy, TieBreak,
+    Recorder, Strategy, TieBreak, WriteBudget,
 };
 
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    run_with(spec, state, rec, &mut WriteBudget::unlimited());
+}
+
+/// [`run`], for a process that may crash: the step stops right after the write that spends
+/// `writes` (see the module documentation for what a write is).
+pub fn run_with(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) {
     let mut clock = ItemClock::default();
-    while !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet) {
+    while !writes.crashed()
+        && !state.queue_is_empty(Queue::Deployment)
+        && state.queue_is_empty(Queue::Kubelet)
+    {
         let Some(d) = state.dequeue(Queue::Deployment) else {
             break;
         };
-        reconcile(spec, state, d, rec);
+        reconcile(spec, state, d, rec, writes);
         clock.tick(spec, state);
     }
     clock.settle(spec, state);
 }
 
-fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut Recorder) {
+fn reconcile(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) {
     let dep = *state.deployment(d);
     if dep.spec_replicas == dep.replicas + dep.in_creation - dep.in_deletion {
         return;
@@ -47,14 +67,20 @@ fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut R
     let cur = dep.cur_version as usize;
     state.deployment_mut(d).replica_sets[cur].spec_replicas = dep.spec_replicas;
     match dep.strategy {
-        Strategy::Recreate => scale(spec, state, d, cur, rec),
-        Strategy::RollingUpdate => rolling_update(spec, state, d, rec),
+        Strategy::Recreate => scale(spec, state, d, cur, rec, writes),
+        Strategy::RollingUpdate => rolling_update(spec, state, d, rec, writes),
     }
 }
 
 /// One pass of Kivi's rolling update: surge the new replica set, or shrink the old one within
-/// maxUnavailable, then make the new replica set current.
-fn rolling_update(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut Recorder) {
+/// maxUnavailable, then make the new replica set current (unless the process crashed first).
+fn rolling_update(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) {
     let dep = *state.deployment(d);
     let old = dep.cur_version as usize;
     let new = 1 - old;
@@ -63,13 +89,15 @@ fn rolling_update(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &
     if replicas < dep.spec_replicas + surge {
         state.deployment_mut(d).replica_sets[new].spec_replicas =
             dep.spec_replicas + surge - replicas;
-        scale(spec, state, d, new, rec);
+        scale(spec, state, d, new, rec, writes);
     } else if dep.replica_sets[new].replicas != replicas {
         let unavailable = dep.max_unavailable as i32 * replicas / 100;
         state.deployment_mut(d).replica_sets[old].spec_replicas = replicas - unavailable;
-        scale(spec, state, d, old, rec);
+        scale(spec, state, d, old, rec, writes);
     }
-    state.deployment_mut(d).cur_version = new as u8;
+    if !writes.crashed() {
+        state.deployment_mut(d).cur_version = new as u8;
+    }
 }
 
 /// Kivi's `scale`: moves replica set `version` of deployment `d` towards its desired count.
@@ -79,6 +107,7 @@ fn scale(
     d: usize,
     version: usize,
     rec: &mut Recorder,
+    writes: &mut WriteBudget,
 ) {
     let dep = *state.deployment(d);
     let rs = dep.replica_sets[version];
@@ -90,9 +119,13 @@ fn scale(
             victims.order_by_content(spec, state);
         }
         for _ in 0..have - want - dep.in_deletion {
-            match victims.next() {
-                Some(pod) => state.mark_for_deletion(d, pod),
-                None => break,
+            let Some(pod) = victims.next() else {
+                break;
+            };
+            state.mark_for_deletion(d, pod);
+            writes.write();
+            if writes.crashed() {
+                return;
             }
         }
     } else if want > have + dep.in_creation {
@@ -103,9 +136,14 @@ fn scale(
         let mut slots = 0;
         let mut batch = remaining.min(1);
         while batch > 0 {
-            state.deployment_mut(d).in_creation += batch;
             for _ in 0..batch {
-                create_pod(spec, state, d, &mut slots, rec);
+                state.deployment_mut(d).in_creation += 1;
+                if create_pod(spec, state, d, &mut slots, rec) {
+                    writes.write();
+                    if writes.crashed() {
+                        return;
+                    }
+                }
             }
             remaining -= batch;
             batch = remaining.min(2 * batch);
@@ -185,19 +223,20 @@ impl Victims {
 
 /// Claims the first idle pod slot at or after `*cursor` for deployment `d` (Kivi's
 /// `enqueuePods` with `copyDeploymentInfoToPod`); nothing happens when every slot is taken.
+/// Whether a pod was created.
 fn create_pod(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     d: usize,
     cursor: &mut usize,
     rec: &mut Recorder,
-) {
+) -> bool {
     let Some(offset) = state.pods()[*cursor..]
         .iter()
         .position(|p| p.phase == PodPhase::Idle)
     else {
         *cursor = state.pods().len();
-        return;
+        return false;
     };
     let index = *cursor + offset;
     *cursor = index + 1;
@@ -237,6 +276,7 @@ fn create_pod(
     } else {
         state.enqueue(Queue::Scheduler, pod);
     }
+    true
 }
 
 #[cfg(test)]

@@ -73,6 +73,7 @@
 //!   command changes `specReplicas`).
 
 pub mod eviction_loop;
+pub mod restart;
 pub mod stable_reconciliation;
 pub mod symmetry;
 
@@ -140,7 +141,7 @@ impl ClusterModel {
     pub fn with_options(mut self, options: ModelOptions) -> Self {
         self.spec.tie_break = options.tie_break;
         self.spec.perturbations = options.perturbations;
-        self.init.perturbations_mut().left = if options.perturbations.missed_event {
+        self.init.perturbations_mut().left = if options.perturbations.kinds() {
             options.perturbations.budget
         } else {
             0
@@ -200,6 +201,9 @@ impl ClusterModel {
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
             ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
+            ClusterAction::Restart { queue, writes } => {
+                restart::run(spec, next, queue, writes, rec)
+            }
             _ => events::run(spec, next, action, rec),
         }
         intents::observe(spec, next, rec);
@@ -274,6 +278,9 @@ impl ClusterModel {
     fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
         let spec = &self.spec;
         if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
+            return;
+        }
+        if !restart::for_each(spec, s, &mut visit) {
             return;
         }
         let before_scheduler = [

@@ -1,7 +1,9 @@
 //! The default evictor shared by all descheduler plugins: which pods may be evicted, and the
 //! eviction itself within `maxNoOfPodsToEvictPerNode` / `maxNoOfPodsToEvictPerNamespace`.
 
-use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, PodPhase, Recorder};
+use crate::cluster::{
+    ClusterSpec, ClusterState, DeschedulerProfile, PodPhase, Recorder, WriteBudget,
+};
 
 /// Limits at or above this are never reached: Kivi counts evictions in bytes.
 const UNLIMITED: u32 = 256;
@@ -21,11 +23,21 @@ pub fn passes_filter(
 }
 
 /// Evicts `pod` (marks it terminating and hands it to the kubelet) unless its node or the
-/// namespace has reached its eviction limit. Returns whether the pod was evicted.
-pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) -> bool {
+/// namespace has reached its eviction limit, or the process has crashed (`writes`). Returns
+/// whether the pod was evicted.
+pub fn evict(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    pod: usize,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) -> bool {
     let Some(config) = &spec.descheduler else {
         return false;
     };
+    if writes.crashed() {
+        return false;
+    }
     let p = *state.pod(pod);
     let loc = p.loc as usize;
     let node_limit = config.max_pods_to_evict_per_node;
@@ -51,6 +63,7 @@ pub fn evict(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut
     if namespace_limit < UNLIMITED {
         *state.namespace_evictions_mut() += 1;
     }
+    writes.write();
     true
 }
 
@@ -76,13 +89,31 @@ mod tests {
     fn per_node_limit_counts_over_the_whole_run() {
         let model = with_limits(1, 5000, None);
         let (spec, mut state) = (model.spec(), model.initial_state().clone());
-        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
+        assert!(evict(
+            spec,
+            &mut state,
+            4,
+            &mut Recorder::off(),
+            &mut WriteBudget::unlimited()
+        ));
         assert!(
-            !evict(spec, &mut state, 5, &mut Recorder::off()),
+            !evict(
+                spec,
+                &mut state,
+                5,
+                &mut Recorder::off(),
+                &mut WriteBudget::unlimited()
+            ),
             "node 3 is at its limit"
         );
         assert!(
-            evict(spec, &mut state, 1, &mut Recorder::off()),
+            evict(
+                spec,
+                &mut state,
+                1,
+                &mut Recorder::off(),
+                &mut WriteBudget::unlimited()
+            ),
             "node 1 is not"
         );
         let counts: Vec<u8> = state.nodes().iter().map(|n| n.evictions).collect();
@@ -98,8 +129,20 @@ mod tests {
     fn namespace_limit_stops_every_node() {
         let model = with_limits(5000, 1, None);
         let (spec, mut state) = (model.spec(), model.initial_state().clone());
-        assert!(evict(spec, &mut state, 4, &mut Recorder::off()));
-        assert!(!evict(spec, &mut state, 1, &mut Recorder::off()));
+        assert!(evict(
+            spec,
+            &mut state,
+            4,
+            &mut Recorder::off(),
+            &mut WriteBudget::unlimited()
+        ));
+        assert!(!evict(
+            spec,
+            &mut state,
+            1,
+            &mut Recorder::off(),
+            &mut WriteBudget::unlimited()
+        ));
         assert_eq!(state.pod(1).phase, PodPhase::Running);
     }
 

@@ -20,7 +20,7 @@ pub mod remove_pods_violating_topology_spread;
 
 use crate::cluster::timing::DESCHEDULER_WAIT_TIME;
 use crate::cluster::Queue;
-use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder};
+use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder, WriteBudget};
 
 /// Whether the descheduler may run: a deployment is queued, and either its period has passed
 /// or the other controllers (the HPA aside) have nothing to do.
@@ -33,10 +33,21 @@ pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
 /// One descheduler step: for each queued deployment, while the descheduler may run, runs every
 /// profile's balance plugins.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    run_with(spec, state, rec, &mut WriteBudget::unlimited());
+}
+
+/// [`run`], for a process that may crash: the step stops right after the eviction that spends
+/// `writes`.
+pub fn run_with(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) {
     let Some(config) = &spec.descheduler else {
         return;
     };
-    while enabled(spec, state) {
+    while !writes.crashed() && enabled(spec, state) {
         state.dequeue(Queue::Descheduler);
         let ready = (1..=spec.nodes.len())
             .filter(|&n| state.node(n).status == NodeStatus::Ready)
@@ -48,10 +59,12 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
             for plugin in &profile.plugins {
                 match plugin {
                     BalancePlugin::RemoveDuplicates => {
-                        remove_duplicates::run(spec, state, profile, rec)
+                        remove_duplicates::run(spec, state, profile, rec, writes)
                     }
                     BalancePlugin::RemovePodsViolatingTopologySpreadConstraint => {
-                        remove_pods_violating_topology_spread::run(spec, state, profile, rec)
+                        remove_pods_violating_topology_spread::run(
+                            spec, state, profile, rec, writes,
+                        )
                     }
                 }
             }

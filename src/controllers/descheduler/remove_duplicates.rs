@@ -10,7 +10,9 @@
 //! does not check that the evicted pods fit anywhere else — one of the bugs Kivi reports.
 
 use super::evictor;
-use crate::cluster::{ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder, Why};
+use crate::cluster::{
+    ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder, Why, WriteBudget,
+};
 
 /// Runs the plugin for every deployment.
 pub fn run(
@@ -18,9 +20,13 @@ pub fn run(
     state: &mut ClusterState,
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
+    writes: &mut WriteBudget,
 ) {
     for d in 1..=spec.deployments.len() {
-        balance_owner(spec, state, profile, d, rec);
+        if writes.crashed() {
+            return;
+        }
+        balance_owner(spec, state, profile, d, rec, writes);
     }
 }
 
@@ -89,6 +95,7 @@ fn balance_owner(
     profile: &DeschedulerProfile,
     d: usize,
     rec: &mut Recorder,
+    writes: &mut WriteBudget,
 ) {
     let dup = duplicates(spec, state, profile, d);
     if dup.pods.iter().all(Vec::is_empty) {
@@ -106,6 +113,9 @@ fn balance_owner(
         }
         let excess = (count - (upper_avg - 1)) as usize;
         for &pod in dup.pods[n].iter().take(excess) {
+            if writes.crashed() {
+                return;
+            }
             let status = state.pod(pod).phase as u8;
             rec.log(Some("Descheduler"), || {
                 format!("Duplicated Pod {pod} (status {status}) on node {n} pending for deletion!")
@@ -126,7 +136,7 @@ fn balance_owner(
                     occurrences = dup.occurrences,
                 ),
             });
-            if !evictor::evict(spec, state, pod, rec) {
+            if !evictor::evict(spec, state, pod, rec, writes) {
                 break;
             }
         }

@@ -17,7 +17,7 @@
 use super::evictor;
 use crate::cluster::{
     label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder,
-    TopologySpreadConstraint, Why,
+    TopologySpreadConstraint, Why, WriteBudget,
 };
 
 /// Runs the plugin: marks the pods to move for every covered constraint, then evicts them in
@@ -27,7 +27,11 @@ pub fn run(
     state: &mut ClusterState,
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
+    writes: &mut WriteBudget,
 ) {
+    if writes.crashed() {
+        return;
+    }
     let mut marked = PodSet::new(spec.pods.len());
     for template in &spec.pod_templates {
         for con in &template.spread {
@@ -40,7 +44,7 @@ pub fn run(
         }
     }
     for pod in marked.iter() {
-        evictor::evict(spec, state, pod, rec);
+        evictor::evict(spec, state, pod, rec, writes);
     }
 }
 
@@ -259,7 +263,13 @@ mod tests {
         }
         let profile = &spec.descheduler.as_ref().unwrap().profiles[0];
         let mut rec = Recorder::on();
-        run(spec, &mut state, profile, &mut rec);
+        run(
+            spec,
+            &mut state,
+            profile,
+            &mut rec,
+            &mut WriteBudget::unlimited(),
+        );
         let moved: Vec<_> = (1..=6)
             .filter(|&p| state.pod(p).phase == crate::cluster::PodPhase::Terminating)
             .collect();
