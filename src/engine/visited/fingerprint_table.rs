@@ -55,11 +55,21 @@ const ZERO_STAND_IN: u64 = 1;
 
 /// Zeroed, cache-line-aligned memory for the slots. Arrays of 2 MiB and more are aligned to
 /// 2 MiB and marked for transparent huge pages: random probes into a large table otherwise
-/// spend much of their time on TLB misses.
+/// spend much of their time on TLB misses. On Linux they are mapped directly, so that a spent
+/// array's memory can become part of a later, bigger one ([`SlotArray::zeroed_reusing`]).
 struct SlotArray {
     ptr: std::ptr::NonNull<AtomicU64>,
     len: usize,
-    layout: Layout,
+    backing: Backing,
+}
+
+/// Where a [`SlotArray`]'s memory comes from.
+enum Backing {
+    /// The global allocator, with this layout.
+    Heap(Layout),
+    /// An anonymous mapping of this many bytes (a whole number of huge pages) at `ptr`.
+    #[cfg(target_os = "linux")]
+    Mapped(usize),
 }
 
 // SAFETY: the array is plain atomics, owned uniquely by this value.
@@ -72,6 +82,12 @@ const HUGE_PAGE: usize = 2 << 20;
 impl SlotArray {
     fn zeroed(len: usize) -> Self {
         let bytes = len * std::mem::size_of::<AtomicU64>();
+        #[cfg(target_os = "linux")]
+        if bytes >= HUGE_PAGE {
+            if let Some(array) = Self::mapped(len, None) {
+                return array;
+            }
+        }
         let align = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 64 };
         let layout = Layout::from_size_align(bytes, align).expect("slot count fits in memory");
         // SAFETY: the layout has non-zero size (at least one cache line).
@@ -86,7 +102,99 @@ impl SlotArray {
                 libc::madvise(raw.cast(), bytes, libc::MADV_HUGEPAGE);
             }
         }
-        Self { ptr, len, layout }
+        Self {
+            ptr,
+            len,
+            backing: Backing::Heap(layout),
+        }
+    }
+
+    /// A zeroed array of `len` slots that takes over `spent`'s memory where it can: the pages
+    /// `spent` has already touched are moved (not copied) to the front of the new array and
+    /// cleared there, and only the rest is fresh memory. A fresh page costs a page fault and
+    /// the kernel's zeroing of it, far more than clearing a page already in place (on a virtual
+    /// machine, the host's first touch too), and a table that grows by half touches about
+    /// three times its final size in fresh pages otherwise.
+    fn zeroed_reusing(len: usize, spent: Option<SlotArray>) -> Self {
+        #[cfg(target_os = "linux")]
+        if len * std::mem::size_of::<AtomicU64>() >= HUGE_PAGE {
+            if let Some(array) = Self::mapped(len, spent) {
+                return array;
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        drop(spent);
+        Self::zeroed(len)
+    }
+
+    /// A 2 MiB-aligned anonymous mapping for `len` slots, built around `spent`'s mapping if
+    /// given (see [`SlotArray::zeroed_reusing`]); `None` if the kernel refuses.
+    #[cfg(target_os = "linux")]
+    fn mapped(len: usize, spent: Option<SlotArray>) -> Option<Self> {
+        let bytes = (len * std::mem::size_of::<AtomicU64>()).next_multiple_of(HUGE_PAGE);
+        // Reserve an aligned range: map a huge page more than needed, keep the aligned part.
+        let span = bytes + HUGE_PAGE;
+        // SAFETY: a fresh anonymous mapping; nothing else refers to it.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let start = raw as usize;
+        let aligned = start.next_multiple_of(HUGE_PAGE);
+        // SAFETY: both ranges lie inside the mapping just made and outside the part kept.
+        unsafe {
+            if aligned > start {
+                libc::munmap(raw, aligned - start);
+            }
+            let tail = aligned + bytes;
+            if start + span > tail {
+                libc::munmap(tail as *mut libc::c_void, start + span - tail);
+            }
+        }
+        let base = aligned as *mut libc::c_void;
+        let mut reused = 0;
+        if let Some(spent) = spent {
+            if let Backing::Mapped(spent_bytes) = spent.backing {
+                if spent_bytes <= bytes {
+                    // SAFETY: `spent` owns its mapping exclusively (it is spent: no pin reads
+                    // it); MREMAP_FIXED moves its pages over the front of the range reserved
+                    // above, replacing what was mapped there.
+                    let moved = unsafe {
+                        libc::mremap(
+                            spent.ptr.as_ptr().cast(),
+                            spent_bytes,
+                            spent_bytes,
+                            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                            base,
+                        )
+                    };
+                    if moved == base {
+                        std::mem::forget(spent);
+                        reused = spent_bytes;
+                    }
+                }
+            }
+        }
+        // SAFETY: the range is the mapping kept above; the first `reused` bytes hold the spent
+        // array's old fingerprints, cleared here; the rest is fresh, zero-filled memory.
+        unsafe {
+            std::ptr::write_bytes(base.cast::<u8>(), 0, reused);
+            libc::madvise(base, bytes, libc::MADV_HUGEPAGE);
+        }
+        Some(Self {
+            ptr: std::ptr::NonNull::new(base.cast())?,
+            len,
+            backing: Backing::Mapped(bytes),
+        })
     }
 }
 
@@ -102,8 +210,15 @@ impl std::ops::Deref for SlotArray {
 
 impl Drop for SlotArray {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this very layout.
-        unsafe { dealloc(self.ptr.as_ptr().cast(), self.layout) }
+        match self.backing {
+            // SAFETY: allocated in `zeroed` with this very layout.
+            Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr().cast(), layout) },
+            // SAFETY: mapped in `mapped`, this many bytes from `ptr`, and owned by this value.
+            #[cfg(target_os = "linux")]
+            Backing::Mapped(bytes) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), bytes);
+            },
+        }
     }
 }
 
@@ -115,9 +230,14 @@ struct Slots {
 
 impl Slots {
     fn new(len: usize) -> Self {
+        Self::reusing(len, None)
+    }
+
+    /// An empty array of `len` slots, in `spent`'s memory where it can be.
+    fn reusing(len: usize, spent: Option<SlotArray>) -> Self {
         debug_assert!(len.is_multiple_of(SLOTS_PER_LINE) && len >= SLOTS_PER_LINE);
         Self {
-            slots: SlotArray::zeroed(len),
+            slots: SlotArray::zeroed_reusing(len, spent),
             lines: len / SLOTS_PER_LINE,
         }
     }
@@ -216,6 +336,10 @@ struct Growth {
     next: Option<Box<Slots>>,
     /// The copy in progress, while [`Phase::Copying`].
     copy: Option<Copy>,
+    /// The array replaced by the last growth, kept so that the next growth builds its array in
+    /// that memory ([`SlotArray::zeroed_reusing`]). It lies inside the next array once that
+    /// exists, so the most memory in use, at a growth, is the same as without it.
+    spent: Option<SlotArray>,
 }
 
 /// The copy in progress: the old array, the new one, and the number of blocks.
@@ -275,6 +399,7 @@ impl FingerprintTable {
                 generation: 0,
                 next: None,
                 copy: None,
+                spent: None,
             }),
             changed: Condvar::new(),
             copy_cursor: AtomicUsize::new(0),
@@ -318,7 +443,8 @@ impl FingerprintTable {
         if grown <= len || self.growing.load(Ordering::Acquire) {
             return;
         }
-        let bigger = Box::new(Slots::new(grown));
+        let spent = self.growth.lock().spent.take();
+        let bigger = Box::new(Slots::reusing(grown, spent));
         let mut growth = self.growth.lock();
         if growth.phase != Phase::Idle || self.slots().len() != len {
             return;
@@ -431,10 +557,17 @@ impl FingerprintTable {
         self.current.store(copy.target, Ordering::Release);
         // SAFETY: `target` is a live array, now current.
         let len = unsafe { (*copy.target).len() };
-        self.slot_bytes.store((len * 8) as u64, Ordering::Relaxed);
         // SAFETY: every registered pin is parked and reloads the array before using it again,
         // and no copier touches the old array once all its blocks are done.
-        drop(unsafe { Box::from_raw(copy.source as *mut Slots) });
+        let old = unsafe { Box::from_raw(copy.source as *mut Slots) };
+        let kept = if cfg!(target_os = "linux") {
+            let bytes = old.len() * 8;
+            growth.spent = Some(old.slots);
+            bytes
+        } else {
+            0
+        };
+        self.slot_bytes.store((len * 8 + kept) as u64, Ordering::Relaxed);
         growth.parked = 0;
         growth.phase = Phase::Idle;
         growth.generation += 1;
@@ -605,6 +738,20 @@ mod tests {
 
     fn key(bytes: &[u8]) -> StateKey<'_> {
         StateKey::new(bytes)
+    }
+
+    #[test]
+    fn an_array_built_in_a_spent_ones_memory_starts_empty() {
+        let spent = SlotArray::zeroed(300_000);
+        for (i, slot) in spent.iter().enumerate() {
+            slot.store(i as u64 + 1, Ordering::Relaxed);
+        }
+        let grown = SlotArray::zeroed_reusing(450_000, Some(spent));
+        assert_eq!(grown.len(), 450_000);
+        assert!(grown.iter().all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
+        grown[449_999].store(7, Ordering::Relaxed);
+        let small = SlotArray::zeroed_reusing(1_024, Some(grown));
+        assert!(small.iter().all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
     }
 
     #[test]
