@@ -101,6 +101,7 @@ fn parallel_loop(
     let options = kivi::engine::cndfs::LassoOptions {
         threads,
         memory_budget: 64 << 20,
+        expected_states: 0,
         timeout: None,
         cancel: None,
     };

@@ -63,11 +63,13 @@ pub fn to_text(kind: LoopKind, search: &LoopSearch) -> String {
     let stats = &search.stats;
     let _ = writeln!(
         text,
-        "    States: {} stored (with the marked bit), {} transitions, {} thread(s), {} MiB table",
+        "    States: {} stored (with the marked bit), {} transitions, {} thread(s), {} KiB table \
+         ({} round(s))",
         stats.states,
         stats.transitions,
         stats.threads,
-        stats.table_bytes >> 20
+        stats.table_bytes >> 10,
+        stats.rounds
     );
     let _ = writeln!(
         text,
@@ -94,6 +96,7 @@ pub fn to_json(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Val
         "transitions": stats.transitions,
         "threads": stats.threads,
         "table_bytes": stats.table_bytes,
+        "rounds": stats.rounds,
         "elapsed_s": search.elapsed.as_secs_f64(),
     });
     report

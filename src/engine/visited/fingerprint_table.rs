@@ -567,7 +567,8 @@ impl FingerprintTable {
         } else {
             0
         };
-        self.slot_bytes.store((len * 8 + kept) as u64, Ordering::Relaxed);
+        self.slot_bytes
+            .store((len * 8 + kept) as u64, Ordering::Relaxed);
         growth.parked = 0;
         growth.phase = Phase::Idle;
         growth.generation += 1;
@@ -748,10 +749,14 @@ mod tests {
         }
         let grown = SlotArray::zeroed_reusing(450_000, Some(spent));
         assert_eq!(grown.len(), 450_000);
-        assert!(grown.iter().all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
+        assert!(grown
+            .iter()
+            .all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
         grown[449_999].store(7, Ordering::Relaxed);
         let small = SlotArray::zeroed_reusing(1_024, Some(grown));
-        assert!(small.iter().all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
+        assert!(small
+            .iter()
+            .all(|slot| slot.load(Ordering::Relaxed) == EMPTY));
     }
 
     #[test]
