@@ -1,9 +1,9 @@
-//! Perturbations (`--perturb missed-event,restart`): a controller that misses the event of a
-//! deployment until its next resync, or a descheduler that crashes and restarts, can break an
-//! intent that holds without it (the trace shows the perturbation and replays); with budget 0
-//! every case's state space is exactly the unperturbed one; the cases' non-violation variants
-//! stay violation-free; and since the resync always comes and a restart relists everything,
-//! eventually stable reconciliation still holds.
+//! Perturbations (`--perturb missed-event,restart,stale-view`): a controller that misses the
+//! event of a deployment until its next resync, a descheduler that crashes and restarts, or an
+//! HPA acting on a stale view can break an intent that holds without it (the trace shows the
+//! perturbation and replays); with budget 0 every case's state space is exactly the
+//! unperturbed one; the cases' non-violation variants stay violation-free; and since the resync
+//! always comes and a restart relists everything, eventually stable reconciliation still holds.
 
 #[path = "support/cli.rs"]
 mod cli;
@@ -12,6 +12,7 @@ use cli::{json_of, kivi};
 
 const BALANCE: &str = "tests/data/perturb/missed-event-balance.json";
 const RESTART: &str = "tests/data/perturb/restart-eviction-limit.json";
+const STALE: &str = "tests/data/perturb/stale-view-oscillation.json";
 
 /// The Kivi-style trace lines of a JSON report's counterexample.
 fn trace_of(counterexample: &serde_json::Value) -> Vec<&str> {
@@ -85,7 +86,12 @@ fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
                 .expect("a count")
         };
         let plain = states(&[]);
-        for kinds in ["missed-event", "restart", "missed-event,restart"] {
+        for kinds in [
+            "missed-event",
+            "restart",
+            "stale-view",
+            "missed-event,restart,stale-view",
+        ] {
             assert_eq!(
                 states(&["--perturb", kinds, "--perturb-budget", "0"]),
                 plain,
@@ -113,6 +119,41 @@ fn a_restart_refills_the_queues_so_reconciliation_stays_eventually_stable() {
             "2",
         ]);
         assert_eq!(output.status.code(), Some(0), "{case}");
+        assert!(String::from_utf8_lossy(&output.stdout)
+            .starts_with("Eventually stable reconciliation holds"));
+    }
+}
+
+#[test]
+fn a_stale_step_keeps_the_events_its_view_lacks_so_reconciliation_stays_eventually_stable() {
+    // C7's original topology has too few pod slots to decide ESR at all (exit 3, unperturbed
+    // too); every other case's non-violating variant converges under two stale steps.
+    for (case, depth) in [
+        ("c1", "1"),
+        ("c2", "1"),
+        ("c3", "1"),
+        ("c3", "2"),
+        ("c4", "1"),
+        ("c5", "1"),
+        ("c6", "1"),
+        ("c8", "2"),
+    ] {
+        let output = kivi(&[
+            "check",
+            "--case",
+            case,
+            "-o",
+            "--non-violation",
+            "--intent",
+            "esr",
+            "--perturb",
+            "stale-view",
+            "--stale-depth",
+            depth,
+            "--perturb-budget",
+            "2",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{case} depth {depth}");
         assert!(String::from_utf8_lossy(&output.stdout)
             .starts_with("Eventually stable reconciliation holds"));
     }
@@ -172,8 +213,57 @@ fn a_descheduler_restart_forgets_its_eviction_limit_and_the_eviction_loop_comes_
 }
 
 #[test]
-fn the_pattern_kivi_does_not_model_yet_is_refused_by_name() {
-    let output = kivi(&["check", "--case", "c1", "--perturb", "stale-view"]);
+fn an_hpa_acting_on_a_view_two_steps_old_scales_back_down_and_oscillates() {
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", STALE, "--topology", "0,3:9", "--format", "json"];
+        args.extend_from_slice(extra);
+        kivi(&args)
+    };
+    assert_eq!(
+        check(&[]).status.code(),
+        Some(0),
+        "no oscillation without it"
+    );
+    assert_eq!(
+        check(&["--perturb", "stale-view"]).status.code(),
+        Some(0),
+        "a view one HPA step old already holds the HPA's own last scale-up"
+    );
+    let stale = check(&["--perturb", "stale-view", "--stale-depth", "2"]);
+    assert_eq!(stale.status.code(), Some(1));
+    let report = json_of(&stale);
+    let counterexample = &report["counterexamples"][0];
+    assert_eq!(counterexample["intent"], "no_oscillation_replica_num");
+    let trace = trace_of(counterexample);
+    let stale_step = trace
+        .iter()
+        .position(|line| {
+            line.contains(
+                "[Perturb] the HPA acts on its view of the cluster after its last step but one",
+            )
+        })
+        .unwrap_or_else(|| panic!("no stale step in {trace:?}"));
+    assert!(
+        trace[stale_step + 1].contains("[HPA] Need to rescale, pod number change from 18 to 15"),
+        "{trace:?}"
+    );
+}
+
+#[test]
+fn every_sieve_pattern_is_accepted_and_anything_else_refused_with_the_list() {
+    let output = kivi(&["check", "--case", "c1", "-o", "--perturb", "stale-state"]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("is not modelled yet"));
+    assert!(String::from_utf8_lossy(&output.stderr)
+        .contains("expected `missed-event`, `restart` or `stale-view`, not `stale-state`"));
+    let depth = kivi(&[
+        "check",
+        "--case",
+        "c1",
+        "-o",
+        "--perturb",
+        "stale-view",
+        "--stale-depth",
+        "4",
+    ]);
+    assert_eq!(depth.status.code(), Some(2), "depths 1 to 3");
 }

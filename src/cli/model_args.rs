@@ -20,13 +20,19 @@ pub struct ModelArgs {
     /// Controller faults a run may suffer, as Sieve injects them (comma-separated):
     /// `missed-event` — the deployment controller, HPA or descheduler misses the event that
     /// queued a deployment and sees it again only at its next resync; `restart` — the
-    /// deployment controller or the descheduler crashes right after any write of a step that
-    /// makes several, and restarts with a fresh view. Off by default.
+    /// deployment controller or the descheduler crashes right after any write of a step, and
+    /// restarts with a fresh view; `stale-view` — the scheduler, deployment controller, HPA or
+    /// descheduler takes a step on its informer's stale view of the cluster. Off by default.
     #[arg(long, value_name = "KINDS", value_delimiter = ',', value_parser = parse_perturbation)]
     pub perturb: Vec<PerturbationKind>,
     /// The most perturbations in one run.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "perturb")]
     pub perturb_budget: u8,
+    /// How far a stale view may lag (`--perturb stale-view`): the cluster as it was after one
+    /// of the controller's last K steps (1 to 3).
+    #[arg(long, value_name = "K", default_value_t = 1, requires = "perturb",
+          value_parser = clap::value_parser!(u8).range(1..=3))]
+    pub stale_depth: u8,
 }
 
 /// A kind of perturbation `--perturb` names.
@@ -36,20 +42,18 @@ pub enum PerturbationKind {
     MissedEvent,
     /// A controller crashes part-way through a step and restarts.
     Restart,
+    /// A controller acts on a stale view of the cluster.
+    StaleView,
 }
 
-/// `missed-event` or `restart`; Sieve's third pattern is named and refused until kivi models
-/// it.
+/// `missed-event`, `restart` or `stale-view`: Sieve's three patterns.
 fn parse_perturbation(text: &str) -> Result<PerturbationKind, String> {
     match text {
         "missed-event" => Ok(PerturbationKind::MissedEvent),
         "restart" => Ok(PerturbationKind::Restart),
-        "stale-view" => Err(format!(
-            "`{text}` is not modelled yet; kivi models `missed-event` and `restart` (see \
-             README, \"kivi and its neighbours\")"
-        )),
+        "stale-view" => Ok(PerturbationKind::StaleView),
         other => Err(format!(
-            "expected `missed-event` or `restart`, not `{other}`"
+            "expected `missed-event`, `restart` or `stale-view`, not `{other}`"
         )),
     }
 }
@@ -63,6 +67,8 @@ impl ModelArgs {
             perturbations: Perturbations {
                 missed_event: self.perturb.contains(&PerturbationKind::MissedEvent),
                 restart: self.perturb.contains(&PerturbationKind::Restart),
+                stale_view: self.perturb.contains(&PerturbationKind::StaleView),
+                stale_depth: self.stale_depth,
                 budget: self.perturb_budget,
             },
         }

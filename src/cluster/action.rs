@@ -103,6 +103,14 @@ pub enum ClusterAction {
         /// The writes made before the crash.
         writes: u16,
     },
+    /// A perturbation: `queue`'s controller takes its step on the stale view it had after its
+    /// `depth`-th last step (see [`crate::model::stale_view`]).
+    StaleView {
+        /// The controller's queue ([`crate::cluster::Queue`] as a number).
+        queue: u8,
+        /// How many of its own steps the view lags (1 = the view after its last step).
+        depth: u8,
+    },
     /// `scaleDeployment` number `event` changes deployment `deployment`'s replicas by `delta`.
     ScaleDeployment {
         /// Index of the command in the spec.
@@ -141,7 +149,8 @@ impl ClusterAction {
             | Self::UserCommand { .. }
             | Self::ScaleDeployment { .. }
             | Self::MissEvent { .. }
-            | Self::Restart { .. } => true,
+            | Self::Restart { .. }
+            | Self::StaleView { .. } => true,
         }
     }
 

@@ -438,6 +438,13 @@ pub struct Perturbations {
     /// [`crate::model::restart`].
     #[serde(default)]
     pub restart: bool,
+    /// A controller may act on a stale view of the cluster: as it was after one of its last
+    /// `stale_depth` steps; see [`crate::model::stale_view`].
+    #[serde(default)]
+    pub stale_view: bool,
+    /// How many of its own steps a stale view may lag (`--stale-depth`).
+    #[serde(default)]
+    pub stale_depth: u8,
     /// The most perturbations in one run.
     pub budget: u8,
 }
@@ -445,7 +452,7 @@ pub struct Perturbations {
 impl Perturbations {
     /// Whether any kind of perturbation is on (the budget aside).
     pub fn kinds(&self) -> bool {
-        self.missed_event || self.restart
+        self.missed_event || self.restart || self.stale_view
     }
 
     /// Whether any perturbation can happen: a kind is on and the budget allows one.

@@ -495,6 +495,8 @@ pub struct ClusterState {
     nodes: u32,
     pods: u32,
     deployments: u32,
+    /// Copies of the record tables kept after them (`--perturb stale-view`; 0 otherwise).
+    views: u32,
     queues: Queues,
 }
 
@@ -505,6 +507,7 @@ impl Clone for ClusterState {
             nodes: self.nodes,
             pods: self.pods,
             deployments: self.deployments,
+            views: self.views,
             queues: self.queues.clone(),
         }
     }
@@ -516,6 +519,7 @@ impl Clone for ClusterState {
         self.nodes = source.nodes;
         self.pods = source.pods;
         self.deployments = source.deployments;
+        self.views = source.views;
         self.queues.clone_from(&source.queues);
     }
 }
@@ -553,8 +557,83 @@ impl ClusterState {
             nodes: nodes as u32,
             pods: pods as u32,
             deployments: deployments as u32,
+            views: 0,
             queues: Queues::default(),
         }
+    }
+
+    /// Bytes of the record tables (nodes, pods, deployments).
+    fn records_bytes(&self) -> usize {
+        self.nodes as usize * NODE_BYTES
+            + self.pods as usize * POD_BYTES
+            + self.deployments as usize * DEPLOYMENT_BYTES
+    }
+
+    /// The record tables as bytes, as they lie in the buffer.
+    pub fn records_as_bytes(&self) -> &[u8] {
+        &self.bytes()[HEADER_BYTES..HEADER_BYTES + self.records_bytes()]
+    }
+
+    /// Overwrites the record tables with `records` (bytes of another state of this cluster,
+    /// from [`ClusterState::records_as_bytes`] or [`ClusterState::view`]).
+    pub fn load_records(&mut self, records: &[u8]) {
+        let end = HEADER_BYTES + self.records_bytes();
+        self.bytes_mut()[HEADER_BYTES..end].copy_from_slice(records);
+    }
+
+    /// Makes room for `views` copies of the record tables after them, each starting as a copy
+    /// of the tables as they are now (`--perturb stale-view`: what a controller's informer
+    /// cache showed; the copies are part of the state, hashed and compared with it).
+    pub fn keep_views(&mut self, views: usize) {
+        let records = self.records_as_bytes().to_vec();
+        let mut bytes = self.bytes()[..HEADER_BYTES + records.len()].to_vec();
+        for _ in 0..views {
+            bytes.extend_from_slice(&records);
+        }
+        if bytes.len() % 2 == 1 {
+            bytes.push(0);
+        }
+        self.buffer = bytes
+            .chunks_exact(2)
+            .map(|pair| u16::from_ne_bytes([pair[0], pair[1]]))
+            .collect();
+        self.views = views as u32;
+    }
+
+    /// The number of views kept.
+    pub fn views(&self) -> usize {
+        self.views as usize
+    }
+
+    /// View `slot`'s record tables as bytes.
+    pub fn view(&self, slot: usize) -> &[u8] {
+        let size = self.records_bytes();
+        let start = HEADER_BYTES + size * (1 + slot);
+        &self.bytes()[start..start + size]
+    }
+
+    /// Copies view `from` into view `to`.
+    pub fn copy_view(&mut self, from: usize, to: usize) {
+        let size = self.records_bytes();
+        let start = |slot: usize| HEADER_BYTES + size * (1 + slot);
+        let (from, to) = (start(from), start(to));
+        self.bytes_mut().copy_within(from..from + size, to);
+    }
+
+    /// Clears every view (to zeros): once no view can be used again, states that differ only
+    /// in their views are the same.
+    pub fn clear_views(&mut self) {
+        let start = HEADER_BYTES + self.records_bytes();
+        let end = start + self.records_bytes() * self.views as usize;
+        self.bytes_mut()[start..end].fill(0);
+    }
+
+    /// Makes view `slot` a copy of the record tables as they are now.
+    pub fn save_view(&mut self, slot: usize) {
+        let size = self.records_bytes();
+        let to = HEADER_BYTES + size * (1 + slot);
+        self.bytes_mut()
+            .copy_within(HEADER_BYTES..HEADER_BYTES + size, to);
     }
 
     /// The buffer as bytes: the header and the records as they lie in memory.
@@ -817,6 +896,37 @@ impl ClusterState {
     /// Empties `queue`.
     pub fn clear_queue(&mut self, queue: Queue) {
         while self.dequeue(queue).is_some() {}
+    }
+
+    /// Makes `queue` hold `ids` (in order, without duplicates) instead of what it held.
+    pub fn replace_queue(&mut self, queue: Queue, ids: &[u32]) {
+        self.clear_queue(queue);
+        for &id in ids {
+            self.enqueue(queue, id as usize);
+        }
+    }
+
+    /// Sets every pod's and node's queue flags from the queues: for records loaded from
+    /// another state ([`ClusterState::load_records`]), whose flags say where *that* state's
+    /// pods and nodes waited.
+    pub fn sync_queue_flags(&mut self) {
+        for pod in self.pods_mut() {
+            pod.queued = 0;
+        }
+        for node in self.nodes_mut() {
+            node.queued = false;
+        }
+        for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
+            let bit = pod_flag(queue);
+            for k in 0..self.queues.pending(queue as usize).len() {
+                let id = self.queues.pending(queue as usize)[k] as usize;
+                self.pod_mut(id).queued |= bit;
+            }
+        }
+        for k in 0..self.queues.pending(Queue::Node as usize).len() {
+            let id = self.queues.pending(Queue::Node as usize)[k] as usize;
+            self.node_mut(id).queued = true;
+        }
     }
 
     /// Bytes the state owns on the heap: its records and its queues' pending ids.

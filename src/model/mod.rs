@@ -75,6 +75,7 @@
 pub mod eviction_loop;
 pub mod restart;
 pub mod stable_reconciliation;
+pub mod stale_view;
 pub mod symmetry;
 
 use crate::cluster::Queue;
@@ -146,10 +147,15 @@ impl ClusterModel {
         } else {
             0
         };
-        self.symmetry = if options.symmetry {
-            SymmetryStatus::of(&self.spec)
-        } else {
+        if self.init.perturbations().left > 0 {
+            self.init.keep_views(stale_view::views(&self.spec));
+        }
+        self.symmetry = if !options.symmetry {
             SymmetryStatus::Off("--no-symmetry".into())
+        } else if options.perturbations.stale_view {
+            SymmetryStatus::Off("--perturb stale-view".into())
+        } else {
+            SymmetryStatus::of(&self.spec)
         };
         self
     }
@@ -204,9 +210,13 @@ impl ClusterModel {
             ClusterAction::Restart { queue, writes } => {
                 restart::run(spec, next, queue, writes, rec)
             }
+            ClusterAction::StaleView { queue, depth } => {
+                stale_view::run(spec, next, queue, depth, rec)
+            }
             _ => events::run(spec, next, action, rec),
         }
         intents::observe(spec, next, rec);
+        stale_view::after_step(spec, next, action);
     }
 
     /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's
@@ -280,7 +290,7 @@ impl ClusterModel {
         if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
             return;
         }
-        if !restart::for_each(spec, s, &mut visit) {
+        if !restart::for_each(spec, s, &mut visit) || !stale_view::for_each(spec, s, &mut visit) {
             return;
         }
         let before_scheduler = [

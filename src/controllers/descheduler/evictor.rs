@@ -55,16 +55,25 @@ pub fn evict(
         format!("Pod {pod} on node {loc} pending for deletion!")
     });
     state.mark_for_deletion(p.deployment as usize, pod);
-    if node_limit < UNLIMITED {
+    count(spec, state, loc);
+    writes.write();
+    true
+}
+
+/// Counts an eviction from node `loc` against the limits that are set (the descheduler's own
+/// bookkeeping, kept in the state as Kivi's byte counters).
+pub fn count(spec: &ClusterSpec, state: &mut ClusterState, loc: usize) {
+    let Some(config) = &spec.descheduler else {
+        return;
+    };
+    if config.max_pods_to_evict_per_node < UNLIMITED {
         if let Some(node) = state.nodes_mut().get_mut(loc.wrapping_sub(1)) {
             node.evictions += 1;
         }
     }
-    if namespace_limit < UNLIMITED {
+    if config.max_pods_to_evict_per_namespace < UNLIMITED {
         *state.namespace_evictions_mut() += 1;
     }
-    writes.write();
-    true
 }
 
 #[cfg(test)]
