@@ -56,6 +56,11 @@ impl Recorder {
         }
     }
 
+    /// Whether lines are kept (a trace is being replayed).
+    pub fn is_recording(&self) -> bool {
+        self.lines.is_some()
+    }
+
     /// Records a line from `controller`; `message` is only called when recording.
     #[inline]
     pub fn log(&mut self, controller: Option<&'static str>, message: impl FnOnce() -> String) {

@@ -74,6 +74,7 @@
 
 pub mod eviction_loop;
 pub mod restart;
+mod scheduler_outcomes;
 pub mod stable_reconciliation;
 pub mod stale_view;
 pub mod symmetry;
@@ -94,6 +95,8 @@ pub struct ClusterModel {
     spec: ClusterSpec,
     init: ClusterState,
     symmetry: SymmetryStatus,
+    /// Tells this model's kept scheduler outcomes from another's ([`scheduler_outcomes`]).
+    id: u64,
 }
 
 /// The user's choices about the model's semantics and its reduction.
@@ -135,6 +138,7 @@ impl ClusterModel {
             spec,
             init,
             symmetry,
+            id: scheduler_outcomes::model_id(),
         }
     }
 
@@ -150,6 +154,7 @@ impl ClusterModel {
         if self.init.perturbations().left > 0 {
             self.init.keep_views(stale_view::views(&self.spec));
         }
+        self.id = scheduler_outcomes::model_id();
         self.symmetry = if !options.symmetry {
             SymmetryStatus::Off("--no-symmetry".into())
         } else if options.perturbations.stale_view {
@@ -196,6 +201,12 @@ impl ClusterModel {
     fn apply(&self, next: &mut ClusterState, action: &ClusterAction, rec: &mut Recorder) {
         let spec = &self.spec;
         match *action {
+            ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
+                match scheduler_outcomes::take(self.id, next, choices) {
+                    Some(outcome) => *next = outcome,
+                    None => controllers::scheduler::run(spec, next, choices, &self.narrow(), rec),
+                }
+            }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
                 let choices = action.scheduler_choices();
                 controllers::scheduler::run(spec, next, choices, &self.narrow(), rec)
@@ -346,7 +357,9 @@ impl ClusterModel {
         if self.spec.tie_break == TieBreak::Lowest {
             return visit(ClusterAction::Scheduler);
         }
-        controllers::scheduler::for_each_choice(&self.spec, s, &self.narrow(), |choices| {
+        scheduler_outcomes::start(self.id, s);
+        controllers::scheduler::for_each_choice(&self.spec, s, &self.narrow(), |choices, end| {
+            scheduler_outcomes::keep(choices, end);
             visit(ClusterAction::SchedulerChoice { choices })
         })
     }

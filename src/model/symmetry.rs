@@ -176,7 +176,12 @@ impl Symmetry {
     pub fn narrow(&self, state: &ClusterState, candidates: &mut Vec<u16>) {
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
-            self.place_pods(state, scratch);
+            scratch.wanted.clear();
+            scratch.wanted.resize(state.nodes().len() + 1, false);
+            for &n in candidates.iter() {
+                scratch.wanted[n as usize] = true;
+            }
+            self.place_pods(state, scratch, true);
             let mut keyed: Vec<(NodeKey, u16)> = candidates
                 .iter()
                 .map(|&n| {
@@ -196,8 +201,9 @@ impl Symmetry {
     }
 
     /// Fills the scratch's queue places, each pod's content hash (what it is but its node) and,
-    /// per node, the sum of the hashes of its pods.
-    fn place_pods(&self, state: &ClusterState, scratch: &mut Scratch) {
+    /// per node, the sum of the hashes of its pods; with `only_wanted`, only for the pods on
+    /// the nodes the scratch marks as wanted (the rest keep hash 0).
+    fn place_pods(&self, state: &ClusterState, scratch: &mut Scratch, only_wanted: bool) {
         let (nodes, pods) = (state.nodes().len(), state.pods().len());
         scratch.reset(nodes, pods);
         for (slot, queue) in [Queue::Scheduler, Queue::Kubelet, Queue::Taint]
@@ -212,10 +218,14 @@ impl Symmetry {
             scratch.node_place[node as usize] = at as u32 + 1;
         }
         for (i, pod) in state.pods().iter().enumerate() {
+            let node = pod.loc as usize;
+            if only_wanted && !scratch.wanted.get(node).copied().unwrap_or(false) {
+                continue;
+            }
             let mut unplaced = pod.settled();
             let node = unplaced.loc as usize;
             unplaced.loc = 0;
-            let hash = xxhash_rust::xxh3::xxh3_64(&self.pod_key(state, i + 1, &unplaced, scratch));
+            let hash = self.pod_hash(state, i + 1, &unplaced, scratch);
             scratch.pod_hash[i + 1] = hash;
             if node != 0 && node <= nodes {
                 scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
@@ -243,17 +253,30 @@ impl Symmetry {
     /// bar a hash collision, which would only keep two forms of one state).
     fn canonical_order(&self, state: &ClusterState, scratch: &mut Scratch) {
         let (nodes, pods) = (state.nodes().len(), state.pods().len());
-        self.place_pods(state, scratch);
+        self.place_pods(state, scratch, false);
         let mut node_keys = std::mem::take(&mut scratch.node_keys);
         node_keys.clear();
         node_keys.extend((1..=nodes).map(|n| {
-            (
-                self.node_key(state, n, scratch, scratch.node_sum[n]),
-                n as u32,
-            )
+            let (class, progress) = self.node_classes.key(state, n);
+            let record = bytemuck::bytes_of(state.node(n));
+            let mut low = [0; 8];
+            low[..record.len() - 8].copy_from_slice(&record[8..]);
+            let what = fold(
+                u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
+                u64::from_le_bytes(low) ^ MIX[1],
+            ) ^ fold(
+                u64::from(scratch.node_place[n]) ^ MIX[2],
+                scratch.node_sum[n] ^ MIX[3],
+            );
+            u128::from(class) << 96
+                | u128::from(progress) << 80
+                | u128::from(what >> 16) << 32
+                | n as u128
         }));
         node_keys.sort_unstable();
-        scratch.node_order.extend(node_keys.iter().map(|&(_, n)| n));
+        scratch
+            .node_order
+            .extend(node_keys.iter().map(|&key| key as u32));
         scratch.node_keys = node_keys;
         for (k, &old) in scratch.node_order.iter().enumerate() {
             scratch.node_new[old as usize] = k as u32 + 1;
@@ -268,12 +291,12 @@ impl Symmetry {
                 } else {
                     0
                 };
-                (node, scratch.pod_hash[p], p as u32)
+                u128::from(node) << 96 | u128::from(scratch.pod_hash[p]) << 32 | p as u128
             }));
             pod_keys.sort_unstable();
             scratch
                 .pod_order
-                .extend(pod_keys.iter().map(|&(_, _, p)| p));
+                .extend(pod_keys.iter().map(|&key| key as u32));
             scratch.pod_keys = pod_keys;
         } else {
             scratch.pod_order.extend(1..=pods as u32);
@@ -283,42 +306,56 @@ impl Symmetry {
         }
     }
 
-    /// What pod `id` is but its node, as bytes: its input-label class while it carries the
+    /// A hash of what pod `id` is but its node: its input-label class while it carries the
     /// input's labels, its record `unplaced` (settled, node cleared) and its places in the
-    /// three pod queues.
-    fn pod_key(
+    /// three pod queues. Equal pods hash alike; unequal ones that collide only sort as equals,
+    /// which may keep two forms of one state, never merge two states.
+    fn pod_hash(
         &self,
         state: &ClusterState,
         id: usize,
         unplaced: &PodState,
         scratch: &Scratch,
-    ) -> PodKey {
-        let mut key = [0; POD_KEY];
+    ) -> u64 {
         let class = match (&self.pod_slot_classes, state.pod(id).template_labels) {
             (Some(classes), false) => classes[id - 1] + 1,
             _ => 0,
         };
-        key[..4].copy_from_slice(&class.to_be_bytes());
-        key[4..4 + POD_RECORD].copy_from_slice(bytemuck::bytes_of(unplaced));
-        let places = key[4 + POD_RECORD..].chunks_exact_mut(4);
-        for (bytes, place) in places.zip(scratch.pod_places[id]) {
-            bytes.copy_from_slice(&place.to_be_bytes());
-        }
-        key
+        let record: [u8; POD_RECORD] = bytemuck::cast(*unplaced);
+        let [scheduler, kubelet, taint] = scratch.pod_places[id];
+        fold(
+            u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
+            u64::from_le_bytes(record[8..].try_into().expect("8 bytes")) ^ MIX[1],
+        ) ^ fold(
+            (u64::from(scheduler) | u64::from(kubelet) << 32) ^ MIX[2],
+            (u64::from(taint) | u64::from(class) << 32) ^ MIX[3],
+        )
     }
 }
+
+/// wyhash's mixing step: the two halves of the 128-bit product of `a` and `b`, folded together.
+fn fold(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    (product as u64) ^ (product >> 64) as u64
+}
+
+/// wyhash's secrets, xored into the words [`fold`] mixes.
+const MIX: [u64; 4] = [
+    0xa076_1d64_78bd_642f,
+    0xe703_7ed1_a0b4_28db,
+    0x8ebc_6af0_9c88_c6e3,
+    0x5899_65cc_7537_4cc3,
+];
 
 /// What a node is, for sorting: class and failure progress, record, place in the node queue,
 /// hash of its pods.
 type NodeKey = ((u32, u16), [u8; NODE_RECORD], u32, u64);
 
-/// Bytes of a node record and of a pod record.
+/// Bytes of a node record and of a pod record (a pod hashes as two words).
 const NODE_RECORD: usize = std::mem::size_of::<NodeState>();
-const POD_RECORD: usize = std::mem::size_of::<PodState>();
-/// Bytes of a pod's key: its input-label class, record and three queue places.
-const POD_KEY: usize = 4 + POD_RECORD + 3 * 4;
-/// What a pod is but its node (see [`Symmetry::pod_key`]).
-type PodKey = [u8; POD_KEY];
+const POD_RECORD: usize = 16;
+const _: () = assert!(std::mem::size_of::<PodState>() == POD_RECORD);
+const _: () = assert!(NODE_RECORD > 8 && NODE_RECORD <= 16);
 
 /// Per-thread buffers of the canonical order, so that fingerprinting allocates nothing once
 /// they have grown to the cluster (besides the sort keys).
@@ -332,10 +369,13 @@ struct Scratch {
     node_sum: Vec<u64>,
     /// Per pod: the hash of its key (what it is but its node).
     pod_hash: Vec<u64>,
-    /// Nodes with their sort keys, sorted.
-    node_keys: Vec<(NodeKey, u32)>,
-    /// Pods by new node, content hash and id, sorted.
-    pod_keys: Vec<(u32, u64, u32)>,
+    /// Nodes' sort keys, each ending in its id: class, failure progress, a hash of the rest
+    /// of [`NodeKey`]; sorted.
+    node_keys: Vec<u128>,
+    /// Pods' sort keys, each ending in its id: new node and content hash; sorted.
+    pod_keys: Vec<u128>,
+    /// Per node: whether [`Symmetry::place_pods`] hashes the pods on it (when asked to).
+    wanted: Vec<bool>,
     node_order: Vec<u32>,
     node_new: Vec<u32>,
     pod_order: Vec<u32>,
@@ -420,7 +460,7 @@ mod tests {
     /// (pods sorted exactly under each): the canonical form by exhaustive search.
     fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u8> {
         let mut scratch = Scratch::default();
-        symmetry.place_pods(state, &mut scratch);
+        symmetry.place_pods(state, &mut scratch, false);
         let mut blocks: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for (i, &class) in symmetry.node_classes.classes().iter().enumerate() {
             blocks.entry(class).or_default().push(i as u32 + 1);
@@ -437,7 +477,7 @@ mod tests {
             .iter()
             .map(|node_order| {
                 let node_new = inverse(node_order);
-                let mut pods: Vec<(u32, PodKey, u32)> = (1..=state.pods().len())
+                let mut pods: Vec<(u32, u64, u32)> = (1..=state.pods().len())
                     .map(|p| {
                         let mut pod = state.pod(p).settled();
                         let node = if pod.loc == 0 {
@@ -446,7 +486,7 @@ mod tests {
                             node_new[pod.loc as usize]
                         };
                         pod.loc = 0;
-                        (node, symmetry.pod_key(state, p, &pod, &scratch), p as u32)
+                        (node, symmetry.pod_hash(state, p, &pod, &scratch), p as u32)
                     })
                     .collect();
                 pods.sort();

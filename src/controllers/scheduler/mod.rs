@@ -327,13 +327,14 @@ pub fn run(
     with_scratch(|scratch| drain(spec, state, &mut Decode::new(choices), narrow, rec, scratch));
 }
 
-/// Calls `visit` with every `choices` number of [`run`] for a step in `state`: one per way of
-/// placing the step's tied pods (0 alone when there is no tie), until `visit` returns false.
+/// Calls `visit` with every `choices` number of [`run`] for a step in `state`, and the state
+/// [`run`] with that number leads to: one per way of placing the step's tied pods (0 alone
+/// when there is no tie), until `visit` returns false.
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
     narrow: Narrow,
-    mut visit: impl FnMut(u64) -> bool,
+    mut visit: impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
     let mut first = state.clone();
     let mut probe = Probe::default();
@@ -348,7 +349,7 @@ pub fn for_each_choice(
         )
     });
     match probe.tie {
-        None => visit(0),
+        None => visit(0, first),
         Some(candidates) => branch(spec, &first, candidates, 0, 1, narrow, &mut visit),
     }
 }
@@ -362,7 +363,7 @@ fn branch(
     prefix: u64,
     place: u64,
     narrow: Narrow,
-    visit: &mut impl FnMut(u64) -> bool,
+    visit: &mut impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
     let outcomes = place * candidates as u64;
     (0..candidates).all(|digit| {
@@ -386,7 +387,7 @@ fn branch(
             Some(more) if outcomes * more as u64 <= MAX_OUTCOMES => {
                 branch(spec, &next, more, code, outcomes, narrow, visit)
             }
-            _ => visit(code),
+            _ => visit(code, next),
         }
     })
 }
@@ -607,23 +608,27 @@ mod tests {
         let mut s = with_new_pod(&model);
         s.enqueue(Queue::Scheduler, 6);
         let mut choices = Vec::new();
-        for_each_choice(&spec, &s, &|_, _| {}, |c| {
+        let mut listed = Vec::new();
+        for_each_choice(&spec, &s, &|_, _| {}, |c, outcome| {
             choices.push(c);
+            listed.push(outcome);
             true
         });
         assert_eq!(choices, [0, 1, 2], "nodes 1, 2 and 3 tie");
-        let placed: Vec<u16> = choices
+        let taken: Vec<ClusterState> = choices
             .iter()
             .map(|&c| {
                 let mut next = s.clone();
                 run(&spec, &mut next, c, &|_, _| {}, &mut Recorder::off());
-                next.pod(6).loc
+                next
             })
             .collect();
+        let placed: Vec<u16> = taken.iter().map(|next| next.pod(6).loc).collect();
         assert_eq!(placed, [1, 2, 3]);
+        assert_eq!(listed, taken, "the listing's end states are the steps' own");
         let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
         let mut narrowed = 0;
-        for_each_choice(&spec, &s, keep_first, |_| {
+        for_each_choice(&spec, &s, keep_first, |_, _| {
             narrowed += 1;
             true
         });
