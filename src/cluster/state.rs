@@ -1026,6 +1026,9 @@ pub struct Renaming<'a> {
     /// Per old node id - 1: the event renamed with the node, whose progress is written with
     /// the node's record instead of in place (empty: no event travels with its node).
     pub node_events: &'a [Option<u8>],
+    /// Whether the kubelet's queue is written as a set (its renamed ids in ascending order),
+    /// for models where its order cannot show (see `model::symmetry`).
+    pub kubelet_unordered: bool,
 }
 
 impl PodState {
@@ -1089,6 +1092,17 @@ impl ClusterState {
                 Queue::Scheduler | Queue::Kubelet | Queue::Taint => Some(renaming.pod_new),
                 _ => None,
             };
+            if queue == Queue::Kubelet && renaming.kubelet_unordered {
+                let mut ids: Vec<u32> = self
+                    .pending(queue)
+                    .iter()
+                    .map(|&id| renaming.pod_new[id as usize])
+                    .collect();
+                ids.sort_unstable();
+                ids.iter()
+                    .for_each(|id| out.extend_from_slice(&id.to_le_bytes()));
+                continue;
+            }
             for &id in self.pending(queue) {
                 let id = names.map_or(id, |names| names[id as usize]);
                 out.extend_from_slice(&id.to_le_bytes());

@@ -358,10 +358,19 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler);
         }
         scheduler_outcomes::start(self.id, s);
-        controllers::scheduler::for_each_choice(&self.spec, s, &self.narrow(), |choices, end| {
-            scheduler_outcomes::keep(choices, end);
-            visit(ClusterAction::SchedulerChoice { choices })
-        })
+        let scratch = std::cell::RefCell::new(Vec::new());
+        let class = |state: &ClusterState| self.fingerprint(state, &mut scratch.borrow_mut());
+        let class: Option<controllers::scheduler::Class> = self.symmetry.is_on().then_some(&class);
+        controllers::scheduler::for_each_choice(
+            &self.spec,
+            s,
+            &self.narrow(),
+            class,
+            |choices, end| {
+                scheduler_outcomes::keep(choices, end);
+                visit(ClusterAction::SchedulerChoice { choices })
+            },
+        )
     }
 
     /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes

@@ -293,6 +293,10 @@ pub const MAX_OUTCOMES: u64 = 1024;
 /// reduces by symmetry.
 pub type Narrow<'a> = &'a dyn Fn(&ClusterState, &mut Vec<u16>);
 
+/// A fingerprint of a state's class under the model's symmetry, equal for states that are
+/// renamings of each other ([`for_each_choice`] lists one of each).
+pub type Class<'a> = &'a dyn Fn(&ClusterState) -> u64;
+
 /// Where a scheduler step stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drained {
@@ -330,10 +334,18 @@ pub fn run(
 /// Calls `visit` with every `choices` number of [`run`] for a step in `state`, and the state
 /// [`run`] with that number leads to: one per way of placing the step's tied pods (0 alone
 /// when there is no tie), until `visit` returns false.
+///
+/// With `class`, a partly placed step whose state is in the same class as one already listed,
+/// with as many outcomes counted so far, is not followed further: the rest of the step places
+/// the same queue on renamed nodes from there, meets ties of the same sizes and stops where the
+/// other stops, so its outcomes are renamings of outcomes already listed (placing two alike
+/// pods on two alike nodes is one outcome, not two). A tie between two groups of nodes over k
+/// alike pods then lists k + 1 outcomes instead of 2^k.
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
     narrow: Narrow,
+    class: Option<Class>,
     mut visit: impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
     let mut first = state.clone();
@@ -348,9 +360,32 @@ pub fn for_each_choice(
             scratch,
         )
     });
+    let mut listing = Listing {
+        narrow,
+        class,
+        seen: std::collections::HashSet::new(),
+    };
     match probe.tie {
         None => visit(0, first),
-        Some(candidates) => branch(spec, &first, candidates, 0, 1, narrow, &mut visit),
+        Some(candidates) => branch(spec, &first, candidates, 0, 1, &mut listing, &mut visit),
+    }
+}
+
+/// What [`branch`] carries through a listing: how ties are narrowed and, with symmetry, the
+/// classes of the partly placed states met so far.
+struct Listing<'a> {
+    narrow: Narrow<'a>,
+    class: Option<Class<'a>>,
+    /// Classes met, each with the outcomes counted when it was met.
+    seen: std::collections::HashSet<(u64, u64)>,
+}
+
+impl Listing<'_> {
+    /// Whether `state`, reached with `outcomes` counted, is the first of its class so reached
+    /// in this listing (always, without classes).
+    fn first_of_class(&mut self, state: &ClusterState, outcomes: u64) -> bool {
+        self.class
+            .is_none_or(|class| self.seen.insert((class(state), outcomes)))
     }
 }
 
@@ -362,7 +397,7 @@ fn branch(
     candidates: usize,
     prefix: u64,
     place: u64,
-    narrow: Narrow,
+    listing: &mut Listing,
     visit: &mut impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
     let outcomes = place * candidates as u64;
@@ -378,14 +413,17 @@ fn branch(
                 spec,
                 &mut next,
                 &mut resume,
-                narrow,
+                listing.narrow,
                 &mut Recorder::off(),
                 scratch,
             )
         });
+        if !listing.first_of_class(&next, outcomes) {
+            return true;
+        }
         match resume.tie {
             Some(more) if outcomes * more as u64 <= MAX_OUTCOMES => {
-                branch(spec, &next, more, code, outcomes, narrow, visit)
+                branch(spec, &next, more, code, outcomes, listing, visit)
             }
             _ => visit(code, next),
         }
@@ -609,7 +647,7 @@ mod tests {
         s.enqueue(Queue::Scheduler, 6);
         let mut choices = Vec::new();
         let mut listed = Vec::new();
-        for_each_choice(&spec, &s, &|_, _| {}, |c, outcome| {
+        for_each_choice(&spec, &s, &|_, _| {}, None, |c, outcome| {
             choices.push(c);
             listed.push(outcome);
             true
@@ -628,7 +666,7 @@ mod tests {
         assert_eq!(listed, taken, "the listing's end states are the steps' own");
         let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
         let mut narrowed = 0;
-        for_each_choice(&spec, &s, keep_first, |_, _| {
+        for_each_choice(&spec, &s, keep_first, None, |_, _| {
             narrowed += 1;
             true
         });
