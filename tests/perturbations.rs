@@ -102,25 +102,32 @@ fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
     }
 }
 
+/// Asserts that ESR holds (exit 0) on `case`'s non-violating original topology under
+/// `perturbation` (extra flags after it) with a budget of two.
+fn esr_holds_under(case: &str, perturbation: &[&str]) {
+    let mut args = vec![
+        "check",
+        "--case",
+        case,
+        "-o",
+        "--non-violation",
+        "--intent",
+        "esr",
+        "--perturb-budget",
+        "2",
+        "--perturb",
+    ];
+    args.extend_from_slice(perturbation);
+    let output = kivi(&args);
+    assert_eq!(output.status.code(), Some(0), "{case} {perturbation:?}");
+    assert!(String::from_utf8_lossy(&output.stdout)
+        .starts_with("Eventually stable reconciliation holds"));
+}
+
 #[test]
 fn a_restart_refills_the_queues_so_reconciliation_stays_eventually_stable() {
     for case in ["c3", "c8"] {
-        let output = kivi(&[
-            "check",
-            "--case",
-            case,
-            "-o",
-            "--non-violation",
-            "--intent",
-            "esr",
-            "--perturb",
-            "restart",
-            "--perturb-budget",
-            "2",
-        ]);
-        assert_eq!(output.status.code(), Some(0), "{case}");
-        assert!(String::from_utf8_lossy(&output.stdout)
-            .starts_with("Eventually stable reconciliation holds"));
+        esr_holds_under(case, &["restart"]);
     }
 }
 
@@ -138,45 +145,13 @@ fn a_stale_step_keeps_the_events_its_view_lacks_so_reconciliation_stays_eventual
         ("c6", "1"),
         ("c8", "2"),
     ] {
-        let output = kivi(&[
-            "check",
-            "--case",
-            case,
-            "-o",
-            "--non-violation",
-            "--intent",
-            "esr",
-            "--perturb",
-            "stale-view",
-            "--stale-depth",
-            depth,
-            "--perturb-budget",
-            "2",
-        ]);
-        assert_eq!(output.status.code(), Some(0), "{case} depth {depth}");
-        assert!(String::from_utf8_lossy(&output.stdout)
-            .starts_with("Eventually stable reconciliation holds"));
+        esr_holds_under(case, &["stale-view", "--stale-depth", depth]);
     }
 }
 
 #[test]
 fn the_resync_brings_every_run_back_so_reconciliation_stays_eventually_stable() {
-    let output = kivi(&[
-        "check",
-        "--case",
-        "c3",
-        "-o",
-        "--non-violation",
-        "--intent",
-        "esr",
-        "--perturb",
-        "missed-event",
-        "--perturb-budget",
-        "2",
-    ]);
-    assert_eq!(output.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&output.stdout)
-        .starts_with("Eventually stable reconciliation holds"));
+    esr_holds_under("c3", &["missed-event"]);
 }
 
 #[test]

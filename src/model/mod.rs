@@ -468,11 +468,30 @@ impl Model for ClusterModel {
 #[cfg(test)]
 pub(crate) mod test_cases {
     use super::ClusterModel;
+    use crate::cluster::{ClusterState, PodPhase, PodState};
 
     /// The model of `cases/<case>/<file>.json`.
     pub fn load(case: &str, file: &str) -> ClusterModel {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("cases/{case}/{file}.json"));
         crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The initial state of `model` with pod 6 freshly created by deployment 1 (template 1,
+    /// 8 CPU and 8 memory), not yet queued anywhere.
+    pub fn with_new_pod(model: &ClusterModel) -> ClusterState {
+        let mut s = model.initial_state().clone();
+        *s.pod_mut(6) = PodState {
+            phase: PodPhase::Pending,
+            cpu: 8,
+            memory: 8,
+            owned: true,
+            deployment: 1,
+            template: 1,
+            template_labels: true,
+            cpu_index: 1,
+            ..PodState::default()
+        };
+        s
     }
 }

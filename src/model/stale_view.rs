@@ -403,7 +403,7 @@ mod tests {
     use super::*;
     use crate::cluster::{Perturbations, TieBreak};
     use crate::engine::model::Model;
-    use crate::model::test_cases::load;
+    use crate::model::test_cases::{load, with_new_pod};
     use crate::model::ModelOptions;
 
     fn stale(depth: u8) -> ModelOptions {
@@ -423,18 +423,7 @@ mod tests {
     fn a_bind_on_a_view_where_the_node_was_ready_is_refused_and_the_pod_waits_again() {
         let model = load("c3", "original-non-violation").with_options(stale(1));
         let spec = model.spec();
-        let mut s = model.initial_state().clone();
-        *s.pod_mut(6) = PodState {
-            phase: PodPhase::Pending,
-            cpu: 8,
-            memory: 8,
-            owned: true,
-            deployment: 1,
-            template: 1,
-            template_labels: true,
-            cpu_index: 1,
-            ..PodState::default()
-        };
+        let mut s = with_new_pod(&model);
         let scheduler = STALE
             .iter()
             .position(|(q, _)| *q == Queue::Scheduler)

@@ -568,26 +568,10 @@ fn drain_items(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{NodeAffinityTerm, PodState};
+    use crate::cluster::NodeAffinityTerm;
     use crate::model::test_cases::load;
-    use crate::model::ClusterModel;
 
-    /// The state of `model` with pod 6 freshly created by deployment 1.
-    pub(super) fn with_new_pod(model: &ClusterModel) -> ClusterState {
-        let mut s = model.initial_state().clone();
-        *s.pod_mut(6) = PodState {
-            phase: PodPhase::Pending,
-            cpu: 8,
-            memory: 8,
-            owned: true,
-            deployment: 1,
-            template: 1,
-            template_labels: true,
-            cpu_index: 1,
-            ..PodState::default()
-        };
-        s
-    }
+    pub(super) use crate::model::test_cases::with_new_pod;
 
     #[test]
     fn c3_spread_constraints_leave_no_feasible_node() {
