@@ -26,6 +26,12 @@ use crate::cluster::{
     Recorder, Strategy, TieBreak, WriteBudget,
 };
 
+/// Whether the deployment controller may take a step: a deployment is queued and the kubelet
+/// is idle (Kivi's guard).
+pub fn enabled(state: &ClusterState) -> bool {
+    !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet)
+}
+
 /// One deployment controller step: reconciles queued deployments while the kubelet is idle.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     run_with(spec, state, rec, &mut WriteBudget::unlimited());
@@ -40,10 +46,7 @@ pub fn run_with(
     writes: &mut WriteBudget,
 ) {
     let mut clock = ItemClock::default();
-    while !writes.crashed()
-        && !state.queue_is_empty(Queue::Deployment)
-        && state.queue_is_empty(Queue::Kubelet)
-    {
+    while !writes.crashed() && enabled(state) {
         let Some(d) = state.dequeue(Queue::Deployment) else {
             break;
         };

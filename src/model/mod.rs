@@ -330,7 +330,7 @@ impl ClusterModel {
         }
         let after_scheduler = [
             (
-                !s.queue_is_empty(Queue::Deployment) && s.queue_is_empty(Queue::Kubelet),
+                controllers::deployment::enabled(s),
                 ClusterAction::DeploymentController,
             ),
             (
@@ -381,6 +381,18 @@ impl ClusterModel {
                 symmetry.narrow(state, candidates);
             }
         }
+    }
+}
+
+/// Whether the controller that drains `queue` may take a step in `state`: its ordinary guard,
+/// which the perturbations' steps share (false for queues no controller step drains alone).
+fn controller_enabled(spec: &ClusterSpec, state: &ClusterState, queue: Queue) -> bool {
+    match queue {
+        Queue::Scheduler => !state.queue_is_empty(Queue::Scheduler),
+        Queue::Deployment => controllers::deployment::enabled(state),
+        Queue::Hpa => controllers::hpa::enabled(spec, state),
+        Queue::Descheduler => controllers::descheduler::enabled(spec, state),
+        _ => false,
     }
 }
 

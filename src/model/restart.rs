@@ -62,17 +62,6 @@ fn restartable(queue: u8) -> Option<(Queue, &'static str)> {
     RESTARTABLE.into_iter().find(|(q, _)| *q as u8 == queue)
 }
 
-/// Whether `queue`'s controller may take a step in `state` (its ordinary guard).
-fn enabled(spec: &ClusterSpec, state: &ClusterState, queue: Queue) -> bool {
-    match queue {
-        Queue::Deployment => {
-            !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet)
-        }
-        Queue::Descheduler => controllers::descheduler::enabled(spec, state),
-        _ => false,
-    }
-}
-
 /// Takes `queue`'s controller step within `writes`.
 fn step(
     spec: &ClusterSpec,
@@ -99,7 +88,7 @@ pub fn for_each(
         return true;
     }
     for (queue, _) in RESTARTABLE {
-        if !enabled(spec, state, queue) {
+        if !super::controller_enabled(spec, state, queue) {
             continue;
         }
         let mut whole = state.clone();

@@ -111,19 +111,6 @@ pub fn after_step(spec: &ClusterSpec, state: &mut ClusterState, action: &Cluster
     }
 }
 
-/// Whether `queue`'s controller may take a step in `state` (its ordinary guard).
-fn enabled(spec: &ClusterSpec, state: &ClusterState, queue: Queue) -> bool {
-    match queue {
-        Queue::Scheduler => !state.queue_is_empty(Queue::Scheduler),
-        Queue::Deployment => {
-            !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet)
-        }
-        Queue::Hpa => controllers::hpa::enabled(spec, state),
-        Queue::Descheduler => controllers::descheduler::enabled(spec, state),
-        _ => false,
-    }
-}
-
 /// Calls `visit` on each stale step enabled in `state`: one per controller that may step and
 /// per view of it that differs from the cluster and from its newer views (none once the budget
 /// is spent); false when `visit` asked to stop.
@@ -137,7 +124,7 @@ pub fn for_each(
     }
     let depth = usize::from(spec.perturbations.stale_depth);
     for (c, (queue, _)) in STALE.iter().enumerate() {
-        if !enabled(spec, state, *queue) {
+        if !super::controller_enabled(spec, state, *queue) {
             continue;
         }
         for j in 1..=depth {
