@@ -413,20 +413,32 @@ impl Queues {
         &self.items()[self.head(k)..self.end(k)]
     }
 
+    /// Whether `id` is pending in segment `k`.
+    fn contains(&self, k: usize, id: u32) -> bool {
+        let Some(bookkeeping) = self.data.get(..QUEUE_IDS) else {
+            return false;
+        };
+        let (head, end) = (bookkeeping[QUEUE_COUNT + k], bookkeeping[k]);
+        self.data[QUEUE_IDS + head as usize..QUEUE_IDS + end as usize].contains(&id)
+    }
+
     fn push(&mut self, k: usize, id: u32) {
-        let at = QUEUE_IDS + self.end(k);
-        self.data_mut().insert(at, id);
+        let data = self.data_mut();
+        let at = QUEUE_IDS + data[k] as usize;
+        data.insert(at, id);
         self.shift(k, 1);
     }
 
     fn pop(&mut self, k: usize) -> Option<u32> {
-        let head = self.head(k);
-        if head == self.end(k) {
+        // Read and move the head in one borrow of the vector (unallocated: every queue empty).
+        let data = &mut self.data[..];
+        let (head, end) = (*data.get(QUEUE_COUNT + k)? as usize, data[k]);
+        if head == end as usize {
             return None;
         }
-        let id = self.items()[head];
-        self.data[QUEUE_COUNT + k] += 1;
-        if head + 1 == self.end(k) {
+        let id = data[QUEUE_IDS + head];
+        data[QUEUE_COUNT + k] += 1;
+        if head + 1 == end as usize {
             self.clear(k);
         }
         Some(id)
@@ -770,34 +782,60 @@ impl ClusterState {
         self.records_mut(self.deployments_offset(), self.deployments as usize)
     }
 
+    /// The record of type `T` with 1-based index `id` in the table of `count` records at byte
+    /// `offset`: one bounds check (of `id` against `count`), where slicing the table and then
+    /// the record would check three times. Records are read one at a time in every controller's
+    /// inner loop, so this is on the hot path of every step. Called only for the three tables
+    /// `new` fills with records of that type.
+    fn record<T: NoUninit>(&self, offset: usize, count: usize, id: usize) -> &T {
+        const { assert!(std::mem::align_of::<T>() == 1) };
+        let index = id.wrapping_sub(1);
+        assert!(index < count, "record {id} of {count}");
+        let at = offset + index * std::mem::size_of::<T>();
+        // SAFETY: `index < count`, and the buffer holds `count` records of type `T` from
+        // `offset` (it is built that way in `new` and never shrinks); `T` is a packed record of
+        // plain bytes (alignment 1), valid as `records` explains.
+        unsafe { &*self.bytes().as_ptr().add(at).cast() }
+    }
+
+    /// [`ClusterState::record`], mutable.
+    fn record_mut<T: NoUninit>(&mut self, offset: usize, count: usize, id: usize) -> &mut T {
+        const { assert!(std::mem::align_of::<T>() == 1) };
+        let index = id.wrapping_sub(1);
+        assert!(index < count, "record {id} of {count}");
+        let at = offset + index * std::mem::size_of::<T>();
+        // SAFETY: as in `record`; the exclusive borrow of `self` makes the view unique.
+        unsafe { &mut *self.bytes_mut().as_mut_ptr().add(at).cast() }
+    }
+
     /// Node with id `id` (1-based).
     pub fn node(&self, id: usize) -> &NodeState {
-        &self.nodes()[id - 1]
+        self.record(self.nodes_offset(), self.nodes as usize, id)
     }
 
     /// Mutable node with id `id` (1-based).
     pub fn node_mut(&mut self, id: usize) -> &mut NodeState {
-        &mut self.nodes_mut()[id - 1]
+        self.record_mut(self.nodes_offset(), self.nodes as usize, id)
     }
 
     /// Pod with id `id` (1-based).
     pub fn pod(&self, id: usize) -> &PodState {
-        &self.pods()[id - 1]
+        self.record(self.pods_offset(), self.pods as usize, id)
     }
 
     /// Mutable pod with id `id` (1-based).
     pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
-        &mut self.pods_mut()[id - 1]
+        self.record_mut(self.pods_offset(), self.pods as usize, id)
     }
 
     /// Deployment with id `id` (1-based).
     pub fn deployment(&self, id: usize) -> &DeploymentState {
-        &self.deployments()[id - 1]
+        self.record(self.deployments_offset(), self.deployments as usize, id)
     }
 
     /// Mutable deployment with id `id` (1-based).
     pub fn deployment_mut(&mut self, id: usize) -> &mut DeploymentState {
-        &mut self.deployments_mut()[id - 1]
+        self.record_mut(self.deployments_offset(), self.deployments as usize, id)
     }
 
     /// The member pods of replica set `version` of deployment `d`, in ascending order (Kivi's
@@ -852,7 +890,7 @@ impl ClusterState {
                 node.queued = true;
             }
             _ => {
-                if self.queues.pending(k).contains(&(id as u32)) {
+                if self.queues.contains(k, id as u32) {
                     return;
                 }
             }

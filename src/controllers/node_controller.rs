@@ -7,7 +7,7 @@
 //! the order in which the kubelet later removes them and re-queues their deployments, which
 //! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
 
-use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase};
+use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodState};
 use crate::cluster::{ItemClock, Queue};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
@@ -18,11 +18,12 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
     while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
         if node.status != NodeStatus::Ready && node.num_pods > 0 {
-            for pod in 1..=spec.pods.len() {
-                let p = *state.pod(pod);
-                if p.loc as usize == n && p.phase != PodPhase::Idle {
-                    state.mark_for_deletion(p.deployment as usize, pod);
-                }
+            let on_node = |p: &PodState| p.loc as usize == n && p.phase != PodPhase::Idle;
+            let mut next = 0;
+            while let Some(offset) = state.pods()[next..].iter().position(on_node) {
+                let pod = next + offset + 1;
+                state.mark_for_deletion(state.pod(pod).deployment as usize, pod);
+                next = pod;
             }
         }
         clock.tick(spec, state);

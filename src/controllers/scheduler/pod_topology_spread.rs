@@ -6,7 +6,7 @@
 //! on the node.
 
 use super::Cycle;
-use crate::cluster::spec::MAX_LABEL_KEYS;
+use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_SPREAD_CONSTRAINTS};
 use crate::cluster::timing::MAX_NODE_SCORE;
 use crate::cluster::{
     label_value, ClusterSpec, ClusterState, PodPhase, TopologySpreadConstraint, WhenUnsatisfiable,
@@ -192,11 +192,13 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
 
 /// The DoNotSchedule constraints' matching pods per domain over the nodes they count (those
 /// the constraint's node-affinity and taint policies admit), with each topology key's number
-/// of domains and fewest matching pods in one.
+/// of domains and fewest matching pods in one, and whether the cycle's pod matches each
+/// constraint itself (the same on every node, so asked once).
 struct HardCounts {
     counts: DomainCounts,
     domains: [i32; MAX_LABEL_KEYS],
     min_match: [i32; MAX_LABEL_KEYS],
+    own: [bool; MAX_SPREAD_CONSTRAINTS],
 }
 
 impl HardCounts {
@@ -233,17 +235,23 @@ impl HardCounts {
                 min_match[key] = min_match[key].min(count);
             }
         }
+        let mut own = [false; MAX_SPREAD_CONSTRAINTS];
+        for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
+            own[j] = c.pod_matches(c.pod, &con.match_labels);
+        }
         Self {
             counts,
             domains,
             min_match,
+            own,
         }
     }
 
-    /// The skew placing the cycle's pod on node `n` would give constraint `con`: the matching
-    /// pods in the node's domain, the pod itself if it matches, and the global minimum (0 while
-    /// there are fewer domains than `minDomains`), as kube-scheduler's filter computes them.
-    fn skew(&self, c: &Cycle, con: &TopologySpreadConstraint, n: usize) -> Skew {
+    /// The skew placing the cycle's pod on node `n` would give constraint `con` (the template's
+    /// `j`th): the matching pods in the node's domain, the pod itself if it matches, and the
+    /// global minimum (0 while there are fewer domains than `minDomains`), as kube-scheduler's
+    /// filter computes them.
+    fn skew(&self, c: &Cycle, j: usize, con: &TopologySpreadConstraint, n: usize) -> Skew {
         let key = con.topology_key;
         let min = if self.domains[key] < con.min_domains {
             0
@@ -252,7 +260,7 @@ impl HardCounts {
         };
         Skew {
             in_domain: self.counts.get(key, domain(c, n, con)),
-            own: c.pod_matches(c.pod, &con.match_labels) as i32,
+            own: self.own[j] as i32,
             min,
         }
     }
@@ -289,8 +297,9 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
         }
         if spread
             .iter()
-            .filter(|con| hard(con))
-            .any(|con| counts.skew(c, con, n).value() > con.max_skew)
+            .enumerate()
+            .filter(|(_, con)| hard(con))
+            .any(|(j, con)| counts.skew(c, j, con, n).value() > con.max_skew)
         {
             c.score[n] = -1;
         }
@@ -304,16 +313,20 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
 pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<String> {
     let spread = &c.template.spread;
     let counts = HardCounts::new(c, matching);
-    let found = spread.iter().filter(|con| hard(con)).find_map(|con| {
-        let skew = counts.skew(c, con, n);
-        (skew.value() > con.max_skew).then(|| {
-            let key = c
-                .spec
-                .label_keys
-                .get(con.topology_key)
-                .map_or("?", String::as_str);
-            let value = domain(c, n, con);
-            format!(
+    let found = spread
+        .iter()
+        .enumerate()
+        .filter(|(_, con)| hard(con))
+        .find_map(|(j, con)| {
+            let skew = counts.skew(c, j, con, n);
+            (skew.value() > con.max_skew).then(|| {
+                let key = c
+                    .spec
+                    .label_keys
+                    .get(con.topology_key)
+                    .map_or("?", String::as_str);
+                let value = domain(c, n, con);
+                format!(
                 "topologyKey {key}: domain {key}={value} holds {} matching pods, +{} with this \
                  pod, the fewest in a domain is {}: skew {} > maxSkew {}",
                 skew.in_domain,
@@ -322,8 +335,8 @@ pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<Str
                 skew.value(),
                 con.max_skew
             )
-        })
-    });
+            })
+        });
     counts.release(c);
     found
 }
