@@ -24,6 +24,11 @@ fn trace_of(counterexample: &serde_json::Value) -> Vec<&str> {
         .collect()
 }
 
+/// The arguments that check `case`'s non-violating variant on its original topology.
+fn non_violation_original(case: &str) -> Vec<&str> {
+    vec!["check", "--case", case, "-o", "--non-violation"]
+}
+
 #[test]
 fn a_missed_event_unbalances_a_deployment_that_is_balanced_without_one() {
     let calm = kivi(&["check", BALANCE, "--topology", "3:16", "-q"]);
@@ -68,16 +73,8 @@ fn a_missed_event_unbalances_a_deployment_that_is_balanced_without_one() {
 fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
     for case in ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"] {
         let states = |extra: &[&str]| {
-            let mut args = vec![
-                "check",
-                "--case",
-                case,
-                "-o",
-                "--non-violation",
-                "--threads",
-                "1",
-            ];
-            args.extend_from_slice(&["--format", "json"]);
+            let mut args = non_violation_original(case);
+            args.extend_from_slice(&["--threads", "1", "--format", "json"]);
             args.extend_from_slice(extra);
             let output = kivi(&args);
             assert_eq!(output.status.code(), Some(0), "{case} {extra:?}");
@@ -105,18 +102,8 @@ fn budget_zero_is_the_unperturbed_model_and_the_cases_stay_violation_free() {
 /// Asserts that ESR holds (exit 0) on `case`'s non-violating original topology under
 /// `perturbation` (extra flags after it) with a budget of two.
 fn esr_holds_under(case: &str, perturbation: &[&str]) {
-    let mut args = vec![
-        "check",
-        "--case",
-        case,
-        "-o",
-        "--non-violation",
-        "--intent",
-        "esr",
-        "--perturb-budget",
-        "2",
-        "--perturb",
-    ];
+    let mut args = non_violation_original(case);
+    args.extend_from_slice(&["--intent", "esr", "--perturb-budget", "2", "--perturb"]);
     args.extend_from_slice(perturbation);
     let output = kivi(&args);
     assert_eq!(output.status.code(), Some(0), "{case} {perturbation:?}");

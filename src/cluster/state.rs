@@ -782,28 +782,31 @@ impl ClusterState {
         self.records_mut(self.deployments_offset(), self.deployments as usize)
     }
 
-    /// The record of type `T` with 1-based index `id` in the table of `count` records at byte
-    /// `offset`: one bounds check (of `id` against `count`), where slicing the table and then
-    /// the record would check three times. Records are read one at a time in every controller's
-    /// inner loop, so this is on the hot path of every step. Called only for the three tables
-    /// `new` fills with records of that type.
-    fn record<T: NoUninit>(&self, offset: usize, count: usize, id: usize) -> &T {
+    /// The byte offset of the record of type `T` with 1-based index `id` in the table of
+    /// `count` records at byte `offset`, after one bounds check (of `id` against `count`), where
+    /// slicing the table and then the record would check three times. Records are read one at a
+    /// time in every controller's inner loop, so this is on the hot path of every step.
+    fn record_at<T: NoUninit>(offset: usize, count: usize, id: usize) -> usize {
         const { assert!(std::mem::align_of::<T>() == 1) };
         let index = id.wrapping_sub(1);
         assert!(index < count, "record {id} of {count}");
-        let at = offset + index * std::mem::size_of::<T>();
-        // SAFETY: `index < count`, and the buffer holds `count` records of type `T` from
-        // `offset` (it is built that way in `new` and never shrinks); `T` is a packed record of
-        // plain bytes (alignment 1), valid as `records` explains.
+        offset + index * std::mem::size_of::<T>()
+    }
+
+    /// The record of type `T` with 1-based index `id` in the table of `count` records at byte
+    /// `offset` ([`ClusterState::record_at`]). Called only for the three tables `new` fills
+    /// with records of that type.
+    fn record<T: NoUninit>(&self, offset: usize, count: usize, id: usize) -> &T {
+        let at = Self::record_at::<T>(offset, count, id);
+        // SAFETY: the index is below `count`, and the buffer holds `count` records of type `T`
+        // from `offset` (it is built that way in `new` and never shrinks); `T` is a packed
+        // record of plain bytes (alignment 1), valid as `records` explains.
         unsafe { &*self.bytes().as_ptr().add(at).cast() }
     }
 
     /// [`ClusterState::record`], mutable.
     fn record_mut<T: NoUninit>(&mut self, offset: usize, count: usize, id: usize) -> &mut T {
-        const { assert!(std::mem::align_of::<T>() == 1) };
-        let index = id.wrapping_sub(1);
-        assert!(index < count, "record {id} of {count}");
-        let at = offset + index * std::mem::size_of::<T>();
+        let at = Self::record_at::<T>(offset, count, id);
         // SAFETY: as in `record`; the exclusive borrow of `self` makes the view unique.
         unsafe { &mut *self.bytes_mut().as_mut_ptr().add(at).cast() }
     }
@@ -1064,7 +1067,7 @@ pub struct Renaming<'a> {
     /// Per old node id - 1: the event renamed with the node, whose progress is written with
     /// the node's record instead of in place (empty: no event travels with its node).
     pub node_events: &'a [Option<u8>],
-    /// Whether the kubelet's queue is written as a set (its renamed ids in ascending order),
+    /// Whether the kubelet's queue is written as a set (its renamed ids in one fixed order),
     /// for models where its order cannot show (see `model::symmetry`).
     pub kubelet_unordered: bool,
 }
@@ -1131,14 +1134,12 @@ impl ClusterState {
                 _ => None,
             };
             if queue == Queue::Kubelet && renaming.kubelet_unordered {
-                let mut ids: Vec<u32> = self
-                    .pending(queue)
-                    .iter()
-                    .map(|&id| renaming.pod_new[id as usize])
-                    .collect();
-                ids.sort_unstable();
-                ids.iter()
-                    .for_each(|id| out.extend_from_slice(&id.to_le_bytes()));
+                // Written in place, then put in the order of their bytes: one order per set.
+                let start = out.len();
+                for &id in self.pending(queue) {
+                    out.extend_from_slice(&renaming.pod_new[id as usize].to_le_bytes());
+                }
+                out[start..].as_chunks_mut::<4>().0.sort_unstable();
                 continue;
             }
             for &id in self.pending(queue) {

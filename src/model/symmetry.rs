@@ -46,7 +46,7 @@
 //!   after it starts) or taints are modelled (started pods join the taint manager's queue in
 //!   order). No other step reads the queue's order (the deployment controller only waits for
 //!   it to be empty). So, without patterns and taints, states that differ only in that order
-//!   are one state: the queue is fingerprinted as its renamed ids in ascending order, and a
+//!   are one state: the queue is fingerprinted as its renamed ids in one fixed order, and a
 //!   pod's place in it counts only as being there. Two alike pods bound to two alike nodes in
 //!   either order are then one state, not two (`the_kubelet_queue_order_never_shows_where_it_is_a_set`
 //!   checks the argument on every reachable state of a small cluster).

@@ -247,11 +247,12 @@ impl HardCounts {
         }
     }
 
-    /// The skew placing the cycle's pod on node `n` would give constraint `con` (the template's
-    /// `j`th): the matching pods in the node's domain, the pod itself if it matches, and the
-    /// global minimum (0 while there are fewer domains than `minDomains`), as kube-scheduler's
-    /// filter computes them.
-    fn skew(&self, c: &Cycle, j: usize, con: &TopologySpreadConstraint, n: usize) -> Skew {
+    /// The skew placing the cycle's pod on node `n` would give the template's `j`th constraint:
+    /// the matching pods in the node's domain, the pod itself if it matches, and the global
+    /// minimum (0 while there are fewer domains than `minDomains`), as kube-scheduler's filter
+    /// computes them.
+    fn skew(&self, c: &Cycle, j: usize, n: usize) -> Skew {
+        let con = &c.template.spread[j];
         let key = con.topology_key;
         let min = if self.domains[key] < con.min_domains {
             0
@@ -299,7 +300,7 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
             .iter()
             .enumerate()
             .filter(|(_, con)| hard(con))
-            .any(|(j, con)| counts.skew(c, j, con, n).value() > con.max_skew)
+            .any(|(j, con)| counts.skew(c, j, n).value() > con.max_skew)
         {
             c.score[n] = -1;
         }
@@ -313,30 +314,29 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
 pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<String> {
     let spread = &c.template.spread;
     let counts = HardCounts::new(c, matching);
-    let found = spread
+    let broken = spread
         .iter()
         .enumerate()
         .filter(|(_, con)| hard(con))
-        .find_map(|(j, con)| {
-            let skew = counts.skew(c, j, con, n);
-            (skew.value() > con.max_skew).then(|| {
-                let key = c
-                    .spec
-                    .label_keys
-                    .get(con.topology_key)
-                    .map_or("?", String::as_str);
-                let value = domain(c, n, con);
-                format!(
-                "topologyKey {key}: domain {key}={value} holds {} matching pods, +{} with this \
-                 pod, the fewest in a domain is {}: skew {} > maxSkew {}",
-                skew.in_domain,
-                skew.own,
-                skew.min,
-                skew.value(),
-                con.max_skew
-            )
-            })
-        });
+        .map(|(j, con)| (con, counts.skew(c, j, n)))
+        .find(|(con, skew)| skew.value() > con.max_skew);
+    let found = broken.map(|(con, skew)| {
+        let key = c
+            .spec
+            .label_keys
+            .get(con.topology_key)
+            .map_or("?", String::as_str);
+        let value = domain(c, n, con);
+        format!(
+            "topologyKey {key}: domain {key}={value} holds {} matching pods, +{} with this pod, \
+             the fewest in a domain is {}: skew {} > maxSkew {}",
+            skew.in_domain,
+            skew.own,
+            skew.min,
+            skew.value(),
+            con.max_skew
+        )
+    });
     counts.release(c);
     found
 }
