@@ -2,11 +2,17 @@
 //! permute, and the order in which `--tie-break any` breaks ties by what candidates are rather
 //! than by their ids.
 //!
-//! Two nodes are interchangeable when everything the spec says about them is alike except their
-//! names: the same allocatable CPU and memory, the same taints, the same labels except for
-//! *identity labels* (a key whose value is different on every node, like `hostname`: only
-//! whether two nodes share a value is ever read, and no two do), the same answer from every
-//! node-affinity term, and the same events naming them. A node named by exactly one
+//! Two nodes are interchangeable when everything the spec says about them that the model reads
+//! is alike, except their names: the same allocatable CPU and memory, the same taints, the same
+//! answer from every node-affinity term, the same events naming them, and the same values of
+//! the labels that topology spread constraints read, except for *identity labels* (a key whose
+//! value is different on every node, like `hostname`: only whether two nodes share a value is
+//! ever read, and no two do). Node labels are read in two places only: node affinity (whose
+//! answers per term are compared instead) and topology spread, whose `topologyKey` groups
+//! nodes into domains (the scheduler's plugin, and the descheduler's, over the templates'
+//! constraints). A label no constraint names as its `topologyKey`, such as a `zone` in a
+//! cluster that spreads by hostname only, decides nothing, so two nodes that differ only in
+//! it are interchangeable. A node named by exactly one
 //! `nodeFailure` event is interchangeable with another so named (with alike flags) when the two
 //! events are swapped with them: the events differ only in the node they name, so renaming the
 //! nodes and swapping the events' progress is a renaming of the whole state; such a node's
@@ -36,8 +42,8 @@ pub struct NodeClasses {
 impl NodeClasses {
     /// The classes of `spec`'s nodes (see the module documentation).
     pub fn of(spec: &ClusterSpec) -> Self {
-        let identity: Vec<bool> = (0..spec.label_keys.len())
-            .map(|key| is_identity_label(spec, key))
+        let ignored: Vec<bool> = (0..spec.label_keys.len())
+            .map(|key| !is_topology_key(spec, key) || is_identity_label(spec, key))
             .collect();
         let failing = failures(spec);
         let failure_events: Vec<Option<u8>> = failing
@@ -51,7 +57,7 @@ impl NodeClasses {
                 let key = if by_name.contains(&n) || failing[n - 1].0 > 1 {
                     vec![-(n as i64)]
                 } else {
-                    let mut key = node_key(spec, n, &identity);
+                    let mut key = node_key(spec, n, &ignored);
                     key.push(failure_events[n - 1].map_or(0, |e| {
                         let event = &spec.events[e as usize];
                         1 + 2 * event.after_stable as i64 + 4 * event.first as i64
@@ -89,12 +95,12 @@ impl NodeClasses {
     }
 }
 
-/// Everything the spec says about node `n` but its name and identity labels.
-fn node_key(spec: &ClusterSpec, n: usize, identity: &[bool]) -> Vec<i64> {
+/// Everything the spec says about node `n` but its name and the labels marked `ignored`.
+fn node_key(spec: &ClusterSpec, n: usize, ignored: &[bool]) -> Vec<i64> {
     let node = spec.node(n);
     let mut key = vec![node.cpu as i64, node.memory as i64, node.taint_type as i64];
     key.extend(node.labels.iter().enumerate().map(|(k, &v)| {
-        if identity.get(k) == Some(&true) {
+        if ignored.get(k) == Some(&true) {
             -1
         } else {
             v as i64
@@ -109,6 +115,15 @@ fn node_key(spec: &ClusterSpec, n: usize, identity: &[bool]) -> Vec<i64> {
         );
     }
     key
+}
+
+/// Whether some template's topology spread constraint groups nodes by label `key` (the only
+/// reader of node labels besides node affinity).
+fn is_topology_key(spec: &ClusterSpec, key: usize) -> bool {
+    spec.pod_templates
+        .iter()
+        .flat_map(|template| &template.spread)
+        .any(|constraint| constraint.topology_key == key)
 }
 
 /// Whether every node carries label `key` with a value no other node has.
@@ -186,6 +201,25 @@ mod tests {
         );
         spec.nodes[0].cpu -= 1;
         assert_eq!(NodeClasses::of(&spec).classes(), [0, 1, 1]);
+    }
+
+    #[test]
+    fn labels_no_spread_constraint_reads_tell_nothing_apart() {
+        let model = load("c3", "original");
+        let mut spec = model.spec().clone();
+        let zone = spec.label_keys.iter().position(|k| k == "zone").unwrap();
+        assert_eq!(NodeClasses::of(&spec).classes(), [0, 0, 1], "spread by zone");
+        assert!(is_topology_key(&spec, zone));
+        for template in &mut spec.pod_templates {
+            template.spread.retain(|constraint| constraint.topology_key != zone);
+        }
+        assert_eq!(
+            NodeClasses::of(&spec).classes(),
+            [0, 0, 0],
+            "no constraint reads the zone"
+        );
+        spec.nodes[2].taint_type = 1;
+        assert_eq!(NodeClasses::of(&spec).classes(), [0, 0, 1], "taints still count");
     }
 
     fn fail(spec: &mut ClusterSpec, node: u8) {

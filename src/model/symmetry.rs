@@ -4,7 +4,8 @@
 //! # What is permuted
 //!
 //! Nodes within the classes of [`NodeClasses`] (alike in everything the spec says but their
-//! names and identity labels, and named by no `nodeName`; a node named by one `nodeFailure`
+//! names, identity labels and labels no spread constraint reads, and named by no `nodeName`;
+//! a node named by one `nodeFailure`
 //! event is permuted together with its event), and pod
 //! slots (all alike once a deployment has made their pod; a pod that still carries the input's
 //! labels only with slots whose input labels are alike). A state is fingerprinted in a
@@ -26,9 +27,11 @@
 //! to the permuted successors, and every intent holds in a state exactly when it holds in its
 //! permutations. Then the states reached from one representative are, up to names, the states
 //! reached from any other. Step by step, under `--tie-break any`:
-//! - **Scheduler.** Filters and scores read a node's spec (alike within a class), its record and
-//!   the pods on it; topology spread reads which nodes share a domain, which a permutation
-//!   within a class keeps (identity labels put every node in a domain of its own). The host is
+//! - **Scheduler.** Filters and scores read a node's spec (alike within a class: node affinity
+//!   by its answers, labels only through spread constraints), its record and the pods on it;
+//!   topology spread reads which nodes share a domain, which a permutation within a class
+//!   keeps (identity labels put every node in a domain of its own, and a class's nodes agree
+//!   on every other label a constraint reads). The host is
 //!   any top-scored node and every one is explored, so no id decides. The queue is data: a
 //!   permutation renames its entries.
 //! - **Deployment controller.** New pods take the lowest idle slots; idle slots that wait in no
