@@ -126,6 +126,19 @@ fn random_cluster(template: &Template, nodes: u64, replicas: u64, symmetry: bool
     support::cluster_at(template, nodes, replicas, options)
 }
 
+/// Nodes that differ only in labels no spread constraint reads (here the zone: the model
+/// spreads by hostname) are one class, so at a fixed number of replicas the reduced state space
+/// of the node-failure model does not grow with the nodes: the same states from 6 nodes to 64.
+#[test]
+fn at_fixed_replicas_the_reduced_node_failure_space_is_flat_in_the_nodes() {
+    let template = template(CASE_FILES.len(), false);
+    for nodes in [3, 5, 32] {
+        let outcome = run(&random_cluster(&template, nodes, 2, true));
+        assert_eq!(outcome.verdict(), Verdict::NoViolation, "{nodes},{nodes}:2");
+        assert_eq!(outcome.stats.states_stored, 31_650, "{nodes},{nodes}:2");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
