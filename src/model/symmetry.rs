@@ -46,8 +46,10 @@
 //!   queue in one step, and each pod's start or removal only adds to counts (its node's free
 //!   resources, its deployment's replicas) and queues its deployment, so any order ends in the
 //!   same state — unless pods have CPU usage patterns (a pod's age counts the items handled
-//!   after it starts) or taints are modelled (started pods join the taint manager's queue in
-//!   order). No other step reads the queue's order (the deployment controller only waits for
+//!   after it starts), taints are modelled (started pods join the taint manager's queue in
+//!   order) or the cluster has more than one deployment (the order of removals is the order in
+//!   which their deployments join the deployment controller's and the HPA's queues, which
+//!   decides which deployment's new pods are scheduled first). No other step reads the queue's order (the deployment controller only waits for
 //!   it to be empty). So, without patterns and taints, states that differ only in that order
 //!   are one state: the queue is fingerprinted as its renamed ids in one fixed order, and a
 //!   pod's place in it counts only as being there. Two alike pods bound to two alike nodes in
@@ -167,7 +169,9 @@ impl Symmetry {
         Ok(Self {
             node_classes,
             pod_slot_classes: pods.then(|| interchangeable::pod_slot_classes(spec)),
-            kubelet_unordered: spec.max_pattern_time == 0 && !spec.has_taints(),
+            kubelet_unordered: spec.max_pattern_time == 0
+                && !spec.has_taints()
+                && spec.deployments.len() <= 1,
             summary: parts.join("; "),
         })
     }
@@ -441,10 +445,22 @@ mod tests {
 
     /// The node-failure benchmark model at `topology`, under `any`, with or without symmetry.
     fn node_failures(topology: &str, symmetry: bool) -> ClusterModel {
+        node_failures_with(topology, symmetry, 1)
+    }
+
+    /// [`node_failures`] with `deployments` alike deployment types.
+    fn node_failures_with(topology: &str, symmetry: bool, deployments: usize) -> ClusterModel {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("bench-configs/models/c3-four-node-failures.json");
         let text = std::fs::read_to_string(path).unwrap();
-        let template = Template::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let types = json["userDefined"]["dTypes"].as_array_mut().unwrap();
+        for name in 1..deployments {
+            let mut another = types[0].clone();
+            another["template"]["name"] = serde_json::json!(10 + name);
+            types.push(another);
+        }
+        let template = Template::from_json(&json).unwrap();
         let topology: Topology = topology.parse().unwrap();
         let template = template.admitting(&topology).unwrap();
         let options = ModelOptions {
@@ -462,6 +478,14 @@ mod tests {
             panic!("symmetry is on");
         };
         assert!(symmetry.kubelet_unordered);
+        let SymmetryStatus::On(two) = node_failures_with("2,2:1,1", true, 2).symmetry().clone()
+        else {
+            panic!("symmetry is on with two deployments");
+        };
+        assert!(
+            !two.kubelet_unordered,
+            "with two deployments the kubelet's order orders their queues"
+        );
         let mut reached = vec![model.initial_state().clone()];
         let mut seen = HashSet::new();
         let mut checked = 0;
@@ -649,13 +673,15 @@ mod tests {
     #[test]
     fn the_reduced_search_reaches_every_state_up_to_renaming() {
         // 2,2:4 schedules four alike pods at once over two groups of nodes: the listing of a
-        // scheduler step follows one partly placed state per class.
-        for topology in ["2,2:2", "2,2:4"] {
-            let reduced = node_failures(topology, true);
+        // scheduler step follows one partly placed state per class. 2,2:2,1 has two
+        // deployments, whose queues the kubelet's order of removals orders: merging kubelet
+        // queues that differ only in order lost 4,312 of its 669,410 forms.
+        for (topology, deployments) in [("2,2:2", 1), ("2,2:4", 1), ("2,2:2,1", 2)] {
+            let reduced = node_failures_with(topology, true, deployments);
             let SymmetryStatus::On(symmetry) = reduced.symmetry() else {
                 panic!("symmetry is on")
             };
-            let full = node_failures(topology, false);
+            let full = node_failures_with(topology, false, deployments);
             let (from_full, from_reduced) = (
                 reachable_forms(&full, symmetry),
                 reachable_forms(&reduced, symmetry),
