@@ -18,10 +18,12 @@
 //!   atomic block, and has one outcome per way of placing its tied pods: the action
 //!   ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers the choices in
 //!   mixed radix ([`run`], [`for_each_choice`]). A queue without ties is one step with one
-//!   outcome, as under `Lowest`. A step stops before a tie that would take it past
-//!   [`MAX_OUTCOMES`] outcomes and leaves that pod for the next step, between which other
-//!   controllers may run, as they may between two scheduling cycles of kube-scheduler. The
-//!   model may narrow a tie to one node per group of interchangeable nodes ([`Narrow`]).
+//!   outcome, as under `Lowest`. A step stops before a tie that would take the product of its
+//!   ties' sizes past [`MAX_OUTCOMES`] and leaves that pod for the next step, between which
+//!   other controllers may run, as they may between two scheduling cycles of kube-scheduler.
+//!   The model may narrow a tie to one node per group of interchangeable nodes ([`Narrow`]);
+//!   a tie's size for that product is counted before narrowing, so steps end in the same
+//!   places with and without the narrowing.
 //!
 //! Queue order: kube-scheduler pops its active queue by priority, then by the time a pod was
 //! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
@@ -286,7 +288,20 @@ fn select(
 /// Most outcomes one scheduler step may have under [`TieBreak::Any`]: a step stops before a
 /// tied pod that would take the product of its ties' sizes past this, and leaves it for the
 /// next step (the first tie of a step is always resolved, so every step makes progress).
+///
+/// A tie's size is its number of top-scored nodes *before* the model narrows it ([`Narrow`]):
+/// a renaming maps top-scored nodes to top-scored nodes, so where a step stops is the same in
+/// a state and in its renamings, and the same with symmetry reduction and without. Counting
+/// the narrowed candidates instead let reduced steps run longer than unreduced ones, so the
+/// reduced search missed the states in which other controllers act between the two parts of a
+/// split step.
 pub const MAX_OUTCOMES: u64 = 1024;
+
+/// Whether a step whose ties so far multiply to `span` may resolve one more tie of `tied` top-
+/// scored nodes (always, for the first).
+fn admits(span: u64, tied: usize) -> bool {
+    span == 1 || span.saturating_mul(tied as u64) <= MAX_OUTCOMES
+}
 
 /// Narrows the top-scored nodes of a tie (ascending ids) to those worth exploring, in place,
 /// keeping their order: the model drops nodes interchangeable with one already listed when it
@@ -349,7 +364,10 @@ pub fn for_each_choice(
     mut visit: impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
     let mut first = state.clone();
-    let mut probe = Probe::default();
+    let mut probe = Probe {
+        span: 1,
+        ..Probe::default()
+    };
     with_scratch(|scratch| {
         drain(
             spec,
@@ -367,7 +385,7 @@ pub fn for_each_choice(
     };
     match probe.tie {
         None => visit(0, first),
-        Some(candidates) => branch(spec, &first, candidates, 0, 1, &mut listing, &mut visit),
+        Some(tie) => branch(spec, &first, tie, 0, 1, probe.span, &mut listing, &mut visit),
     }
 }
 
@@ -376,37 +394,50 @@ pub fn for_each_choice(
 struct Listing<'a> {
     narrow: Narrow<'a>,
     class: Option<Class<'a>>,
-    /// Classes met, each with the outcomes counted when it was met.
-    seen: std::collections::HashSet<(u64, u64)>,
+    /// Classes met, each with the outcomes counted and the span of the ties resolved when it
+    /// was met.
+    seen: std::collections::HashSet<(u64, u64, u64)>,
 }
 
 impl Listing<'_> {
-    /// Whether `state`, reached with `outcomes` counted, is the first of its class so reached
-    /// in this listing (always, without classes).
-    fn first_of_class(&mut self, state: &ClusterState, outcomes: u64) -> bool {
+    /// Whether `state`, reached with `outcomes` counted and ties spanning `span`, is the first
+    /// of its class so reached in this listing (always, without classes).
+    fn first_of_class(&mut self, state: &ClusterState, outcomes: u64, span: u64) -> bool {
         self.class
-            .is_none_or(|class| self.seen.insert((class(state), outcomes)))
+            .is_none_or(|class| self.seen.insert((class(state), outcomes, span)))
     }
 }
 
+/// A tie a listing branches on: its candidates after narrowing and its top-scored nodes.
+#[derive(Clone, Copy, Debug)]
+struct Tie {
+    candidates: usize,
+    tied: usize,
+}
+
 /// Visits every choices number that places the pod at the head of `state`'s queue on one of
-/// its `candidates` (the digit at place value `place`, after `prefix`) and then goes on.
+/// the candidates of its `tie` (the digit at place value `place`, after `prefix`; the step's
+/// ties so far span `span`) and then goes on.
+#[allow(clippy::too_many_arguments)]
 fn branch(
     spec: &ClusterSpec,
     state: &ClusterState,
-    candidates: usize,
+    tie: Tie,
     prefix: u64,
     place: u64,
+    span: u64,
     listing: &mut Listing,
     visit: &mut impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
-    let outcomes = place * candidates as u64;
-    (0..candidates).all(|digit| {
+    let outcomes = place * tie.candidates as u64;
+    let span = span * tie.tied as u64;
+    (0..tie.candidates).all(|digit| {
         let code = prefix + digit as u64 * place;
         let mut next = state.clone();
         let mut resume = Probe {
             first: Some(digit),
-            ..Probe::default()
+            span,
+            tie: None,
         };
         with_scratch(|scratch| {
             drain(
@@ -418,66 +449,76 @@ fn branch(
                 scratch,
             )
         });
-        if !listing.first_of_class(&next, outcomes) {
+        if !listing.first_of_class(&next, outcomes, resume.span) {
             return true;
         }
         match resume.tie {
-            Some(more) if outcomes * more as u64 <= MAX_OUTCOMES => {
-                branch(spec, &next, more, code, outcomes, listing, visit)
-            }
-            _ => visit(code, next),
+            Some(more) => branch(spec, &next, more, code, outcomes, resume.span, listing, visit),
+            None => visit(code, next),
         }
     })
 }
 
 /// How a step chooses among the candidates of a tie.
 trait Choose {
-    /// The index of the chosen candidate among `candidates` (at least two), or `None` to stop
-    /// the step before the tied pod.
-    fn choose(&mut self, candidates: usize) -> Option<usize>;
+    /// At a tie of `tied` top-scored nodes (at least two) narrowed to `candidates` (at least
+    /// one): the index of the chosen candidate, or `None` to stop the step before the tied pod.
+    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize>;
 }
 
 /// Replays a choices number (see [`run`]).
 struct Decode {
     rest: u64,
-    outcomes: u64,
+    /// The product of the sizes of the ties resolved so far.
+    span: u64,
 }
 
 impl Decode {
     fn new(choices: u64) -> Self {
         Self {
             rest: choices,
-            outcomes: 1,
+            span: 1,
         }
     }
 }
 
 impl Choose for Decode {
-    fn choose(&mut self, candidates: usize) -> Option<usize> {
-        let candidates = candidates as u64;
-        if self.outcomes > 1 && self.outcomes * candidates > MAX_OUTCOMES {
+    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
+        if !admits(self.span, tied) {
             return None;
         }
-        self.outcomes *= candidates;
+        self.span *= tied as u64;
+        let candidates = candidates as u64;
         let digit = self.rest % candidates;
         self.rest /= candidates;
         Some(digit as usize)
     }
 }
 
-/// Takes `first` at the first tie (if given) and stops at the next, noting its size.
+/// Takes `first` at the first tie (if given), goes on through ties narrowed to one candidate,
+/// and stops at the next tie with a choice (noting it in `tie`) or where the step ends.
 #[derive(Default)]
 struct Probe {
     first: Option<usize>,
-    tie: Option<usize>,
+    /// The product of the sizes of the step's ties resolved so far (those before the probe's
+    /// start included).
+    span: u64,
+    tie: Option<Tie>,
 }
 
 impl Choose for Probe {
-    fn choose(&mut self, candidates: usize) -> Option<usize> {
+    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
         if let Some(digit) = self.first.take() {
             return Some(digit);
         }
-        self.tie = Some(candidates);
+        if !admits(self.span, tied) {
+            return None;
+        }
+        if candidates == 1 {
+            self.span *= tied as u64;
+            return Some(0);
+        }
+        self.tie = Some(Tie { candidates, tied });
         None
     }
 }
@@ -535,12 +576,10 @@ fn drain_items(
                 candidates.clear();
                 candidates.extend_from_slice(&scratch.tied);
                 narrow(state, candidates);
-                if candidates.len() > 1 {
-                    let Some(index) = choose.choose(candidates.len()) else {
-                        return Drained::AtTie;
-                    };
-                    n = candidates[index] as usize;
-                }
+                let Some(index) = choose.choose(tied, candidates.len()) else {
+                    return Drained::AtTie;
+                };
+                n = candidates[index] as usize;
             }
             state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler"), || {
