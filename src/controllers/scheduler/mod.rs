@@ -365,8 +365,9 @@ pub fn for_each_choice(
 ) -> bool {
     let mut first = state.clone();
     let mut probe = Probe {
+        first: None,
         span: 1,
-        ..Probe::default()
+        tie: None,
     };
     with_scratch(|scratch| {
         drain(
@@ -497,7 +498,6 @@ impl Choose for Decode {
 
 /// Takes `first` at the first tie (if given), goes on through ties narrowed to one candidate,
 /// and stops at the next tie with a choice (noting it in `tie`) or where the step ends.
-#[derive(Default)]
 struct Probe {
     first: Option<usize>,
     /// The product of the sizes of the step's ties resolved so far (those before the probe's
