@@ -208,10 +208,16 @@ mod tests {
         let model = load("c3", "original");
         let mut spec = model.spec().clone();
         let zone = spec.label_keys.iter().position(|k| k == "zone").unwrap();
-        assert_eq!(NodeClasses::of(&spec).classes(), [0, 0, 1], "spread by zone");
+        assert_eq!(
+            NodeClasses::of(&spec).classes(),
+            [0, 0, 1],
+            "spread by zone"
+        );
         assert!(is_topology_key(&spec, zone));
         for template in &mut spec.pod_templates {
-            template.spread.retain(|constraint| constraint.topology_key != zone);
+            template
+                .spread
+                .retain(|constraint| constraint.topology_key != zone);
         }
         assert_eq!(
             NodeClasses::of(&spec).classes(),
@@ -219,7 +225,11 @@ mod tests {
             "no constraint reads the zone"
         );
         spec.nodes[2].taint_type = 1;
-        assert_eq!(NodeClasses::of(&spec).classes(), [0, 0, 1], "taints still count");
+        assert_eq!(
+            NodeClasses::of(&spec).classes(),
+            [0, 0, 1],
+            "taints still count"
+        );
     }
 
     fn fail(spec: &mut ClusterSpec, node: u8) {

@@ -386,7 +386,16 @@ pub fn for_each_choice(
     };
     match probe.tie {
         None => visit(0, first),
-        Some(tie) => branch(spec, &first, tie, 0, 1, probe.span, &mut listing, &mut visit),
+        Some(tie) => branch(
+            spec,
+            &first,
+            tie,
+            0,
+            1,
+            probe.span,
+            &mut listing,
+            &mut visit,
+        ),
     }
 }
 
@@ -454,7 +463,16 @@ fn branch(
             return true;
         }
         match resume.tie {
-            Some(more) => branch(spec, &next, more, code, outcomes, resume.span, listing, visit),
+            Some(more) => branch(
+                spec,
+                &next,
+                more,
+                code,
+                outcomes,
+                resume.span,
+                listing,
+                visit,
+            ),
             None => visit(code, next),
         }
     })
