@@ -386,16 +386,14 @@ pub fn for_each_choice(
     };
     match probe.tie {
         None => visit(0, first),
-        Some(tie) => branch(
-            spec,
-            &first,
-            tie,
-            0,
-            1,
-            probe.span,
-            &mut listing,
-            &mut visit,
-        ),
+        Some(tie) => {
+            let start = Prefix {
+                code: 0,
+                place: 1,
+                span: probe.span,
+            };
+            branch(spec, &first, tie, start, &mut listing, &mut visit)
+        }
     }
 }
 
@@ -425,24 +423,29 @@ struct Tie {
     tied: usize,
 }
 
+/// What a listing has chosen before a tie: the choices number so far, the place value of the
+/// tie's digit, and the product of the sizes of the step's ties resolved so far.
+#[derive(Clone, Copy, Debug)]
+struct Prefix {
+    code: u64,
+    place: u64,
+    span: u64,
+}
+
 /// Visits every choices number that places the pod at the head of `state`'s queue on one of
-/// the candidates of its `tie` (the digit at place value `place`, after `prefix`; the step's
-/// ties so far span `span`) and then goes on.
-#[allow(clippy::too_many_arguments)]
+/// the candidates of its `tie`, after `prefix`, and then goes on.
 fn branch(
     spec: &ClusterSpec,
     state: &ClusterState,
     tie: Tie,
-    prefix: u64,
-    place: u64,
-    span: u64,
+    prefix: Prefix,
     listing: &mut Listing,
     visit: &mut impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
-    let outcomes = place * tie.candidates as u64;
-    let span = span * tie.tied as u64;
+    let outcomes = prefix.place * tie.candidates as u64;
+    let span = prefix.span * tie.tied as u64;
     (0..tie.candidates).all(|digit| {
-        let code = prefix + digit as u64 * place;
+        let code = prefix.code + digit as u64 * prefix.place;
         let mut next = state.clone();
         let mut resume = Probe {
             first: Some(digit),
@@ -463,16 +466,14 @@ fn branch(
             return true;
         }
         match resume.tie {
-            Some(more) => branch(
-                spec,
-                &next,
-                more,
-                code,
-                outcomes,
-                resume.span,
-                listing,
-                visit,
-            ),
+            Some(more) => {
+                let after = Prefix {
+                    code,
+                    place: outcomes,
+                    span: resume.span,
+                };
+                branch(spec, &next, more, after, listing, visit)
+            }
             None => visit(code, next),
         }
     })
