@@ -6,9 +6,15 @@
 //! path of exactly `d` steps: the shortest counterexample.
 //!
 //! Each worker builds its own part of the next level (its states and their links) and the
-//! parts are never merged: a level is its parts plus the offset where each starts, and a
-//! global index is found in them by binary search. The only work between two levels is a
-//! prefix sum over the parts, so no single thread touches every state of a level.
+//! parts are never merged: a level's links are their parts plus the offset where each starts,
+//! and a global index is found in them by binary search. A part's states are kept in chunks
+//! of [`CHUNK`], the unit in which workers take the next frontier: a worker takes a chunk
+//! whole, expands its states and keeps each expanded state to be overwritten by a successor
+//! ([`Spare`]), so a level's states are recycled, or freed, by the workers that expand them,
+//! in parallel, and new states rarely allocate. The only work between two levels is a prefix
+//! sum over the chunks, so no single thread touches every state of a level (dropping each
+//! spent level on the main thread had made about a tenth of the work serial on the
+//! node-failure topology).
 //!
 //! Unlike depth-first search, whose stacks hold one path's siblings, breadth-first search
 //! holds whole levels: the frontier being expanded, the next one being built, and every
@@ -38,7 +44,6 @@ struct Link<A> {
 struct Parts<T> {
     parts: Vec<Vec<T>>,
     starts: Vec<usize>,
-    len: usize,
 }
 
 impl<T> Parts<T> {
@@ -49,7 +54,7 @@ impl<T> Parts<T> {
             starts.push(len);
             len += part.len();
         }
-        Self { parts, starts, len }
+        Self { parts, starts }
     }
 
     /// The item with global index `index` (below `len`).
@@ -57,22 +62,40 @@ impl<T> Parts<T> {
         let part = self.starts.partition_point(|&start| start <= index) - 1;
         &self.parts[part][index - self.starts[part]]
     }
+}
 
-    /// The items with global indices `range`, as (index, item), part by part.
-    fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, &T)> {
-        let first = self.starts.partition_point(|&start| start <= range.start) - 1;
-        self.parts[first..]
-            .iter()
-            .zip(&self.starts[first..])
-            .take_while(move |(_, &start)| start < range.end)
-            .flat_map(move |(part, &start)| {
-                let from = range.start.saturating_sub(start);
-                let to = (range.end - start).min(part.len());
-                part[from.min(to)..to]
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, item)| (start + from + i, item))
-            })
+/// The states of the level being expanded, in chunks of at most [`CHUNK`] states that the
+/// workers take whole, each chunk with the global index of its first state. Taking a chunk
+/// moves its states out, so the worker that expands them also recycles or frees them.
+struct Frontier<S> {
+    chunks: Vec<Mutex<Vec<S>>>,
+    starts: Vec<usize>,
+}
+
+impl<S> Frontier<S> {
+    /// The frontier made of `parts`, each a worker's chunks in order; global indices run
+    /// through the parts in order, as the links' [`Parts`] number them.
+    fn new(parts: Vec<Vec<Vec<S>>>) -> Self {
+        let mut chunks = Vec::new();
+        let mut starts = Vec::new();
+        let mut len = 0;
+        for chunk in parts.into_iter().flatten() {
+            starts.push(len);
+            len += chunk.len();
+            chunks.push(Mutex::new(chunk));
+        }
+        Self { chunks, starts }
+    }
+
+    /// Moves chunk `index`'s states out, with the global index of the first; `None` past
+    /// the last chunk.
+    fn take(&self, index: usize) -> Option<(usize, Vec<S>)> {
+        let chunk = self.chunks.get(index)?;
+        Some((self.starts[index], std::mem::take(&mut *chunk.lock())))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
     }
 }
 
@@ -122,10 +145,35 @@ struct Unreported {
     links: u64,
 }
 
-/// One worker's part of the next level.
+/// One worker's part of the next level: its states in chunks of [`CHUNK`] (all full but the
+/// last) and their links.
 struct Part<M: Model> {
-    states: Vec<M::State>,
+    chunks: Vec<Vec<M::State>>,
     links: Vec<Link<M::Action>>,
+}
+
+impl<M: Model> Default for Part<M> {
+    fn default() -> Self {
+        Self {
+            chunks: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+}
+
+impl<M: Model> Part<M> {
+    /// Adds `state`, reached through `link`.
+    fn push(&mut self, state: M::State, link: Link<M::Action>) {
+        match self.chunks.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(state),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(state);
+                self.chunks.push(chunk);
+            }
+        }
+        self.links.push(link);
+    }
 }
 
 /// Explores from `initial` (initial-state index, state) level by level; returns each
@@ -136,27 +184,26 @@ pub fn explore<M: Model, V: VisitedSet>(
 ) -> Vec<WorkerStats> {
     let threads = search.options.threads.max(1);
     let mut stats = vec![WorkerStats::default(); threads];
-    let (links, states): (Vec<_>, Vec<_>) = initial
-        .into_iter()
-        .map(|(index, state)| {
-            let link = Link {
-                parent: u64::MAX,
-                via: Via::Init(index),
-            };
-            (link, state)
-        })
-        .unzip();
-    let link_bytes = (links.len() * std::mem::size_of::<Link<M::Action>>()) as u64;
-    let mut frontier_states: u64 = states.iter().map(|s| state_bytes(search.model, s)).sum();
-    let mut levels: Vec<Parts<Link<M::Action>>> = vec![Parts::new(vec![links])];
-    let mut frontier = Parts::new(vec![states]);
+    let mut first = Part::<M>::default();
+    let mut frontier_states = 0;
+    for (index, state) in initial {
+        frontier_states += state_bytes(search.model, &state);
+        let link = Link {
+            parent: u64::MAX,
+            via: Via::Init(index),
+        };
+        first.push(state, link);
+    }
+    let link_bytes = (first.links.len() * std::mem::size_of::<Link<M::Action>>()) as u64;
+    let mut levels: Vec<Parts<Link<M::Action>>> = vec![Parts::new(vec![first.links])];
+    let mut frontier = Frontier::new(vec![first.chunks]);
     let memory = FrontierMemory {
         held: AtomicU64::new(frontier_states + link_bytes),
         next_states: AtomicU64::new(0),
         next_links: AtomicU64::new(0),
     };
     let mut depth = 0u32;
-    while frontier.len > 0 && !search.stopped() {
+    while !frontier.is_empty() && !search.stopped() {
         let cursor = AtomicUsize::new(0);
         let next: Mutex<Vec<Part<M>>> = Mutex::new(Vec::with_capacity(threads));
         let level = LevelJob {
@@ -183,14 +230,14 @@ pub fn explore<M: Model, V: VisitedSet>(
                 work(first);
             });
         }
-        let (links, states): (Vec<_>, Vec<_>) = next
+        let (links, chunks): (Vec<_>, Vec<_>) = next
             .into_inner()
             .into_iter()
-            .map(|part| (part.links, part.states))
+            .map(|part| (part.links, part.chunks))
             .unzip();
         frontier_states = memory.next_level(frontier_states);
         levels.push(Parts::new(links));
-        frontier = Parts::new(states);
+        frontier = Frontier::new(chunks);
         depth += 1;
     }
     stats
@@ -200,7 +247,7 @@ pub fn explore<M: Model, V: VisitedSet>(
 struct LevelJob<'j, 's, 'm, M: Model, V: VisitedSet> {
     search: &'s Search<'m, M, V>,
     levels: &'j [Parts<Link<M::Action>>],
-    frontier: &'j Parts<M::State>,
+    frontier: &'j Frontier<M::State>,
     depth: u32,
     cursor: &'j AtomicUsize,
     next: &'j Mutex<Vec<Part<M>>>,
@@ -217,10 +264,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let mut actions = Vec::new();
         let mut successors = SuccessorBatch::new();
         let mut spare = Spare::new();
-        let mut part = Part::<M> {
-            states: Vec::new(),
-            links: Vec::new(),
-        };
+        let mut part = Part::<M>::default();
         let mut unreported = Unreported::default();
         let mut countdown = POLL_INTERVAL;
         let link_size = std::mem::size_of::<Link<M::Action>>() as u64;
@@ -228,26 +272,31 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
             if !self.report_memory(&mut unreported) {
                 break;
             }
-            let start = self.cursor.fetch_add(CHUNK, Ordering::Relaxed);
-            if start >= self.frontier.len {
+            let Some((first, states)) = self
+                .frontier
+                .take(self.cursor.fetch_add(1, Ordering::Relaxed))
+            else {
                 break;
-            }
-            let end = (start + CHUNK).min(self.frontier.len);
-            for (parent, state) in self.frontier.range(start..end) {
+            };
+            for (offset, state) in states.into_iter().enumerate() {
                 if search.stopped() {
                     break 'chunks;
                 }
+                let parent = first + offset;
                 actions.clear();
-                model.actions(state, &mut actions);
+                model.actions(&state, &mut actions);
                 if !search.may_expand(self.depth, !actions.is_empty()) {
+                    spare.keep(state);
                     continue;
                 }
                 stats.expanded += 1;
                 if actions.is_empty() {
-                    search.check_end_state(state, || self.path_to(parent, None));
+                    search.check_end_state(&state, || self.path_to(parent, None));
+                    spare.keep(state);
                     continue;
                 }
-                successors.fill(model, state, &actions, false, &pin, &mut spare);
+                successors.fill(model, &state, &actions, false, &pin, &mut spare);
+                spare.keep(state);
                 stats.transitions += successors.entries.len() as u64;
                 for (successor, key) in successors.drain() {
                     match pin.insert_if_new(key) {
@@ -265,11 +314,11 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                             }) {
                                 unreported.states += state_bytes(model, &successor.state);
                                 unreported.links += link_size;
-                                part.states.push(successor.state);
-                                part.links.push(Link {
+                                let link = Link {
                                     parent: parent as u64,
                                     via: Via::Action(action.clone()),
-                                });
+                                };
+                                part.push(successor.state, link);
                             }
                         }
                     }
@@ -320,20 +369,43 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
 
 #[cfg(test)]
 mod tests {
-    use super::Parts;
+    use super::{Frontier, Parts, CHUNK};
 
     #[test]
-    fn parts_index_and_range_across_empty_and_uneven_parts() {
+    fn parts_index_across_empty_and_uneven_parts() {
         let parts = Parts::new(vec![vec![0, 1, 2], vec![], vec![3], vec![4, 5, 6, 7]]);
-        assert_eq!(parts.len, 8);
         assert!((0..8).all(|i| *parts.get(i) == i));
-        for start in 0..8 {
-            for end in start..=8 {
-                let got: Vec<(usize, usize)> =
-                    parts.range(start..end).map(|(i, &v)| (i, v)).collect();
-                let want: Vec<(usize, usize)> = (start..end).map(|i| (i, i)).collect();
-                assert_eq!(got, want, "{start}..{end}");
-            }
+    }
+
+    /// The frontier's chunks number their states as the links' parts do, whatever the
+    /// workers' parts and chunks look like, and each chunk is taken once.
+    #[test]
+    fn frontier_chunks_number_states_as_the_links_do() {
+        let sizes = [3 * CHUNK + 5, 0, 1, CHUNK, 2 * CHUNK];
+        let mut next = 0;
+        let mut links = Vec::new();
+        let mut parts = Vec::new();
+        for size in sizes {
+            let items: Vec<usize> = (next..next + size).collect();
+            next += size;
+            parts.push(items.chunks(CHUNK).map(<[usize]>::to_vec).collect());
+            links.push(items);
         }
+        let links = Parts::new(links);
+        let frontier = Frontier::new(parts);
+        let mut seen = 0;
+        for index in 0.. {
+            let Some((first, states)) = frontier.take(index) else {
+                break;
+            };
+            assert!(!states.is_empty() && states.len() <= CHUNK);
+            for (offset, state) in states.into_iter().enumerate() {
+                assert_eq!(state, first + offset);
+                assert_eq!(*links.get(first + offset), state);
+                seen += 1;
+            }
+            assert_eq!(frontier.take(index).map(|(_, s)| s.len()), Some(0));
+        }
+        assert_eq!(seen, next);
     }
 }
