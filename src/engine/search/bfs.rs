@@ -13,8 +13,8 @@
 //! ([`Spare`]), so a level's states are recycled, or freed, by the workers that expand them,
 //! in parallel, and new states rarely allocate. The only work between two levels is a prefix
 //! sum over the chunks, so no single thread touches every state of a level (dropping each
-//! spent level on the main thread had made about a tenth of the work serial on the
-//! node-failure topology).
+//! spent level on the main thread had left about 3 of the node-failure topology's 58
+//! CPU-seconds to one thread at 2f990e9).
 //!
 //! Unlike depth-first search, whose stacks hold one path's siblings, breadth-first search
 //! holds whole levels: the frontier being expanded, the next one being built, and every
@@ -57,7 +57,7 @@ impl<T> Parts<T> {
         Self { parts, starts }
     }
 
-    /// The item with global index `index` (below `len`).
+    /// The item with global index `index` (below the number of items).
     fn get(&self, index: usize) -> &T {
         let part = self.starts.partition_point(|&start| start <= index) - 1;
         &self.parts[part][index - self.starts[part]]
@@ -94,6 +94,7 @@ impl<S> Frontier<S> {
         Some((self.starts[index], std::mem::take(&mut *chunk.lock())))
     }
 
+    /// Whether the level has no states.
     fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }
