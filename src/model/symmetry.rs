@@ -49,12 +49,14 @@
 //!   after it starts), taints are modelled (started pods join the taint manager's queue in
 //!   order) or the cluster has more than one deployment (the order of removals is the order in
 //!   which their deployments join the deployment controller's and the HPA's queues, which
-//!   decides which deployment's new pods are scheduled first). No other step reads the queue's order (the deployment controller only waits for
-//!   it to be empty). So, without patterns and taints, states that differ only in that order
-//!   are one state: the queue is fingerprinted as its renamed ids in one fixed order, and a
-//!   pod's place in it counts only as being there. Two alike pods bound to two alike nodes in
-//!   either order are then one state, not two (`the_kubelet_queue_order_never_shows_where_it_is_a_set`
-//!   checks the argument on every reachable state of a small cluster).
+//!   decides which deployment's new pods are scheduled first). No other step reads the
+//!   queue's order (the deployment controller only waits for it to be empty). So, without
+//!   patterns and taints and with one deployment, states that differ only in that order are
+//!   one state: the queue is fingerprinted as its renamed ids in one fixed order, and a pod's
+//!   place in it counts only as being there. Two alike pods bound to two alike nodes in either
+//!   order are then one state, not two
+//!   (`the_kubelet_queue_order_never_shows_where_it_is_a_set` checks the argument on every
+//!   reachable state of a small cluster).
 //! - **Events.** A CPU change offers every pod, a kernel panic every node: permuted offers. A
 //!   node failure names its node: two nodes named by one failure event each, with alike
 //!   flags, are permuted with their events (the events differ in nothing else: same steps,
