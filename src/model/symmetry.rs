@@ -13,12 +13,14 @@
 //! progress of the failure event that travels with them, their place in the node controller's
 //! queue, and the pods on them), its pods sorted by their new node and then by a hash of what
 //! they are (their record and their places in the pod queues), and every id in the state
-//! renamed to match. Sorting costs O(n log n); no search over permutations. Two
-//! states with the same canonical form are permutations of each other (the form *is* the state,
-//! renamed), so nothing is merged that should not be; states whose nodes tie on every sort key
-//! may keep more than one form (a sorted reduction may under-reduce, never over-reduce). The
-//! tests below find no such loss on the node-failure model: the sorted forms are exactly as
-//! few as the least renamings found by trying every permutation.
+//! renamed to match. Sorting costs O(n log n), and the nodes only one pass each where few
+//! distinct keys share them (a large cluster's alike nodes; `order_by_prefix`); no search
+//! over permutations. Two states with the same canonical form are permutations of each other
+//! (the form *is* the state, renamed), so nothing is merged that should not be; states whose
+//! nodes tie on every sort key may keep more than one form (a sorted reduction may
+//! under-reduce, never over-reduce). The tests below find no such loss on the node-failure
+//! model: the sorted forms are exactly as few as the least renamings found by trying every
+//! permutation.
 //!
 //! # Why it is sound
 //!
@@ -211,21 +213,22 @@ impl Symmetry {
                 scratch.wanted[n as usize] = true;
             }
             self.place_pods(state, scratch, true);
-            let mut keyed: Vec<(NodeKey, u16)> = candidates
-                .iter()
-                .map(|&n| {
-                    let pods = match (&self.pod_slot_classes, scratch.node_sum[n as usize]) {
-                        (None, sum) if sum != 0 => n as u64,
-                        (_, sum) => sum,
-                    };
-                    (self.node_key(state, n as usize, scratch, pods), n)
-                })
-                .collect();
-            keyed.sort_unstable();
-            keyed.dedup_by(|later, first| later.0 == first.0);
-            let mut kept: Vec<u16> = keyed.iter().map(|&(_, n)| n).collect();
-            kept.sort_unstable();
-            candidates.retain(|n| kept.binary_search(n).is_ok());
+            let mut seen = std::mem::take(&mut scratch.seen_keys);
+            seen.clear();
+            let mut previous = None;
+            candidates.retain(|&n| {
+                let pods = match (&self.pod_slot_classes, scratch.node_sum[n as usize]) {
+                    (None, sum) if sum != 0 => n as u64,
+                    (_, sum) => sum,
+                };
+                let key = self.node_key(state, n as usize, scratch, pods);
+                // Alike nodes tend to have neighbouring ids: a key equal to the last one's is
+                // already seen, without hashing it.
+                let first = previous != Some(key) && seen.insert(key);
+                previous = Some(key);
+                first
+            });
+            scratch.seen_keys = seen;
         })
     }
 
@@ -263,14 +266,13 @@ impl Symmetry {
         }
     }
 
-    /// Node `n`'s sort key: its class and failure progress, record, place in the node
-    /// controller's queue and `pods` (what is on it).
+    /// What node `n` is, for sorting and comparing: its class and failure progress, record,
+    /// place in the node controller's queue and `pods` (what is on it).
+    #[inline(always)]
     fn node_key(&self, state: &ClusterState, n: usize, scratch: &Scratch, pods: u64) -> NodeKey {
-        let mut record = [0; NODE_RECORD];
-        record.copy_from_slice(bytemuck::bytes_of(state.node(n)));
         (
             self.node_classes.key(state, n),
-            record,
+            *state.node(n),
             scratch.node_place[n],
             pods,
         )
@@ -286,27 +288,24 @@ impl Symmetry {
         self.place_pods(state, scratch, false);
         let mut node_keys = std::mem::take(&mut scratch.node_keys);
         node_keys.clear();
-        node_keys.extend((1..=nodes).map(|n| {
-            let (class, progress) = self.node_classes.key(state, n);
-            let record = bytemuck::bytes_of(state.node(n));
-            let mut low = [0; 8];
-            low[..record.len() - 8].copy_from_slice(&record[8..]);
-            let what = fold(
-                u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
-                u64::from_le_bytes(low) ^ MIX[1],
-            ) ^ fold(
-                u64::from(scratch.node_place[n]) ^ MIX[2],
-                scratch.node_sum[n] ^ MIX[3],
-            );
-            u128::from(class) << 96
-                | u128::from(progress) << 80
-                | u128::from(what >> 16) << 32
-                | n as u128
-        }));
-        node_keys.sort_unstable();
-        scratch
-            .node_order
-            .extend(node_keys.iter().map(|&key| key as u32));
+        let mut last: Option<(NodeKey, u128)> = None;
+        for n in 1..=nodes {
+            let inputs = self.node_key(state, n, scratch, scratch.node_sum[n]);
+            let prefix = match last {
+                Some((seen, prefix)) if seen == inputs => prefix,
+                _ => {
+                    let prefix = node_prefix(inputs);
+                    last = Some((inputs, prefix));
+                    prefix
+                }
+            };
+            node_keys.push(prefix | n as u128);
+        }
+        order_by_prefix(
+            &mut node_keys,
+            &mut scratch.prefix_groups,
+            &mut scratch.node_order,
+        );
         scratch.node_keys = node_keys;
         for (k, &old) in scratch.node_order.iter().enumerate() {
             scratch.node_new[old as usize] = k as u32 + 1;
@@ -363,6 +362,121 @@ impl Symmetry {
     }
 }
 
+/// A node's sort key but its id (the low 32 bits, left 0): class, failure progress and a hash
+/// of the rest of its [`NodeKey`].
+fn node_prefix(((class, progress), node, place, pods): NodeKey) -> u128 {
+    let record = bytemuck::bytes_of(&node);
+    let mut low = [0; 8];
+    low[..record.len() - 8].copy_from_slice(&record[8..]);
+    let what = fold(
+        u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
+        u64::from_le_bytes(low) ^ MIX[1],
+    ) ^ fold(u64::from(place) ^ MIX[2], pods ^ MIX[3]);
+    u128::from(class) << 96 | u128::from(progress) << 80 | u128::from(what >> 16) << 32
+}
+
+/// Fills `order` with the ids in `keys` (each key a prefix in its high 96 bits and a distinct
+/// id in its low 32, given in ascending id order) sorted by key: by prefix, then by id.
+///
+/// A large cluster's nodes share few prefixes (alike nodes in alike states), so the ids are
+/// dealt into one bucket per distinct prefix, in one pass; a few keys, or keys with more than
+/// [`MAX_BUCKETS`] distinct prefixes, are sorted (in place). `buckets` is scratch.
+fn order_by_prefix(keys: &mut [u128], buckets: &mut Vec<(u128, u32)>, order: &mut Vec<u32>) {
+    const PREFIX: u128 = !0 << 32;
+    if keys.len() <= MAX_BUCKETS {
+        return order_by_sorting(keys, order);
+    }
+    buckets.clear();
+    let mut last = 0;
+    let mut too_many = false;
+    for &key in keys.iter() {
+        let prefix = key & PREFIX;
+        if buckets.get(last).is_none_or(|&(seen, _)| seen != prefix) {
+            match buckets.iter().position(|&(seen, _)| seen == prefix) {
+                Some(at) => last = at,
+                None if buckets.len() == MAX_BUCKETS => {
+                    too_many = true;
+                    break;
+                }
+                None => {
+                    last = buckets.len();
+                    buckets.push((prefix, 0));
+                }
+            }
+        }
+        buckets[last].1 += 1;
+    }
+    if too_many {
+        return order_by_sorting(keys, order);
+    }
+    buckets.sort_unstable();
+    let mut start = 0;
+    for bucket in buckets.iter_mut() {
+        let count = bucket.1;
+        bucket.1 = start;
+        start += count;
+    }
+    order.clear();
+    order.resize(keys.len(), 0);
+    let mut last = 0;
+    for &key in keys.iter() {
+        let prefix = key & PREFIX;
+        if buckets[last].0 != prefix {
+            last = buckets
+                .binary_search_by_key(&prefix, |&(seen, _)| seen)
+                .expect("every prefix has a bucket");
+        }
+        order[buckets[last].1 as usize] = key as u32;
+        buckets[last].1 += 1;
+    }
+}
+
+/// A set of node keys that stays a short list while it is small (most ties have few kinds of
+/// top-scored node) and becomes a hash set past [`FEW_KEYS`].
+#[derive(Default)]
+struct SeenKeys {
+    few: Vec<NodeKey>,
+    many: std::collections::HashSet<NodeKey>,
+}
+
+impl SeenKeys {
+    fn clear(&mut self) {
+        self.few.clear();
+        self.many.clear();
+    }
+
+    /// Adds `key`; whether it was new.
+    fn insert(&mut self, key: NodeKey) -> bool {
+        if !self.many.is_empty() {
+            return self.many.insert(key);
+        }
+        if self.few.contains(&key) {
+            return false;
+        }
+        if self.few.len() < FEW_KEYS {
+            self.few.push(key);
+        } else {
+            self.many.extend(self.few.drain(..));
+            self.many.insert(key);
+        }
+        true
+    }
+}
+
+/// Most keys [`SeenKeys`] keeps in its list.
+const FEW_KEYS: usize = 16;
+
+/// [`order_by_prefix`] by sorting `keys` in place.
+fn order_by_sorting(keys: &mut [u128], order: &mut Vec<u32>) {
+    keys.sort_unstable();
+    order.clear();
+    order.extend(keys.iter().map(|&key| key as u32));
+}
+
+/// Most distinct prefixes [`order_by_prefix`] deals into buckets before it sorts instead (and
+/// fewest keys it deals at all: a small cluster's keys are sorted).
+const MAX_BUCKETS: usize = 16;
+
 /// wyhash's mixing step: the two halves of the 128-bit product of `a` and `b`, folded together.
 fn fold(a: u64, b: u64) -> u64 {
     let product = u128::from(a) * u128::from(b);
@@ -377,9 +491,10 @@ const MIX: [u64; 4] = [
     0x5899_65cc_7537_4cc3,
 ];
 
-/// What a node is, for sorting: class and failure progress, record, place in the node queue,
-/// hash of its pods.
-type NodeKey = ((u32, u16), [u8; NODE_RECORD], u32, u64);
+/// What a node is, for sorting: class and failure progress, record, place in the node
+/// controller's queue, and what is on it (the sum of its pods' hashes, or its id where pods
+/// are kept by name).
+type NodeKey = ((u32, u16), NodeState, u32, u64);
 
 /// Bytes of a node record and of a pod record (a pod hashes as two words).
 const NODE_RECORD: usize = std::mem::size_of::<NodeState>();
@@ -399,11 +514,16 @@ struct Scratch {
     node_sum: Vec<u64>,
     /// Per pod: the hash of its key (what it is but its node).
     pod_hash: Vec<u64>,
-    /// Nodes' sort keys, each ending in its id: class, failure progress, a hash of the rest
-    /// of [`NodeKey`]; sorted.
+    /// Nodes' sort keys in id order, each ending in its id: class, failure progress, a hash of
+    /// the rest of [`NodeKey`].
     node_keys: Vec<u128>,
+    /// The distinct prefixes of the nodes' keys, with counts, then start places
+    /// ([`order_by_prefix`]).
+    prefix_groups: Vec<(u128, u32)>,
     /// Pods' sort keys, each ending in its id: new node and content hash; sorted.
     pod_keys: Vec<u128>,
+    /// The keys of the nodes [`Symmetry::narrow`] has kept so far.
+    seen_keys: SeenKeys,
     /// Per node: whether [`Symmetry::place_pods`] hashes the pods on it (when asked to).
     wanted: Vec<bool>,
     node_order: Vec<u32>,
@@ -471,6 +591,31 @@ mod tests {
             ..ModelOptions::default()
         };
         topology_model(&template, &topology, options).unwrap()
+    }
+
+    proptest::proptest! {
+        /// Dealing ids into buckets by prefix orders them exactly as sorting their keys does,
+        /// with few distinct prefixes (buckets) and with more than [`MAX_BUCKETS`] (a sort).
+        #[test]
+        fn ordering_by_prefix_is_sorting_the_keys(
+            distinct in 1u128..40,
+            picks in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..300),
+        ) {
+            let keys: Vec<u128> = picks
+                .iter()
+                .enumerate()
+                .map(|(id, &pick)| {
+                    let prefix = u128::from(pick) % distinct;
+                    prefix << 40 | (prefix % 7) << 32 | (id as u128 + 1)
+                })
+                .collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            let expected: Vec<u32> = sorted.iter().map(|&key| key as u32).collect();
+            let mut order = vec![9];
+            order_by_prefix(&mut keys.clone(), &mut Vec::new(), &mut order);
+            proptest::prop_assert_eq!(order, expected);
+        }
     }
 
     #[test]
