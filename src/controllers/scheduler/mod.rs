@@ -365,20 +365,11 @@ pub fn for_each_choice(
 ) -> bool {
     let mut first = state.clone();
     let mut probe = Probe {
-        first: None,
+        head: None,
         span: 1,
         tie: None,
     };
-    with_scratch(|scratch| {
-        drain(
-            spec,
-            &mut first,
-            &mut probe,
-            narrow,
-            &mut Recorder::off(),
-            scratch,
-        )
-    });
+    probe.drain(spec, &mut first, narrow);
     let mut listing = Listing {
         narrow,
         class,
@@ -416,10 +407,11 @@ impl Listing<'_> {
     }
 }
 
-/// A tie a listing branches on: its candidates after narrowing and its top-scored nodes.
-#[derive(Clone, Copy, Debug)]
+/// A tie a listing branches on: its candidates after narrowing and its number of top-scored
+/// nodes.
+#[derive(Clone, Debug)]
 struct Tie {
-    candidates: usize,
+    candidates: Vec<u16>,
     tied: usize,
 }
 
@@ -442,26 +434,17 @@ fn branch(
     listing: &mut Listing,
     visit: &mut impl FnMut(u64, ClusterState) -> bool,
 ) -> bool {
-    let outcomes = prefix.place * tie.candidates as u64;
+    let outcomes = prefix.place * tie.candidates.len() as u64;
     let span = prefix.span * tie.tied as u64;
-    (0..tie.candidates).all(|digit| {
+    tie.candidates.iter().enumerate().all(|(digit, &node)| {
         let code = prefix.code + digit as u64 * prefix.place;
         let mut next = state.clone();
         let mut resume = Probe {
-            first: Some(digit),
+            head: Some((node as usize, tie.tied)),
             span,
             tie: None,
         };
-        with_scratch(|scratch| {
-            drain(
-                spec,
-                &mut next,
-                &mut resume,
-                listing.narrow,
-                &mut Recorder::off(),
-                scratch,
-            )
-        });
+        resume.drain(spec, &mut next, listing.narrow);
         if !listing.first_of_class(&next, outcomes, resume.span) {
             return true;
         }
@@ -484,6 +467,12 @@ trait Choose {
     /// At a tie of `tied` top-scored nodes (at least two) narrowed to `candidates` (at least
     /// one): the index of the chosen candidate, or `None` to stop the step before the tied pod.
     fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize>;
+
+    /// The node for the first pod the step schedules, with the size of its tie, when it was
+    /// chosen before the step began (none by default: the pod is scheduled as any other).
+    fn head(&mut self) -> Option<(usize, usize)> {
+        None
+    }
 }
 
 /// Replays a choices number (see [`run`]).
@@ -515,10 +504,14 @@ impl Choose for Decode {
     }
 }
 
-/// Takes `first` at the first tie (if given), goes on through ties narrowed to one candidate,
-/// and stops at the next tie with a choice (noting it in `tie`) or where the step ends.
+/// Binds the first pod to `head`'s node (if given), goes on through ties narrowed to one
+/// candidate, and stops at the next tie with a choice (noting it in `tie`) or where the step
+/// ends.
 struct Probe {
-    first: Option<usize>,
+    /// The node for the pod at the head of the queue and the size of its tie: a listing
+    /// branching on that tie has scheduled the pod once in this very state, so its filters,
+    /// scores and narrowing are not run again for every candidate.
+    head: Option<(usize, usize)>,
     /// The product of the sizes of the step's ties resolved so far (those before the probe's
     /// start included).
     span: u64,
@@ -527,9 +520,6 @@ struct Probe {
 
 impl Choose for Probe {
     fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
-        if let Some(digit) = self.first.take() {
-            return Some(digit);
-        }
         if !admits(self.span, tied) {
             return None;
         }
@@ -537,8 +527,28 @@ impl Choose for Probe {
             self.span *= tied as u64;
             return Some(0);
         }
-        self.tie = Some(Tie { candidates, tied });
+        self.tie = Some(Tie {
+            candidates: Vec::with_capacity(candidates),
+            tied,
+        });
         None
+    }
+
+    fn head(&mut self) -> Option<(usize, usize)> {
+        self.head.take()
+    }
+}
+
+impl Probe {
+    /// Drains `state`'s queue as [`drain`] does, choosing as the probe says; where it stops at
+    /// a tie, the tie keeps its narrowed candidates.
+    fn drain(&mut self, spec: &ClusterSpec, state: &mut ClusterState, narrow: Narrow) {
+        with_scratch(|scratch| {
+            drain(spec, state, self, narrow, &mut Recorder::off(), scratch);
+            if let Some(tie) = &mut self.tie {
+                tie.candidates.extend_from_slice(&scratch.candidates);
+            }
+        });
     }
 }
 
@@ -580,26 +590,32 @@ fn drain_items(
         let pod = head as usize;
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let Some(lowest) = select(spec, state, pod, scratch) else {
-                state.dequeue(Queue::Scheduler);
-                rec.log(Some("Scheduler - no_feasible_node"), || {
-                    "No feasible node!".to_string()
-                });
-                state.violate_pod_always_schedulable(spec);
-                return Drained::Unschedulable { pod };
+            let (n, tied) = match choose.head() {
+                Some(head) => head,
+                None => {
+                    let Some(lowest) = select(spec, state, pod, scratch) else {
+                        state.dequeue(Queue::Scheduler);
+                        rec.log(Some("Scheduler - no_feasible_node"), || {
+                            "No feasible node!".to_string()
+                        });
+                        state.violate_pod_always_schedulable(spec);
+                        return Drained::Unschedulable { pod };
+                    };
+                    let tied = scratch.tied.len();
+                    if tied <= 1 {
+                        (lowest, tied)
+                    } else {
+                        let candidates = &mut scratch.candidates;
+                        candidates.clear();
+                        candidates.extend_from_slice(&scratch.tied);
+                        narrow(state, candidates);
+                        let Some(index) = choose.choose(tied, candidates.len()) else {
+                            return Drained::AtTie;
+                        };
+                        (candidates[index] as usize, tied)
+                    }
+                }
             };
-            let tied = scratch.tied.len();
-            let mut n = lowest;
-            if tied > 1 {
-                let candidates = &mut scratch.candidates;
-                candidates.clear();
-                candidates.extend_from_slice(&scratch.tied);
-                narrow(state, candidates);
-                let Some(index) = choose.choose(tied, candidates.len()) else {
-                    return Drained::AtTie;
-                };
-                n = candidates[index] as usize;
-            }
             state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler"), || {
                 if tied > 1 {
