@@ -223,7 +223,7 @@ impl Symmetry {
                 };
                 let key = self.node_key(state, n as usize, scratch, pods);
                 // Alike nodes tend to have neighbouring ids: a key equal to the last one's is
-                // already seen, without hashing it.
+                // already seen, without looking it up.
                 let first = previous != Some(key) && seen.insert(key);
                 previous = Some(key);
                 first
