@@ -8,11 +8,27 @@ use cli::kivi;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-fn scratch(name: &str) -> PathBuf {
+/// A test's own directory under the system's temporary one, removed when the test ends (passed
+/// or failed), so that runs leave nothing behind.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("kivi-bench-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch directory");
-    dir
+    Scratch(dir)
 }
 
 /// Runs the sweep defined in `config` into a `results` folder beside it.
