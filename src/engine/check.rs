@@ -3,7 +3,7 @@
 use super::error::CheckError;
 use super::model::Model;
 use super::options::{CheckOptions, Strategy, VisitedKind};
-use super::outcome::{Example, Outcome, Violation};
+use super::outcome::{Example, Incompleteness, Outcome, Violation};
 use super::search::{bfs, dfs, Search, SuccessorBatch};
 use super::stats::Statistics;
 use super::trace::{replay_example, replay_violation, Path};
@@ -57,6 +57,10 @@ fn check_with<M: Model, V: VisitedSet>(
     let elapsed = started.elapsed();
     let unreached = search.unreached();
     let (findings, incomplete, panic) = search.into_results();
+    let left_out = model
+        .left_out()
+        .map(|what| Incompleteness::LeftOut { what });
+    let incomplete = left_out.or(incomplete);
     if let Some(message) = panic {
         return Err(CheckError::Panicked(message));
     }

@@ -182,7 +182,10 @@ where
                 replays(model, &marked, &lasso)?;
                 LassoSearch::Found(lasso)
             }
-            None if shared.finished.load(Ordering::Relaxed) => LassoSearch::None,
+            None if shared.finished.load(Ordering::Relaxed) => match model.left_out() {
+                Some(what) => LassoSearch::Incomplete(what),
+                None => LassoSearch::None,
+            },
             None => LassoSearch::Incomplete(
                 shared
                     .incomplete

@@ -124,6 +124,14 @@ pub trait Model: Sync {
         true
     }
 
+    /// Why the search cannot be complete however many states it explores: the model could not
+    /// list every successor of some state it was asked about, and says which. The engine asks
+    /// when a search ends; one that found no violation is then incomplete, not a proof. `None`
+    /// by default (every model that lists all successors).
+    fn left_out(&self) -> Option<String> {
+        None
+    }
+
     /// Bytes `state` owns on the heap beyond `size_of::<State>()`: what a state kept in a
     /// breadth-first frontier costs, counted against the memory budget. 0 by default (states
     /// stored inline).

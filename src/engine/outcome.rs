@@ -27,6 +27,11 @@ pub enum Incompleteness {
     },
     /// The caller cancelled the check.
     Cancelled,
+    /// The model left out successors of some state ([`Model::left_out`](super::model::Model::left_out)).
+    LeftOut {
+        /// What it left out, in the model's words.
+        what: String,
+    },
 }
 
 impl std::fmt::Display for Incompleteness {
@@ -41,6 +46,7 @@ impl std::fmt::Display for Incompleteness {
                 needed.div_ceil(1 << 20)
             ),
             Self::Cancelled => write!(f, "cancelled"),
+            Self::LeftOut { what } => write!(f, "{what}"),
         }
     }
 }
@@ -135,6 +141,9 @@ impl<M: Model> Outcome<M> {
             }
             (_, Some(Incompleteness::DepthLimit { depth })) => {
                 format!("no violation up to depth {depth} (incomplete: deeper states not explored)")
+            }
+            (_, Some(Incompleteness::LeftOut { what })) => {
+                format!("no violation found, but not every successor was explored: {what}")
             }
             (_, Some(reason)) => format!("no violation found before the search stopped: {reason}"),
             (_, None) => "no violation".to_string(),

@@ -83,6 +83,7 @@ use crate::cluster::Queue;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
 };
+use crate::controllers::scheduler::Listed;
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
 use symmetry::SymmetryStatus;
@@ -97,6 +98,10 @@ pub struct ClusterModel {
     symmetry: SymmetryStatus,
     /// Tells this model's kept scheduler outcomes from another's ([`scheduler_outcomes`]).
     id: u64,
+    /// Set when a scheduler step had more outcomes than its listing holds
+    /// ([`controllers::scheduler::MAX_LISTED`]): the search then missed some successors and
+    /// cannot be complete ([`Model::left_out`]).
+    left_out: std::sync::OnceLock<String>,
 }
 
 /// The user's choices about the model's semantics and its reduction.
@@ -139,6 +144,7 @@ impl ClusterModel {
             init,
             symmetry,
             id: scheduler_outcomes::model_id(),
+            left_out: std::sync::OnceLock::new(),
         }
     }
 
@@ -204,12 +210,16 @@ impl ClusterModel {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
                 match scheduler_outcomes::take(self.id, next, choices) {
                     Some(outcome) => *next = outcome,
-                    None => controllers::scheduler::run(spec, next, choices, &self.narrow(), rec),
+                    None => self.with_class(|class| {
+                        controllers::scheduler::run(spec, next, choices, &self.narrow(), class, rec)
+                    }),
                 }
             }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
                 let choices = action.scheduler_choices();
-                controllers::scheduler::run(spec, next, choices, &self.narrow(), rec)
+                self.with_class(|class| {
+                    controllers::scheduler::run(spec, next, choices, &self.narrow(), class, rec)
+                })
             }
             ClusterAction::DeploymentController => controllers::deployment::run(spec, next, rec),
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
@@ -238,12 +248,15 @@ impl ClusterModel {
         if !action.is_scheduler() {
             return None;
         }
-        controllers::scheduler::fit_error::first_unschedulable(
-            &self.spec,
-            before,
-            action.scheduler_choices(),
-            &self.narrow(),
-        )
+        self.with_class(|class| {
+            controllers::scheduler::fit_error::first_unschedulable(
+                &self.spec,
+                before,
+                action.scheduler_choices(),
+                &self.narrow(),
+                class,
+            )
+        })
     }
 
     /// Kivi's trace lines for taking `action` in `before` (none for silent steps; several when
@@ -348,7 +361,9 @@ impl ClusterModel {
     }
 
     /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
-    /// `--tie-break lowest`, one per top-scored node of the first tied pod under `any`.
+    /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
+    /// outcomes with symmetry). A step with more outcomes than its listing holds is noted in
+    /// [`ClusterModel::left_out`] and visited in part.
     fn for_each_scheduler_step(
         &self,
         s: &ClusterState,
@@ -358,19 +373,47 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler);
         }
         scheduler_outcomes::start(self.id, s);
+        let listed = self.with_class(|class| {
+            controllers::scheduler::for_each_choice(
+                &self.spec,
+                s,
+                &self.narrow(),
+                class,
+                |choices, _, end| {
+                    scheduler_outcomes::keep(choices, end);
+                    visit(ClusterAction::SchedulerChoice { choices })
+                },
+            )
+        });
+        match listed {
+            Listed::All => true,
+            Listed::Stopped => false,
+            Listed::TooMany => {
+                self.left_out.get_or_init(|| {
+                    let why = match &self.symmetry {
+                        SymmetryStatus::On(_) => String::new(),
+                        SymmetryStatus::Off(why) => format!(
+                            "; symmetry reduction is off ({why}), with it a step lists one \
+                             outcome per class"
+                        ),
+                    };
+                    format!(
+                        "a scheduler step under --tie-break any had more than {} outcomes and \
+                         only that many were explored{why}",
+                        controllers::scheduler::MAX_LISTED
+                    )
+                });
+                true
+            }
+        }
+    }
+
+    /// Calls `f` with the fingerprint of a state's class under the model's symmetry, when
+    /// states are reduced (a scheduler listing follows one partly placed state per class).
+    fn with_class<T>(&self, f: impl FnOnce(Option<controllers::scheduler::Class>) -> T) -> T {
         let scratch = std::cell::RefCell::new(Vec::new());
         let class = |state: &ClusterState| self.fingerprint(state, &mut scratch.borrow_mut());
-        let class: Option<controllers::scheduler::Class> = self.symmetry.is_on().then_some(&class);
-        controllers::scheduler::for_each_choice(
-            &self.spec,
-            s,
-            &self.narrow(),
-            class,
-            |choices, end| {
-                scheduler_outcomes::keep(choices, end);
-                visit(ClusterAction::SchedulerChoice { choices })
-            },
-        )
+        f(self.symmetry.is_on().then_some(&class))
     }
 
     /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes
@@ -442,6 +485,10 @@ impl Model for ClusterModel {
             }
             SymmetryStatus::Off(_) => state.fingerprint(scratch),
         }
+    }
+
+    fn left_out(&self) -> Option<String> {
+        self.left_out.get().cloned()
     }
 
     fn properties(&self) -> Vec<Property> {

@@ -217,7 +217,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, queue: u8, depth: u8, r
     });
     let before = seen.clone();
     match queue {
-        Queue::Scheduler => controllers::scheduler::run(spec, &mut seen, 0, &|_, _| {}, rec),
+        Queue::Scheduler => controllers::scheduler::run_first_candidates(spec, &mut seen, rec),
         Queue::Deployment => controllers::deployment::run(spec, &mut seen, rec),
         Queue::Hpa => controllers::hpa::run(spec, &mut seen, rec),
         Queue::Descheduler => controllers::descheduler::run(spec, &mut seen, rec),

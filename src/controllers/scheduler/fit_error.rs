@@ -6,7 +6,7 @@
 use super::pod_topology_spread::{self, MatchingPods};
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
-use crate::cluster::{ClusterSpec, ClusterState, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
 use std::collections::BTreeMap;
 
 /// kube-scheduler's reason for a node the filter `filter` rejects.
@@ -178,19 +178,24 @@ pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<S
     fit_error(spec, state, pod).map(|e| e.message)
 }
 
-/// The pod a scheduler step in `state` (placing its tied pods by `choices`, as [`super::run`])
+/// The pod a scheduler step in `state` (outcome number `choice`, as [`super::run`] takes it)
 /// finds no node for, with its `FitError`: the step replayed up to that pod, binding the pods
 /// before it.
 pub fn first_unschedulable(
     spec: &ClusterSpec,
     state: &ClusterState,
-    choices: u64,
+    choice: u64,
     narrow: super::Narrow,
+    class: Option<super::Class>,
 ) -> Option<FitError> {
+    let digits = match spec.tie_break {
+        TieBreak::Lowest => Vec::new(),
+        TieBreak::Any => super::listed_digits(spec, state, narrow, class, choice),
+    };
     let mut s = state.clone();
-    let mut decode = super::Decode::new(choices);
+    let mut digits = super::Digits::new(&digits);
     let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
-    match super::drain(spec, &mut s, &mut decode, narrow, rec, &mut scratch) {
+    match super::drain(spec, &mut s, &mut digits, narrow, rec, &mut scratch) {
         super::Drained::Unschedulable { pod } => fit_error(spec, &s, pod),
         _ => None,
     }

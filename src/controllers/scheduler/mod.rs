@@ -14,16 +14,15 @@
 //! as [`TieBreak`] says:
 //! - [`TieBreak::Lowest`] (the default): the lowest node id, as Kivi; one scheduler step drains
 //!   the whole queue (Kivi's `BACK_TO_BACK_OPT`).
-//! - [`TieBreak::Any`]: every top-scored node is explored. A step still drains the queue as one
-//!   atomic block, and has one outcome per way of placing its tied pods: the action
-//!   ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers the choices in
-//!   mixed radix ([`run`], [`for_each_choice`]). A queue without ties is one step with one
-//!   outcome, as under `Lowest`. A step stops before a tie that would take the product of its
-//!   ties' sizes past [`MAX_OUTCOMES`] and leaves that pod for the next step, between which
-//!   other controllers may run, as they may between two scheduling cycles of kube-scheduler.
-//!   The model may narrow a tie to one node per group of interchangeable nodes ([`Narrow`]);
-//!   a tie's size for that product is counted before narrowing, so steps end in the same
-//!   places with and without the narrowing.
+//! - [`TieBreak::Any`]: every top-scored node is explored. A step drains the queue as one
+//!   atomic block, as under `Lowest` (so `any` explores exactly `lowest`'s interleavings, with
+//!   every choice at every tie), and has one outcome per way of placing its tied pods: the
+//!   action ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers them
+//!   in the order [`for_each_choice`] lists them, and [`run`] lists the step again to replay
+//!   one. A queue without ties is one step with one outcome, as under `Lowest`. The model may
+//!   narrow a tie to one node per group of interchangeable nodes ([`Narrow`]) and follow one
+//!   partly placed state per class ([`Class`]); a step with more than [`MAX_LISTED`] outcomes
+//!   is listed in part and the check reports itself incomplete.
 //!
 //! Queue order: kube-scheduler pops its active queue by priority, then by the time a pod was
 //! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
@@ -285,23 +284,13 @@ fn select(
     best
 }
 
-/// Most outcomes one scheduler step may have under [`TieBreak::Any`]: a step stops before a
-/// tied pod that would take the product of its ties' sizes past this, and leaves it for the
-/// next step (the first tie of a step is always resolved, so every step makes progress).
-///
-/// A tie's size is its number of top-scored nodes *before* the model narrows it ([`Narrow`]):
-/// a renaming maps top-scored nodes to top-scored nodes, so where a step stops is the same in
-/// a state and in its renamings, and the same with symmetry reduction and without. Counting
-/// the narrowed candidates instead let reduced steps run longer than unreduced ones, so the
-/// reduced search missed the states in which other controllers act between the two parts of a
-/// split step.
-pub const MAX_OUTCOMES: u64 = 1024;
-
-/// Whether a step whose ties so far multiply to `span` may resolve one more tie of `tied` top-
-/// scored nodes (always, for the first).
-fn admits(span: u64, tied: usize) -> bool {
-    span == 1 || span.saturating_mul(tied as u64) <= MAX_OUTCOMES
-}
+/// Most partly placed states, and most outcomes, the listing of one scheduler step under
+/// [`TieBreak::Any`] holds ([`for_each_choice`]). A step drains the whole queue, so its
+/// outcomes are all the ways of placing its tied pods: without symmetry reduction the product
+/// of its ties' sizes (24 pods on 8 empty nodes spread by hostname: (8!)³ ≈ 6.6 × 10¹³), with
+/// it one per class of outcomes (one, there). A step with more is listed in part and the
+/// listing says so ([`Listed::TooMany`]): the check is then incomplete, never silently cut.
+pub const MAX_LISTED: usize = 4096;
 
 /// Narrows the top-scored nodes of a tie (ascending ids) to those worth exploring, in place,
 /// keeping their order: the model drops nodes interchangeable with one already listed when it
@@ -317,9 +306,8 @@ pub type Class<'a> = &'a dyn Fn(&ClusterState) -> u64;
 pub enum Drained {
     /// The queue is empty.
     Empty,
-    /// Under [`TieBreak::Any`]: the step chose no node for this pod's tie (it would take the
-    /// step past [`MAX_OUTCOMES`], or the caller is probing); the pod is still at the head of
-    /// the queue.
+    /// Under [`TieBreak::Any`], while listing: the pod at the head of the queue has a tie with
+    /// a choice, which the listing branches on; the pod is still queued.
     AtTie,
     /// Pod `pod` fits no node: `pod_always_schedulable` is violated and the pod stays unbound.
     Unschedulable {
@@ -328,83 +316,152 @@ pub enum Drained {
     },
 }
 
+/// How the listing of a scheduler step's outcomes ([`for_each_choice`]) ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listed {
+    /// Every outcome was visited.
+    All,
+    /// The visitor asked to stop.
+    Stopped,
+    /// The step has more than [`MAX_LISTED`] partly placed states or outcomes: those visited
+    /// are only some of them.
+    TooMany,
+}
+
 /// One scheduler step: schedules every queued pod that is not running or terminating. A pod
 /// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
 /// the step (and the run) with the pod unbound.
 ///
-/// Under [`TieBreak::Any`], `choices` says where each tied pod goes, as a number in mixed
-/// radix: at each tie the remainder modulo the number of candidates (after `narrow`) picks one,
-/// and the quotient goes on to the next tie ([`for_each_choice`] lists the numbers). Under
-/// [`TieBreak::Lowest`] it is ignored.
+/// Under [`TieBreak::Any`], `choice` is the number of the outcome in the order
+/// [`for_each_choice`] lists them with the same `narrow` and `class`; the step is listed again
+/// to find where that outcome puts each tied pod. Under [`TieBreak::Lowest`] it is ignored.
+///
+/// # Panics
+/// When `choice` is not a listed outcome's number: a step is only ever taken with a number its
+/// listing gave (the engine reports the panic as an internal error).
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
-    choices: u64,
+    choice: u64,
     narrow: Narrow,
+    class: Option<Class>,
     rec: &mut Recorder,
 ) {
-    with_scratch(|scratch| drain(spec, state, &mut Decode::new(choices), narrow, rec, scratch));
+    let digits = match spec.tie_break {
+        TieBreak::Lowest => Vec::new(),
+        TieBreak::Any => listed_digits(spec, state, narrow, class, choice),
+    };
+    with_scratch(|scratch| drain(spec, state, &mut Digits::new(&digits), narrow, rec, scratch));
 }
 
-/// Calls `visit` with every `choices` number of [`run`] for a step in `state`, and the state
-/// [`run`] with that number leads to: one per way of placing the step's tied pods (0 alone
-/// when there is no tie), until `visit` returns false.
+/// [`run`] with every tie resolved to its first candidate (the lowest id among them), as a
+/// controller acting on a stale view does (see [`crate::model`]'s perturbations).
+pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    with_scratch(|scratch| drain(spec, state, &mut Digits::new(&[]), &|_, _| {}, rec, scratch));
+}
+
+/// Where outcome number `choice` of the step in `state` puts its tied pods: the index of the
+/// candidate each tie with a choice takes, in the order the step meets them.
+fn listed_digits(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    narrow: Narrow,
+    class: Option<Class>,
+    choice: u64,
+) -> Vec<u16> {
+    let mut found = None;
+    for_each_choice(spec, state, narrow, class, |index, digits, _| {
+        if index != choice {
+            return true;
+        }
+        found = Some(digits.to_vec());
+        false
+    });
+    found.unwrap_or_else(|| panic!("scheduler outcome {choice} is not one the step lists"))
+}
+
+/// Calls `visit` with every outcome of a scheduler step in `state`, numbered from 0: the
+/// outcome's number (for [`run`]), where it puts the tied pods (the candidate each tie with a
+/// choice takes) and the state it leads to; a step without ties has one outcome. Stops when
+/// `visit` returns false.
 ///
-/// With `class`, a partly placed step whose state is in the same class as one already listed,
-/// with as many outcomes counted so far, is not followed further: the rest of the step places
-/// the same queue on renamed nodes from there, meets ties of the same sizes and stops where the
-/// other stops, so its outcomes are renamings of outcomes already listed (placing two alike
-/// pods on two alike nodes is one outcome, not two). A tie between two groups of nodes over k
-/// alike pods then lists k + 1 outcomes instead of 2^k.
+/// The step is followed pod by pod, breadth first: every partly placed state at a tie branches
+/// to each of the tie's candidates (after `narrow`). With `class`, a partly placed state in
+/// the same class as one already met is not followed further: the rest of the step places the
+/// same queue on renamed nodes from there, so its outcomes are renamings of outcomes already
+/// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
+/// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
+/// rollout onto empty alike nodes one.
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
     narrow: Narrow,
     class: Option<Class>,
-    mut visit: impl FnMut(u64, ClusterState) -> bool,
-) -> bool {
+    mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
+) -> Listed {
     let mut first = state.clone();
     let mut probe = Probe {
         head: None,
-        span: 1,
         tie: None,
     };
     probe.drain(spec, &mut first, narrow);
-    let mut listing = Listing {
-        narrow,
-        class,
-        seen: std::collections::HashSet::new(),
+    let Some(tie) = probe.tie else {
+        return match visit(0, &[], first) {
+            true => Listed::All,
+            false => Listed::Stopped,
+        };
     };
-    match probe.tie {
-        None => visit(0, first),
-        Some(tie) => {
-            let start = Prefix {
-                code: 0,
-                place: 1,
-                span: probe.span,
-            };
-            branch(spec, &first, tie, start, &mut listing, &mut visit)
+    let mut seen = std::collections::HashSet::new();
+    let mut listed = 0;
+    let mut frontier = vec![Partial {
+        state: first,
+        tie,
+        digits: Vec::new(),
+    }];
+    while !frontier.is_empty() {
+        let mut further = Vec::new();
+        for partial in frontier {
+            for (digit, &node) in partial.tie.candidates.iter().enumerate() {
+                let mut next = partial.state.clone();
+                let mut resume = Probe {
+                    head: Some((node as usize, partial.tie.tied)),
+                    tie: None,
+                };
+                resume.drain(spec, &mut next, narrow);
+                if class.is_some_and(|class| !seen.insert(class(&next))) {
+                    continue;
+                }
+                let mut digits = Vec::with_capacity(partial.digits.len() + 1);
+                digits.extend_from_slice(&partial.digits);
+                digits.push(digit as u16);
+                match resume.tie {
+                    Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
+                    Some(tie) => further.push(Partial {
+                        state: next,
+                        tie,
+                        digits,
+                    }),
+                    None if listed == MAX_LISTED as u64 => return Listed::TooMany,
+                    None => {
+                        if !visit(listed, &digits, next) {
+                            return Listed::Stopped;
+                        }
+                        listed += 1;
+                    }
+                }
+            }
         }
+        frontier = further;
     }
+    Listed::All
 }
 
-/// What [`branch`] carries through a listing: how ties are narrowed and, with symmetry, the
-/// classes of the partly placed states met so far.
-struct Listing<'a> {
-    narrow: Narrow<'a>,
-    class: Option<Class<'a>>,
-    /// Classes met, each with the outcomes counted and the span of the ties resolved when it
-    /// was met.
-    seen: std::collections::HashSet<(u64, u64, u64)>,
-}
-
-impl Listing<'_> {
-    /// Whether `state`, reached with `outcomes` counted and ties spanning `span`, is the first
-    /// of its class so reached in this listing (always, without classes).
-    fn first_of_class(&mut self, state: &ClusterState, outcomes: u64, span: u64) -> bool {
-        self.class
-            .is_none_or(|class| self.seen.insert((class(state), outcomes, span)))
-    }
+/// A partly placed step in a listing: the state so far, the tie its next pod meets, and the
+/// candidates taken at the ties before it.
+struct Partial {
+    state: ClusterState,
+    tie: Tie,
+    digits: Vec<u16>,
 }
 
 /// A tie a listing branches on: its candidates after narrowing and its number of top-scored
@@ -413,53 +470,6 @@ impl Listing<'_> {
 struct Tie {
     candidates: Vec<u16>,
     tied: usize,
-}
-
-/// What a listing has chosen before a tie: the choices number so far, the place value of the
-/// tie's digit, and the product of the sizes of the step's ties resolved so far.
-#[derive(Clone, Copy, Debug)]
-struct Prefix {
-    code: u64,
-    place: u64,
-    span: u64,
-}
-
-/// Visits every choices number that places the pod at the head of `state`'s queue on one of
-/// the candidates of its `tie`, after `prefix`, and then goes on.
-fn branch(
-    spec: &ClusterSpec,
-    state: &ClusterState,
-    tie: Tie,
-    prefix: Prefix,
-    listing: &mut Listing,
-    visit: &mut impl FnMut(u64, ClusterState) -> bool,
-) -> bool {
-    let outcomes = prefix.place * tie.candidates.len() as u64;
-    let span = prefix.span * tie.tied as u64;
-    tie.candidates.iter().enumerate().all(|(digit, &node)| {
-        let code = prefix.code + digit as u64 * prefix.place;
-        let mut next = state.clone();
-        let mut resume = Probe {
-            head: Some((node as usize, tie.tied)),
-            span,
-            tie: None,
-        };
-        resume.drain(spec, &mut next, listing.narrow);
-        if !listing.first_of_class(&next, outcomes, resume.span) {
-            return true;
-        }
-        match resume.tie {
-            Some(more) => {
-                let after = Prefix {
-                    code,
-                    place: outcomes,
-                    span: resume.span,
-                };
-                branch(spec, &next, more, after, listing, visit)
-            }
-            None => visit(code, next),
-        }
-    })
 }
 
 /// How a step chooses among the candidates of a tie.
@@ -475,31 +485,26 @@ trait Choose {
     }
 }
 
-/// Replays a choices number (see [`run`]).
-struct Decode {
-    rest: u64,
-    /// The product of the sizes of the ties resolved so far.
-    span: u64,
+/// Replays a listed outcome's digits ([`for_each_choice`]): each tie with a choice takes the
+/// candidate its digit names, in order, and the first candidate once the digits run out.
+struct Digits<'a> {
+    digits: &'a [u16],
+    next: usize,
 }
 
-impl Decode {
-    fn new(choices: u64) -> Self {
-        Self {
-            rest: choices,
-            span: 1,
-        }
+impl<'a> Digits<'a> {
+    fn new(digits: &'a [u16]) -> Self {
+        Self { digits, next: 0 }
     }
 }
 
-impl Choose for Decode {
-    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
-        if !admits(self.span, tied) {
-            return None;
+impl Choose for Digits<'_> {
+    fn choose(&mut self, _tied: usize, candidates: usize) -> Option<usize> {
+        if candidates == 1 {
+            return Some(0);
         }
-        self.span *= tied as u64;
-        let candidates = candidates as u64;
-        let digit = self.rest % candidates;
-        self.rest /= candidates;
+        let digit = self.digits.get(self.next).copied().unwrap_or(0);
+        self.next += 1;
         Some(digit as usize)
     }
 }
@@ -512,19 +517,12 @@ struct Probe {
     /// branching on that tie has scheduled the pod once in this very state, so its filters,
     /// scores and narrowing are not run again for every candidate.
     head: Option<(usize, usize)>,
-    /// The product of the sizes of the step's ties resolved so far (those before the probe's
-    /// start included).
-    span: u64,
     tie: Option<Tie>,
 }
 
 impl Choose for Probe {
     fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
-        if !admits(self.span, tied) {
-            return None;
-        }
         if candidates == 1 {
-            self.span *= tied as u64;
             return Some(0);
         }
         self.tie = Some(Tie {
@@ -705,17 +703,18 @@ mod tests {
         s.enqueue(Queue::Scheduler, 6);
         let mut choices = Vec::new();
         let mut listed = Vec::new();
-        for_each_choice(&spec, &s, &|_, _| {}, None, |c, outcome| {
+        let all = for_each_choice(&spec, &s, &|_, _| {}, None, |c, _, outcome| {
             choices.push(c);
             listed.push(outcome);
             true
         });
+        assert_eq!(all, Listed::All);
         assert_eq!(choices, [0, 1, 2], "nodes 1, 2 and 3 tie");
         let taken: Vec<ClusterState> = choices
             .iter()
             .map(|&c| {
                 let mut next = s.clone();
-                run(&spec, &mut next, c, &|_, _| {}, &mut Recorder::off());
+                run(&spec, &mut next, c, &|_, _| {}, None, &mut Recorder::off());
                 next
             })
             .collect();
@@ -724,7 +723,7 @@ mod tests {
         assert_eq!(listed, taken, "the listing's end states are the steps' own");
         let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
         let mut narrowed = 0;
-        for_each_choice(&spec, &s, keep_first, None, |_, _| {
+        for_each_choice(&spec, &s, keep_first, None, |_, _, _| {
             narrowed += 1;
             true
         });
@@ -750,7 +749,7 @@ mod tests {
         s.clear_queue(Queue::Hpa);
         s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, 0, &|_, _| {}, &mut rec);
+        run(model.spec(), &mut s, 0, &|_, _| {}, None, &mut rec);
         assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
         assert_eq!(s.pending(Queue::Kubelet), &[6]);
