@@ -12,7 +12,7 @@ pub enum ClusterAction {
     /// Under `--tie-break any`: the scheduler places the queued pods, each tied pod on the
     /// top-scored node `choices` names (see [`crate::controllers::scheduler::run`]).
     SchedulerChoice {
-        /// Where the step's tied pods go, in mixed radix.
+        /// The outcome's number, in the order the step's listing gives them.
         choices: u64,
     },
     /// The deployment controller reconciles queued deployments (only while the kubelet is idle).

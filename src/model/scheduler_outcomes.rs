@@ -1,13 +1,13 @@
 //! The outcomes of a scheduler step under `--tie-break any`, computed once.
 //!
-//! Listing a step's choices ([`crate::controllers::scheduler::for_each_choice`]) drains the
-//! scheduler queue once per way of placing its tied pods, and each drain ends in the state that
-//! choice leads to. The search then takes each choice, which drained the queue all over again:
-//! on the node-failure topology under `any` that second drain was a third of the time. So the
+//! Listing a step's outcomes ([`crate::controllers::scheduler::for_each_choice`]) places the
+//! scheduler queue once per way of placing its tied pods, and each way ends in the state that
+//! outcome leads to. The search then takes each outcome, which would place the queue all over
+//! again (and list the step again to find where the outcome puts each tied pod). So the
 //! listing keeps its end states, on the listing thread, with the state they start from and the
-//! model they belong to, and taking a choice in that same state of that same model uses the
-//! kept state instead of draining. Anything else (another state, another model, a step whose
-//! trace is recorded) drains as before, so the kept states change no result, only the time.
+//! model they belong to, and taking an outcome in that same state of that same model uses the
+//! kept state. Anything else (another state, another model, a step whose trace is recorded)
+//! replays the step in full, so the kept states change no result, only the time.
 
 use crate::cluster::ClusterState;
 use std::cell::RefCell;
@@ -20,7 +20,7 @@ struct Listed {
     model: u64,
     /// The state the step starts from.
     source: Option<ClusterState>,
-    /// Each choices number with the state the step leads to.
+    /// Each outcome's number with the state the step leads to.
     outcomes: Vec<(u64, ClusterState)>,
 }
 
