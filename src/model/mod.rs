@@ -210,16 +210,11 @@ impl ClusterModel {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
                 match scheduler_outcomes::take(self.id, next, choices) {
                     Some(outcome) => *next = outcome,
-                    None => self.with_class(|class| {
-                        controllers::scheduler::run(spec, next, choices, &self.narrow(), class, rec)
-                    }),
+                    None => self.run_scheduler(next, choices, rec),
                 }
             }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
-                let choices = action.scheduler_choices();
-                self.with_class(|class| {
-                    controllers::scheduler::run(spec, next, choices, &self.narrow(), class, rec)
-                })
+                self.run_scheduler(next, action.scheduler_choices(), rec)
             }
             ClusterAction::DeploymentController => controllers::deployment::run(spec, next, rec),
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
@@ -238,6 +233,13 @@ impl ClusterModel {
         }
         intents::observe(spec, next, rec);
         stale_view::after_step(spec, next, action);
+    }
+
+    /// Takes the scheduler step's outcome number `choices` in `next`, in place.
+    fn run_scheduler(&self, next: &mut ClusterState, choices: u64, rec: &mut Recorder) {
+        self.with_class(|class| {
+            controllers::scheduler::run(&self.spec, next, choices, &self.narrow(), class, rec)
+        })
     }
 
     /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's

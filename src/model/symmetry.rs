@@ -900,9 +900,6 @@ mod tests {
         assert!(checked >= 10, "{checked} scaled cases checked");
     }
 
-    /// Soundness on a whole state space: the reduced search (ties narrowed, states merged by
-    /// form) reaches the forms of exactly the states the unreduced model reaches, no fewer
-    /// (nothing lost by narrowing or merging) and no others.
     /// Every outcome a scheduler step lists is the state its number leads to when the step is
     /// replayed from the start (as traces are): the listing schedules a tied pod once and hands
     /// each branch its node, the replay lists the step again and places every pod where the
@@ -957,6 +954,9 @@ mod tests {
         }
     }
 
+    /// Soundness on a whole state space: the reduced search (ties narrowed, states merged by
+    /// form) reaches the forms of exactly the states the unreduced model reaches, no fewer
+    /// (nothing lost by narrowing or merging) and no others.
     #[test]
     fn the_reduced_search_reaches_every_state_up_to_renaming() {
         // 2,2:4 schedules four alike pods at once over two groups of nodes: the listing of a

@@ -6,7 +6,7 @@
 use super::pod_topology_spread::{self, MatchingPods};
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
-use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
+use crate::cluster::{ClusterSpec, ClusterState, Recorder};
 use std::collections::BTreeMap;
 
 /// kube-scheduler's reason for a node the filter `filter` rejects.
@@ -188,10 +188,7 @@ pub fn first_unschedulable(
     narrow: super::Narrow,
     class: Option<super::Class>,
 ) -> Option<FitError> {
-    let digits = match spec.tie_break {
-        TieBreak::Lowest => Vec::new(),
-        TieBreak::Any => super::listed_digits(spec, state, narrow, class, choice),
-    };
+    let digits = super::outcome_digits(spec, state, narrow, class, choice);
     let mut s = state.clone();
     let mut digits = super::Digits::new(&digits);
     let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());

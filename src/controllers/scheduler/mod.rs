@@ -347,10 +347,7 @@ pub fn run(
     class: Option<Class>,
     rec: &mut Recorder,
 ) {
-    let digits = match spec.tie_break {
-        TieBreak::Lowest => Vec::new(),
-        TieBreak::Any => listed_digits(spec, state, narrow, class, choice),
-    };
+    let digits = outcome_digits(spec, state, narrow, class, choice);
     with_scratch(|scratch| drain(spec, state, &mut Digits::new(&digits), narrow, rec, scratch));
 }
 
@@ -361,14 +358,18 @@ pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &
 }
 
 /// Where outcome number `choice` of the step in `state` puts its tied pods: the index of the
-/// candidate each tie with a choice takes, in the order the step meets them.
-fn listed_digits(
+/// candidate each tie with a choice takes, in the order the step meets them (none under
+/// [`TieBreak::Lowest`], which has no choices).
+fn outcome_digits(
     spec: &ClusterSpec,
     state: &ClusterState,
     narrow: Narrow,
     class: Option<Class>,
     choice: u64,
 ) -> Vec<u16> {
+    if spec.tie_break == TieBreak::Lowest {
+        return Vec::new();
+    }
     let mut found = None;
     for_each_choice(spec, state, narrow, class, |index, digits, _| {
         if index != choice {
