@@ -914,6 +914,28 @@ impl ClusterState {
         Some(id)
     }
 
+    /// Empties `queue` of pods, appending its ids to `ids`, oldest first: what dequeuing until
+    /// the queue is empty does, with the segment dropped once rather than popped id by id (for
+    /// a controller that handles its whole queue in one step).
+    pub fn take_pod_queue(&mut self, queue: Queue, ids: &mut Vec<u32>) {
+        assert!(
+            matches!(queue, Queue::Scheduler | Queue::Kubelet | Queue::Taint),
+            "only the pod queues are taken whole"
+        );
+        let k = queue as usize;
+        let pending = self.queues.pending(k);
+        if pending.is_empty() {
+            return;
+        }
+        let start = ids.len();
+        ids.extend_from_slice(pending);
+        let flag = pod_flag(queue);
+        for &id in &ids[start..] {
+            self.pod_mut(id as usize).queued &= !flag;
+        }
+        self.queues.clear(k);
+    }
+
     /// Whether nothing is pending in `queue`.
     pub fn queue_is_empty(&self, queue: Queue) -> bool {
         self.queues.is_empty(queue as usize)

@@ -12,19 +12,34 @@
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
 use crate::cluster::{ItemClock, Queue};
 
-/// One kubelet step: handles every queued pod.
+/// One kubelet step: handles every queued pod, oldest first.
+///
+/// The queue is taken whole before the first pod is handled: handling a pod queues nothing
+/// for the kubelet and reads nothing of its queue, so this is the pods dequeued one by one.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    let mut clock = ItemClock::default();
-    while let Some(pod) = state.dequeue(Queue::Kubelet) {
-        let p = *state.pod(pod);
-        match p.phase {
-            PodPhase::Pending if p.loc != 0 => start(spec, state, pod, rec),
-            PodPhase::Terminating => remove(spec, state, pod, rec),
-            _ => {}
+    TAKEN.with(|taken| {
+        let taken = &mut *taken.borrow_mut();
+        taken.clear();
+        state.take_pod_queue(Queue::Kubelet, taken);
+        let mut clock = ItemClock::default();
+        for &pod in taken.iter() {
+            let pod = pod as usize;
+            let p = *state.pod(pod);
+            match p.phase {
+                PodPhase::Pending if p.loc != 0 => start(spec, state, pod, rec),
+                PodPhase::Terminating => remove(spec, state, pod, rec),
+                _ => {}
+            }
+            clock.tick(spec, state);
         }
-        clock.tick(spec, state);
-    }
-    clock.settle(spec, state);
+        clock.settle(spec, state);
+    })
+}
+
+thread_local! {
+    /// Each thread's buffer for the queue a kubelet step takes, so that a step allocates
+    /// nothing once it has grown to the longest queue.
+    static TAKEN: std::cell::RefCell<Vec<u32>> = std::cell::RefCell::default();
 }
 
 fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
