@@ -200,3 +200,38 @@ proptest! {
         }
     }
 }
+
+/// A search that must stop cuts a scheduler step's listing short instead of finishing it (at
+/// 1,000 nodes one listing can outlast any time limit): without symmetry the rollout of 6 pods
+/// onto 6 empty nodes lists 6! outcomes, but once the search's time is up it lists none, and
+/// the search is told that it cut something (so it reports itself incomplete).
+#[test]
+fn a_listing_is_cut_once_the_search_must_stop() {
+    use kivi::cluster::ClusterAction;
+    use kivi::engine::interrupt::Interrupt;
+    use kivi::engine::Model;
+    let model = random_cluster(&template(CASE_FILES.len(), false), 3, 6, false);
+    let choices = |actions: &[ClusterAction]| {
+        actions
+            .iter()
+            .filter(|a| matches!(a, ClusterAction::SchedulerChoice { .. }))
+            .count()
+    };
+    let mut frontier = model.init_states();
+    let mut actions = Vec::new();
+    let rollout = loop {
+        let state = frontier.remove(0);
+        actions.clear();
+        model.actions(&state, &mut actions);
+        if choices(&actions) > 1 {
+            break state;
+        }
+        frontier.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+    };
+    assert_eq!(choices(&actions), 720);
+    let time_is_up = Interrupt::new(Some(std::time::Instant::now()), None);
+    actions.clear();
+    time_is_up.during(|| model.actions(&rollout, &mut actions));
+    assert_eq!(choices(&actions), 0);
+    assert!(time_is_up.fired());
+}

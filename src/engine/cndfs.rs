@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::interrupt::Interrupt;
 use super::lasso::Lasso;
 use super::model::Model;
 use super::options::CancelToken;
@@ -182,6 +183,12 @@ where
                 replays(model, &marked, &lasso)?;
                 LassoSearch::Found(lasso)
             }
+            // A step the model cut short left successors out: the bound that cut it decides.
+            None if shared.interrupt.fired() => LassoSearch::Incomplete(
+                shared
+                    .bound_reached()
+                    .unwrap_or_else(|| "the search was interrupted".into()),
+            ),
             None if shared.finished.load(Ordering::Relaxed) => match model.left_out() {
                 Some(what) => LassoSearch::Incomplete(what),
                 None => LassoSearch::None,
@@ -223,7 +230,7 @@ where
             let (shared, found) = (&shared, &found);
             scope.spawn(move || {
                 let mut search = Worker::new(model, marked, shared, worker);
-                match search.run() {
+                match shared.interrupt.during(|| search.run()) {
                     Ok(Some(lasso)) => {
                         let mut slot = found.lock().unwrap_or_else(|e| e.into_inner());
                         slot.get_or_insert(lasso);
@@ -304,6 +311,8 @@ struct Shared {
     transitions: AtomicU64,
     deadline: Option<Instant>,
     cancel: Option<CancelToken>,
+    /// The same bounds as the model sees them inside a step ([`crate::engine::interrupt`]).
+    interrupt: std::sync::Arc<Interrupt>,
 }
 
 impl Shared {
@@ -317,6 +326,7 @@ impl Shared {
             transitions: AtomicU64::new(0),
             deadline: options.timeout.map(|t| start + t),
             cancel: options.cancel.clone(),
+            interrupt: Interrupt::new(options.timeout.map(|t| start + t), options.cancel.clone()),
         }
     }
 
@@ -325,13 +335,21 @@ impl Shared {
         if self.stop.load(Ordering::Relaxed) {
             return Err(STOPPED.into());
         }
+        match self.bound_reached() {
+            Some(why) => Err(why),
+            None => Ok(()),
+        }
+    }
+
+    /// The bound the search has reached, if any: its time limit or its cancel token.
+    fn bound_reached(&self) -> Option<String> {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err("the time limit was reached".into());
+            return Some("the time limit was reached".into());
         }
         if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            return Err("the search was interrupted".into());
+            return Some("the search was interrupted".into());
         }
-        Ok(())
+        None
     }
 }
 

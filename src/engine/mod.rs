@@ -10,11 +10,13 @@
 //! - [`trace`]: paths and their replay.
 //! - [`cndfs`]: the parallel on-the-fly lasso search (a cycle that takes a marked transition),
 //!   and [`lasso`], its sequential whole-graph reference.
+//! - [`interrupt`]: the search's bounds as a model sees them inside a long step.
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
 
 mod check;
 pub mod cndfs;
 pub mod error;
+pub mod interrupt;
 pub mod lasso;
 pub mod model;
 pub mod options;

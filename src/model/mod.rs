@@ -381,6 +381,7 @@ impl ClusterModel {
                 s,
                 &self.narrow(),
                 class,
+                &crate::engine::interrupt::requested,
                 |choices, _, end| {
                     scheduler_outcomes::keep(choices, end);
                     visit(ClusterAction::SchedulerChoice { choices })
@@ -389,7 +390,7 @@ impl ClusterModel {
         });
         match listed {
             Listed::All => true,
-            Listed::Stopped => false,
+            Listed::Stopped | Listed::Cut => false,
             Listed::TooMany => {
                 self.left_out.get_or_init(|| {
                     let why = match &self.symmetry {

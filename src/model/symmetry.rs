@@ -922,20 +922,27 @@ mod tests {
             while let Some(state) = queue.pop_front() {
                 if !state.queue_is_empty(Queue::Scheduler) {
                     steps += 1;
-                    let all = for_each_choice(spec, &state, &narrow, class, |choice, _, end| {
-                        let mut replayed = state.clone();
-                        run(
-                            spec,
-                            &mut replayed,
-                            choice,
-                            &narrow,
-                            class,
-                            &mut Recorder::off(),
-                        );
-                        assert_eq!(replayed, end, "{topology}: outcome {choice}");
-                        listed += 1;
-                        true
-                    });
+                    let all = for_each_choice(
+                        spec,
+                        &state,
+                        &narrow,
+                        class,
+                        &|| false,
+                        |choice, _, end| {
+                            let mut replayed = state.clone();
+                            run(
+                                spec,
+                                &mut replayed,
+                                choice,
+                                &narrow,
+                                class,
+                                &mut Recorder::off(),
+                            );
+                            assert_eq!(replayed, end, "{topology}: outcome {choice}");
+                            listed += 1;
+                            true
+                        },
+                    );
                     assert_eq!(all, Listed::All, "{topology}: every outcome listed");
                 }
                 let mut actions = Vec::new();

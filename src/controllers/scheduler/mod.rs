@@ -326,7 +326,15 @@ pub enum Listed {
     /// The step has more than [`MAX_LISTED`] partly placed states or outcomes: those visited
     /// are only some of them.
     TooMany,
+    /// The listing was told to stop ([`Stop`]) before it was done: those visited are only
+    /// some of the outcomes.
+    Cut,
 }
+
+/// Asked between the partly placed states of a listing: whether to stop it now (the search
+/// it serves has reached its time limit or been cancelled). A listing of a step on a large
+/// cluster can take longer than a search may run, so it is cut rather than finished.
+pub type Stop<'a> = &'a dyn Fn() -> bool;
 
 /// One scheduler step: schedules every queued pod that is not running or terminating. A pod
 /// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
@@ -371,7 +379,7 @@ fn outcome_digits(
         return Vec::new();
     }
     let mut found = None;
-    for_each_choice(spec, state, narrow, class, |index, digits, _| {
+    for_each_choice(spec, state, narrow, class, &|| false, |index, digits, _| {
         if index != choice {
             return true;
         }
@@ -393,11 +401,16 @@ fn outcome_digits(
 /// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
 /// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
 /// rollout onto empty alike nodes one.
+///
+/// `stop` is asked before each partly placed state is followed; when it says so the listing
+/// ends there ([`Listed::Cut`]). A step replayed by its number is listed without it, so that
+/// the replay finds the outcome the search listed.
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
     narrow: Narrow,
     class: Option<Class>,
+    stop: Stop,
     mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
 ) -> Listed {
     let mut first = state.clone();
@@ -422,6 +435,9 @@ pub fn for_each_choice(
     while !frontier.is_empty() {
         let mut further = Vec::new();
         for partial in frontier {
+            if stop() {
+                return Listed::Cut;
+            }
             for (digit, &node) in partial.tie.candidates.iter().enumerate() {
                 let mut next = partial.state.clone();
                 let mut resume = Probe {
@@ -704,7 +720,7 @@ mod tests {
         s.enqueue(Queue::Scheduler, 6);
         let mut choices = Vec::new();
         let mut listed = Vec::new();
-        let all = for_each_choice(&spec, &s, &|_, _| {}, None, |c, _, outcome| {
+        let all = for_each_choice(&spec, &s, &|_, _| {}, None, &|| false, |c, _, outcome| {
             choices.push(c);
             listed.push(outcome);
             true
@@ -724,7 +740,7 @@ mod tests {
         assert_eq!(listed, taken, "the listing's end states are the steps' own");
         let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
         let mut narrowed = 0;
-        for_each_choice(&spec, &s, keep_first, None, |_, _, _| {
+        for_each_choice(&spec, &s, keep_first, None, &|| false, |_, _, _| {
             narrowed += 1;
             true
         });

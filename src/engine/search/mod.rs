@@ -3,6 +3,7 @@
 pub mod bfs;
 pub mod dfs;
 
+use super::interrupt::Interrupt;
 use super::model::{Expectation, Model};
 use super::options::CheckOptions;
 use super::outcome::Incompleteness;
@@ -11,6 +12,7 @@ use super::visited::{StateKey, VisitedPin, VisitedSet};
 use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How many expansions a worker performs between looks at the clock and the cancel token.
@@ -209,6 +211,8 @@ pub struct Search<'a, M: Model, V: VisitedSet> {
     incomplete: Mutex<Option<Incompleteness>>,
     panic: Mutex<Option<String>>,
     started: Instant,
+    /// The bounds as the model sees them inside a step ([`crate::engine::interrupt`]).
+    interrupt: Arc<Interrupt>,
 }
 
 impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
@@ -225,6 +229,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
         };
         let always = indices_of(Expectation::Always);
         let sometimes = indices_of(Expectation::Sometimes);
+        let started = Instant::now();
         Self {
             model,
             visited,
@@ -244,7 +249,11 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             }),
             incomplete: Mutex::new(None),
             panic: Mutex::new(None),
-            started: Instant::now(),
+            started,
+            interrupt: Interrupt::new(
+                options.timeout.map(|timeout| started + timeout),
+                options.cancel.clone(),
+            ),
         }
     }
 
@@ -379,10 +388,12 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             .collect()
     }
 
-    /// Runs one worker's `body`; if the model panics in it, records the panic and stops every
+    /// Runs one worker's `body` with the search's bounds installed for the model
+    /// ([`Interrupt::during`]); if the model panics in it, records the panic and stops every
     /// worker, so that none waits for work the panicked one will never share. Returns `None`
     /// after a panic.
     pub fn guard<T>(&self, body: impl FnOnce() -> T) -> Option<T> {
+        let body = || self.interrupt.during(body);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
             Ok(value) => Some(value),
             Err(payload) => {
@@ -396,8 +407,13 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     }
 
     /// Hands over what was found, why the search was cut short if it was, and the message of
-    /// a panic in the model if one stopped it.
+    /// a panic in the model if one stopped it. A model told to cut a step short
+    /// ([`Interrupt::fired`]) left successors out, so the bound that told it is recorded even
+    /// when the workers ran out of work before they looked at the bounds again.
     pub fn into_results(self) -> (Findings<M::Action>, Option<Incompleteness>, Option<String>) {
+        if self.interrupt.fired() {
+            self.poll_bounds();
+        }
         (
             self.findings.into_inner(),
             self.incomplete.into_inner(),

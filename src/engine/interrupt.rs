@@ -1,0 +1,186 @@
+//! Lets a model cut a long step short when the search it serves must stop.
+//!
+//! The searches look at their time limit and cancel token between states. A model whose single
+//! step can take long (one that lists thousands of outcomes of a step on a large system) would
+//! hold its worker past the limit until the step is done, so the search installs its bounds on
+//! each worker thread ([`Interrupt::during`]) and the model asks [`requested`] inside the step.
+//! A step cut short has only some of its successors; the search that installed the bounds
+//! notices that it was asked ([`Interrupt::fired`]) and reports itself incomplete, for the
+//! bound that fired, even if its workers ran out of work first.
+
+use super::options::CancelToken;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A search's bounds as a model sees them: the time by which it must stop and its cancel
+/// token, with a note of whether a model was ever told to stop.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    deadline: Option<Instant>,
+    cancel: Option<CancelToken>,
+    fired: AtomicBool,
+}
+
+impl Interrupt {
+    /// Bounds that say stop once `deadline` has passed or `cancel` is cancelled.
+    pub fn new(deadline: Option<Instant>, cancel: Option<CancelToken>) -> Arc<Self> {
+        Arc::new(Self {
+            deadline,
+            cancel,
+            fired: AtomicBool::new(false),
+        })
+    }
+
+    /// Runs `body` with these bounds installed for [`requested`] on this thread (the bounds it
+    /// had before are back afterwards, so that nested searches each see their own).
+    pub fn during<T>(self: &Arc<Self>, body: impl FnOnce() -> T) -> T {
+        let previous = CURRENT.with(|current| current.replace(Some(Arc::clone(self))));
+        let _restore = Restore(previous);
+        body()
+    }
+
+    /// Whether [`requested`] ever told a model to stop under these bounds.
+    pub fn fired(&self) -> bool {
+        self.fired.load(Ordering::Relaxed)
+    }
+
+    fn reached(&self) -> bool {
+        let reached = self.deadline.is_some_and(|d| Instant::now() >= d)
+            || self.cancel.as_ref().is_some_and(CancelToken::is_cancelled);
+        if reached {
+            self.fired.store(true, Ordering::Relaxed);
+        }
+        reached
+    }
+}
+
+/// Puts the bounds a thread had before back when [`Interrupt::during`] ends (a panic
+/// included).
+struct Restore(Option<Arc<Interrupt>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|current| *current.borrow_mut() = previous);
+    }
+}
+
+thread_local! {
+    /// The bounds of the search this thread works for, if any.
+    static CURRENT: RefCell<Option<Arc<Interrupt>>> = const { RefCell::new(None) };
+}
+
+/// Whether the search this thread works for has reached its time limit or been cancelled: a
+/// model asks inside a step that may take long and, when told yes, ends the step with the
+/// successors it has (the search then reports itself incomplete). Always `false` outside a
+/// search (a replay, a test), so a step taken there is never cut.
+pub fn requested() -> bool {
+    CURRENT.with(|current| current.borrow().as_ref().is_some_and(|i| i.reached()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
+    use crate::engine::{check, CheckOptions, Incompleteness, Model, Property, Strategy};
+    use std::time::Duration;
+
+    #[test]
+    fn only_the_installed_bounds_are_asked_and_a_yes_is_noted() {
+        assert!(!requested(), "outside a search nothing is cut");
+        let later = Interrupt::new(Some(Instant::now() + Duration::from_secs(3600)), None);
+        let passed = Interrupt::new(Some(Instant::now()), None);
+        later.during(|| {
+            assert!(!requested());
+            passed.during(|| assert!(requested()));
+            assert!(
+                !requested(),
+                "the outer bounds are back after a nested search"
+            );
+        });
+        assert!(!later.fired());
+        assert!(passed.fired());
+        assert!(!requested());
+    }
+
+    /// A chain 0 → 1 → … → 9 whose states list their one successor only while the search
+    /// may go on: told to stop, a state's listing is cut (as a long scheduler step is).
+    #[derive(Debug)]
+    struct CutChain;
+
+    impl Model for CutChain {
+        type State = u8;
+        type Action = u8;
+        fn init_states(&self) -> Vec<u8> {
+            vec![0]
+        }
+        fn actions(&self, s: &u8, out: &mut Vec<u8>) {
+            if *s < 9 && !requested() {
+                out.push(1);
+            }
+        }
+        fn next_state(&self, s: &u8, _: &u8) -> Option<u8> {
+            Some(s + 1)
+        }
+        fn encode(&self, s: &u8, out: &mut Vec<u8>) {
+            out.push(*s);
+        }
+        fn properties(&self) -> Vec<Property> {
+            Vec::new()
+        }
+        fn holds(&self, _: usize, _: &u8) -> bool {
+            true
+        }
+    }
+
+    /// Cancelled before it starts, every search stores the initial state, whose listing is cut,
+    /// runs out of work before it looks at its bounds, and still says it was cut short: never
+    /// "no violation" or "no lasso" over a graph it did not see.
+    #[test]
+    fn a_search_whose_model_was_told_to_stop_is_incomplete() {
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        for strategy in [Strategy::Dfs, Strategy::Bfs] {
+            let options = CheckOptions {
+                strategy,
+                threads: 2,
+                cancel: Some(cancel.clone()),
+                ..CheckOptions::default()
+            };
+            let outcome = check(&CutChain, &options).unwrap();
+            assert_eq!(outcome.stats.states_stored, 1, "{strategy:?}");
+            assert_eq!(
+                outcome.incomplete,
+                Some(Incompleteness::Cancelled),
+                "{strategy:?}"
+            );
+        }
+        let options = LassoOptions {
+            threads: 2,
+            memory_budget: 1 << 24,
+            expected_states: 0,
+            timeout: None,
+            cancel: Some(cancel),
+        };
+        let lasso = find_lasso_parallel(&CutChain, |_, _, _| true, &options).unwrap();
+        assert!(
+            matches!(&lasso.search, LassoSearch::Incomplete(why) if why.contains("interrupted")),
+            "{:?}",
+            lasso.search
+        );
+    }
+
+    #[test]
+    fn a_cancelled_token_is_a_stop() {
+        let cancel = CancelToken::new();
+        let bounds = Interrupt::new(None, Some(cancel.clone()));
+        bounds.during(|| {
+            assert!(!requested());
+            cancel.cancel();
+            assert!(requested());
+        });
+        assert!(bounds.fired());
+    }
+}
