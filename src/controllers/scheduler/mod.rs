@@ -84,16 +84,18 @@ impl<'a> Cycle<'a> {
         buffers: &mut Buffers,
     ) -> Self {
         let slots = spec.nodes.len() + 1;
-        let fresh = |mut v: Vec<i32>| {
-            v.clear();
-            v.resize(slots, 0);
+        // Buffers already the cluster's size are cleared in place (every pod after the first).
+        fn reset<T: Copy>(mut v: Vec<T>, slots: usize, value: T) -> Vec<T> {
+            if v.len() == slots {
+                v.fill(value);
+            } else {
+                v.clear();
+                v.resize(slots, value);
+            }
             v
-        };
-        let unmarked = |mut v: Vec<bool>| {
-            v.clear();
-            v.resize(slots, false);
-            v
-        };
+        }
+        let fresh = |v: Vec<i32>| reset(v, slots, 0);
+        let unmarked = |v: Vec<bool>| reset(v, slots, false);
         let mut cycle = Self {
             spec,
             state,

@@ -78,8 +78,8 @@ impl DomainCounts {
     }
 }
 
-fn domain(c: &Cycle, node: usize, con: &TopologySpreadConstraint) -> u16 {
-    label_value(&c.spec.node(node).labels, con.topology_key)
+fn domain(spec: &ClusterSpec, node: usize, con: &TopologySpreadConstraint) -> u16 {
+    label_value(&spec.node(node).labels, con.topology_key)
 }
 
 /// The node pod `pod` is counted on by the spread constraints: running or pending on a node of
@@ -98,6 +98,9 @@ pub struct MatchingPods {
     template: u8,
     counts: Vec<i32>,
     stride: usize,
+    /// The hard constraints' counts per domain, once a cycle of this step has asked for them
+    /// ([`MatchingPods::hard_domains`]); kept up to date by [`MatchingCache::bind`].
+    hard: Option<HardDomains>,
 }
 
 impl MatchingPods {
@@ -124,7 +127,20 @@ impl MatchingPods {
             template: c.state.pod(c.pod).template,
             counts,
             stride,
+            hard: None,
         }
+    }
+
+    /// The hard constraints' counts per domain for the cycle's template, counted now if no
+    /// cycle of this step has asked yet. What they count besides the matching pods (which
+    /// nodes each constraint's node-affinity and taint policies admit) depends on the
+    /// template, the nodes' specs and readiness alone, none of which a scheduler step changes,
+    /// so one count serves every pod of the template in the step.
+    fn hard_domains(&mut self, c: &Cycle) -> &HardDomains {
+        if self.hard.is_none() {
+            self.hard = Some(HardDomains::count(c, self));
+        }
+        self.hard.as_ref().expect("counted above")
     }
 
     /// Matching pods of constraint `j` on node `n`.
@@ -153,7 +169,7 @@ impl MatchingCache {
     }
 
     /// The counts for the cycle's template, counted now if this step has not yet.
-    pub fn for_template(&mut self, c: &Cycle) -> &MatchingPods {
+    pub fn for_template(&mut self, c: &Cycle) -> &mut MatchingPods {
         let template = c.state.pod(c.pod).template;
         let at = match self.entries.iter().position(|m| m.template == template) {
             Some(at) => at,
@@ -163,7 +179,7 @@ impl MatchingCache {
                 self.entries.len() - 1
             }
         };
-        &self.entries[at]
+        &mut self.entries[at]
     }
 
     /// Moves pod `pod` of `state` (not yet bound) to node `node` in every entry's counts.
@@ -174,13 +190,21 @@ impl MatchingCache {
         let old = counted_on(spec, state, pod);
         for entry in &mut self.entries {
             let spread = &spec.template_or_none(entry.template).spread;
+            let mut carries = [false; MAX_SPREAD_CONSTRAINTS];
             for (j, con) in spread.iter().enumerate() {
-                if spec.pod_carries(state, pod, &con.match_labels) {
+                carries[j] = spec.pod_carries(state, pod, &con.match_labels);
+                if carries[j] {
                     if let Some(old) = old {
                         entry.counts[j * entry.stride + old] -= 1;
                     }
                     entry.counts[j * entry.stride + node] += 1;
                 }
+            }
+            if let Some(hard) = &mut entry.hard {
+                if let Some(old) = old {
+                    hard.add(spec, spread, old, -1, &carries);
+                }
+                hard.add(spec, spread, node, 1, &carries);
             }
         }
     }
@@ -192,66 +216,103 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
 
 /// The DoNotSchedule constraints' matching pods per domain over the nodes they count (those
 /// the constraint's node-affinity and taint policies admit), with each topology key's number
-/// of domains and fewest matching pods in one, and whether the cycle's pod matches each
-/// constraint itself (the same on every node, so asked once).
-struct HardCounts {
+/// of domains and fewest matching pods in one.
+struct HardDomains {
     counts: DomainCounts,
     domains: [i32; MAX_LABEL_KEYS],
     min_match: [i32; MAX_LABEL_KEYS],
-    own: [bool; MAX_SPREAD_CONSTRAINTS],
+    /// Per node id: how many of the template's hard constraints, in order, count it (the
+    /// first whose policy leaves the node out ends its counting, as in Kivi).
+    reach: Vec<u8>,
 }
 
-impl HardCounts {
-    /// Counts the cycle's hard constraints in the cycle's domain buffer (given back by
-    /// [`HardCounts::release`]).
-    fn new(c: &mut Cycle, matching: &MatchingPods) -> Self {
+impl HardDomains {
+    /// Counts the cycle's hard constraints from `matching`.
+    fn count(c: &Cycle, matching: &MatchingPods) -> Self {
         let spread = &c.template.spread;
-        let buffer = std::mem::take(&mut c.domains);
-        let mut counts = DomainCounts::new(spread, &c.spec.label_value_counts, buffer);
+        let mut counted = Self {
+            counts: DomainCounts::new(spread, &c.spec.label_value_counts, Vec::new()),
+            domains: [0; MAX_LABEL_KEYS],
+            min_match: [0; MAX_LABEL_KEYS],
+            reach: vec![0; c.spec.nodes.len() + 1],
+        };
         for n in c.node_ids() {
+            let mut reach = 0;
             for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
                 if (con.honor_node_affinity && !c.affinity[n])
                     || (con.honor_node_taints && c.tainted[n])
                 {
                     break;
                 }
-                counts.add(con.topology_key, domain(c, n, con), matching.get(j, n));
+                reach += 1;
+                counted
+                    .counts
+                    .add(con.topology_key, domain(c.spec, n, con), matching.get(j, n));
+            }
+            counted.reach[n] = reach;
+        }
+        counted.settle(c.spec, spread);
+        counted
+    }
+
+    /// Adds `by` to the domains of node `n` for each hard constraint `j` that counts the node
+    /// and that a moved pod matches (`carries[j]`), and settles the keys it changed.
+    fn add(
+        &mut self,
+        spec: &ClusterSpec,
+        spread: &[TopologySpreadConstraint],
+        n: usize,
+        by: i32,
+        carries: &[bool; MAX_SPREAD_CONSTRAINTS],
+    ) {
+        let reach = self.reach[n] as usize;
+        let mut changed = 0u32;
+        for (j, con) in spread
+            .iter()
+            .enumerate()
+            .filter(|(_, con)| hard(con))
+            .take(reach)
+        {
+            if carries[j] {
+                self.counts.add(con.topology_key, domain(spec, n, con), by);
+                changed |= 1 << con.topology_key;
             }
         }
-        let pods = c.spec.pods.len() as i32;
-        let mut domains = [0i32; MAX_LABEL_KEYS];
-        let mut min_match = [pods; MAX_LABEL_KEYS];
+        self.settle_keys(spec, changed);
+    }
+
+    /// Recomputes each hard topology key's number of domains and fewest matching pods from
+    /// the counts.
+    fn settle(&mut self, spec: &ClusterSpec, spread: &[TopologySpreadConstraint]) {
         // Only the keys of hard constraints are read by `skew`.
-        let mut done = 0u32;
-        for con in spread.iter().filter(|con| hard(con)) {
-            let key = con.topology_key;
-            if done & (1 << key) != 0 {
-                continue;
+        let keys = spread
+            .iter()
+            .filter(|con| hard(con))
+            .fold(0u32, |keys, con| keys | 1 << con.topology_key);
+        self.settle_keys(spec, keys);
+    }
+
+    /// [`HardDomains::settle`] for the topology keys in the bit set `keys`.
+    fn settle_keys(&mut self, spec: &ClusterSpec, mut keys: u32) {
+        while keys != 0 {
+            let key = keys.trailing_zeros() as usize;
+            keys &= keys - 1;
+            let values = spec.label_value_counts[key];
+            let (mut domains, mut min_match) = (0, spec.pods.len() as i32);
+            for count in self.counts.defined(key, values) {
+                domains += 1;
+                min_match = min_match.min(count);
             }
-            done |= 1 << key;
-            let values = c.spec.label_value_counts[key];
-            for count in counts.defined(key, values) {
-                domains[key] += 1;
-                min_match[key] = min_match[key].min(count);
-            }
-        }
-        let mut own = [false; MAX_SPREAD_CONSTRAINTS];
-        for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
-            own[j] = c.pod_matches(c.pod, &con.match_labels);
-        }
-        Self {
-            counts,
-            domains,
-            min_match,
-            own,
+            self.domains[key] = domains;
+            self.min_match[key] = min_match;
         }
     }
 
     /// The skew placing the cycle's pod on node `n` would give the template's `j`th constraint:
-    /// the matching pods in the node's domain, the pod itself if it matches, and the global
-    /// minimum (0 while there are fewer domains than `minDomains`), as kube-scheduler's filter
-    /// computes them.
-    fn skew(&self, c: &Cycle, j: usize, n: usize) -> Skew {
+    /// the matching pods in the node's domain, the pod itself if it matches (`own`), and the
+    /// global minimum (0 while there are fewer domains than `minDomains`), as kube-scheduler's
+    /// filter computes them.
+    fn skew(&self, c: &Cycle, j: usize, n: usize, own: bool) -> Skew {
         let con = &c.template.spread[j];
         let key = con.topology_key;
         let min = if self.domains[key] < con.min_domains {
@@ -260,16 +321,27 @@ impl HardCounts {
             self.min_match[key]
         };
         Skew {
-            in_domain: self.counts.get(key, domain(c, n, con)),
-            own: self.own[j] as i32,
+            in_domain: self.counts.get(key, domain(c.spec, n, con)),
+            own: own as i32,
             min,
         }
     }
+}
 
-    /// Gives the domain buffer back to the cycle.
-    fn release(self, c: &mut Cycle) {
-        c.domains = self.counts.into_buffer();
+/// Whether the cycle's pod matches each of its template's hard constraints itself (the same
+/// on every node, so asked once per cycle).
+fn own_matches(c: &Cycle) -> [bool; MAX_SPREAD_CONSTRAINTS] {
+    let mut own = [false; MAX_SPREAD_CONSTRAINTS];
+    for (j, con) in c
+        .template
+        .spread
+        .iter()
+        .enumerate()
+        .filter(|(_, con)| hard(con))
+    {
+        own[j] = c.pod_matches(c.pod, &con.match_labels);
     }
+    own
 }
 
 /// The terms of one constraint's skew on one node.
@@ -286,12 +358,13 @@ impl Skew {
 }
 
 /// Rejects nodes where a DoNotSchedule constraint's skew would exceed `maxSkew`.
-pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
+pub fn filter(c: &mut Cycle, matching: &mut MatchingPods) {
     let spread = &c.template.spread;
     if !spread.iter().any(hard) {
         return;
     }
-    let counts = HardCounts::new(c, matching);
+    let own = own_matches(c);
+    let counts = matching.hard_domains(c);
     for n in c.node_ids() {
         if !c.feasible(n) {
             continue;
@@ -300,33 +373,33 @@ pub fn filter(c: &mut Cycle, matching: &MatchingPods) {
             .iter()
             .enumerate()
             .filter(|(_, con)| hard(con))
-            .any(|(j, con)| counts.skew(c, j, n).value() > con.max_skew)
+            .any(|(j, con)| counts.skew(c, j, n, own[j]).value() > con.max_skew)
         {
             c.score[n] = -1;
         }
     }
-    counts.release(c);
 }
 
 /// Why [`filter`] rejects node `n`, with the numbers of the first constraint it breaks, as
 /// kube-scheduler's PodTopologySpread plugin reasons (`skew = matching pods in the node's
 /// domain + 1 − global minimum > maxSkew`); `None` when it passes every constraint.
-pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<String> {
+pub fn rejection(c: &Cycle, matching: &MatchingPods, n: usize) -> Option<String> {
     let spread = &c.template.spread;
-    let counts = HardCounts::new(c, matching);
+    let own = own_matches(c);
+    let counts = HardDomains::count(c, matching);
     let broken = spread
         .iter()
         .enumerate()
         .filter(|(_, con)| hard(con))
-        .map(|(j, con)| (con, counts.skew(c, j, n)))
+        .map(|(j, con)| (con, counts.skew(c, j, n, own[j])))
         .find(|(con, skew)| skew.value() > con.max_skew);
-    let found = broken.map(|(con, skew)| {
+    broken.map(|(con, skew)| {
         let key = c
             .spec
             .label_keys
             .get(con.topology_key)
             .map_or("?", String::as_str);
-        let value = domain(c, n, con);
+        let value = domain(c.spec, n, con);
         format!(
             "topologyKey {key}: domain {key}={value} holds {} matching pods, +{} with this pod, \
              the fewest in a domain is {}: skew {} > maxSkew {}",
@@ -336,9 +409,7 @@ pub fn rejection(c: &mut Cycle, matching: &MatchingPods, n: usize) -> Option<Str
             skew.value(),
             con.max_skew
         )
-    });
-    counts.release(c);
-    found
+    })
 }
 
 /// Kivi's rounded `log(size + 2)` topology weight.
@@ -369,7 +440,7 @@ fn add_soft_counts(c: &mut Cycle, matching: &MatchingPods) {
             continue;
         }
         for con in spread.iter().filter(|con| !hard(con)) {
-            let value = domain(c, n, con);
+            let value = domain(c.spec, n, con);
             if counts.get(con.topology_key, value) == UNDEFINED {
                 counts.set(con.topology_key, value, 0);
                 sizes[con.topology_key] += 1;
@@ -378,7 +449,7 @@ fn add_soft_counts(c: &mut Cycle, matching: &MatchingPods) {
     }
     for n in c.node_ids() {
         for (j, con) in spread.iter().enumerate().filter(|(_, con)| !hard(con)) {
-            let value = domain(c, n, con);
+            let value = domain(c.spec, n, con);
             if !c.affinity[n] || counts.get(con.topology_key, value) == UNDEFINED {
                 continue;
             }
@@ -392,7 +463,7 @@ fn add_soft_counts(c: &mut Cycle, matching: &MatchingPods) {
         for con in spread.iter().filter(|con| !hard(con)) {
             let weight = log_weight(sizes[con.topology_key] + 2);
             c.plugin_score[n] +=
-                counts.get(con.topology_key, domain(c, n, con)) * weight + con.max_skew - 1;
+                counts.get(con.topology_key, domain(c.spec, n, con)) * weight + con.max_skew - 1;
         }
     }
     c.domains = counts.into_buffer();
@@ -429,20 +500,23 @@ pub fn score(c: &mut Cycle, matching: &MatchingPods) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{select, Buffers, Cycle, Scratch};
+    use super::super::{
+        node_affinity, node_name, select, taint_toleration, Buffers, Cycle, Scratch,
+    };
     use super::*;
     use crate::cluster::Queue;
     use crate::engine::model::Model;
     use crate::model::test_cases::load;
 
     /// Schedules the pods queued in `state` as a scheduler step does, and after every bind
-    /// compares the cached counts of each template scheduled so far with a fresh count; how
-    /// many were compared.
-    fn schedule_and_compare(spec: &ClusterSpec, state: &ClusterState) -> usize {
+    /// compares the cached counts of each template scheduled so far with a fresh count (the
+    /// matching pods per node and, where a cycle asked for them, the hard constraints' counts
+    /// per domain); how many of each were compared.
+    fn schedule_and_compare(spec: &ClusterSpec, state: &ClusterState) -> (usize, usize) {
         let mut s = state.clone();
         let mut scratch = Scratch::default();
         let mut scheduled = Vec::new();
-        let mut compared = 0;
+        let (mut compared, mut hard_compared) = (0, 0);
         for pod in s.pending(Queue::Scheduler).to_vec() {
             let pod = pod as usize;
             let phase = s.pod(pod).phase;
@@ -456,35 +530,73 @@ mod tests {
             s.pod_mut(pod).loc = node as u16;
             scheduled.push(pod);
             for &earlier in &scheduled {
-                let cycle = Cycle::new(spec, &s, earlier, &mut Buffers::default());
+                let mut cycle = Cycle::new(spec, &s, earlier, &mut Buffers::default());
                 let fresh = MatchingPods::count_into(&cycle, Vec::new());
                 let cached = scratch.matching.for_template(&cycle);
                 assert_eq!(
                     cached.counts, fresh.counts,
                     "pod {earlier} after binding {pod}"
                 );
+                if let Some(hard) = &cached.hard {
+                    node_name::filter(&mut cycle);
+                    node_affinity::filter(&mut cycle);
+                    if spec.has_taints() {
+                        taint_toleration::filter(&mut cycle);
+                    }
+                    let recounted = HardDomains::count(&cycle, &fresh);
+                    assert_eq!(
+                        (&hard.counts.counts, hard.domains, hard.min_match),
+                        (
+                            &recounted.counts.counts,
+                            recounted.domains,
+                            recounted.min_match
+                        ),
+                        "hard domains of pod {earlier} after binding {pod}"
+                    );
+                    hard_compared += 1;
+                }
                 compared += 1;
             }
         }
-        compared
+        (compared, hard_compared)
+    }
+
+    /// The node-failure benchmark model (a hard spread by hostname, rollouts and
+    /// reschedulings of many pods at a time) at `topology`.
+    fn node_failures(topology: &str) -> crate::model::ClusterModel {
+        use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("bench-configs/models/c3-four-node-failures.json");
+        let json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let topology: Topology = topology.parse().unwrap();
+        let template = Template::from_json(&json).unwrap();
+        let template = template.admitting(&topology).unwrap();
+        topology_model(&template, &topology, Default::default()).unwrap()
     }
 
     #[test]
     fn cached_counts_follow_binds_as_fresh_counts_do() {
-        let mut compared = 0;
-        for (case, file) in [
+        let (mut compared, mut hard_compared) = (0, 0);
+        let cases = [
             ("c3", "original"),
             ("c3", "original-non-violation"),
             ("c8", "original"),
-        ] {
-            let model = load(case, file);
-            let mut pending = vec![model.initial_state().clone()];
+        ];
+        let models = cases
+            .into_iter()
+            .map(|(case, file)| load(case, file))
+            .chain([node_failures("3,3:12")]);
+        for model in models {
+            // Breadth first: the early states hold the rollouts, whose steps bind many pods.
+            let mut pending = std::collections::VecDeque::from([model.initial_state().clone()]);
             let mut actions = Vec::new();
-            for _ in 0..3000 {
-                let Some(state) = pending.pop() else {
+            for _ in 0..20_000 {
+                let Some(state) = pending.pop_front() else {
                     break;
                 };
-                compared += schedule_and_compare(model.spec(), &state);
+                let (matching, hard) = schedule_and_compare(model.spec(), &state);
+                compared += matching;
+                hard_compared += hard;
                 actions.clear();
                 model.actions(&state, &mut actions);
                 for action in &actions {
@@ -495,5 +607,6 @@ mod tests {
             }
         }
         assert!(compared > 100, "only {compared} comparisons");
+        assert!(hard_compared > 100, "only {hard_compared} of hard domains");
     }
 }
