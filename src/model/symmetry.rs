@@ -311,18 +311,40 @@ impl Symmetry {
             scratch.node_new[old as usize] = k as u32 + 1;
         }
         if self.pod_slot_classes.is_some() {
+            // By new node, then content hash, then id: the pods are dealt into one bucket per
+            // new node (0: on none) in one pass, and each bucket is sorted by hash and id, which
+            // is the order of sorting the (node, hash, id) keys whole, for a sort of each
+            // node's few pods and of the unplaced ones instead of one of every pod slot.
+            let node_new = &scratch.node_new;
+            let new_node = |p: usize| {
+                let loc = state.pod(p).settled().loc as usize;
+                match loc {
+                    0 => 0,
+                    _ => node_new.get(loc).copied().unwrap_or(0) as usize,
+                }
+            };
+            let ends = &mut scratch.pod_buckets;
+            ends.clear();
+            ends.resize(nodes + 2, 0);
+            for p in 1..=pods {
+                ends[new_node(p) + 1] += 1;
+            }
+            for b in 1..ends.len() {
+                ends[b] += ends[b - 1];
+            }
             let mut pod_keys = std::mem::take(&mut scratch.pod_keys);
             pod_keys.clear();
-            pod_keys.extend((1..=pods).map(|p| {
-                let loc = state.pod(p).settled().loc as usize;
-                let node = if loc != 0 {
-                    scratch.node_new.get(loc).copied().unwrap_or(0)
-                } else {
-                    0
-                };
-                u128::from(node) << 96 | u128::from(scratch.pod_hash[p]) << 32 | p as u128
-            }));
-            pod_keys.sort_unstable();
+            pod_keys.resize(pods, 0);
+            for p in 1..=pods {
+                let next = &mut ends[new_node(p)];
+                pod_keys[*next as usize] = u128::from(scratch.pod_hash[p]) << 32 | p as u128;
+                *next += 1;
+            }
+            let mut start = 0;
+            for &end in &ends[..=nodes] {
+                pod_keys[start..end as usize].sort_unstable();
+                start = end as usize;
+            }
             scratch
                 .pod_order
                 .extend(pod_keys.iter().map(|&key| key as u32));
@@ -520,8 +542,11 @@ struct Scratch {
     /// The distinct prefixes of the nodes' keys, with counts, then start places
     /// ([`order_by_prefix`]).
     prefix_groups: Vec<(u128, u32)>,
-    /// Pods' sort keys, each ending in its id: new node and content hash; sorted.
+    /// Pods' sort keys, each ending in its id: content hash; in order of new node, then
+    /// sorted within each node.
     pod_keys: Vec<u128>,
+    /// Per new node id (0: unplaced), where its pods' keys start, then (once dealt) end.
+    pod_buckets: Vec<u32>,
     /// The keys of the nodes [`Symmetry::narrow`] has kept so far.
     seen_keys: SeenKeys,
     /// Per node: whether [`Symmetry::place_pods`] hashes the pods on it (when asked to).
