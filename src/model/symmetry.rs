@@ -14,8 +14,9 @@
 //! queue, and the pods on them), its pods sorted by their new node and then by a hash of what
 //! they are (their record and their places in the pod queues), and every id in the state
 //! renamed to match. Sorting costs O(n log n), and the nodes only one pass each where few
-//! distinct keys share them (a large cluster's alike nodes; `order_by_prefix`); no search
-//! over permutations. Two states with the same canonical form are permutations of each other
+//! distinct keys share them (a large cluster's alike nodes; `order_by_prefix`); the pods are
+//! dealt to their new nodes in one pass and sorted node by node; no search over
+//! permutations. Two states with the same canonical form are permutations of each other
 //! (the form *is* the state, renamed), so nothing is merged that should not be; states whose
 //! nodes tie on every sort key may keep more than one form (a sorted reduction may
 //! under-reduce, never over-reduce). The tests below find no such loss on the node-failure
