@@ -309,9 +309,8 @@ struct Shared {
     /// Why the search stopped early, when it did.
     incomplete: Mutex<Option<String>>,
     transitions: AtomicU64,
-    deadline: Option<Instant>,
-    cancel: Option<CancelToken>,
-    /// The same bounds as the model sees them inside a step ([`crate::engine::interrupt`]).
+    /// The time limit and cancel token, as the search and the model inside a step see them
+    /// ([`crate::engine::interrupt`]).
     interrupt: std::sync::Arc<Interrupt>,
 }
 
@@ -324,8 +323,6 @@ impl Shared {
             full: AtomicBool::new(false),
             incomplete: Mutex::new(None),
             transitions: AtomicU64::new(0),
-            deadline: options.timeout.map(|t| start + t),
-            cancel: options.cancel.clone(),
             interrupt: Interrupt::new(options.timeout.map(|t| start + t), options.cancel.clone()),
         }
     }
@@ -343,10 +340,10 @@ impl Shared {
 
     /// The bound the search has reached, if any: its time limit or its cancel token.
     fn bound_reached(&self) -> Option<String> {
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.interrupt.time_is_up() {
             return Some("the time limit was reached".into());
         }
-        if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+        if self.interrupt.cancelled() {
             return Some("the search was interrupted".into());
         }
         None

@@ -46,9 +46,21 @@ impl Interrupt {
         self.fired.load(Ordering::Relaxed)
     }
 
+    /// Whether the time limit has passed (the search's own look at its bounds, which notes
+    /// nothing).
+    pub fn time_is_up(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Whether the cancel token has been cancelled (the search's own look, noting nothing).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancelToken::is_cancelled)
+    }
+
+    /// Whether either bound is reached, noted as [`Interrupt::fired`] when it is (a model's
+    /// look, through [`requested`]).
     fn reached(&self) -> bool {
-        let reached = self.deadline.is_some_and(|d| Instant::now() >= d)
-            || self.cancel.as_ref().is_some_and(CancelToken::is_cancelled);
+        let reached = self.time_is_up() || self.cancelled();
         if reached {
             self.fired.store(true, Ordering::Relaxed);
         }

@@ -210,7 +210,6 @@ pub struct Search<'a, M: Model, V: VisitedSet> {
     findings: Mutex<Findings<M::Action>>,
     incomplete: Mutex<Option<Incompleteness>>,
     panic: Mutex<Option<String>>,
-    started: Instant,
     /// The bounds as the model sees them inside a step ([`crate::engine::interrupt`]).
     interrupt: Arc<Interrupt>,
 }
@@ -249,7 +248,6 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             }),
             incomplete: Mutex::new(None),
             panic: Mutex::new(None),
-            started,
             interrupt: Interrupt::new(
                 options.timeout.map(|timeout| started + timeout),
                 options.cancel.clone(),
@@ -346,19 +344,12 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
 
     /// Looks at the clock and the cancel token; stops the search if either says so.
     pub fn poll_bounds(&self) {
-        if let Some(timeout) = self.options.timeout {
-            if self.started.elapsed() >= timeout {
-                self.record_incomplete(Incompleteness::Timeout {
-                    seconds: timeout.as_secs_f64(),
-                });
-            }
+        if let Some(timeout) = self.options.timeout.filter(|_| self.interrupt.time_is_up()) {
+            self.record_incomplete(Incompleteness::Timeout {
+                seconds: timeout.as_secs_f64(),
+            });
         }
-        if self
-            .options
-            .cancel
-            .as_ref()
-            .is_some_and(|cancel| cancel.is_cancelled())
-        {
+        if self.interrupt.cancelled() {
             self.record_incomplete(Incompleteness::Cancelled);
         }
     }
