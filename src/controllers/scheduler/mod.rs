@@ -308,8 +308,9 @@ pub type Class<'a> = &'a dyn Fn(&ClusterState) -> u64;
 pub enum Drained {
     /// The queue is empty.
     Empty,
-    /// Under [`TieBreak::Any`], while listing: the pod at the head of the queue has a tie with
-    /// a choice, which the listing branches on; the pod is still queued.
+    /// Under [`TieBreak::Any`], while listing: the listing branches on the tie of the pod at the
+    /// head of the queue (a choice, or one node when it follows more than one partly placed
+    /// state pod by pod); the pod is still queued.
     AtTie,
     /// Pod `pod` fits no node: `pod_always_schedulable` is violated and the pod stays unbound.
     Unschedulable {
@@ -396,13 +397,20 @@ fn outcome_digits(
 /// choice takes) and the state it leads to; a step without ties has one outcome. Stops when
 /// `visit` returns false.
 ///
-/// The step is followed pod by pod, breadth first: every partly placed state at a tie branches
-/// to each of the tie's candidates (after `narrow`). With `class`, a partly placed state in
+/// The step is followed pod by pod, breadth first: every partly placed state branches to each
+/// candidate of its next pod's tie (after `narrow`). With `class`, a partly placed state in
 /// the same class as one already met is not followed further: the rest of the step places the
 /// same queue on renamed nodes from there, so its outcomes are renamings of outcomes already
 /// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
 /// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
 /// rollout onto empty alike nodes one.
+///
+/// While more than one partly placed state is followed, each is taken one pod further at a
+/// time, so that all of them have placed the same pods (the queue is drained in order) and
+/// two that meet in one class are merged at once, before either schedules the rest of the
+/// queue: merging only at the next tie with a choice would schedule each pod between the two
+/// ties once per partly placed state, which on a rollout over n nodes is O(n) pods per
+/// state. A lone partly placed state without a choice goes on to its next choice in one go.
 ///
 /// `stop` is asked before each partly placed state is followed; when it says so the listing
 /// ends there ([`Listed::Cut`]). A step replayed by its number is listed without it, so that
@@ -416,10 +424,7 @@ pub fn for_each_choice(
     mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
 ) -> Listed {
     let mut first = state.clone();
-    let mut probe = Probe {
-        head: None,
-        tie: None,
-    };
+    let mut probe = Probe::new(None, false);
     probe.drain(spec, &mut first, narrow);
     let Some(tie) = probe.tie else {
         return match visit(0, &[], first) {
@@ -435,24 +440,29 @@ pub fn for_each_choice(
         digits: Vec::new(),
     }];
     while !frontier.is_empty() {
+        let alone = frontier.len() == 1 && frontier[0].tie.candidates.len() == 1;
         let mut further = Vec::new();
         for partial in frontier {
             if stop() {
                 return Listed::Cut;
             }
-            for (digit, &node) in partial.tie.candidates.iter().enumerate() {
-                let mut next = partial.state.clone();
-                let mut resume = Probe {
-                    head: Some((node as usize, partial.tie.tied)),
-                    tie: None,
+            let Partial { state, tie, digits } = partial;
+            let mut state = Some(state);
+            let last = tie.candidates.len() - 1;
+            for (digit, &node) in tie.candidates.iter().enumerate() {
+                let mut next = match digit == last {
+                    true => state.take().expect("the last candidate takes the state"),
+                    false => state.as_ref().expect("kept for the last candidate").clone(),
                 };
+                let mut resume = Probe::new(Some((node as usize, tie.tied)), !alone);
                 resume.drain(spec, &mut next, narrow);
                 if class.is_some_and(|class| !seen.insert(class(&next))) {
                     continue;
                 }
-                let mut digits = Vec::with_capacity(partial.digits.len() + 1);
-                digits.extend_from_slice(&partial.digits);
-                digits.push(digit as u16);
+                let mut digits = digits.clone();
+                if tie.candidates.len() > 1 {
+                    digits.push(digit as u16);
+                }
                 match resume.tie {
                     Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
                     Some(tie) => further.push(Partial {
@@ -475,8 +485,8 @@ pub fn for_each_choice(
     Listed::All
 }
 
-/// A partly placed step in a listing: the state so far, the tie its next pod meets, and the
-/// candidates taken at the ties before it.
+/// A partly placed step in a listing: the state so far, the tie its next pod meets (its
+/// candidates may be one node), and the candidates taken at the ties with a choice before it.
 struct Partial {
     state: ClusterState,
     tie: Tie,
@@ -484,7 +494,7 @@ struct Partial {
 }
 
 /// A tie a listing branches on: its candidates after narrowing and its number of top-scored
-/// nodes.
+/// nodes (one node, or none, where the pod's node is no choice).
 #[derive(Clone, Debug)]
 struct Tie {
     candidates: Vec<u16>,
@@ -501,6 +511,13 @@ trait Choose {
     /// chosen before the step began (none by default: the pod is scheduled as any other).
     fn head(&mut self) -> Option<(usize, usize)> {
         None
+    }
+
+    /// Whether [`Choose::choose`] is also asked at pods whose node is no choice (one
+    /// top-scored node: `tied` is 1 and the candidate is that node), so that the step can stop
+    /// before any pod (no by default).
+    fn asked_at_every_pod(&self) -> bool {
+        false
     }
 }
 
@@ -528,20 +545,22 @@ impl Choose for Digits<'_> {
     }
 }
 
-/// Binds the first pod to `head`'s node (if given), goes on through ties narrowed to one
-/// candidate, and stops at the next tie with a choice (noting it in `tie`) or where the step
-/// ends.
+/// Binds the first pod to `head`'s node (if given), goes on through pods whose node is no
+/// choice (unless it stops at every pod), and stops before the next pod with a choice (noting
+/// its tie in `tie`) or where the step ends.
 struct Probe {
     /// The node for the pod at the head of the queue and the size of its tie: a listing
     /// branching on that tie has scheduled the pod once in this very state, so its filters,
     /// scores and narrowing are not run again for every candidate.
     head: Option<(usize, usize)>,
+    /// Whether to stop before the next pod the step schedules, choice or not.
+    every_pod: bool,
     tie: Option<Tie>,
 }
 
 impl Choose for Probe {
     fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
-        if candidates == 1 {
+        if candidates == 1 && !self.every_pod {
             return Some(0);
         }
         self.tie = Some(Tie {
@@ -554,9 +573,23 @@ impl Choose for Probe {
     fn head(&mut self) -> Option<(usize, usize)> {
         self.head.take()
     }
+
+    fn asked_at_every_pod(&self) -> bool {
+        self.every_pod
+    }
 }
 
 impl Probe {
+    /// A probe binding the first pod to `head`'s node, if given, and stopping before the next
+    /// pod with a choice, or before the next pod at all when `every_pod`.
+    fn new(head: Option<(usize, usize)>, every_pod: bool) -> Self {
+        Self {
+            head,
+            every_pod,
+            tie: None,
+        }
+    }
+
     /// Drains `state`'s queue as [`drain`] does, choosing as the probe says; where it stops at
     /// a tie, the tie keeps its narrowed candidates.
     fn drain(&mut self, spec: &ClusterSpec, state: &mut ClusterState, narrow: Narrow) {
@@ -619,13 +652,17 @@ fn drain_items(
                         return Drained::Unschedulable { pod };
                     };
                     let tied = scratch.tied.len();
-                    if tied <= 1 {
+                    if tied <= 1 && !choose.asked_at_every_pod() {
                         (lowest, tied)
                     } else {
                         let candidates = &mut scratch.candidates;
                         candidates.clear();
-                        candidates.extend_from_slice(&scratch.tied);
-                        narrow(state, candidates);
+                        if tied <= 1 {
+                            candidates.push(lowest as u16);
+                        } else {
+                            candidates.extend_from_slice(&scratch.tied);
+                            narrow(state, candidates);
+                        }
                         let Some(index) = choose.choose(tied, candidates.len()) else {
                             return Drained::AtTie;
                         };
