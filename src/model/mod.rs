@@ -86,6 +86,7 @@ use crate::cluster::{
 use crate::controllers::scheduler::Listed;
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
+use scheduler_outcomes::Taken;
 use symmetry::SymmetryStatus;
 
 pub use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
@@ -209,8 +210,15 @@ impl ClusterModel {
         match *action {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
                 match scheduler_outcomes::take(self.id, next, choices) {
-                    Some(outcome) => *next = outcome,
-                    None => self.run_scheduler(next, choices, rec),
+                    Taken::State(outcome) => *next = outcome,
+                    Taken::Digits(digits) => controllers::scheduler::replay(
+                        &self.spec,
+                        next,
+                        &digits,
+                        &self.narrow(),
+                        rec,
+                    ),
+                    Taken::Unknown => self.run_scheduler(next, choices, rec),
                 }
             }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
@@ -382,8 +390,8 @@ impl ClusterModel {
                 &self.narrow(),
                 class,
                 &crate::engine::interrupt::requested,
-                |choices, _, end| {
-                    scheduler_outcomes::keep(choices, end);
+                |choices, digits, end| {
+                    scheduler_outcomes::keep(choices, digits, end);
                     visit(ClusterAction::SchedulerChoice { choices })
                 },
             )

@@ -6,11 +6,21 @@
 //! again (and list the step again to find where the outcome puts each tied pod). So the
 //! listing keeps its end states, on the listing thread, with the state they start from and the
 //! model they belong to, and taking an outcome in that same state of that same model uses the
-//! kept state. Anything else (another state, another model, a step whose trace is recorded)
-//! replays the step in full, so the kept states change no result, only the time.
+//! kept state.
+//!
+//! A search may take an outcome again long after its listing: the depth-first search keeps a
+//! large state's children as the parent and the action, and computes each child again when it
+//! is popped, after a whole subtree of other listings. So the listing also remembers, for a
+//! while, each outcome's digits (where it puts the tied pods) under a 128-bit hash of the
+//! state it starts from, and taking an outcome whose state is no longer kept replays its
+//! digits: one pass over the queue instead of listing the step again up to that outcome. Anything
+//! else (another model, a step whose trace is recorded, digits forgotten) lists the step
+//! again, so what is kept changes no result, only the time.
 
 use crate::cluster::ClusterState;
+use crate::engine::LAZY_STATE_BYTES;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The scheduler outcomes this thread listed last.
@@ -22,10 +32,44 @@ struct Listed {
     source: Option<ClusterState>,
     /// Each outcome's number with the state the step leads to.
     outcomes: Vec<(u64, ClusterState)>,
+    /// The hash of the model and the source ([`source_hash`]); 0 when the source's outcomes
+    /// are not remembered ([`recomputed`]).
+    source_hash: u128,
+    /// The digits of the outcomes listed on this thread lately, by the hash of their model and
+    /// source and their number; forgotten all at once past [`MAX_REMEMBERED`].
+    digits: HashMap<(u128, u64), Box<[u16]>>,
+}
+
+/// Most outcomes whose digits a thread remembers (a few megabytes at most: most steps have few
+/// tied pods).
+const MAX_REMEMBERED: usize = 1 << 16;
+
+/// How a search takes a listed scheduler outcome ([`take`]).
+pub enum Taken {
+    /// The state the outcome leads to, kept by its listing.
+    State(ClusterState),
+    /// Where the outcome puts the tied pods: replay them.
+    Digits(Box<[u16]>),
+    /// Nothing is kept: list the step again.
+    Unknown,
+}
+
+/// A 128-bit hash of model `model`'s state `source`, telling the sources of remembered digits
+/// apart.
+fn source_hash(model: u64, source: &ClusterState) -> u128 {
+    SCRATCH.with(|scratch| {
+        let scratch = &mut *scratch.borrow_mut();
+        scratch.clear();
+        scratch.extend_from_slice(&model.to_le_bytes());
+        source.encode(scratch);
+        xxhash_rust::xxh3::xxh3_128(scratch)
+    })
 }
 
 thread_local! {
     static LISTED: RefCell<Listed> = RefCell::default();
+    /// The encoding [`source_hash`] hashes.
+    static SCRATCH: RefCell<Vec<u8>> = RefCell::default();
 }
 
 /// A new model's id, never 0 and never given twice in a process (a dropped model's address may
@@ -45,23 +89,54 @@ pub fn start(model: u64, source: &ClusterState) {
             None => listed.source = Some(source.clone()),
         }
         listed.outcomes.clear();
+        listed.source_hash = match recomputed(source) {
+            true => source_hash(model, source),
+            false => 0,
+        };
+        if listed.digits.len() >= MAX_REMEMBERED {
+            listed.digits.clear();
+        }
     });
 }
 
-/// Keeps `outcome`, the state the step with `choices` leads to, in the listing started last.
-pub fn keep(choices: u64, outcome: ClusterState) {
-    LISTED.with(|listed| listed.borrow_mut().outcomes.push((choices, outcome)));
+/// Whether the depth-first search computes the children of `state` again when it pops them
+/// (those of a state larger than [`LAZY_STATE_BYTES`]): only then are its outcomes' digits
+/// worth remembering. A smaller state's children are kept whole and taken once, from the
+/// listing.
+fn recomputed(state: &ClusterState) -> bool {
+    std::mem::size_of::<ClusterState>() + state.heap_bytes() > LAZY_STATE_BYTES
 }
 
-/// The state the scheduler step with `choices` leads to from `source` in model `model`, if this
-/// thread's last listing was of that step; it is handed out once.
-pub fn take(model: u64, source: &ClusterState, choices: u64) -> Option<ClusterState> {
+/// Keeps `outcome`, the state the step with `choices` leads to, and remembers its `digits`
+/// (where it puts the tied pods), in the listing started last.
+pub fn keep(choices: u64, digits: &[u16], outcome: ClusterState) {
     LISTED.with(|listed| {
         let listed = &mut *listed.borrow_mut();
-        if listed.model != model || listed.source.as_ref() != Some(source) {
-            return None;
+        listed.outcomes.push((choices, outcome));
+        if listed.source_hash != 0 {
+            let key = (listed.source_hash, choices);
+            listed.digits.insert(key, digits.into());
         }
-        let at = listed.outcomes.iter().position(|(c, _)| *c == choices)?;
-        Some(listed.outcomes.swap_remove(at).1)
+    });
+}
+
+/// How to take the scheduler step with `choices` from `source` in model `model`: the state it
+/// leads to if this thread's last listing was of that step (handed out once), else its digits
+/// if this thread listed it lately.
+pub fn take(model: u64, source: &ClusterState, choices: u64) -> Taken {
+    LISTED.with(|listed| {
+        let listed = &mut *listed.borrow_mut();
+        if listed.model == model && listed.source.as_ref() == Some(source) {
+            if let Some(at) = listed.outcomes.iter().position(|(c, _)| *c == choices) {
+                return Taken::State(listed.outcomes.swap_remove(at).1);
+            }
+        }
+        if !recomputed(source) {
+            return Taken::Unknown;
+        }
+        match listed.digits.get(&(source_hash(model, source), choices)) {
+            Some(digits) => Taken::Digits(digits.clone()),
+            None => Taken::Unknown,
+        }
     })
 }

@@ -987,6 +987,47 @@ mod tests {
         }
     }
 
+    /// An outcome taken again after other listings on the thread (as the depth-first search
+    /// takes a large state's children when it pops them) is replayed from the digits its listing
+    /// remembered, and is the state the listing gave.
+    #[test]
+    fn an_outcome_taken_after_other_listings_replays_its_remembered_digits() {
+        use crate::model::scheduler_outcomes::{take, Taken};
+        // Large enough for the search to compute its states' children again.
+        let model = node_failures("100,100:600", true);
+        let mut reached = vec![model.init_states().remove(0)];
+        let mut listings = Vec::new();
+        while listings.len() < 2 {
+            let state = reached.pop().expect("the model has two steps with ties");
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            // The first time, each outcome is the state its listing kept.
+            let children: Vec<ClusterState> = actions
+                .iter()
+                .map(|a| model.next_state(&state, a).unwrap())
+                .collect();
+            let (chosen, ends): (Vec<ClusterAction>, Vec<ClusterState>) = actions
+                .iter()
+                .zip(&children)
+                .filter(|(a, _)| matches!(a, ClusterAction::SchedulerChoice { .. }))
+                .map(|(a, end)| (*a, end.clone()))
+                .unzip();
+            if chosen.len() > 1 {
+                listings.push((state, chosen, ends));
+            }
+            reached.extend(children);
+        }
+        let (state, chosen, ends) = &listings[0];
+        for (action, end) in chosen.iter().zip(ends) {
+            let choices = action.scheduler_choices();
+            assert!(
+                matches!(take(model.id, state, choices), Taken::Digits(_)),
+                "outcome {choices} is remembered"
+            );
+            assert_eq!(&model.next_state(state, action).unwrap(), end);
+        }
+    }
+
     /// A listing merges its partly placed states pod by pod: on the rollout of 300 pods over 4
     /// nodes named by failure events and 96 others, the tie of each pod is narrowed at most
     /// once per branch that reaches it (at most 10: 5 partly placed states, by how many of the

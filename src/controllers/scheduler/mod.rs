@@ -359,7 +359,20 @@ pub fn run(
     rec: &mut Recorder,
 ) {
     let digits = outcome_digits(spec, state, narrow, class, choice);
-    with_scratch(|scratch| drain(spec, state, &mut Digits::new(&digits), narrow, rec, scratch));
+    replay(spec, state, &digits, narrow, rec);
+}
+
+/// The scheduler step whose ties take the candidates `digits` names, in the order the step
+/// meets its ties with a choice (as [`for_each_choice`] gives them with the same `narrow`):
+/// [`run`] without listing the step to find them.
+pub fn replay(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    digits: &[u16],
+    narrow: Narrow,
+    rec: &mut Recorder,
+) {
+    with_scratch(|scratch| drain(spec, state, &mut Digits::new(digits), narrow, rec, scratch));
 }
 
 /// [`run`] with every tie resolved to its first candidate (the lowest id among them), as a
