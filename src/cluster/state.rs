@@ -1089,9 +1089,10 @@ pub struct Renaming<'a> {
     /// Per old node id - 1: the event renamed with the node, whose progress is written with
     /// the node's record instead of in place (empty: no event travels with its node).
     pub node_events: &'a [Option<u8>],
-    /// Whether the kubelet's queue is written as a set (its renamed ids in one fixed order),
-    /// for models where its order cannot show (see `model::symmetry`).
-    pub kubelet_unordered: bool,
+    /// Whether the kubelet's and the node controller's queues are written as sets (their
+    /// renamed ids in one fixed order), for models where their order cannot show (see
+    /// `model::symmetry`).
+    pub queues_as_sets: bool,
 }
 
 impl PodState {
@@ -1155,18 +1156,14 @@ impl ClusterState {
                 Queue::Scheduler | Queue::Kubelet | Queue::Taint => Some(renaming.pod_new),
                 _ => None,
             };
-            if queue == Queue::Kubelet && renaming.kubelet_unordered {
-                // Written in place, then put in the order of their bytes: one order per set.
-                let start = out.len();
-                for &id in self.pending(queue) {
-                    out.extend_from_slice(&renaming.pod_new[id as usize].to_le_bytes());
-                }
-                out[start..].as_chunks_mut::<4>().0.sort_unstable();
-                continue;
-            }
+            let start = out.len();
             for &id in self.pending(queue) {
                 let id = names.map_or(id, |names| names[id as usize]);
                 out.extend_from_slice(&id.to_le_bytes());
+            }
+            if renaming.queues_as_sets && matches!(queue, Queue::Kubelet | Queue::Node) {
+                // Put in the order of their bytes: one order per set.
+                out[start..].as_chunks_mut::<4>().0.sort_unstable();
             }
         }
     }

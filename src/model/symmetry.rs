@@ -58,8 +58,14 @@
 //!   one state: the queue is fingerprinted as its renamed ids in one fixed order, and a pod's
 //!   place in it counts only as being there. Two alike pods bound to two alike nodes in either
 //!   order are then one state, not two
-//!   (`the_kubelet_queue_order_never_shows_where_it_is_a_set` checks the argument on every
-//!   reachable state of a small cluster).
+//!   (`the_kubelet_and_node_queue_orders_never_show_where_they_are_sets` checks the argument
+//!   on every reachable state of a small cluster).
+//! - **The node controller's queue is a set** under the same conditions: the node controller
+//!   takes its whole queue in one step, and a queued node's only effect is to mark its pods
+//!   (each pod's phase, its deployment's count of pods in deletion: the same in any order)
+//!   and queue them for the kubelet, whose queue is then a set; no other step reads the
+//!   queue's order (node failures and kernel panics only add to it). So nodes that failed
+//!   and recovered in different orders, all still queued, are alike again.
 //! - **Events.** A CPU change offers every pod, a kernel panic every node: permuted offers. A
 //!   node failure names its node: two nodes named by one failure event each, with alike
 //!   flags, are permuted with their events (the events differ in nothing else: same steps,
@@ -96,9 +102,9 @@ pub struct Symmetry {
     node_classes: NodeClasses,
     /// The input-label class of each pod slot; `None` when pods are not permuted.
     pod_slot_classes: Option<Vec<u32>>,
-    /// Whether states that differ only in the order of the kubelet's queue are one state (see
-    /// the module documentation).
-    kubelet_unordered: bool,
+    /// Whether states that differ only in the order of the kubelet's queue or of the node
+    /// controller's are one state (see the module documentation).
+    queues_as_sets: bool,
     /// What is reduced, in words, for reports.
     summary: String,
 }
@@ -174,7 +180,7 @@ impl Symmetry {
         Ok(Self {
             node_classes,
             pod_slot_classes: pods.then(|| interchangeable::pod_slot_classes(spec)),
-            kubelet_unordered: spec.max_pattern_time == 0
+            queues_as_sets: spec.max_pattern_time == 0
                 && !spec.has_taints()
                 && spec.deployments.len() <= 1,
             summary: parts.join("; "),
@@ -193,7 +199,7 @@ impl Symmetry {
                 pod_order: &scratch.pod_order,
                 pod_new: &scratch.pod_new,
                 node_events: self.node_classes.failure_events(),
-                kubelet_unordered: self.kubelet_unordered,
+                queues_as_sets: self.queues_as_sets,
             };
             state.encode_renamed(&renaming, out);
         })
@@ -243,13 +249,17 @@ impl Symmetry {
             .into_iter()
             .enumerate()
         {
-            let unordered = queue == Queue::Kubelet && self.kubelet_unordered;
+            let unordered = queue == Queue::Kubelet && self.queues_as_sets;
             for (at, &pod) in state.pending(queue).iter().enumerate() {
                 scratch.pod_places[pod as usize][slot] = if unordered { 1 } else { at as u32 + 1 };
             }
         }
         for (at, &node) in state.pending(Queue::Node).iter().enumerate() {
-            scratch.node_place[node as usize] = at as u32 + 1;
+            scratch.node_place[node as usize] = if self.queues_as_sets {
+                1
+            } else {
+                at as u32 + 1
+            };
         }
         for (i, pod) in state.pods().iter().enumerate() {
             let node = pod.loc as usize;
@@ -645,34 +655,37 @@ mod tests {
     }
 
     #[test]
-    fn the_kubelet_queue_order_never_shows_where_it_is_a_set() {
+    fn the_kubelet_and_node_queue_orders_never_show_where_they_are_sets() {
         let model = node_failures("2,2:4", true);
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
             panic!("symmetry is on");
         };
-        assert!(symmetry.kubelet_unordered);
+        assert!(symmetry.queues_as_sets);
         let SymmetryStatus::On(two) = node_failures_with("2,2:1,1", true, 2).symmetry().clone()
         else {
             panic!("symmetry is on with two deployments");
         };
         assert!(
-            !two.kubelet_unordered,
+            !two.queues_as_sets,
             "with two deployments the kubelet's order orders their queues"
         );
         let mut reached = vec![model.initial_state().clone()];
         let mut seen = HashSet::new();
-        let mut checked = 0;
+        let mut checked = [0; 2];
         while let Some(state) = reached.pop() {
             let mut key = Vec::new();
             state.encode(&mut key);
             if reached.len() + seen.len() > 20_000 || !seen.insert(key) {
                 continue;
             }
-            let queue = state.pending(Queue::Kubelet).to_vec();
-            if queue.len() > 1 {
+            for (which, queue) in [Queue::Kubelet, Queue::Node].into_iter().enumerate() {
+                let pending = state.pending(queue).to_vec();
+                if pending.len() < 2 {
+                    continue;
+                }
                 let mut reversed = state.clone();
-                let backwards: Vec<u32> = queue.iter().rev().copied().collect();
-                reversed.replace_queue(Queue::Kubelet, &backwards);
+                let backwards: Vec<u32> = pending.iter().rev().copied().collect();
+                reversed.replace_queue(queue, &backwards);
                 let (mut here, mut there) = (Vec::new(), Vec::new());
                 model.actions(&state, &mut here);
                 model.actions(&reversed, &mut there);
@@ -687,21 +700,22 @@ mod tests {
                     symmetry.encode(&b, &mut y);
                     assert_eq!(
                         x, y,
-                        "{action:?} leads to one state up to the queue's order"
+                        "{action:?} leads to one state up to the {queue:?} queue's order"
                     );
-                    if *action == ClusterAction::Kubelet {
+                    if *action == ClusterAction::Kubelet && queue == Queue::Kubelet {
                         assert_eq!(a, b, "the kubelet's step does not depend on the order");
                     }
                 }
-                checked += 1;
+                checked[which] += 1;
             }
             let mut actions = Vec::new();
             model.actions(&state, &mut actions);
             reached.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
         }
         assert!(
-            checked > 100,
-            "{checked} states with two or more pods for the kubelet"
+            checked[0] > 100 && checked[1] > 100,
+            "{checked:?} states with two or more pods for the kubelet, nodes for the node \
+             controller"
         );
     }
 
@@ -772,7 +786,7 @@ mod tests {
                     pod_order: &pod_order,
                     pod_new: &inverse(&pod_order),
                     node_events: symmetry.node_classes.failure_events(),
-                    kubelet_unordered: symmetry.kubelet_unordered,
+                    queues_as_sets: symmetry.queues_as_sets,
                 };
                 let mut out = Vec::new();
                 state.encode_renamed(&renaming, &mut out);
