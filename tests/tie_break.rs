@@ -136,7 +136,7 @@ fn at_fixed_replicas_the_reduced_node_failure_space_is_flat_in_the_nodes() {
     for nodes in [3, 5, 32, 64] {
         let outcome = run(&random_cluster(&template, nodes, 2, true));
         assert_eq!(outcome.verdict(), Verdict::NoViolation, "{nodes},{nodes}:2");
-        assert_eq!(outcome.stats.states_stored, 31_650, "{nodes},{nodes}:2");
+        assert_eq!(outcome.stats.states_stored, 26_338, "{nodes},{nodes}:2");
     }
 }
 

@@ -245,7 +245,19 @@ impl ClusterModel {
 
     /// Takes the scheduler step's outcome number `choices` in `next`, in place.
     fn run_scheduler(&self, next: &mut ClusterState, choices: u64, rec: &mut Recorder) {
-        self.with_class(|class| {
+        if !self.symmetry.is_on() {
+            return controllers::scheduler::run(
+                &self.spec,
+                next,
+                choices,
+                &self.narrow(),
+                None,
+                rec,
+            );
+        }
+        // The classes are those of the step from the state as it is before the step.
+        let source = next.clone();
+        self.with_class(&source, |class| {
             controllers::scheduler::run(&self.spec, next, choices, &self.narrow(), class, rec)
         })
     }
@@ -258,7 +270,7 @@ impl ClusterModel {
         if !action.is_scheduler() {
             return None;
         }
-        self.with_class(|class| {
+        self.with_class(before, |class| {
             controllers::scheduler::fit_error::first_unschedulable(
                 &self.spec,
                 before,
@@ -383,7 +395,7 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler);
         }
         scheduler_outcomes::start(self.id, s);
-        let listed = self.with_class(|class| {
+        let listed = self.with_class(s, |class| {
             controllers::scheduler::for_each_choice(
                 &self.spec,
                 s,
@@ -419,12 +431,26 @@ impl ClusterModel {
         }
     }
 
-    /// Calls `f` with the fingerprint of a state's class under the model's symmetry, when
-    /// states are reduced (a scheduler listing follows one partly placed state per class).
-    fn with_class<T>(&self, f: impl FnOnce(Option<controllers::scheduler::Class>) -> T) -> T {
+    /// Calls `f` with the fingerprint of the class, under the model's symmetry, of a state a
+    /// scheduler step from `source` reaches, when states are reduced (a scheduler listing
+    /// follows one partly placed state per class): told from what the step placed
+    /// ([`symmetry::StepClasses`]) where the model allows, else the state's canonical form.
+    /// Listing a step and replaying one of its outcomes must use the same classes, so both
+    /// come here.
+    fn with_class<T>(
+        &self,
+        source: &ClusterState,
+        f: impl FnOnce(Option<controllers::scheduler::Class>) -> T,
+    ) -> T {
+        let SymmetryStatus::On(symmetry) = &self.symmetry else {
+            return f(None);
+        };
+        if let Some(step) = symmetry.step_classes(source) {
+            return f(Some(&|state: &ClusterState| step.of(state)));
+        }
         let scratch = std::cell::RefCell::new(Vec::new());
         let class = |state: &ClusterState| self.fingerprint(state, &mut scratch.borrow_mut());
-        f(self.symmetry.is_on().then_some(&class))
+        f(Some(&class))
     }
 
     /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes

@@ -205,6 +205,35 @@ impl Symmetry {
         })
     }
 
+    /// The classes of the partly placed states of a scheduler step listed from `source`
+    /// ([`StepClasses`]), when they can be told from what the step placed; `None` when the
+    /// order of the kubelet's queue shows (a state's class is then its canonical form).
+    pub fn step_classes(&self, source: &ClusterState) -> Option<StepClasses> {
+        if !self.queues_as_sets {
+            return None;
+        }
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            self.place_pods(source, scratch, false);
+            let node_keys = (0..=source.nodes().len())
+                .map(|n| match n {
+                    0 => 0,
+                    _ => {
+                        let key =
+                            node_prefix(self.node_key(source, n, scratch, scratch.node_sum[n]));
+                        fold((key >> 64) as u64 ^ MIX[0], key as u64 ^ MIX[1])
+                    }
+                })
+                .collect();
+            Some(StepClasses {
+                node_keys,
+                queue: source.pending(Queue::Scheduler).to_vec(),
+                slot_classes: self.pod_slot_classes.clone(),
+                sums: RefCell::default(),
+            })
+        })
+    }
+
     /// Keeps, of the top-scored nodes `candidates` (ascending ids) of a scheduler tie, the
     /// first of each group of interchangeable ones: nodes of one class with equal records,
     /// failure progress and queue places whose pods are alike (with pods kept by name, only
@@ -353,12 +382,14 @@ impl Symmetry {
             }
             let mut start = 0;
             for &end in &ends[..=nodes] {
-                pod_keys[start..end as usize].sort_unstable();
+                order_bucket(
+                    &mut pod_keys[start..end as usize],
+                    &mut scratch.prefix_groups,
+                    &mut scratch.bucket_order,
+                    &mut scratch.pod_order,
+                );
                 start = end as usize;
             }
-            scratch
-                .pod_order
-                .extend(pod_keys.iter().map(|&key| key as u32));
             scratch.pod_keys = pod_keys;
         } else {
             scratch.pod_order.extend(1..=pods as u32);
@@ -392,6 +423,79 @@ impl Symmetry {
             (u64::from(scheduler) | u64::from(kubelet) << 32) ^ MIX[2],
             (u64::from(taint) | u64::from(class) << 32) ^ MIX[3],
         )
+    }
+}
+
+/// The classes of the states a scheduler step passes through on its way from one state (the
+/// source), for listing its outcomes ([`crate::controllers::scheduler::for_each_choice`]):
+/// a fingerprint that is equal for two such states when they are renamings of each other,
+/// computed from the pods the step has placed rather than from the whole state.
+///
+/// Every state a listing meets has taken the same pods off the front of the source's
+/// scheduler queue (the step drains it in order) and bound each of them, or stopped at one
+/// that fits nowhere; the step changes nothing else but queues, counters and the clock, alike
+/// in all of them. So such a state is the source, the length of the queue left, and where each
+/// taken pod went. Two of them with the same number of pods left and the same multiset, over
+/// the nodes that took pods, of (the node's canonical key in the source, the multiset of
+/// the pods it took) are renamings of each other: match the nodes that took pods by that
+/// multiset and the others by their keys (equal keys in the source are interchangeable nodes
+/// with alike pods), and the taken pods that match are alike (the same record but their
+/// node, in the kubelet's queue as a set: only models whose kubelet queue is a set have step
+/// classes). A node's key in the source is its [`NodeKey`], as the canonical form sorts it.
+/// Equal fingerprints but for a hash collision; states that are renamings in some other way
+/// (a node with one pod taking one against one with two taking none) are told apart, which
+/// only lists an outcome twice.
+pub struct StepClasses {
+    /// Per node id: a hash of its key in the source (index 0 unused).
+    node_keys: Vec<u64>,
+    /// The source's scheduler queue.
+    queue: Vec<u32>,
+    /// The input-label class of each pod slot, when pods are permuted.
+    slot_classes: Option<Vec<u32>>,
+    /// Per node id: the sum of the hashes of the pods it took, and the nodes with a sum.
+    sums: RefCell<(Vec<u64>, Vec<u32>)>,
+}
+
+impl StepClasses {
+    /// The class of `state`, a state the scheduler step from the source has reached.
+    pub fn of(&self, state: &ClusterState) -> u64 {
+        let left = state.pending(Queue::Scheduler).len();
+        let taken = &self.queue[..self.queue.len() - left];
+        let sums = &mut *self.sums.borrow_mut();
+        let (sum, touched) = (&mut sums.0, &mut sums.1);
+        sum.resize(self.node_keys.len(), 0);
+        for &pod in taken {
+            let record = state.pod(pod as usize);
+            let node = record.loc as usize;
+            if node == 0 || node >= sum.len() {
+                continue;
+            }
+            let mut unplaced = record.settled();
+            unplaced.loc = 0;
+            let class = match (&self.slot_classes, record.template_labels) {
+                (Some(classes), false) => classes[pod as usize - 1] + 1,
+                (Some(_), true) => 0,
+                (None, _) => pod,
+            };
+            let bytes: [u8; POD_RECORD] = bytemuck::cast(unplaced);
+            let hash = fold(
+                u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) ^ MIX[0],
+                u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")) ^ MIX[1],
+            ) ^ fold(u64::from(class) ^ MIX[2], MIX[3]);
+            if sum[node] == 0 {
+                touched.push(node as u32);
+            }
+            sum[node] = sum[node].wrapping_add(hash);
+        }
+        let monitors = xxhash_rust::xxh3::xxh3_64(bytemuck::bytes_of(state.monitors()));
+        let mut class = fold(left as u64 ^ MIX[0], monitors ^ MIX[1]);
+        for &node in touched.iter() {
+            let n = node as usize;
+            class = class.wrapping_add(fold(self.node_keys[n] ^ MIX[2], sum[n] ^ MIX[3]));
+            sum[n] = 0;
+        }
+        touched.clear();
+        class
     }
 }
 
@@ -462,6 +566,25 @@ fn order_by_prefix(keys: &mut [u128], buckets: &mut Vec<(u128, u32)>, order: &mu
         order[buckets[last].1 as usize] = key as u32;
         buckets[last].1 += 1;
     }
+}
+
+/// Appends to `order` the ids in one bucket of pod `keys` (each a content hash above a distinct
+/// id, dealt in ascending id order) sorted by key. A bucket is mostly alike pods, so it is
+/// often sorted already (checked in one pass) or holds few distinct hashes, which
+/// [`order_by_prefix`] deals out in one pass instead of sorting (the unplaced pod slots of a
+/// large cluster are thousands of alike idle slots). `groups` and `dealt` are scratch.
+fn order_bucket(
+    keys: &mut [u128],
+    groups: &mut Vec<(u128, u32)>,
+    dealt: &mut Vec<u32>,
+    order: &mut Vec<u32>,
+) {
+    if !keys.is_sorted() {
+        order_by_prefix(keys, groups, dealt);
+        order.extend_from_slice(dealt);
+        return;
+    }
+    order.extend(keys.iter().map(|&key| key as u32));
 }
 
 /// A set of node keys that stays a short list while it is small (most ties have few kinds of
@@ -558,6 +681,8 @@ struct Scratch {
     pod_keys: Vec<u128>,
     /// Per new node id (0: unplaced), where its pods' keys start, then (once dealt) end.
     pod_buckets: Vec<u32>,
+    /// One bucket's pods in order ([`order_bucket`]).
+    bucket_order: Vec<u32>,
     /// The keys of the nodes [`Symmetry::narrow`] has kept so far.
     seen_keys: SeenKeys,
     /// Per node: whether [`Symmetry::place_pods`] hashes the pods on it (when asked to).
@@ -1040,6 +1165,70 @@ mod tests {
             );
             assert_eq!(&model.next_state(state, action).unwrap(), end);
         }
+    }
+
+    /// The step classes of the states a listing meets tell them apart exactly as their
+    /// canonical forms do: two states a step reaches from one source have equal step classes
+    /// if and only if they have equal forms. Checked on every state a listing meets in the
+    /// first reachable states of the node-failure model.
+    #[test]
+    fn step_classes_merge_the_states_a_listing_meets_as_their_forms_do() {
+        use crate::controllers::scheduler::{for_each_choice, Class};
+        let model = node_failures("3,3:9", true);
+        let SymmetryStatus::On(symmetry) = model.symmetry() else {
+            panic!("symmetry is on");
+        };
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<ClusterState> = model.init_states().into();
+        let (mut listings, mut compared) = (0, 0);
+        while let Some(state) = queue.pop_front() {
+            if !state.queue_is_empty(Queue::Scheduler) {
+                let step = symmetry
+                    .step_classes(&state)
+                    .expect("the kubelet's queue is a set");
+                let met = RefCell::new(Vec::new());
+                let both = |s: &ClusterState| {
+                    let form = {
+                        let mut out = Vec::new();
+                        symmetry.encode(s, &mut out);
+                        out
+                    };
+                    met.borrow_mut().push((step.of(s), form));
+                    step.of(s)
+                };
+                let class: Option<Class> = Some(&both);
+                for_each_choice(
+                    model.spec(),
+                    &state,
+                    &model.narrow(),
+                    class,
+                    &|| false,
+                    |_, _, _| true,
+                );
+                let met = met.into_inner();
+                for (i, (a, x)) in met.iter().enumerate() {
+                    for (b, y) in &met[i + 1..] {
+                        assert_eq!(a == b, x == y, "step classes and forms agree");
+                        compared += 1;
+                    }
+                }
+                listings += 1;
+            }
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                let next = model.next_state(&state, action).unwrap();
+                let mut key = Vec::new();
+                symmetry.encode(&next, &mut key);
+                if seen.len() < 5_000 && seen.insert(key) {
+                    queue.push_back(next);
+                }
+            }
+        }
+        assert!(
+            listings > 300 && compared > 1_000,
+            "{listings} listings, {compared} pairs"
+        );
     }
 
     /// A listing merges its partly placed states pod by pod: on the rollout of 300 pods over 4
