@@ -438,7 +438,7 @@ pub fn for_each_choice(
 ) -> Listed {
     let mut first = state.clone();
     let mut probe = Probe::new(None, false);
-    probe.drain(spec, &mut first, narrow);
+    let matching = probe.drain(spec, &mut first, narrow, None);
     let Some(tie) = probe.tie else {
         return match visit(0, &[], first) {
             true => Listed::All,
@@ -449,6 +449,7 @@ pub fn for_each_choice(
     let mut listed = 0;
     let mut frontier = vec![Partial {
         state: first,
+        matching,
         tie,
         digits: Vec::new(),
     }];
@@ -459,16 +460,21 @@ pub fn for_each_choice(
             if stop() {
                 return Listed::Cut;
             }
-            let Partial { state, tie, digits } = partial;
-            let mut state = Some(state);
+            let Partial {
+                state,
+                matching,
+                tie,
+                digits,
+            } = partial;
+            let mut kept = Some((state, matching));
             let last = tie.candidates.len() - 1;
             for (digit, &node) in tie.candidates.iter().enumerate() {
-                let mut next = match digit == last {
-                    true => state.take().expect("the last candidate takes the state"),
-                    false => state.as_ref().expect("kept for the last candidate").clone(),
+                let (mut next, matching) = match digit == last {
+                    true => kept.take().expect("the last candidate takes the state"),
+                    false => kept.clone().expect("kept for the last candidate"),
                 };
                 let mut resume = Probe::new(Some((node as usize, tie.tied)), !alone);
-                resume.drain(spec, &mut next, narrow);
+                let matching = resume.drain(spec, &mut next, narrow, Some(matching));
                 if class.is_some_and(|class| !seen.insert(class(&next))) {
                     continue;
                 }
@@ -480,6 +486,7 @@ pub fn for_each_choice(
                     Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
                     Some(tie) => further.push(Partial {
                         state: next,
+                        matching,
                         tie,
                         digits,
                     }),
@@ -498,10 +505,12 @@ pub fn for_each_choice(
     Listed::All
 }
 
-/// A partly placed step in a listing: the state so far, the tie its next pod meets (its
-/// candidates may be one node), and the candidates taken at the ties with a choice before it.
+/// A partly placed step in a listing: the state so far with its matching-pod counts, the tie
+/// its next pod meets (its candidates may be one node), and the candidates taken at the ties
+/// with a choice before it.
 struct Partial {
     state: ClusterState,
+    matching: pod_topology_spread::MatchingCache,
     tie: Tie,
     digits: Vec<u16>,
 }
@@ -604,14 +613,28 @@ impl Probe {
     }
 
     /// Drains `state`'s queue as [`drain`] does, choosing as the probe says; where it stops at
-    /// a tie, the tie keeps its narrowed candidates.
-    fn drain(&mut self, spec: &ClusterSpec, state: &mut ClusterState, narrow: Narrow) {
-        with_scratch(|scratch| {
+    /// a tie, the tie keeps its narrowed candidates. `matching` are the matching-pod counts
+    /// of `state` as a listing kept them (none: counted afresh); the counts of the state the
+    /// probe stops in are returned, for going on from there.
+    fn drain(
+        &mut self,
+        spec: &ClusterSpec,
+        state: &mut ClusterState,
+        narrow: Narrow,
+        matching: Option<pod_topology_spread::MatchingCache>,
+    ) -> pod_topology_spread::MatchingCache {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            match matching {
+                Some(matching) => scratch.matching = matching,
+                None => scratch.matching.clear(),
+            }
             drain(spec, state, self, narrow, &mut Recorder::off(), scratch);
             if let Some(tie) = &mut self.tie {
                 tie.candidates.extend_from_slice(&scratch.candidates);
             }
-        });
+            std::mem::take(&mut scratch.matching)
+        })
     }
 }
 

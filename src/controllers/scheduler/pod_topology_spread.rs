@@ -17,6 +17,7 @@ const UNDEFINED: i32 = -1;
 /// Matching pods per (topology key, domain value); domain 0 starts at 0, others undefined.
 /// Only the keys up to the highest topology key of the template's constraints are kept, each
 /// with as many domains as its label has values in the input.
+#[derive(Clone)]
 struct DomainCounts {
     counts: Vec<i32>,
     stride: usize,
@@ -94,6 +95,7 @@ fn counted_on(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<us
 
 /// Per constraint of a template, per node id: the pods running or pending there that carry the
 /// constraint's labels. Shared by [`filter`] and [`score`].
+#[derive(Clone)]
 pub struct MatchingPods {
     template: u8,
     counts: Vec<i32>,
@@ -154,7 +156,10 @@ impl MatchingPods {
 /// applies to every entry, so each template's pods are counted once per step, not once per
 /// pod (kube-scheduler likewise keeps its snapshot's per-node pod lists up to date as it
 /// assumes pods onto nodes, rather than listing the cluster per pod).
-#[derive(Default)]
+///
+/// A listing of a step's outcomes keeps a copy with each partly placed state, so that going on
+/// from one does not count the cluster again ([`super::for_each_choice`]).
+#[derive(Clone, Default)]
 pub struct MatchingCache {
     entries: Vec<MatchingPods>,
     /// The count buffers of forgotten entries, for the next step's counts.
@@ -217,6 +222,7 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
 /// The DoNotSchedule constraints' matching pods per domain over the nodes they count (those
 /// the constraint's node-affinity and taint policies admit), with each topology key's number
 /// of domains and fewest matching pods in one.
+#[derive(Clone)]
 struct HardDomains {
     counts: DomainCounts,
     domains: [i32; MAX_LABEL_KEYS],
