@@ -460,7 +460,7 @@ impl StepClasses {
     /// The class of `state`, a state the scheduler step from the source has reached.
     pub fn of(&self, state: &ClusterState) -> u64 {
         let left = state.pending(Queue::Scheduler).len();
-        let taken = &self.queue[..self.queue.len() - left];
+        let taken = &self.queue[..self.queue.len().saturating_sub(left)];
         let sums = &mut *self.sums.borrow_mut();
         let (sum, touched) = (&mut sums.0, &mut sums.1);
         sum.resize(self.node_keys.len(), 0);
