@@ -36,6 +36,6 @@ pub use options::{
     default_memory_budget, parse_memory, CancelToken, CheckOptions, Strategy, VisitedKind,
 };
 pub use outcome::{Example, Incompleteness, Outcome, Verdict, Violation};
-pub use search::dfs::LAZY_STATE_BYTES;
+pub use search::dfs::computes_children_again;
 pub use stats::{Statistics, WorkerStats};
 pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};

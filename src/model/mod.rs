@@ -245,19 +245,7 @@ impl ClusterModel {
 
     /// Takes the scheduler step's outcome number `choices` in `next`, in place.
     fn run_scheduler(&self, next: &mut ClusterState, choices: u64, rec: &mut Recorder) {
-        if !self.symmetry.is_on() {
-            return controllers::scheduler::run(
-                &self.spec,
-                next,
-                choices,
-                &self.narrow(),
-                None,
-                rec,
-            );
-        }
-        // The classes are those of the step from the state as it is before the step.
-        let source = next.clone();
-        self.with_class(&source, |class| {
+        self.step_classing(next).with(|class| {
             controllers::scheduler::run(&self.spec, next, choices, &self.narrow(), class, rec)
         })
     }
@@ -270,7 +258,7 @@ impl ClusterModel {
         if !action.is_scheduler() {
             return None;
         }
-        self.with_class(before, |class| {
+        self.step_classing(before).with(|class| {
             controllers::scheduler::fit_error::first_unschedulable(
                 &self.spec,
                 before,
@@ -395,7 +383,7 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler);
         }
         scheduler_outcomes::start(self.id, s);
-        let listed = self.with_class(s, |class| {
+        let listed = self.step_classing(s).with(|class| {
             controllers::scheduler::for_each_choice(
                 &self.spec,
                 s,
@@ -431,26 +419,17 @@ impl ClusterModel {
         }
     }
 
-    /// Calls `f` with the fingerprint of the class, under the model's symmetry, of a state a
-    /// scheduler step from `source` reaches, when states are reduced (a scheduler listing
-    /// follows one partly placed state per class): told from what the step placed
-    /// ([`symmetry::StepClasses`]) where the model allows, else the state's canonical form.
-    /// Listing a step and replaying one of its outcomes must use the same classes, so both
-    /// come here.
-    fn with_class<T>(
-        &self,
-        source: &ClusterState,
-        f: impl FnOnce(Option<controllers::scheduler::Class>) -> T,
-    ) -> T {
+    /// How the states a scheduler step from `source` reaches are told apart under the model's
+    /// symmetry ([`StepClassing`]). Listing a step and replaying one of its outcomes must use
+    /// the same classes, so both come here.
+    fn step_classing(&self, source: &ClusterState) -> StepClassing<'_> {
         let SymmetryStatus::On(symmetry) = &self.symmetry else {
-            return f(None);
+            return StepClassing::Off;
         };
-        if let Some(step) = symmetry.step_classes(source) {
-            return f(Some(&|state: &ClusterState| step.of(state)));
+        match symmetry.step_classes(source) {
+            Some(step) => StepClassing::Placed(step),
+            None => StepClassing::Forms(self),
         }
-        let scratch = std::cell::RefCell::new(Vec::new());
-        let class = |state: &ClusterState| self.fingerprint(state, &mut scratch.borrow_mut());
-        f(Some(&class))
     }
 
     /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes
@@ -459,6 +438,33 @@ impl ClusterModel {
         move |state, candidates| {
             if let SymmetryStatus::On(symmetry) = &self.symmetry {
                 symmetry.narrow(state, candidates);
+            }
+        }
+    }
+}
+
+/// How a scheduler listing tells apart the states a step from one state (its source) reaches,
+/// when states are reduced (it follows one partly placed state per class).
+enum StepClassing<'m> {
+    /// States are not reduced: no classes.
+    Off,
+    /// Told from what the step placed ([`symmetry::StepClasses`]), where the model allows.
+    Placed(symmetry::StepClasses),
+    /// By the states' canonical forms (the model's fingerprints).
+    Forms(&'m ClusterModel),
+}
+
+impl StepClassing<'_> {
+    /// Calls `f` with the fingerprint of a state's class, if states have classes.
+    fn with<T>(&self, f: impl FnOnce(Option<controllers::scheduler::Class>) -> T) -> T {
+        match self {
+            Self::Off => f(None),
+            Self::Placed(step) => f(Some(&|state: &ClusterState| step.of(state))),
+            Self::Forms(model) => {
+                let scratch = std::cell::RefCell::new(Vec::new());
+                f(Some(&|state: &ClusterState| {
+                    model.fingerprint(state, &mut scratch.borrow_mut())
+                }))
             }
         }
     }

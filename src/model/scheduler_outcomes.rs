@@ -18,7 +18,7 @@
 //! again, so what is kept changes no result, only the time.
 
 use crate::cluster::ClusterState;
-use crate::engine::LAZY_STATE_BYTES;
+use crate::engine::computes_children_again;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,11 +100,10 @@ pub fn start(model: u64, source: &ClusterState) {
 }
 
 /// Whether the depth-first search computes the children of `state` again when it pops them
-/// (those of a state larger than [`LAZY_STATE_BYTES`]): only then are its outcomes' digits
-/// worth remembering. A smaller state's children are kept whole and taken once, from the
-/// listing.
+/// ([`computes_children_again`]): only then are its outcomes' digits worth remembering. A
+/// smaller state's children are kept whole and taken once, from the listing.
 fn recomputed(state: &ClusterState) -> bool {
-    std::mem::size_of::<ClusterState>() + state.heap_bytes() > LAZY_STATE_BYTES
+    computes_children_again(std::mem::size_of::<ClusterState>() + state.heap_bytes())
 }
 
 /// Keeps `outcome`, the state the step with `choices` leads to, and remembers its `digits`

@@ -43,6 +43,13 @@ const MAX_DONATION: usize = 256;
 /// kilobytes: below it copying a state is cheaper than computing it again.
 pub const LAZY_STATE_BYTES: usize = 16 * 1024;
 
+/// Whether the search keeps the children of a state of `bytes` bytes (inline and on the heap)
+/// as the state and their actions, computing each again when it is popped (see the module
+/// documentation): a model that caches what a step computed can tell which states need it.
+pub fn computes_children_again(bytes: usize) -> bool {
+    bytes > LAZY_STATE_BYTES
+}
+
 /// A state waiting on a worker's stack: the state itself, or its parent, to be stepped by the
 /// task's action when it is popped.
 enum Pending<S> {
@@ -241,7 +248,8 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         if let Some(rng) = &mut self.shuffle {
             rng.shuffle(&mut self.actions);
         }
-        if std::mem::size_of::<M::State>() + model.state_heap_bytes(&state) > LAZY_STATE_BYTES {
+        if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
+        {
             self.expand_lazily(pin, state, depth);
             return;
         }
