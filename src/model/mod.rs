@@ -449,7 +449,7 @@ enum StepClassing<'m> {
     /// States are not reduced: no classes.
     Off,
     /// Told from what the step placed ([`symmetry::StepClasses`]), where the model allows.
-    Placed(symmetry::StepClasses),
+    Placed(symmetry::StepClasses<'m>),
     /// By the states' canonical forms (the model's fingerprints).
     Forms(&'m ClusterModel),
 }

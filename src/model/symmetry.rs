@@ -208,7 +208,7 @@ impl Symmetry {
     /// The classes of the partly placed states of a scheduler step listed from `source`
     /// ([`StepClasses`]), when they can be told from what the step placed; `None` when the
     /// order of the kubelet's queue shows (a state's class is then its canonical form).
-    pub fn step_classes(&self, source: &ClusterState) -> Option<StepClasses> {
+    pub fn step_classes(&self, source: &ClusterState) -> Option<StepClasses<'_>> {
         if !self.queues_as_sets {
             return None;
         }
@@ -226,9 +226,9 @@ impl Symmetry {
                 })
                 .collect();
             Some(StepClasses {
+                symmetry: self,
                 node_keys,
                 queue: source.pending(Queue::Scheduler).to_vec(),
-                slot_classes: self.pod_slot_classes.clone(),
                 sums: RefCell::default(),
             })
         })
@@ -298,7 +298,7 @@ impl Symmetry {
             let mut unplaced = pod.settled();
             let node = unplaced.loc as usize;
             unplaced.loc = 0;
-            let hash = self.pod_hash(state, i + 1, &unplaced, scratch);
+            let hash = self.pod_hash(state, i + 1, &unplaced, scratch.pod_places[i + 1]);
             scratch.pod_hash[i + 1] = hash;
             if node != 0 && node <= nodes {
                 scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
@@ -400,22 +400,22 @@ impl Symmetry {
     }
 
     /// A hash of what pod `id` is but its node: its input-label class while it carries the
-    /// input's labels, its record `unplaced` (settled, node cleared) and its places in the
-    /// three pod queues. Equal pods hash alike; unequal ones that collide only sort as equals,
+    /// input's labels, its record `unplaced` (settled, node cleared) and its `places` in the
+    /// three pod queues (scheduler, kubelet, taint manager). Equal pods hash alike; unequal ones that collide only sort as equals,
     /// which may keep two forms of one state, never merge two states.
     fn pod_hash(
         &self,
         state: &ClusterState,
         id: usize,
         unplaced: &PodState,
-        scratch: &Scratch,
+        places: [u32; 3],
     ) -> u64 {
         let class = match (&self.pod_slot_classes, state.pod(id).template_labels) {
             (Some(classes), false) => classes[id - 1] + 1,
             _ => 0,
         };
         let record: [u8; POD_RECORD] = bytemuck::cast(*unplaced);
-        let [scheduler, kubelet, taint] = scratch.pod_places[id];
+        let [scheduler, kubelet, taint] = places;
         fold(
             u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
             u64::from_le_bytes(record[8..].try_into().expect("8 bytes")) ^ MIX[1],
@@ -445,18 +445,18 @@ impl Symmetry {
 /// Equal fingerprints but for a hash collision; states that are renamings in some other way
 /// (a node with one pod taking one against one with two taking none) are told apart, which
 /// only lists an outcome twice.
-pub struct StepClasses {
+pub struct StepClasses<'a> {
+    /// The reduction whose classes these are (it hashes the pods taken).
+    symmetry: &'a Symmetry,
     /// Per node id: a hash of its key in the source (index 0 unused).
     node_keys: Vec<u64>,
     /// The source's scheduler queue.
     queue: Vec<u32>,
-    /// The input-label class of each pod slot, when pods are permuted.
-    slot_classes: Option<Vec<u32>>,
     /// Per node id: the sum of the hashes of the pods it took, and the nodes with a sum.
     sums: RefCell<(Vec<u64>, Vec<u32>)>,
 }
 
-impl StepClasses {
+impl StepClasses<'_> {
     /// The class of `state`, a state the scheduler step from the source has reached.
     pub fn of(&self, state: &ClusterState) -> u64 {
         let left = state.pending(Queue::Scheduler).len();
@@ -472,16 +472,11 @@ impl StepClasses {
             }
             let mut unplaced = record.settled();
             unplaced.loc = 0;
-            let class = match (&self.slot_classes, record.template_labels) {
-                (Some(classes), false) => classes[pod as usize - 1] + 1,
-                (Some(_), true) => 0,
-                (None, _) => pod,
-            };
-            let bytes: [u8; POD_RECORD] = bytemuck::cast(unplaced);
-            let hash = fold(
-                u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) ^ MIX[0],
-                u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes")) ^ MIX[1],
-            ) ^ fold(u64::from(class) ^ MIX[2], MIX[3]);
+            // Queue places are alike in every state the step reaches (the pod's record says
+            // which queues it is in; the kubelet's is a set), so none are hashed.
+            let hash = self
+                .symmetry
+                .pod_hash(state, pod as usize, &unplaced, [0; 3]);
             if sum[node] == 0 {
                 touched.push(node as u32);
             }
@@ -900,7 +895,11 @@ mod tests {
                             node_new[pod.loc as usize]
                         };
                         pod.loc = 0;
-                        (node, symmetry.pod_hash(state, p, &pod, &scratch), p as u32)
+                        (
+                            node,
+                            symmetry.pod_hash(state, p, &pod, scratch.pod_places[p]),
+                            p as u32,
+                        )
                     })
                     .collect();
                 pods.sort();
