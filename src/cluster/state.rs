@@ -1126,16 +1126,7 @@ impl ClusterState {
     /// bytes when each is renamed to a canonical order.
     pub fn encode_renamed(&self, renaming: &Renaming, out: &mut Vec<u8>) {
         let events = self.events();
-        if renaming.node_events.is_empty() {
-            out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
-        } else {
-            let mut header = *self.header();
-            for &e in renaming.node_events.iter().flatten() {
-                header.events.done &= !(1 << e);
-                header.events.progress[e as usize] = 0;
-            }
-            out.extend_from_slice(bytemuck::bytes_of(&header));
-        }
+        self.encode_header_without(renaming.node_events, out);
         let nodes = self.nodes();
         for &old in renaming.node_order {
             out.extend_from_slice(bytemuck::bytes_of(&nodes[old as usize - 1]));
@@ -1165,6 +1156,35 @@ impl ClusterState {
                 // Put in the order of their bytes: one order per set.
                 out[start..].as_chunks_mut::<4>().0.sort_unstable();
             }
+        }
+    }
+
+    /// Writes what [`ClusterState::encode_renamed`] writes that no renaming changes: the
+    /// header (each event in `node_events`, which travels with its node, left out), the
+    /// deployment records and what follows them, the queues' lengths, and the queues that
+    /// hold no node or pod ids. A fingerprint under renamings adds the nodes and pods as
+    /// multisets ([`crate::model::symmetry`]).
+    pub fn encode_unnamed(&self, node_events: &[Option<u8>], out: &mut Vec<u8>) {
+        self.encode_header_without(node_events, out);
+        out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);
+        out.extend_from_slice(&self.queue_lengths());
+        for queue in [Queue::Deployment, Queue::Hpa, Queue::Descheduler] {
+            put_le(self.pending(queue), u32::to_le_bytes, out);
+        }
+    }
+
+    /// Writes the header with each event in `node_events` cleared (its progress and done
+    /// bit), as events that travel with their nodes are written with them.
+    fn encode_header_without(&self, node_events: &[Option<u8>], out: &mut Vec<u8>) {
+        if node_events.is_empty() {
+            out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
+        } else {
+            let mut header = *self.header();
+            for &e in node_events.iter().flatten() {
+                header.events.done &= !(1 << e);
+                header.events.progress[e as usize] = 0;
+            }
+            out.extend_from_slice(bytemuck::bytes_of(&header));
         }
     }
 }

@@ -22,11 +22,12 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
         taken.clear();
         state.take_pod_queue(Queue::Kubelet, taken);
         let mut clock = ItemClock::default();
+        let taints = spec.has_taints();
         for &pod in taken.iter() {
             let pod = pod as usize;
             let p = *state.pod(pod);
             match p.phase {
-                PodPhase::Pending if p.loc != 0 => start(spec, state, pod, rec),
+                PodPhase::Pending if p.loc != 0 => start(spec, state, pod, taints, rec),
                 PodPhase::Terminating => remove(spec, state, pod, rec),
                 _ => {}
             }
@@ -42,7 +43,15 @@ thread_local! {
     static TAKEN: std::cell::RefCell<Vec<u32>> = std::cell::RefCell::default();
 }
 
-fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
+/// Starts pod `pod` on its node; it joins the taint manager's queue when the cluster has
+/// `taints` (asked once per step: the answer reads every node).
+fn start(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    pod: usize,
+    taints: bool,
+    rec: &mut Recorder,
+) {
     let p = state.pod_mut(pod);
     p.phase = PodPhase::Running;
     p.age = 0;
@@ -59,7 +68,7 @@ fn start(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Rec
         dep.added_for_balance |= spec.checks_balance();
         state.enqueue_descheduler(spec, d);
     }
-    if spec.has_taints() {
+    if taints {
         state.enqueue(Queue::Taint, pod);
     }
     rec.log(Some("Kubelet"), || {

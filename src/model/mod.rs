@@ -211,11 +211,10 @@ impl ClusterModel {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
                 match scheduler_outcomes::take(self.id, next, choices) {
                     Taken::State(outcome) => *next = outcome,
-                    Taken::Digits(digits) => controllers::scheduler::replay(
+                    Taken::Placements(placements) => controllers::scheduler::replay_placements(
                         &self.spec,
                         next,
-                        &digits,
-                        &self.narrow(),
+                        &placements,
                         rec,
                     ),
                     Taken::Unknown => self.run_scheduler(next, choices, rec),
@@ -390,8 +389,8 @@ impl ClusterModel {
                 &self.narrow(),
                 class,
                 &crate::engine::interrupt::requested,
-                |choices, digits, end| {
-                    scheduler_outcomes::keep(choices, digits, end);
+                |choices, _, end| {
+                    scheduler_outcomes::keep(choices, end);
                     visit(ClusterAction::SchedulerChoice { choices })
                 },
             )
@@ -521,11 +520,7 @@ impl Model for ClusterModel {
 
     fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
         match &self.symmetry {
-            SymmetryStatus::On(symmetry) => {
-                scratch.clear();
-                symmetry.encode(state, scratch);
-                xxhash_rust::xxh3::xxh3_64(scratch)
-            }
+            SymmetryStatus::On(symmetry) => symmetry.fingerprint(state, scratch),
             SymmetryStatus::Off(_) => state.fingerprint(scratch),
         }
     }

@@ -11,13 +11,15 @@
 //! A search may take an outcome again long after its listing: the depth-first search keeps a
 //! large state's children as the parent and the action, and computes each child again when it
 //! is popped, after a whole subtree of other listings. So the listing also remembers, for a
-//! while, each outcome's digits (where it puts the tied pods) under a 128-bit hash of the
-//! state it starts from, and taking an outcome whose state is no longer kept replays its
-//! digits: one pass over the queue instead of listing the step again up to that outcome. Anything
-//! else (another model, a step whose trace is recorded, digits forgotten) lists the step
-//! again, so what is kept changes no result, only the time.
+//! while, each outcome's placements (the node each pod it took went to,
+//! [`Placements`]) under a 128-bit hash of the state it starts from, and taking an outcome
+//! whose state is no longer kept binds its pods where they went: one pass over the queue,
+//! without filtering, scoring or narrowing a pod, instead of listing the step again up to
+//! that outcome. Anything else (another model, a step whose trace is recorded, placements
+//! forgotten) lists the step again, so what is kept changes no result, only the time.
 
 use crate::cluster::ClusterState;
+use crate::controllers::scheduler::Placements;
 use crate::engine::computes_children_again;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -35,26 +37,32 @@ struct Listed {
     /// The hash of the model and the source ([`source_hash`]); 0 when the source's outcomes
     /// are not remembered ([`recomputed`]).
     source_hash: u128,
-    /// The digits of the outcomes listed on this thread lately, by the hash of their model and
-    /// source and their number; forgotten all at once past [`MAX_REMEMBERED`].
-    digits: HashMap<(u128, u64), Box<[u16]>>,
+    /// The placements of the outcomes listed on this thread lately, by the hash of their model
+    /// and source and their number; forgotten all at once past [`MAX_REMEMBERED`] outcomes or
+    /// [`MAX_REMEMBERED_PODS`] placed pods.
+    placements: HashMap<(u128, u64), Placements>,
+    /// The pods the remembered placements place.
+    pods: usize,
 }
 
-/// Most outcomes whose digits a thread remembers (a few megabytes at most: most steps have few
-/// tied pods).
+/// Most outcomes whose placements a thread remembers.
 const MAX_REMEMBERED: usize = 1 << 16;
+
+/// Most placed pods a thread remembers, over all outcomes (two bytes each: 32 MiB): a rollout
+/// of thousands of pods is remembered whole, a few hundred times.
+const MAX_REMEMBERED_PODS: usize = 1 << 24;
 
 /// How a search takes a listed scheduler outcome ([`take`]).
 pub enum Taken {
     /// The state the outcome leads to, kept by its listing.
     State(ClusterState),
-    /// Where the outcome puts the tied pods: replay them.
-    Digits(Box<[u16]>),
+    /// Where the outcome puts each pod it takes off the queue: bind them there.
+    Placements(Placements),
     /// Nothing is kept: list the step again.
     Unknown,
 }
 
-/// A 128-bit hash of model `model`'s state `source`, telling the sources of remembered digits
+/// A 128-bit hash of model `model`'s state `source`, telling the sources of remembered placements
 /// apart.
 fn source_hash(model: u64, source: &ClusterState) -> u128 {
     SCRATCH.with(|scratch| {
@@ -93,35 +101,39 @@ pub fn start(model: u64, source: &ClusterState) {
             true => source_hash(model, source),
             false => 0,
         };
-        if listed.digits.len() >= MAX_REMEMBERED {
-            listed.digits.clear();
+        if listed.placements.len() >= MAX_REMEMBERED || listed.pods >= MAX_REMEMBERED_PODS {
+            listed.placements.clear();
+            listed.pods = 0;
         }
     });
 }
 
 /// Whether the depth-first search computes the children of `state` again when it pops them
-/// ([`computes_children_again`]): only then are its outcomes' digits worth remembering. A
+/// ([`computes_children_again`]): only then are its outcomes' placements worth remembering. A
 /// smaller state's children are kept whole and taken once, from the listing.
 fn recomputed(state: &ClusterState) -> bool {
     computes_children_again(std::mem::size_of::<ClusterState>() + state.heap_bytes())
 }
 
-/// Keeps `outcome`, the state the step with `choices` leads to, and remembers its `digits`
-/// (where it puts the tied pods), in the listing started last.
-pub fn keep(choices: u64, digits: &[u16], outcome: ClusterState) {
+/// Keeps `outcome`, the state the step with `choices` leads to, and remembers its placements,
+/// in the listing started last.
+pub fn keep(choices: u64, outcome: ClusterState) {
     LISTED.with(|listed| {
         let listed = &mut *listed.borrow_mut();
-        listed.outcomes.push((choices, outcome));
         if listed.source_hash != 0 {
+            let source = listed.source.as_ref().expect("a listing keeps its source");
+            let placements = Placements::of(source, &outcome);
+            listed.pods += placements.len();
             let key = (listed.source_hash, choices);
-            listed.digits.insert(key, digits.into());
+            listed.placements.insert(key, placements);
         }
+        listed.outcomes.push((choices, outcome));
     });
 }
 
 /// How to take the scheduler step with `choices` from `source` in model `model`: the state it
-/// leads to if this thread's last listing was of that step (handed out once), else its digits
-/// if this thread listed it lately.
+/// leads to if this thread's last listing was of that step (handed out once), else its
+/// placements if this thread listed it lately.
 pub fn take(model: u64, source: &ClusterState, choices: u64) -> Taken {
     LISTED.with(|listed| {
         let listed = &mut *listed.borrow_mut();
@@ -133,8 +145,11 @@ pub fn take(model: u64, source: &ClusterState, choices: u64) -> Taken {
         if !recomputed(source) {
             return Taken::Unknown;
         }
-        match listed.digits.get(&(source_hash(model, source), choices)) {
-            Some(digits) => Taken::Digits(digits.clone()),
+        match listed
+            .placements
+            .get(&(source_hash(model, source), choices))
+        {
+            Some(placements) => Taken::Placements(placements.clone()),
             None => Taken::Unknown,
         }
     })

@@ -205,6 +205,74 @@ impl Symmetry {
         })
     }
 
+    /// A 64-bit fingerprint of `state`'s class under the reduction: equal for states that
+    /// are renamings of each other, and (but for a hash collision) only for them. The nodes
+    /// and pods are hashed as multisets instead of being sorted into the canonical form of
+    /// [`Symmetry::encode`]: each pod as what it is but its node (its record, queue places
+    /// and input-label class, and its id where pods keep their names), added into the sum of
+    /// its node or of the unplaced pods; each node as its class and failure progress, record,
+    /// place in the node controller's queue and that sum; and the state as what no renaming
+    /// changes ([`ClusterState::encode_unnamed`]) with the sum over its nodes and the
+    /// unplaced pods' sum. Two states with equal multisets are renamings of each other: match
+    /// the nodes by their hashes and, on each, the pods by theirs. Queue orders are kept in
+    /// the pods' and nodes' places. Equal canonical forms give equal fingerprints (the
+    /// contract of [`crate::engine::Model::fingerprint`]); nodes that tie on every sort key
+    /// never keep two fingerprints of one state, and no sort or renamed copy of the state is
+    /// made: one pass over the pods and one over the nodes. `out` is scratch.
+    pub fn fingerprint(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            let (nodes, pods) = (state.nodes().len(), state.pods().len());
+            // Only the queued pods' and nodes' places are set, and cleared again below, so
+            // the places are cleared whole only after another use of the scratch left some.
+            if scratch.places_left
+                || scratch.pod_places.len() != pods + 1
+                || scratch.node_place.len() != nodes + 1
+            {
+                scratch.reset(nodes, pods);
+                scratch.places_left = false;
+            }
+            self.mark_places(state, scratch);
+            scratch.node_sum.clear();
+            scratch.node_sum.resize(nodes + 1, 0);
+            let mut unplaced_sum = 0u64;
+            for (i, pod) in state.pods().iter().enumerate() {
+                let id = i + 1;
+                let places = scratch.pod_places[id];
+                if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 {
+                    // An idle slot in no queue is alike to every other one (what is left in
+                    // it is never read, [`PodState::settled`]): how many there are, and which
+                    // where pods keep their names, follows from the pods hashed.
+                    continue;
+                }
+                let mut unplaced = pod.settled();
+                let node = unplaced.loc as usize;
+                unplaced.loc = 0;
+                let mut hash = self.pod_hash(state, id, &unplaced, places);
+                if self.pod_slot_classes.is_none() {
+                    hash = fold(hash ^ MIX[2], id as u64 ^ MIX[3]);
+                }
+                match node {
+                    1.. if node <= nodes => {
+                        scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash)
+                    }
+                    _ => unplaced_sum = unplaced_sum.wrapping_add(hash),
+                }
+            }
+            let mut node_sum = 0u64;
+            for n in 1..=nodes {
+                let key = self.node_key(state, n, scratch, scratch.node_sum[n]);
+                node_sum = node_sum.wrapping_add(node_element(key));
+            }
+            self.clear_places(state, scratch);
+            out.clear();
+            state.encode_unnamed(self.node_classes.failure_events(), out);
+            out.extend_from_slice(&node_sum.to_le_bytes());
+            out.extend_from_slice(&unplaced_sum.to_le_bytes());
+            xxhash_rust::xxh3::xxh3_64(out)
+        })
+    }
+
     /// The classes of the partly placed states of a scheduler step listed from `source`
     /// ([`StepClasses`]), when they can be told from what the step placed; `None` when the
     /// order of the kubelet's queue shows (a state's class is then its canonical form).
@@ -274,6 +342,28 @@ impl Symmetry {
     fn place_pods(&self, state: &ClusterState, scratch: &mut Scratch, only_wanted: bool) {
         let (nodes, pods) = (state.nodes().len(), state.pods().len());
         scratch.reset(nodes, pods);
+        self.mark_places(state, scratch);
+        scratch.places_left = true;
+        for (i, pod) in state.pods().iter().enumerate() {
+            let node = pod.loc as usize;
+            if only_wanted && !scratch.wanted.get(node).copied().unwrap_or(false) {
+                continue;
+            }
+            let mut unplaced = pod.settled();
+            let node = unplaced.loc as usize;
+            unplaced.loc = 0;
+            let hash = self.pod_hash(state, i + 1, &unplaced, scratch.pod_places[i + 1]);
+            scratch.pod_hash[i + 1] = hash;
+            if node != 0 && node <= nodes {
+                scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
+            }
+        }
+    }
+
+    /// Sets the scratch's queue places of the pods in the scheduler, kubelet and taint
+    /// queues and of the nodes in the node controller's (1-based; 1 for every member of a
+    /// queue kept as a set).
+    fn mark_places(&self, state: &ClusterState, scratch: &mut Scratch) {
         for (slot, queue) in [Queue::Scheduler, Queue::Kubelet, Queue::Taint]
             .into_iter()
             .enumerate()
@@ -290,19 +380,17 @@ impl Symmetry {
                 at as u32 + 1
             };
         }
-        for (i, pod) in state.pods().iter().enumerate() {
-            let node = pod.loc as usize;
-            if only_wanted && !scratch.wanted.get(node).copied().unwrap_or(false) {
-                continue;
+    }
+
+    /// Clears the places [`Symmetry::mark_places`] set, leaving the scratch's places zero.
+    fn clear_places(&self, state: &ClusterState, scratch: &mut Scratch) {
+        for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
+            for &pod in state.pending(queue) {
+                scratch.pod_places[pod as usize] = [0; 3];
             }
-            let mut unplaced = pod.settled();
-            let node = unplaced.loc as usize;
-            unplaced.loc = 0;
-            let hash = self.pod_hash(state, i + 1, &unplaced, scratch.pod_places[i + 1]);
-            scratch.pod_hash[i + 1] = hash;
-            if node != 0 && node <= nodes {
-                scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
-            }
+        }
+        for &node in state.pending(Queue::Node) {
+            scratch.node_place[node as usize] = 0;
         }
     }
 
@@ -494,6 +582,24 @@ impl StepClasses<'_> {
     }
 }
 
+/// A node's part of [`Symmetry::fingerprint`]: a 64-bit hash of its whole [`NodeKey`] (the
+/// nodes' hashes are summed, so each must spread on its own).
+fn node_element(((class, progress), node, place, pods): NodeKey) -> u64 {
+    let record = bytemuck::bytes_of(&node);
+    let mut low = [0; 8];
+    low[..record.len() - 8].copy_from_slice(&record[8..]);
+    let what = fold(
+        u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
+        u64::from_le_bytes(low) ^ MIX[1],
+    );
+    let whose = fold(
+        (u64::from(class) | u64::from(progress) << 32) ^ MIX[2],
+        u64::from(place) ^ MIX[3],
+    );
+    let mixed = fold(what ^ MIX[1], whose ^ MIX[0]);
+    fold(mixed ^ MIX[3], pods ^ MIX[2])
+}
+
 /// A node's sort key but its id (the low 32 bits, left 0): class, failure progress and a hash
 /// of the rest of its [`NodeKey`].
 fn node_prefix(((class, progress), node, place, pods): NodeKey) -> u128 {
@@ -661,6 +767,8 @@ struct Scratch {
     pod_places: Vec<[u32; 3]>,
     /// Place of each node in the node controller's queue.
     node_place: Vec<u32>,
+    /// Whether [`Symmetry::place_pods`] left places set (the fingerprint leaves none).
+    places_left: bool,
     /// Per node: the sum of the hashes of the pods on it.
     node_sum: Vec<u64>,
     /// Per pod: the hash of its key (what it is but its node).
@@ -866,7 +974,8 @@ mod tests {
     }
 
     /// The least encoding of `state` over every permutation of nodes within their classes
-    /// (pods sorted exactly under each): the canonical form by exhaustive search.
+    /// (pods sorted exactly under each, where pods are permuted): the canonical form by
+    /// exhaustive search.
     fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u8> {
         let mut scratch = Scratch::default();
         symmetry.place_pods(state, &mut scratch, false);
@@ -902,7 +1011,9 @@ mod tests {
                         )
                     })
                     .collect();
-                pods.sort();
+                if symmetry.pod_slot_classes.is_some() {
+                    pods.sort();
+                }
                 let pod_order: Vec<u32> = pods.iter().map(|&(_, _, p)| p).collect();
                 let renaming = Renaming {
                     node_order,
@@ -1129,7 +1240,7 @@ mod tests {
     /// takes a large state's children when it pops them) is replayed from the digits its listing
     /// remembered, and is the state the listing gave.
     #[test]
-    fn an_outcome_taken_after_other_listings_replays_its_remembered_digits() {
+    fn an_outcome_taken_after_other_listings_replays_its_remembered_placements() {
         use crate::model::scheduler_outcomes::{take, Taken};
         // Large enough for the search to compute its states' children again.
         let model = node_failures("100,100:600", true);
@@ -1159,7 +1270,7 @@ mod tests {
         for (action, end) in chosen.iter().zip(ends) {
             let choices = action.scheduler_choices();
             assert!(
-                matches!(take(model.id, state, choices), Taken::Digits(_)),
+                matches!(take(model.id, state, choices), Taken::Placements(_)),
                 "outcome {choices} is remembered"
             );
             assert_eq!(&model.next_state(state, action).unwrap(), end);
@@ -1228,6 +1339,53 @@ mod tests {
             listings > 300 && compared > 1_000,
             "{listings} listings, {compared} pairs"
         );
+    }
+
+    /// The multiset fingerprint merges exactly the states that are renamings of each other:
+    /// over the first reachable states of the node-failure model, with pods permuted (one
+    /// deployment) and kept by name (two), two states have equal fingerprints if and only if
+    /// their least renamings over every permutation are equal (the sorted form may keep two
+    /// forms of one state where pods keep their names; the fingerprint does not). Each state
+    /// is fingerprinted right after the tie of another state was narrowed on the same thread,
+    /// so places that narrowing leaves in the shared scratch must not leak into it.
+    #[test]
+    fn fingerprints_merge_exactly_the_renamings() {
+        for (topology, deployments) in [("3,3:9", 1), ("2,2:2,1", 2)] {
+            let model = node_failures_with(topology, true, deployments);
+            let SymmetryStatus::On(symmetry) = model.symmetry() else {
+                panic!("symmetry is on");
+            };
+            let mut least_of = std::collections::HashMap::new();
+            let mut fingerprint_of = std::collections::HashMap::new();
+            let mut queue: VecDeque<ClusterState> = model.init_states().into();
+            let mut previous = queue[0].clone();
+            let (mut actions, mut scratch) = (Vec::new(), Vec::new());
+            while let Some(state) = queue.pop_front() {
+                let mut everyone: Vec<u16> = (1..=previous.nodes().len() as u16).collect();
+                symmetry.narrow(&previous, &mut everyone);
+                let fingerprint = symmetry.fingerprint(&state, &mut scratch);
+                let least = least_renaming(symmetry, &state);
+                let known = fingerprint_of.contains_key(&least);
+                assert_eq!(
+                    least_of.entry(fingerprint).or_insert_with(|| least.clone()),
+                    &least,
+                    "{topology}: one fingerprint for two states that are not renamings"
+                );
+                assert_eq!(
+                    *fingerprint_of.entry(least).or_insert(fingerprint),
+                    fingerprint,
+                    "{topology}: two fingerprints for renamings of one state"
+                );
+                previous = state.clone();
+                if known || fingerprint_of.len() >= 10_000 {
+                    continue;
+                }
+                actions.clear();
+                model.actions(&state, &mut actions);
+                queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+            }
+            assert!(fingerprint_of.len() >= 10_000, "{topology}");
+        }
     }
 
     /// A listing merges its partly placed states pod by pod: on the rollout of 300 pods over 4

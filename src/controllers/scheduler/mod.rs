@@ -365,7 +365,7 @@ pub fn run(
 /// The scheduler step whose ties take the candidates `digits` names, in the order the step
 /// meets its ties with a choice (as [`for_each_choice`] gives them with the same `narrow`):
 /// [`run`] without listing the step to find them.
-pub fn replay(
+fn replay(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     digits: &[u16],
@@ -373,6 +373,83 @@ pub fn replay(
     rec: &mut Recorder,
 ) {
     with_scratch(|scratch| drain(spec, state, &mut Digits::new(digits), narrow, rec, scratch));
+}
+
+/// Where a listed outcome of a scheduler step put each pod it took off the queue, in queue
+/// order: the pod's node, [`Placements::SKIPPED`] for a pod already running or terminating
+/// (taken off and left as it is), or [`Placements::UNSCHEDULABLE`] for the pod that fit
+/// nowhere and ended the step. Enough to take the step again without filtering, scoring or
+/// narrowing anything ([`replay_placements`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placements(Box<[u16]>);
+
+impl Placements {
+    /// A pod taken off the queue without being scheduled (running or terminating).
+    pub const SKIPPED: u16 = 0;
+    /// The pod that fit no node, which ends the step.
+    pub const UNSCHEDULABLE: u16 = u16::MAX;
+
+    /// The placements of the step from `source` that ended in `end`: each pod the step took
+    /// off `source`'s queue, at the node `end` binds it to; the last one unschedulable when
+    /// `end` still has pods queued (a step that ends early ends at a pod that fits nowhere).
+    pub fn of(source: &ClusterState, end: &ClusterState) -> Self {
+        let queue = source.pending(Queue::Scheduler);
+        let left = end.pending(Queue::Scheduler).len();
+        let taken = &queue[..queue.len() - left];
+        let mut placements: Vec<u16> = taken
+            .iter()
+            .map(|&pod| {
+                let phase = source.pod(pod as usize).phase;
+                match phase {
+                    PodPhase::Running | PodPhase::Terminating => Self::SKIPPED,
+                    _ => end.pod(pod as usize).loc,
+                }
+            })
+            .collect();
+        if left > 0 {
+            if let Some(last) = placements.last_mut() {
+                *last = Self::UNSCHEDULABLE;
+            }
+        }
+        Self(placements.into())
+    }
+
+    /// How many pods the step took off the queue.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the step took no pod off the queue.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The scheduler step that puts the pods it takes off the queue where `placements` says
+/// ([`Placements::of`] an outcome [`for_each_choice`] listed from this state): the outcome's
+/// state, in one pass over the queue instead of scheduling each pod again.
+pub fn replay_placements(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    placements: &Placements,
+    rec: &mut Recorder,
+) {
+    let mut clock = ItemClock::default();
+    for &node in placements.0.iter() {
+        let pod = state.pending(Queue::Scheduler)[0] as usize;
+        match node {
+            Placements::SKIPPED => {
+                state.dequeue(Queue::Scheduler);
+            }
+            Placements::UNSCHEDULABLE => {
+                fits_nowhere(spec, state, rec);
+                break;
+            }
+            n => bind(spec, state, pod, n as usize),
+        }
+        clock.tick(spec, state);
+    }
+    clock.settle(spec, state);
 }
 
 /// [`run`] with every tie resolved to its first candidate (the lowest id among them), as a
@@ -680,11 +757,7 @@ fn drain_items(
                 Some(head) => head,
                 None => {
                     let Some(lowest) = select(spec, state, pod, scratch) else {
-                        state.dequeue(Queue::Scheduler);
-                        rec.log(Some("Scheduler - no_feasible_node"), || {
-                            "No feasible node!".to_string()
-                        });
-                        state.violate_pod_always_schedulable(spec);
+                        fits_nowhere(spec, state, rec);
                         return Drained::Unschedulable { pod };
                     };
                     let tied = scratch.tied.len();
@@ -706,7 +779,6 @@ fn drain_items(
                     }
                 }
             };
-            state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler"), || {
                 if tied > 1 {
                     format!("Pod {pod} is scheduled on node {n} (one of {tied} top-scored nodes)")
@@ -715,18 +787,35 @@ fn drain_items(
                 }
             });
             scratch.matching.bind(spec, state, pod, n);
-            state.bind(pod, n);
-            state.enqueue(Queue::Kubelet, pod);
-            if state.pod(pod).owned {
-                let d = state.pod(pod).deployment as usize;
-                state.enqueue_hpa(spec, d);
-            }
+            bind(spec, state, pod, n);
         } else {
             state.dequeue(Queue::Scheduler);
         }
         clock.tick(spec, state);
     }
     Drained::Empty
+}
+
+/// Takes pod `pod`, at the head of the queue, off it and binds it to node `n`, waking the
+/// kubelet and its deployment's HPA.
+fn bind(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, n: usize) {
+    state.dequeue(Queue::Scheduler);
+    state.bind(pod, n);
+    state.enqueue(Queue::Kubelet, pod);
+    if state.pod(pod).owned {
+        let d = state.pod(pod).deployment as usize;
+        state.enqueue_hpa(spec, d);
+    }
+}
+
+/// Takes the pod at the head of the queue off it, unbound: it fits no node, which violates
+/// `pod_always_schedulable` and ends the step.
+fn fits_nowhere(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    state.dequeue(Queue::Scheduler);
+    rec.log(Some("Scheduler - no_feasible_node"), || {
+        "No feasible node!".to_string()
+    });
+    state.violate_pod_always_schedulable(spec);
 }
 
 #[cfg(test)]
