@@ -83,7 +83,7 @@ use crate::cluster::Queue;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
 };
-use crate::controllers::scheduler::Listed;
+use crate::controllers::scheduler::{Listed, Placements};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
 use scheduler_outcomes::Taken;
@@ -382,6 +382,28 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler);
         }
         scheduler_outcomes::start(self.id, s);
+        let key = match &self.symmetry {
+            SymmetryStatus::On(symmetry) => symmetry.listing_key(s),
+            SymmetryStatus::Off(_) => None,
+        };
+        if let Some(outcomes) = key.and_then(|key| scheduler_outcomes::listing(self.id, key)) {
+            for (choices, placements) in outcomes.iter() {
+                let mut end = s.clone();
+                controllers::scheduler::replay_placements(
+                    &self.spec,
+                    &mut end,
+                    placements,
+                    &mut Recorder::off(),
+                );
+                scheduler_outcomes::keep(*choices, Some(placements.clone()), end);
+                if !visit(ClusterAction::SchedulerChoice { choices: *choices }) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        // The outcomes' placements, for the shared listing; `None` once one cannot be told.
+        let mut kept = key.map(|_| Vec::new());
         let listed = self.step_classing(s).with(|class| {
             controllers::scheduler::for_each_choice(
                 &self.spec,
@@ -390,11 +412,20 @@ impl ClusterModel {
                 class,
                 &crate::engine::interrupt::requested,
                 |choices, _, end| {
-                    scheduler_outcomes::keep(choices, end);
+                    let placements = Placements::of(s, &end);
+                    match (&placements, &mut kept) {
+                        (Some(placements), Some(kept)) => kept.push((choices, placements.clone())),
+                        (None, _) => kept = None,
+                        (Some(_), None) => {}
+                    }
+                    scheduler_outcomes::keep(choices, placements, end);
                     visit(ClusterAction::SchedulerChoice { choices })
                 },
             )
         });
+        if let (Listed::All, Some(key), Some(kept)) = (listed, key, kept) {
+            scheduler_outcomes::keep_listing(self.id, key, kept);
+        }
         match listed {
             Listed::All => true,
             Listed::Stopped | Listed::Cut => false,

@@ -24,6 +24,7 @@ use crate::engine::computes_children_again;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The scheduler outcomes this thread listed last.
 #[derive(Default)]
@@ -115,14 +116,12 @@ fn recomputed(state: &ClusterState) -> bool {
     computes_children_again(std::mem::size_of::<ClusterState>() + state.heap_bytes())
 }
 
-/// Keeps `outcome`, the state the step with `choices` leads to, and remembers its placements,
-/// in the listing started last.
-pub fn keep(choices: u64, outcome: ClusterState) {
+/// Keeps `outcome`, the state the step with `choices` leads to, and remembers its
+/// `placements` (if they could be told), in the listing started last.
+pub fn keep(choices: u64, placements: Option<Placements>, outcome: ClusterState) {
     LISTED.with(|listed| {
         let listed = &mut *listed.borrow_mut();
-        if listed.source_hash != 0 {
-            let source = listed.source.as_ref().expect("a listing keeps its source");
-            let placements = Placements::of(source, &outcome);
+        if let Some(placements) = placements.filter(|_| listed.source_hash != 0) {
             listed.pods += placements.len();
             let key = (listed.source_hash, choices);
             listed.placements.insert(key, placements);
@@ -153,4 +152,45 @@ pub fn take(model: u64, source: &ClusterState, choices: u64) -> Taken {
             None => Taken::Unknown,
         }
     })
+}
+
+/// A listed scheduler step's outcomes: each outcome's number with its placements, in the
+/// order the listing visited them.
+pub type Listing = Arc<[(u64, Placements)]>;
+
+/// Whole listings of scheduler steps, shared by every thread, by model and listing key
+/// ([`crate::model::symmetry::Symmetry::listing_key`]): a state whose key was listed before
+/// takes its outcomes by binding their placements instead of listing the step again.
+#[derive(Default)]
+struct Listings {
+    by_key: HashMap<(u64, u128), Listing>,
+    /// The pods the kept placements place.
+    pods: usize,
+}
+
+/// Most placed pods kept over all shared listings (two bytes each: 32 MiB); past it they are
+/// forgotten all at once.
+const MAX_LISTED_PODS: usize = 1 << 24;
+
+fn listings() -> &'static Mutex<Listings> {
+    static LISTINGS: OnceLock<Mutex<Listings>> = OnceLock::new();
+    LISTINGS.get_or_init(Mutex::default)
+}
+
+/// The outcomes listed before for model `model`'s step with listing key `key`, if kept.
+pub fn listing(model: u64, key: u128) -> Option<Listing> {
+    let listings = listings().lock().unwrap_or_else(|e| e.into_inner());
+    listings.by_key.get(&(model, key)).cloned()
+}
+
+/// Keeps the complete listing `outcomes` of model `model`'s step with listing key `key`.
+pub fn keep_listing(model: u64, key: u128, outcomes: Vec<(u64, Placements)>) {
+    let pods: usize = outcomes.iter().map(|(_, p)| p.len()).sum();
+    let mut listings = listings().lock().unwrap_or_else(|e| e.into_inner());
+    if listings.pods + pods > MAX_LISTED_PODS {
+        listings.by_key.clear();
+        listings.pods = 0;
+    }
+    listings.pods += pods;
+    listings.by_key.insert((model, key), outcomes.into());
 }

@@ -273,6 +273,54 @@ impl Symmetry {
         })
     }
 
+    /// A 128-bit key of what a listing of the scheduler step from `state`
+    /// ([`crate::controllers::scheduler::for_each_choice`] with this reduction's narrowing
+    /// and [`StepClasses`]) reads, so that two states with one key list the same outcomes,
+    /// the same pods on the same nodes by id, in the same order: every node's record, every
+    /// pod's record, the scheduler's queue and the monitors, and, per node, which node first
+    /// has its class, failure progress and place in the node controller's queue (narrowing
+    /// and step classes compare nodes by those, but only as equal or not, so states in which
+    /// the same nodes agree on them list alike). `None` where step classes are not told from
+    /// what a step placed (a listing then compares whole canonical forms).
+    ///
+    /// States that differ only in what no scheduler step reads (a failure event's progress
+    /// on a node that is alike in both, the node controller's queue, the clock) share one
+    /// listing: a cluster's rollout is listed once, not once per interleaving of the events
+    /// that come before it.
+    pub fn listing_key(&self, state: &ClusterState) -> Option<u128> {
+        if !self.queues_as_sets {
+            return None;
+        }
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(bytemuck::cast_slice(state.nodes()));
+        hasher.update(bytemuck::cast_slice(state.pods()));
+        hasher.update(bytemuck::bytes_of(state.monitors()));
+        hasher.update(bytemuck::cast_slice(state.pending(Queue::Scheduler)));
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            let nodes = state.nodes().len();
+            scratch.node_place.clear();
+            scratch.node_place.resize(nodes + 1, 0);
+            scratch.places_left = true;
+            // The node controller's queue is a set here (`queues_as_sets`).
+            for &node in state.pending(Queue::Node) {
+                scratch.node_place[node as usize] = 1;
+            }
+            let mut first = std::collections::HashMap::new();
+            let mut last: Option<((u32, u16), u32, u32)> = None;
+            for n in 1..=nodes {
+                let part = (self.node_classes.key(state, n), scratch.node_place[n]);
+                let label = match last {
+                    Some((key, place, label)) if (key, place) == part => label,
+                    _ => *first.entry(part).or_insert(n as u32),
+                };
+                last = Some((part.0, part.1, label));
+                hasher.update(&label.to_le_bytes());
+            }
+        });
+        Some(hasher.digest128())
+    }
+
     /// The classes of the partly placed states of a scheduler step listed from `source`
     /// ([`StepClasses`]), when they can be told from what the step placed; `None` when the
     /// order of the kubelet's queue shows (a state's class is then its canonical form).
@@ -1385,6 +1433,72 @@ mod tests {
                 queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
             }
             assert!(fingerprint_of.len() >= 10_000, "{topology}");
+        }
+    }
+
+    /// States with one listing key list the same outcomes: on the node-failure model, every
+    /// state reached before the rollout is scheduled, grouped by key, lists through the shared
+    /// listing of the first of its group exactly the outcomes (numbers and states) that
+    /// listing it afresh gives; and some groups hold states that differ (in failure progress
+    /// or the node controller's queue), so listings are shared between states.
+    #[test]
+    fn states_with_one_listing_key_list_the_same_outcomes() {
+        use crate::cluster::Recorder;
+        use crate::controllers::scheduler::for_each_choice;
+        let model = node_failures("6,6:36", true);
+        let SymmetryStatus::On(symmetry) = model.symmetry() else {
+            panic!("symmetry is on");
+        };
+        let mut groups: BTreeMap<u128, Vec<ClusterState>> = BTreeMap::new();
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<ClusterState> = model.init_states().into();
+        let mut actions = Vec::new();
+        while let Some(state) = queue.pop_front() {
+            let mut bytes = Vec::new();
+            state.encode(&mut bytes);
+            // Only states before the rollout is scheduled (no pod placed yet).
+            if state.pods().iter().any(|pod| pod.loc != 0) || !seen.insert(bytes) {
+                continue;
+            }
+            if state.pending(Queue::Scheduler).len() == 36 {
+                let key = symmetry.listing_key(&state).expect("step classes");
+                groups.entry(key).or_default().push(state.clone());
+            }
+            actions.clear();
+            model.actions(&state, &mut actions);
+            queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+        }
+        let shared = groups.values().filter(|states| states.len() > 1).count();
+        assert!(shared >= 5, "{shared} keys shared by more than one state");
+        for states in groups.values() {
+            for state in states {
+                let mut fresh = 0;
+                model.step_classing(state).with(|class| {
+                    for_each_choice(
+                        model.spec(),
+                        state,
+                        &model.narrow(),
+                        class,
+                        &|| false,
+                        |_, _, _| {
+                            fresh += 1;
+                            true
+                        },
+                    )
+                });
+                let mut listed = Vec::new();
+                model.for_each_scheduler_step(state, &mut |action| {
+                    listed.push(action);
+                    true
+                });
+                assert_eq!(listed.len(), fresh, "as many outcomes");
+                for (number, action) in listed.iter().enumerate() {
+                    assert_eq!(action.scheduler_choices(), number as u64);
+                    let shared = model.next_state(state, action).unwrap();
+                    let afresh = model.step(state, action, &mut Recorder::on());
+                    assert_eq!(shared, afresh, "outcome {number}");
+                }
+            }
         }
     }
 

@@ -390,28 +390,39 @@ impl Placements {
     pub const UNSCHEDULABLE: u16 = u16::MAX;
 
     /// The placements of the step from `source` that ended in `end`: each pod the step took
-    /// off `source`'s queue, at the node `end` binds it to; the last one unschedulable when
-    /// `end` still has pods queued (a step that ends early ends at a pod that fits nowhere).
-    pub fn of(source: &ClusterState, end: &ClusterState) -> Self {
+    /// off `source`'s queue, at the node `end` binds it to. Only the last can have fit
+    /// nowhere (that ends the step), and a bound pod joins the kubelet's queue, so the last
+    /// fit nowhere when `end` does not have it there. `None` when that cannot be told: the
+    /// last pod was in the kubelet's queue already.
+    pub fn of(source: &ClusterState, end: &ClusterState) -> Option<Self> {
         let queue = source.pending(Queue::Scheduler);
         let left = end.pending(Queue::Scheduler).len();
         let taken = &queue[..queue.len() - left];
+        let skipped = |pod: usize| {
+            matches!(
+                source.pod(pod).phase,
+                PodPhase::Running | PodPhase::Terminating
+            )
+        };
         let mut placements: Vec<u16> = taken
             .iter()
-            .map(|&pod| {
-                let phase = source.pod(pod as usize).phase;
-                match phase {
-                    PodPhase::Running | PodPhase::Terminating => Self::SKIPPED,
-                    _ => end.pod(pod as usize).loc,
-                }
+            .map(|&pod| match skipped(pod as usize) {
+                true => Self::SKIPPED,
+                false => end.pod(pod as usize).loc,
             })
             .collect();
-        if left > 0 {
-            if let Some(last) = placements.last_mut() {
-                *last = Self::UNSCHEDULABLE;
+        if let Some(&last) = taken.last().filter(|&&pod| !skipped(pod as usize)) {
+            let in_kubelet_queue = |state: &ClusterState| {
+                state.pod(last as usize).queued & crate::cluster::pod_queue::KUBELET != 0
+            };
+            if in_kubelet_queue(source) {
+                return None;
+            }
+            if !in_kubelet_queue(end) {
+                *placements.last_mut().expect("a pod was taken") = Self::UNSCHEDULABLE;
             }
         }
-        Self(placements.into())
+        Some(Self(placements.into()))
     }
 
     /// How many pods the step took off the queue.
@@ -830,6 +841,33 @@ mod tests {
     fn c3_spread_constraints_leave_no_feasible_node() {
         let model = load("c3", "original");
         assert_eq!(schedule_one(model.spec(), &with_new_pod(&model), 6), None);
+    }
+
+    #[test]
+    fn placements_replay_a_step_whose_last_pod_fits_nowhere() {
+        let model = load("c3", "original");
+        let mut s = with_new_pod(&model);
+        s.enqueue(Queue::Scheduler, 6);
+        let mut end = s.clone();
+        run(
+            model.spec(),
+            &mut end,
+            0,
+            &|_, _| {},
+            None,
+            &mut Recorder::off(),
+        );
+        assert!(end.queue_is_empty(Queue::Scheduler), "the queue ends empty");
+        let placements = Placements::of(&s, &end).expect("told");
+        assert_eq!(*placements.0, [Placements::UNSCHEDULABLE]);
+        let mut replayed = s.clone();
+        replay_placements(
+            model.spec(),
+            &mut replayed,
+            &placements,
+            &mut Recorder::off(),
+        );
+        assert_eq!(replayed, end);
     }
 
     #[test]
