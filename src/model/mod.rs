@@ -372,7 +372,10 @@ impl ClusterModel {
     /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
     /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
     /// outcomes with symmetry). A step with more outcomes than its listing holds is noted in
-    /// [`ClusterModel::left_out`] and visited in part.
+    /// [`ClusterModel::left_out`] and visited in part. With symmetry, a state whose listing
+    /// key ([`symmetry::Symmetry::listing_key`]) was listed completely before takes that
+    /// listing's outcomes by binding their placements instead of listing the step again
+    /// ([`scheduler_outcomes::listing`]).
     fn for_each_scheduler_step(
         &self,
         s: &ClusterState,

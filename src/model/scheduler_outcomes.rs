@@ -17,6 +17,13 @@
 //! without filtering, scoring or narrowing a pod, instead of listing the step again up to
 //! that outcome. Anything else (another model, a step whose trace is recorded, placements
 //! forgotten) lists the step again, so what is kept changes no result, only the time.
+//!
+//! Many states list the same step: those that differ only in what no listing reads (a
+//! failure event's progress on a node alike in both, the node controller's queue, the
+//! clock) have one listing key ([`crate::model::symmetry::Symmetry::listing_key`]). So
+//! complete listings are also kept, shared by every thread, as each outcome's number and
+//! placements under the model and that key ([`listing`], [`keep_listing`]): a cluster's
+//! rollout, which events can precede in many interleavings, is listed once per key.
 
 use crate::cluster::ClusterState;
 use crate::controllers::scheduler::Placements;
@@ -168,10 +175,11 @@ struct Listings {
     pods: usize,
 }
 
-/// Most placed pods kept over all shared listings (two bytes each: 32 MiB); past it they are
-/// forgotten all at once.
+/// Most placed pods kept over all shared listings (two bytes each: 32 MiB); past it, or past
+/// [`MAX_REMEMBERED`] listings, they are forgotten all at once.
 const MAX_LISTED_PODS: usize = 1 << 24;
 
+/// The process's shared listings.
 fn listings() -> &'static Mutex<Listings> {
     static LISTINGS: OnceLock<Mutex<Listings>> = OnceLock::new();
     LISTINGS.get_or_init(Mutex::default)
@@ -187,7 +195,7 @@ pub fn listing(model: u64, key: u128) -> Option<Listing> {
 pub fn keep_listing(model: u64, key: u128, outcomes: Vec<(u64, Placements)>) {
     let pods: usize = outcomes.iter().map(|(_, p)| p.len()).sum();
     let mut listings = listings().lock().unwrap_or_else(|e| e.into_inner());
-    if listings.pods + pods > MAX_LISTED_PODS {
+    if listings.pods + pods > MAX_LISTED_PODS || listings.by_key.len() >= MAX_REMEMBERED {
         listings.by_key.clear();
         listings.pods = 0;
     }

@@ -276,9 +276,10 @@ impl Symmetry {
     /// A 128-bit key of what a listing of the scheduler step from `state`
     /// ([`crate::controllers::scheduler::for_each_choice`] with this reduction's narrowing
     /// and [`StepClasses`]) reads, so that two states with one key list the same outcomes,
-    /// the same pods on the same nodes by id, in the same order: every node's record, every
-    /// pod's record, the scheduler's queue and the monitors, and, per node, which node first
-    /// has its class, failure progress and place in the node controller's queue (narrowing
+    /// the same pods on the same nodes by id, in the same order: every node's record (but
+    /// its membership of the node controller's queue), every pod's record, the scheduler's
+    /// queue and the monitors, and, per node, which node first has its class, failure
+    /// progress and place in the node controller's queue (narrowing
     /// and step classes compare nodes by those, but only as equal or not, so states in which
     /// the same nodes agree on them list alike). `None` where step classes are not told from
     /// what a step placed (a listing then compares whole canonical forms).
@@ -292,12 +293,19 @@ impl Symmetry {
             return None;
         }
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        hasher.update(bytemuck::cast_slice(state.nodes()));
         hasher.update(bytemuck::cast_slice(state.pods()));
         hasher.update(bytemuck::bytes_of(state.monitors()));
         hasher.update(bytemuck::cast_slice(state.pending(Queue::Scheduler)));
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
+            // The nodes' records but their membership of the node controller's queue, which
+            // only narrowing reads, as equal or not, with the rest of the node's key below.
+            scratch.node_records.clear();
+            scratch.node_records.extend(state.nodes().iter().map(|&node| NodeState {
+                queued: false,
+                ..node
+            }));
+            hasher.update(bytemuck::cast_slice(&scratch.node_records));
             let nodes = state.nodes().len();
             scratch.node_place.clear();
             scratch.node_place.resize(nodes + 1, 0);
@@ -817,6 +825,8 @@ struct Scratch {
     node_place: Vec<u32>,
     /// Whether [`Symmetry::place_pods`] left places set (the fingerprint leaves none).
     places_left: bool,
+    /// The nodes' records as [`Symmetry::listing_key`] hashes them.
+    node_records: Vec<NodeState>,
     /// Per node: the sum of the hashes of the pods on it.
     node_sum: Vec<u64>,
     /// Per pod: the hash of its key (what it is but its node).
