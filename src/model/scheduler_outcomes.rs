@@ -30,8 +30,8 @@ use crate::controllers::scheduler::Placements;
 use crate::engine::computes_children_again;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// The scheduler outcomes this thread listed last.
 #[derive(Default)]
@@ -168,11 +168,18 @@ pub type Listing = Arc<[(u64, Placements)]>;
 /// Whole listings of scheduler steps, shared by every thread, by model and listing key
 /// ([`crate::model::symmetry::Symmetry::listing_key`]): a state whose key was listed before
 /// takes its outcomes by binding their placements instead of listing the step again.
+///
+/// Every thread asks at every scheduler step it lists, so the map is sharded
+/// ([`dashmap::DashMap`]: a lock per shard, readers of one shard share it) rather than one
+/// mutex that every worker would queue on.
 #[derive(Default)]
 struct Listings {
-    by_key: HashMap<(u64, u128), Listing>,
-    /// The pods the kept placements place.
-    pods: usize,
+    by_key: dashmap::DashMap<(u64, u128), Listing>,
+    /// The listings kept and the pods their placements place, counted as they are kept
+    /// (about: threads that keep listings at once may each count theirs before one of them
+    /// forgets all), so that keeping one reads no shard but its own.
+    count: AtomicUsize,
+    pods: AtomicUsize,
 }
 
 /// Most placed pods kept over all shared listings (two bytes each: 32 MiB); past it, or past
@@ -180,25 +187,29 @@ struct Listings {
 const MAX_LISTED_PODS: usize = 1 << 24;
 
 /// The process's shared listings.
-fn listings() -> &'static Mutex<Listings> {
-    static LISTINGS: OnceLock<Mutex<Listings>> = OnceLock::new();
-    LISTINGS.get_or_init(Mutex::default)
+fn listings() -> &'static Listings {
+    static LISTINGS: OnceLock<Listings> = OnceLock::new();
+    LISTINGS.get_or_init(Listings::default)
 }
 
 /// The outcomes listed before for model `model`'s step with listing key `key`, if kept.
 pub fn listing(model: u64, key: u128) -> Option<Listing> {
-    let listings = listings().lock().unwrap_or_else(|e| e.into_inner());
-    listings.by_key.get(&(model, key)).cloned()
+    listings()
+        .by_key
+        .get(&(model, key))
+        .map(|kept| Arc::clone(kept.value()))
 }
 
 /// Keeps the complete listing `outcomes` of model `model`'s step with listing key `key`.
 pub fn keep_listing(model: u64, key: u128, outcomes: Vec<(u64, Placements)>) {
     let pods: usize = outcomes.iter().map(|(_, p)| p.len()).sum();
-    let mut listings = listings().lock().unwrap_or_else(|e| e.into_inner());
-    if listings.pods + pods > MAX_LISTED_PODS || listings.by_key.len() >= MAX_REMEMBERED {
+    let listings = listings();
+    let before = listings.pods.fetch_add(pods, Ordering::Relaxed);
+    let kept = listings.count.fetch_add(1, Ordering::Relaxed);
+    if before + pods > MAX_LISTED_PODS || kept >= MAX_REMEMBERED {
         listings.by_key.clear();
-        listings.pods = 0;
+        listings.pods.store(pods, Ordering::Relaxed);
+        listings.count.store(1, Ordering::Relaxed);
     }
-    listings.pods += pods;
     listings.by_key.insert((model, key), outcomes.into());
 }
