@@ -83,7 +83,7 @@ use crate::cluster::Queue;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
 };
-use crate::controllers::scheduler::{Listed, Placements};
+use crate::controllers::scheduler::{Listed, Placements, Reduce};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
 use scheduler_outcomes::Taken;
@@ -244,8 +244,8 @@ impl ClusterModel {
 
     /// Takes the scheduler step's outcome number `choices` in `next`, in place.
     fn run_scheduler(&self, next: &mut ClusterState, choices: u64, rec: &mut Recorder) {
-        self.step_classing(next).with(|class| {
-            controllers::scheduler::run(&self.spec, next, choices, &self.narrow(), class, rec)
+        self.step_classing(next).with(self, |reduce| {
+            controllers::scheduler::run(&self.spec, next, choices, reduce, rec)
         })
     }
 
@@ -257,13 +257,12 @@ impl ClusterModel {
         if !action.is_scheduler() {
             return None;
         }
-        self.step_classing(before).with(|class| {
+        self.step_classing(before).with(self, |reduce| {
             controllers::scheduler::fit_error::first_unschedulable(
                 &self.spec,
                 before,
                 action.scheduler_choices(),
-                &self.narrow(),
-                class,
+                reduce,
             )
         })
     }
@@ -407,12 +406,11 @@ impl ClusterModel {
         }
         // The outcomes' placements, for the shared listing; `None` once one cannot be told.
         let mut kept = key.map(|_| Vec::new());
-        let listed = self.step_classing(s).with(|class| {
+        let listed = self.step_classing(s).with(self, |reduce| {
             controllers::scheduler::for_each_choice(
                 &self.spec,
                 s,
-                &self.narrow(),
-                class,
+                reduce,
                 &crate::engine::interrupt::requested,
                 |choices, _, end| {
                     let placements = Placements::of(s, &end);
@@ -488,16 +486,26 @@ enum StepClassing<'m> {
 }
 
 impl StepClassing<'_> {
-    /// Calls `f` with the fingerprint of a state's class, if states have classes.
-    fn with<T>(&self, f: impl FnOnce(Option<controllers::scheduler::Class>) -> T) -> T {
+    /// Calls `f` with how `model`'s scheduler step narrows ties and classes its partly placed
+    /// states: by node labels kept pod by pod where the step's classes can keep them, else by
+    /// `model`'s narrowing and the classes (if states have any) of whole states.
+    fn with<T>(&self, model: &ClusterModel, f: impl FnOnce(Reduce) -> T) -> T {
+        let narrow = model.narrow();
         match self {
-            Self::Off => f(None),
-            Self::Placed(step) => f(Some(&|state: &ClusterState| step.of(state))),
+            Self::Off => f(Reduce::Off),
+            Self::Placed(step) if step.labels_nodes() => f(Reduce::Labels(step)),
+            Self::Placed(step) => f(Reduce::Whole(
+                &narrow,
+                Some(&|state: &ClusterState| step.of(state)),
+            )),
             Self::Forms(model) => {
                 let scratch = std::cell::RefCell::new(Vec::new());
-                f(Some(&|state: &ClusterState| {
-                    model.fingerprint(state, &mut scratch.borrow_mut())
-                }))
+                f(Reduce::Whole(
+                    &narrow,
+                    Some(&|state: &ClusterState| {
+                        model.fingerprint(state, &mut scratch.borrow_mut())
+                    }),
+                ))
             }
         }
     }

@@ -80,7 +80,11 @@
 //!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
 //! ([`crate::controllers::scheduler::for_each_choice`]), so the alike outcomes of a tie are
-//! not even computed.
+//! not even computed. Where the queues are sets, a listing labels the nodes once from the
+//! step's source and relabels a node when the step binds a pod to it (`StepLabels`), so a tie
+//! over a thousand alike nodes is narrowed by one look-up per candidate, and a partly placed
+//! state's class is summed as its pods are bound, instead of hashing the pods of every tied
+//! node at every tie and every pod the step took at every partly placed state.
 //!
 //! Under `--tie-break lowest` the scheduler binds ties to the lowest node id, which no
 //! permutation keeps, so the reduction is off there.
@@ -93,6 +97,7 @@ use crate::cluster::{
     interchangeable::{self, NodeClasses},
     ClusterSpec, ClusterState, EventKind, NodeState, PodState, Queue, Renaming, TieBreak,
 };
+use crate::controllers::scheduler::Track;
 use std::cell::RefCell;
 
 /// The permutations a model's states are reduced under.
@@ -349,13 +354,53 @@ impl Symmetry {
                     }
                 })
                 .collect();
+            let labels = self.step_labels(source, scratch);
             Some(StepClasses {
                 symmetry: self,
                 node_keys,
                 queue: source.pending(Queue::Scheduler).to_vec(),
                 sums: RefCell::default(),
+                labels,
             })
         })
+    }
+
+    /// The labels of `source`'s nodes for a step's listing ([`StepLabels`]), from the scratch
+    /// [`Symmetry::place_pods`] filled for `source`; `None` where a pod on a node waits in the
+    /// scheduler's queue (its place there changes as the step takes pods, and with it its
+    /// node's key, which the labels do not follow).
+    fn step_labels(&self, source: &ClusterState, scratch: &Scratch) -> Option<StepLabels> {
+        let queue = source.pending(Queue::Scheduler);
+        if queue.iter().any(|&pod| source.pod(pod as usize).loc != 0) {
+            return None;
+        }
+        let nodes = source.nodes().len();
+        let labels = StepLabels {
+            source: Vec::new(),
+            place: scratch.node_place[..=nodes].to_vec(),
+            pod_sum: scratch.node_sum[..=nodes].to_vec(),
+            given: RefCell::default(),
+        };
+        let source_labels = (0..=nodes)
+            .map(|n| match n {
+                0 => 0,
+                _ => labels.label(self, source, n, labels.pod_sum[n]),
+            })
+            .collect();
+        Some(StepLabels {
+            source: source_labels,
+            ..labels
+        })
+    }
+
+    /// The value [`Symmetry::narrow`] gives the pods on node `n`, whose hashes sum to `sum`:
+    /// the sum, or where pods keep their names, the node's id when it holds any (such a node
+    /// is alike to no other).
+    fn pods_on(&self, n: usize, sum: u64) -> u64 {
+        match (&self.pod_slot_classes, sum) {
+            (None, sum) if sum != 0 => n as u64,
+            (_, sum) => sum,
+        }
     }
 
     /// Keeps, of the top-scored nodes `candidates` (ascending ids) of a scheduler tie, the
@@ -377,10 +422,7 @@ impl Symmetry {
             seen.clear();
             let mut previous = None;
             candidates.retain(|&n| {
-                let pods = match (&self.pod_slot_classes, scratch.node_sum[n as usize]) {
-                    (None, sum) if sum != 0 => n as u64,
-                    (_, sum) => sum,
-                };
+                let pods = self.pods_on(n as usize, scratch.node_sum[n as usize]);
                 let key = self.node_key(state, n as usize, scratch, pods);
                 // Alike nodes tend to have neighbouring ids: a key equal to the last one's is
                 // already seen, without looking it up.
@@ -598,9 +640,63 @@ pub struct StepClasses<'a> {
     queue: Vec<u32>,
     /// Per node id: the sum of the hashes of the pods it took, and the nodes with a sum.
     sums: RefCell<(Vec<u64>, Vec<u32>)>,
+    /// The nodes' labels through the step, where they can be kept pod by pod.
+    labels: Option<StepLabels>,
+}
+
+/// Node labels for the states a scheduler step from one source reaches
+/// ([`crate::controllers::scheduler::Labels`]): a node's label names its key as
+/// [`Symmetry::narrow`] compares it (class and failure progress, record, place in the node
+/// controller's queue, and its pods), so that a tie narrowed by labels keeps exactly the
+/// candidates `narrow` keeps, without hashing every pod on the tied nodes at every tie. A step
+/// changes a node's key only by binding pods to it (its record and its pods; the node
+/// controller's queue and failure progress stay, and so do the places of the pods already on
+/// it, none of which waits in the scheduler's queue), so binding a pod relabels one node.
+struct StepLabels {
+    /// Per node id: its label in the source.
+    source: Vec<u32>,
+    /// Per node id: its place in the node controller's queue (the same through the step).
+    place: Vec<u32>,
+    /// Per node id: the sum of the hashes of its pods in the source, as `narrow` hashes them.
+    pod_sum: Vec<u64>,
+    /// The label given to each key met so far: labels are numbered as keys are met.
+    given: RefCell<std::collections::HashMap<NodeKey, u32>>,
+}
+
+impl StepLabels {
+    /// The label of node `n` in `state`, whose pods' hashes sum to `pods`.
+    fn label(&self, symmetry: &Symmetry, state: &ClusterState, n: usize, pods: u64) -> u32 {
+        let key = (
+            symmetry.node_classes.key(state, n),
+            *state.node(n),
+            self.place[n],
+            symmetry.pods_on(n, pods),
+        );
+        let mut given = self.given.borrow_mut();
+        let next = given.len() as u32;
+        *given.entry(key).or_insert(next)
+    }
 }
 
 impl StepClasses<'_> {
+    /// Whether nodes can be labelled through the step ([`StepLabels`]), so that the step is
+    /// listed and replayed with [`crate::controllers::scheduler::Reduce::Labels`].
+    pub fn labels_nodes(&self) -> bool {
+        self.labels.is_some()
+    }
+
+    /// The class of the partly placed states of the step with no pod left in the scheduler's
+    /// queue but `left` and monitors `monitors`, before the nodes' part.
+    fn base_class(left: usize, monitors: &crate::cluster::state::MonitorState) -> u64 {
+        let monitors = xxhash_rust::xxh3::xxh3_64(bytemuck::bytes_of(monitors));
+        fold(left as u64 ^ MIX[0], monitors ^ MIX[1])
+    }
+
+    /// A node's part of a class: its key in the source and the sum of the pods it took.
+    fn node_part(&self, n: usize, sum: u64) -> u64 {
+        fold(self.node_keys[n] ^ MIX[2], sum ^ MIX[3])
+    }
+
     /// The class of `state`, a state the scheduler step from the source has reached.
     pub fn of(&self, state: &ClusterState) -> u64 {
         let left = state.pending(Queue::Scheduler).len();
@@ -626,15 +722,58 @@ impl StepClasses<'_> {
             }
             sum[node] = sum[node].wrapping_add(hash);
         }
-        let monitors = xxhash_rust::xxh3::xxh3_64(bytemuck::bytes_of(state.monitors()));
-        let mut class = fold(left as u64 ^ MIX[0], monitors ^ MIX[1]);
+        let mut class = Self::base_class(left, state.monitors());
         for &node in touched.iter() {
             let n = node as usize;
-            class = class.wrapping_add(fold(self.node_keys[n] ^ MIX[2], sum[n] ^ MIX[3]));
+            class = class.wrapping_add(self.node_part(n, sum[n]));
             sum[n] = 0;
         }
         touched.clear();
         class
+    }
+}
+
+/// The step's classes kept pod by pod: [`StepClasses::of`] summed as pods are bound (the
+/// first of each node's two sums), and the nodes labelled as [`StepLabels`] says (the second).
+impl crate::controllers::scheduler::Labels for StepClasses<'_> {
+    fn start(&self) -> Track {
+        let labels = self.labels.as_ref().expect("a step that labels nodes");
+        Track {
+            labels: labels.source.clone(),
+            sums: vec![[0; 2]; labels.source.len()],
+            class: 0,
+        }
+    }
+
+    fn bound(&self, track: &mut Track, state: &ClusterState, pod: usize, node: usize) {
+        let labels = self.labels.as_ref().expect("a step that labels nodes");
+        let record = state.pod(pod);
+        let mut unplaced = record.settled();
+        unplaced.loc = 0;
+        // As `of` hashes the pods taken (no queue places), and as `narrow` hashes the pods on
+        // a node: a bound pod has left the scheduler's queue and is in the kubelet's, a set.
+        let in_kubelet = u32::from(record.queued & crate::cluster::pod_queue::KUBELET != 0);
+        let class_hash = self.symmetry.pod_hash(state, pod, &unplaced, [0; 3]);
+        let pods_hash = self
+            .symmetry
+            .pod_hash(state, pod, &unplaced, [0, in_kubelet, 0]);
+        let [old, pods] = track.sums[node];
+        if old != 0 {
+            track.class = track.class.wrapping_sub(self.node_part(node, old));
+        }
+        let new = old.wrapping_add(class_hash);
+        if new != 0 {
+            track.class = track.class.wrapping_add(self.node_part(node, new));
+        }
+        let pods = pods.wrapping_add(pods_hash);
+        track.sums[node] = [new, pods];
+        let on_node = labels.pod_sum[node].wrapping_add(pods);
+        track.labels[node] = labels.label(self.symmetry, state, node, on_node);
+    }
+
+    fn class(&self, track: &Track, state: &ClusterState) -> u64 {
+        let left = state.pending(Queue::Scheduler).len();
+        Self::base_class(left, state.monitors()).wrapping_add(track.class)
     }
 }
 
@@ -1241,41 +1380,28 @@ mod tests {
     #[test]
     fn every_listed_scheduler_outcome_is_its_choices_replayed() {
         use crate::cluster::Recorder;
-        use crate::controllers::scheduler::{for_each_choice, run, Class, Listed};
+        use crate::controllers::scheduler::{for_each_choice, run, Listed};
         for (topology, symmetry) in [("2,2:4", true), ("3,3:3", true), ("2,2:3", false)] {
             let model = node_failures(topology, symmetry);
             let spec = model.spec();
-            let narrow = model.narrow();
             let scratch = RefCell::new(Vec::new());
             let fingerprint = |s: &ClusterState| model.fingerprint(s, &mut scratch.borrow_mut());
-            let class: Option<Class> = symmetry.then_some(&fingerprint);
             let mut seen = HashSet::new();
             let mut queue: VecDeque<ClusterState> = model.init_states().into();
             let (mut steps, mut listed) = (0, 0);
             while let Some(state) = queue.pop_front() {
                 if !state.queue_is_empty(Queue::Scheduler) {
                     steps += 1;
-                    let all = for_each_choice(
-                        spec,
-                        &state,
-                        &narrow,
-                        class,
-                        &|| false,
-                        |choice, _, end| {
+                    // As the model lists and replays its steps (with node labels where it can).
+                    let all = model.step_classing(&state).with(&model, |reduce| {
+                        for_each_choice(spec, &state, reduce, &|| false, |choice, _, end| {
                             let mut replayed = state.clone();
-                            run(
-                                spec,
-                                &mut replayed,
-                                choice,
-                                &narrow,
-                                class,
-                                &mut Recorder::off(),
-                            );
+                            run(spec, &mut replayed, choice, reduce, &mut Recorder::off());
                             assert_eq!(replayed, end, "{topology}: outcome {choice}");
                             listed += 1;
                             true
-                        },
-                    );
+                        })
+                    });
                     assert_eq!(all, Listed::All, "{topology}: every outcome listed");
                 }
                 let mut actions = Vec::new();
@@ -1335,13 +1461,155 @@ mod tests {
         }
     }
 
+    /// A step listed with node labels kept pod by pod (`Reduce::Labels`) lists exactly what it
+    /// lists when every tie is narrowed by comparing the tied nodes' pods and every partly
+    /// placed state is classed by `StepClasses::of` (`Reduce::Whole`): the same outcomes,
+    /// digits and end states, in the same order. Checked on every scheduler step of the first
+    /// reachable states of the node-failure model (ties among alike nodes, partly placed
+    /// states merged) and of every case and its scaled topologies under `any` (ties between
+    /// nodes that took a pod in the step and nodes that did not).
+    #[test]
+    fn labels_kept_pod_by_pod_narrow_and_class_as_whole_states_do() {
+        let mut models = vec![node_failures("3,3:9", true), node_failures("2,2:4", true)];
+        for case in crate::cases::CASES.iter() {
+            for non_violation in [false, true] {
+                let text = case.document(false, non_violation);
+                let template = Template::from_json(&serde_json::from_str(text).unwrap()).unwrap();
+                for (nodes, replicas) in [(2, 3), (3, 4), (2, 8)] {
+                    let topology = Topology::new(
+                        vec![nodes; template.node_types.len()],
+                        vec![replicas; template.deployment_types.len()],
+                    );
+                    let Ok(admitted) = template.clone().admitting(&topology) else {
+                        continue;
+                    };
+                    let options = ModelOptions {
+                        tie_break: TieBreak::Any,
+                        ..ModelOptions::default()
+                    };
+                    models.push(topology_model(&admitted, &topology, options).unwrap());
+                }
+            }
+        }
+        let (mut labelled, mut branching) = (0, 0);
+        for model in &models {
+            let (steps, with_choice) = lists_alike_with_labels(model);
+            labelled += steps;
+            branching += with_choice;
+        }
+        assert!(
+            labelled > 1_000 && branching > 100,
+            "{labelled} steps listed with labels, {branching} with a choice"
+        );
+    }
+
+    /// A node's label, kept as a step binds pods, names its key as `narrow` compares it: after
+    /// each pod of a queue is bound (each to the next node in turn, not where the scheduler
+    /// would put it, so that nodes that took pods meet alike nodes that did not), two nodes
+    /// have equal labels exactly when `narrow` keeps one of the two. Checked on every scheduler
+    /// queue of the first reachable states of the node-failure model.
+    #[test]
+    fn node_labels_follow_the_keys_narrow_compares() {
+        use crate::controllers::scheduler::Labels;
+        let mut compared = 0;
+        for model in [node_failures("3,3:9", true), node_failures("2,2:4", true)] {
+            let SymmetryStatus::On(symmetry) = model.symmetry() else {
+                panic!("symmetry is on");
+            };
+            let mut seen = HashSet::new();
+            let mut queue: VecDeque<ClusterState> = model.init_states().into();
+            while let Some(state) = queue.pop_front() {
+                if let Some(step) = symmetry
+                    .step_classes(&state)
+                    .filter(|step| step.labels_nodes())
+                {
+                    let mut track = step.start();
+                    let mut s = state.clone();
+                    let nodes = s.nodes().len();
+                    for (i, &pod) in state.pending(Queue::Scheduler).iter().enumerate() {
+                        let (pod, n) = (pod as usize, 1 + i % nodes);
+                        s.dequeue(Queue::Scheduler);
+                        s.bind(pod, n);
+                        s.enqueue(Queue::Kubelet, pod);
+                        step.bound(&mut track, &s, pod, n);
+                        for a in 1..=nodes {
+                            for b in a + 1..=nodes {
+                                let mut pair = vec![a as u16, b as u16];
+                                symmetry.narrow(&s, &mut pair);
+                                let alike = track.labels[a] == track.labels[b];
+                                assert_eq!(alike, pair.len() == 1, "nodes {a} and {b}");
+                                compared += 1;
+                            }
+                        }
+                    }
+                }
+                let mut actions = Vec::new();
+                model.actions(&state, &mut actions);
+                for action in &actions {
+                    let next = model.next_state(&state, action).unwrap();
+                    let mut key = Vec::new();
+                    symmetry.encode(&next, &mut key);
+                    if seen.len() < 2_000 && seen.insert(key) {
+                        queue.push_back(next);
+                    }
+                }
+            }
+        }
+        assert!(compared > 10_000, "{compared} pairs compared");
+    }
+
+    /// Lists every scheduler step of the first 5,000 reachable forms of `model` both with labels
+    /// and with whole states, asserting they list alike; the steps listed with labels, and how
+    /// many of them have more than one outcome.
+    fn lists_alike_with_labels(model: &ClusterModel) -> (usize, usize) {
+        use crate::controllers::scheduler::{for_each_choice, Reduce};
+        let SymmetryStatus::On(symmetry) = model.symmetry() else {
+            return (0, 0);
+        };
+        let narrow = model.narrow();
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<ClusterState> = model.init_states().into();
+        let (mut labelled, mut branching) = (0, 0);
+        while let Some(state) = queue.pop_front() {
+            if let Some(step) = symmetry
+                .step_classes(&state)
+                .filter(|step| step.labels_nodes() && !state.queue_is_empty(Queue::Scheduler))
+            {
+                let list = |reduce: Reduce| {
+                    let mut outcomes = Vec::new();
+                    let listed =
+                        for_each_choice(model.spec(), &state, reduce, &|| false, |c, d, end| {
+                            outcomes.push((c, d.to_vec(), end));
+                            true
+                        });
+                    (listed, outcomes)
+                };
+                let whole = list(Reduce::Whole(&narrow, Some(&|s| step.of(s))));
+                assert_eq!(list(Reduce::Labels(&step)), whole, "labels and whole states");
+                labelled += 1;
+                branching += usize::from(whole.1.len() > 1);
+            }
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                let next = model.next_state(&state, action).unwrap();
+                let mut key = Vec::new();
+                symmetry.encode(&next, &mut key);
+                if seen.len() < 5_000 && seen.insert(key) {
+                    queue.push_back(next);
+                }
+            }
+        }
+        (labelled, branching)
+    }
+
     /// The step classes of the states a listing meets tell them apart exactly as their
     /// canonical forms do: two states a step reaches from one source have equal step classes
     /// if and only if they have equal forms. Checked on every state a listing meets in the
     /// first reachable states of the node-failure model.
     #[test]
     fn step_classes_merge_the_states_a_listing_meets_as_their_forms_do() {
-        use crate::controllers::scheduler::{for_each_choice, Class};
+        use crate::controllers::scheduler::{for_each_choice, Reduce};
         let model = node_failures("3,3:9", true);
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
             panic!("symmetry is on");
@@ -1364,15 +1632,9 @@ mod tests {
                     met.borrow_mut().push((step.of(s), form));
                     step.of(s)
                 };
-                let class: Option<Class> = Some(&both);
-                for_each_choice(
-                    model.spec(),
-                    &state,
-                    &model.narrow(),
-                    class,
-                    &|| false,
-                    |_, _, _| true,
-                );
+                let narrow = model.narrow();
+                let reduce = Reduce::Whole(&narrow, Some(&both));
+                for_each_choice(model.spec(), &state, reduce, &|| false, |_, _, _| true);
                 let met = met.into_inner();
                 for (i, (a, x)) in met.iter().enumerate() {
                     for (b, y) in &met[i + 1..] {
@@ -1483,18 +1745,11 @@ mod tests {
         for states in groups.values() {
             for state in states {
                 let mut fresh = 0;
-                model.step_classing(state).with(|class| {
-                    for_each_choice(
-                        model.spec(),
-                        state,
-                        &model.narrow(),
-                        class,
-                        &|| false,
-                        |_, _, _| {
-                            fresh += 1;
-                            true
-                        },
-                    )
+                model.step_classing(state).with(&model, |reduce| {
+                    for_each_choice(model.spec(), state, reduce, &|| false, |_, _, _| {
+                        fresh += 1;
+                        true
+                    })
                 });
                 let mut listed = Vec::new();
                 model.for_each_scheduler_step(state, &mut |action| {
@@ -1520,7 +1775,7 @@ mod tests {
     /// schedules the rest of a round again for each of them: 15,903 narrowings here).
     #[test]
     fn a_rollout_listing_narrows_each_pod_a_few_times() {
-        use crate::controllers::scheduler::{for_each_choice, Class, Listed};
+        use crate::controllers::scheduler::{for_each_choice, Listed, Reduce};
         let model = node_failures("50,50:300", true);
         let mut rollout = model.init_states().remove(0);
         while rollout.queue_is_empty(Queue::Scheduler) {
@@ -1538,13 +1793,12 @@ mod tests {
         };
         let scratch = RefCell::new(Vec::new());
         let fingerprint = |s: &ClusterState| model.fingerprint(s, &mut scratch.borrow_mut());
-        let class: Option<Class> = Some(&fingerprint);
+        let reduce = Reduce::Whole(&counting, Some(&fingerprint));
         let mut outcomes = 0;
         let all = for_each_choice(
             model.spec(),
             &rollout,
-            &counting,
-            class,
+            reduce,
             &|| false,
             |_, _, _| {
                 outcomes += 1;

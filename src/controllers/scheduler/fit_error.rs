@@ -185,14 +185,14 @@ pub fn first_unschedulable(
     spec: &ClusterSpec,
     state: &ClusterState,
     choice: u64,
-    narrow: super::Narrow,
-    class: Option<super::Class>,
+    reduce: super::Reduce,
 ) -> Option<FitError> {
-    let digits = super::outcome_digits(spec, state, narrow, class, choice);
+    let digits = super::outcome_digits(spec, state, reduce, choice);
     let mut s = state.clone();
     let mut digits = super::Digits::new(&digits);
     let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
-    match super::drain(spec, &mut s, &mut digits, narrow, rec, &mut scratch) {
+    let mut track = super::start(reduce);
+    match super::drain(spec, &mut s, &mut digits, reduce, &mut track, rec, &mut scratch) {
         super::Drained::Unschedulable { pod } => fit_error(spec, &s, pod),
         _ => None,
     }

@@ -20,9 +20,10 @@
 //!   action ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers them
 //!   in the order [`for_each_choice`] lists them, and [`run`] lists the step again to replay
 //!   one. A queue without ties is one step with one outcome, as under `Lowest`. The model may
-//!   narrow a tie to one node per group of interchangeable nodes ([`Narrow`]) and follow one
-//!   partly placed state per class ([`Class`]); a step with more than [`MAX_LISTED`] outcomes
-//!   is listed in part and the check reports itself incomplete.
+//!   narrow a tie to one node per group of interchangeable nodes and follow one partly placed
+//!   state per class ([`Reduce`]: by looking at the whole state, or by node labels it keeps
+//!   up to date pod by pod, [`Labels`]); a step with more than [`MAX_LISTED`] outcomes is
+//!   listed in part and the check reports itself incomplete.
 //!
 //! Queue order: kube-scheduler pops its active queue by priority, then by the time a pod was
 //! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
@@ -195,6 +196,8 @@ struct Scratch {
     tied: Vec<u16>,
     /// The nodes of a tie worth exploring (the tie narrowed by the model).
     candidates: Vec<u16>,
+    /// The labels a tie narrowed by labels kept ([`Reduce::Labels`]).
+    labelled: Labelled,
 }
 
 thread_local! {
@@ -303,6 +306,47 @@ pub type Narrow<'a> = &'a dyn Fn(&ClusterState, &mut Vec<u16>);
 /// renamings of each other ([`for_each_choice`] lists one of each).
 pub type Class<'a> = &'a dyn Fn(&ClusterState) -> u64;
 
+/// How a listing or a replay of a scheduler step narrows ties and tells its partly placed
+/// states apart (the model's symmetry reduction, if any). A listing and the replay of one of
+/// its outcomes must be given the same, so that the replay meets the same candidates.
+#[derive(Clone, Copy)]
+pub enum Reduce<'a> {
+    /// Every top-scored node is a candidate and partly placed states have no classes.
+    Off,
+    /// Ties are narrowed, and partly placed states classed (if given), by looking at the whole
+    /// state each time.
+    Whole(Narrow<'a>, Option<Class<'a>>),
+    /// Nodes carry labels kept up to date pod by pod ([`Labels`]): a tie keeps the first
+    /// candidate of each label, and a partly placed state's class is kept with its labels.
+    Labels(&'a dyn Labels),
+}
+
+/// A reduction that labels nodes so that nodes with equal labels are interchangeable in the
+/// state at hand, and keeps the labels (and a partly placed state's class) up to date as a
+/// step binds pods, instead of comparing every tied node's pods at every tie: on a cluster of
+/// a thousand alike nodes a tie has a thousand candidates, and a step binds thousands of pods.
+pub trait Labels {
+    /// The labels of the step's source, where the listing or replay starts.
+    fn start(&self) -> Track;
+
+    /// Updates `track` after the step bound pod `pod` to node `node`, giving `state`.
+    fn bound(&self, track: &mut Track, state: &ClusterState, pod: usize, node: usize);
+
+    /// The class of `state`, a partly placed state of the step whose labels `track` holds.
+    fn class(&self, track: &Track, state: &ClusterState) -> u64;
+}
+
+/// A partly placed state's node labels and what its [`Labels`] keep beside them.
+#[derive(Clone, Debug, Default)]
+pub struct Track {
+    /// Per node id (index 0 unused): its label; nodes with equal labels are interchangeable.
+    pub labels: Vec<u32>,
+    /// Per node id: two sums the reduction keeps over the pods the step bound to the node.
+    pub sums: Vec<[u64; 2]>,
+    /// The reduction's running part of the state's class.
+    pub class: u64,
+}
+
 /// Where a scheduler step stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Drained {
@@ -344,8 +388,8 @@ pub type Stop<'a> = &'a dyn Fn() -> bool;
 /// the step (and the run) with the pod unbound.
 ///
 /// Under [`TieBreak::Any`], `choice` is the number of the outcome in the order
-/// [`for_each_choice`] lists them with the same `narrow` and `class`; the step is listed again
-/// to find where that outcome puts each tied pod. Under [`TieBreak::Lowest`] it is ignored.
+/// [`for_each_choice`] lists them with the same `reduce`; the step is listed again to find
+/// where that outcome puts each tied pod. Under [`TieBreak::Lowest`] it is ignored.
 ///
 /// # Panics
 /// When `choice` is not a listed outcome's number: a step is only ever taken with a number its
@@ -354,25 +398,36 @@ pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     choice: u64,
-    narrow: Narrow,
-    class: Option<Class>,
+    reduce: Reduce,
     rec: &mut Recorder,
 ) {
-    let digits = outcome_digits(spec, state, narrow, class, choice);
-    replay(spec, state, &digits, narrow, rec);
+    let digits = outcome_digits(spec, state, reduce, choice);
+    replay(spec, state, &digits, reduce, rec);
 }
 
 /// The scheduler step whose ties take the candidates `digits` names, in the order the step
-/// meets its ties with a choice (as [`for_each_choice`] gives them with the same `narrow`):
+/// meets its ties with a choice (as [`for_each_choice`] gives them with the same `reduce`):
 /// [`run`] without listing the step to find them.
 fn replay(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     digits: &[u16],
-    narrow: Narrow,
+    reduce: Reduce,
     rec: &mut Recorder,
 ) {
-    with_scratch(|scratch| drain(spec, state, &mut Digits::new(digits), narrow, rec, scratch));
+    let mut track = start(reduce);
+    with_scratch(|scratch| {
+        let mut digits = Digits::new(digits);
+        drain(spec, state, &mut digits, reduce, &mut track, rec, scratch)
+    });
+}
+
+/// The labels a step starts from under `reduce`, if it labels nodes.
+fn start(reduce: Reduce) -> Option<Track> {
+    match reduce {
+        Reduce::Labels(labels) => Some(labels.start()),
+        _ => None,
+    }
 }
 
 /// Where a listed outcome of a scheduler step put each pod it took off the queue, in queue
@@ -466,7 +521,10 @@ pub fn replay_placements(
 /// [`run`] with every tie resolved to its first candidate (the lowest id among them), as a
 /// controller acting on a stale view does (see [`crate::model`]'s perturbations).
 pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    with_scratch(|scratch| drain(spec, state, &mut Digits::new(&[]), &|_, _| {}, rec, scratch));
+    with_scratch(|scratch| {
+        let mut first = Digits::new(&[]);
+        drain(spec, state, &mut first, Reduce::Off, &mut None, rec, scratch)
+    });
 }
 
 /// Where outcome number `choice` of the step in `state` puts its tied pods: the index of the
@@ -475,15 +533,14 @@ pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &
 fn outcome_digits(
     spec: &ClusterSpec,
     state: &ClusterState,
-    narrow: Narrow,
-    class: Option<Class>,
+    reduce: Reduce,
     choice: u64,
 ) -> Vec<u16> {
     if spec.tie_break == TieBreak::Lowest {
         return Vec::new();
     }
     let mut found = None;
-    for_each_choice(spec, state, narrow, class, &|| false, |index, digits, _| {
+    for_each_choice(spec, state, reduce, &|| false, |index, digits, _| {
         if index != choice {
             return true;
         }
@@ -499,8 +556,8 @@ fn outcome_digits(
 /// `visit` returns false.
 ///
 /// The step is followed pod by pod, breadth first: every partly placed state branches to each
-/// candidate of its next pod's tie (after `narrow`). With `class`, a partly placed state in
-/// the same class as one already met is not followed further: the rest of the step places the
+/// candidate of its next pod's tie (narrowed as `reduce` says). Where `reduce` classes partly
+/// placed states, one in the same class as one already met is not followed further: the rest of the step places the
 /// same queue on renamed nodes from there, so its outcomes are renamings of outcomes already
 /// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
 /// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
@@ -519,14 +576,19 @@ fn outcome_digits(
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
-    narrow: Narrow,
-    class: Option<Class>,
+    reduce: Reduce,
     stop: Stop,
     mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
 ) -> Listed {
+    let class = |track: &Option<Track>, state: &ClusterState| match (reduce, track) {
+        (Reduce::Whole(_, class), _) => class.map(|class| class(state)),
+        (Reduce::Labels(labels), Some(track)) => Some(labels.class(track, state)),
+        _ => None,
+    };
     let mut first = state.clone();
+    let mut track = start(reduce);
     let mut probe = Probe::new(None, false);
-    let matching = probe.drain(spec, &mut first, narrow, None);
+    let matching = probe.drain(spec, &mut first, reduce, &mut track, None);
     let Some(tie) = probe.tie else {
         return match visit(0, &[], first) {
             true => Listed::All,
@@ -538,6 +600,7 @@ pub fn for_each_choice(
     let mut frontier = vec![Partial {
         state: first,
         matching,
+        track,
         tie,
         digits: Vec::new(),
     }];
@@ -551,19 +614,20 @@ pub fn for_each_choice(
             let Partial {
                 state,
                 matching,
+                track,
                 tie,
                 digits,
             } = partial;
-            let mut kept = Some((state, matching));
+            let mut kept = Some((state, matching, track));
             let last = tie.candidates.len() - 1;
             for (digit, &node) in tie.candidates.iter().enumerate() {
-                let (mut next, matching) = match digit == last {
+                let (mut next, matching, mut track) = match digit == last {
                     true => kept.take().expect("the last candidate takes the state"),
                     false => kept.clone().expect("kept for the last candidate"),
                 };
                 let mut resume = Probe::new(Some((node as usize, tie.tied)), !alone);
-                let matching = resume.drain(spec, &mut next, narrow, Some(matching));
-                if class.is_some_and(|class| !seen.insert(class(&next))) {
+                let matching = resume.drain(spec, &mut next, reduce, &mut track, Some(matching));
+                if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
                     continue;
                 }
                 let mut digits = digits.clone();
@@ -575,6 +639,7 @@ pub fn for_each_choice(
                     Some(tie) => further.push(Partial {
                         state: next,
                         matching,
+                        track,
                         tie,
                         digits,
                     }),
@@ -593,12 +658,13 @@ pub fn for_each_choice(
     Listed::All
 }
 
-/// A partly placed step in a listing: the state so far with its matching-pod counts, the tie
-/// its next pod meets (its candidates may be one node), and the candidates taken at the ties
-/// with a choice before it.
+/// A partly placed step in a listing: the state so far with its matching-pod counts and node
+/// labels (where the reduction labels nodes), the tie its next pod meets (its candidates may
+/// be one node), and the candidates taken at the ties with a choice before it.
 struct Partial {
     state: ClusterState,
     matching: pod_topology_spread::MatchingCache,
+    track: Option<Track>,
     tie: Tie,
     digits: Vec<u16>,
 }
@@ -702,13 +768,14 @@ impl Probe {
 
     /// Drains `state`'s queue as [`drain`] does, choosing as the probe says; where it stops at
     /// a tie, the tie keeps its narrowed candidates. `matching` are the matching-pod counts
-    /// of `state` as a listing kept them (none: counted afresh); the counts of the state the
-    /// probe stops in are returned, for going on from there.
+    /// of `state` as a listing kept them (none: counted afresh), and `track` its labels; the
+    /// counts of the state the probe stops in are returned, for going on from there.
     fn drain(
         &mut self,
         spec: &ClusterSpec,
         state: &mut ClusterState,
-        narrow: Narrow,
+        reduce: Reduce,
+        track: &mut Option<Track>,
         matching: Option<pod_topology_spread::MatchingCache>,
     ) -> pod_topology_spread::MatchingCache {
         SCRATCH.with(|scratch| {
@@ -717,7 +784,7 @@ impl Probe {
                 Some(matching) => scratch.matching = matching,
                 None => scratch.matching.clear(),
             }
-            drain(spec, state, self, narrow, &mut Recorder::off(), scratch);
+            drain(spec, state, self, reduce, track, &mut Recorder::off(), scratch);
             if let Some(tie) = &mut self.tie {
                 tie.candidates.extend_from_slice(&scratch.candidates);
             }
@@ -735,19 +802,77 @@ fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
     })
 }
 
-/// [`run`] on `scratch`, choosing ties with `choose`; where it stopped.
+/// [`run`] on `scratch`, choosing ties with `choose` among the candidates `reduce` leaves
+/// (with the node labels `track`, kept up to date, where it labels nodes); where it stopped.
 fn drain(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     choose: &mut impl Choose,
-    narrow: Narrow,
+    reduce: Reduce,
+    track: &mut Option<Track>,
     rec: &mut Recorder,
     scratch: &mut Scratch,
 ) -> Drained {
     let mut clock = ItemClock::default();
-    let drained = drain_items(spec, state, choose, narrow, rec, scratch, &mut clock);
+    let step = Step { reduce, track };
+    let drained = drain_items(spec, state, choose, step, rec, scratch, &mut clock);
     clock.settle(spec, state);
     drained
+}
+
+/// How [`drain_items`] narrows ties: the reduction and the node labels it keeps.
+struct Step<'r, 'a> {
+    reduce: Reduce<'a>,
+    track: &'r mut Option<Track>,
+}
+
+impl Step<'_, '_> {
+    /// Narrows the top-scored nodes `candidates` (ascending ids) of a tie in `state`;
+    /// `seen` is scratch.
+    fn narrow(&self, state: &ClusterState, candidates: &mut Vec<u16>, seen: &mut Labelled) {
+        match (self.reduce, &*self.track) {
+            (Reduce::Whole(narrow, _), _) => narrow(state, candidates),
+            (Reduce::Labels(_), Some(track)) => seen.keep_first(&track.labels, candidates),
+            _ => {}
+        }
+    }
+
+    /// Keeps the labels up to date after pod `pod` was bound to node `node` in `state`.
+    fn bound(&mut self, state: &ClusterState, pod: usize, node: usize) {
+        if let (Reduce::Labels(labels), Some(track)) = (self.reduce, &mut *self.track) {
+            labels.bound(track, state, pod, node);
+        }
+    }
+}
+
+/// Which labels a tie has kept a candidate of: the round in which each label was last kept,
+/// so that a tie's narrowing costs one look-up per candidate and nothing to clear.
+#[derive(Default)]
+struct Labelled {
+    round: u32,
+    kept_in: Vec<u32>,
+}
+
+impl Labelled {
+    /// Keeps, of `candidates`, the first node of each label.
+    fn keep_first(&mut self, labels: &[u32], candidates: &mut Vec<u16>) {
+        self.round = self.round.wrapping_add(1);
+        if self.round == 0 {
+            self.kept_in.fill(0);
+            self.round = 1;
+        }
+        let round = self.round;
+        let kept_in = &mut self.kept_in;
+        candidates.retain(|&n| {
+            let label = labels[n as usize] as usize;
+            if label >= kept_in.len() {
+                kept_in.resize(label + 1, 0);
+            }
+            let first = kept_in[label] != round;
+            kept_in[label] = round;
+            first
+        });
+    }
 }
 
 /// [`drain`]'s loop over the queued pods, each one tick of `clock`.
@@ -755,7 +880,7 @@ fn drain_items(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     choose: &mut impl Choose,
-    narrow: Narrow,
+    mut step: Step,
     rec: &mut Recorder,
     scratch: &mut Scratch,
     clock: &mut ItemClock,
@@ -781,7 +906,7 @@ fn drain_items(
                             candidates.push(lowest as u16);
                         } else {
                             candidates.extend_from_slice(&scratch.tied);
-                            narrow(state, candidates);
+                            step.narrow(state, candidates, &mut scratch.labelled);
                         }
                         let Some(index) = choose.choose(tied, candidates.len()) else {
                             return Drained::AtTie;
@@ -799,6 +924,7 @@ fn drain_items(
             });
             scratch.matching.bind(spec, state, pod, n);
             bind(spec, state, pod, n);
+            step.bound(state, pod, n);
         } else {
             state.dequeue(Queue::Scheduler);
         }
@@ -849,14 +975,7 @@ mod tests {
         let mut s = with_new_pod(&model);
         s.enqueue(Queue::Scheduler, 6);
         let mut end = s.clone();
-        run(
-            model.spec(),
-            &mut end,
-            0,
-            &|_, _| {},
-            None,
-            &mut Recorder::off(),
-        );
+        run(model.spec(), &mut end, 0, Reduce::Off, &mut Recorder::off());
         assert!(end.queue_is_empty(Queue::Scheduler), "the queue ends empty");
         let placements = Placements::of(&s, &end).expect("told");
         assert_eq!(*placements.0, [Placements::UNSCHEDULABLE]);
@@ -922,7 +1041,7 @@ mod tests {
         s.enqueue(Queue::Scheduler, 6);
         let mut choices = Vec::new();
         let mut listed = Vec::new();
-        let all = for_each_choice(&spec, &s, &|_, _| {}, None, &|| false, |c, _, outcome| {
+        let all = for_each_choice(&spec, &s, Reduce::Off, &|| false, |c, _, outcome| {
             choices.push(c);
             listed.push(outcome);
             true
@@ -933,7 +1052,7 @@ mod tests {
             .iter()
             .map(|&c| {
                 let mut next = s.clone();
-                run(&spec, &mut next, c, &|_, _| {}, None, &mut Recorder::off());
+                run(&spec, &mut next, c, Reduce::Off, &mut Recorder::off());
                 next
             })
             .collect();
@@ -942,7 +1061,8 @@ mod tests {
         assert_eq!(listed, taken, "the listing's end states are the steps' own");
         let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
         let mut narrowed = 0;
-        for_each_choice(&spec, &s, keep_first, None, &|| false, |_, _, _| {
+        let keep_first = Reduce::Whole(keep_first, None);
+        for_each_choice(&spec, &s, keep_first, &|| false, |_, _, _| {
             narrowed += 1;
             true
         });
@@ -968,7 +1088,7 @@ mod tests {
         s.clear_queue(Queue::Hpa);
         s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, 0, &|_, _| {}, None, &mut rec);
+        run(model.spec(), &mut s, 0, Reduce::Off, &mut rec);
         assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
         assert_eq!(s.pending(Queue::Kubelet), &[6]);
