@@ -306,10 +306,12 @@ impl Symmetry {
             // The nodes' records but their membership of the node controller's queue, which
             // only narrowing reads, as equal or not, with the rest of the node's key below.
             scratch.node_records.clear();
-            scratch.node_records.extend(state.nodes().iter().map(|&node| NodeState {
-                queued: false,
-                ..node
-            }));
+            scratch
+                .node_records
+                .extend(state.nodes().iter().map(|&node| NodeState {
+                    queued: false,
+                    ..node
+                }));
             hasher.update(bytemuck::cast_slice(&scratch.node_records));
             let nodes = state.nodes().len();
             scratch.node_place.clear();
@@ -679,7 +681,7 @@ impl StepLabels {
 }
 
 impl StepClasses<'_> {
-    /// Whether nodes can be labelled through the step ([`StepLabels`]), so that the step is
+    /// Whether nodes can be labelled through the step (`StepLabels`), so that the step is
     /// listed and replayed with [`crate::controllers::scheduler::Reduce::Labels`].
     pub fn labels_nodes(&self) -> bool {
         self.labels.is_some()
@@ -734,7 +736,7 @@ impl StepClasses<'_> {
 }
 
 /// The step's classes kept pod by pod: [`StepClasses::of`] summed as pods are bound (the
-/// first of each node's two sums), and the nodes labelled as [`StepLabels`] says (the second).
+/// first of each node's two sums), and the nodes labelled as `StepLabels` says (the second).
 impl crate::controllers::scheduler::Labels for StepClasses<'_> {
     fn start(&self) -> Track {
         let labels = self.labels.as_ref().expect("a step that labels nodes");
@@ -1585,7 +1587,11 @@ mod tests {
                     (listed, outcomes)
                 };
                 let whole = list(Reduce::Whole(&narrow, Some(&|s| step.of(s))));
-                assert_eq!(list(Reduce::Labels(&step)), whole, "labels and whole states");
+                assert_eq!(
+                    list(Reduce::Labels(&step)),
+                    whole,
+                    "labels and whole states"
+                );
                 labelled += 1;
                 branching += usize::from(whole.1.len() > 1);
             }
@@ -1795,16 +1801,10 @@ mod tests {
         let fingerprint = |s: &ClusterState| model.fingerprint(s, &mut scratch.borrow_mut());
         let reduce = Reduce::Whole(&counting, Some(&fingerprint));
         let mut outcomes = 0;
-        let all = for_each_choice(
-            model.spec(),
-            &rollout,
-            reduce,
-            &|| false,
-            |_, _, _| {
-                outcomes += 1;
-                true
-            },
-        );
+        let all = for_each_choice(model.spec(), &rollout, reduce, &|| false, |_, _, _| {
+            outcomes += 1;
+            true
+        });
         assert_eq!(
             (all, outcomes),
             (Listed::All, 1),

@@ -192,7 +192,15 @@ pub fn first_unschedulable(
     let mut digits = super::Digits::new(&digits);
     let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
     let mut track = super::start(reduce);
-    match super::drain(spec, &mut s, &mut digits, reduce, &mut track, rec, &mut scratch) {
+    match super::drain(
+        spec,
+        &mut s,
+        &mut digits,
+        reduce,
+        &mut track,
+        rec,
+        &mut scratch,
+    ) {
         super::Drained::Unschedulable { pod } => fit_error(spec, &s, pod),
         _ => None,
     }

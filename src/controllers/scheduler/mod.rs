@@ -356,6 +356,10 @@ pub enum Drained {
     /// head of the queue (a choice, or one node when it follows more than one partly placed
     /// state pod by pod); the pod is still queued.
     AtTie,
+    /// While listing: the pod chosen before the step went on ([`Choose::head`]) is bound and
+    /// the step stopped before the next pod, without scheduling it, so that the listing can
+    /// tell the partly placed state's class first.
+    Paused,
     /// Pod `pod` fits no node: `pod_always_schedulable` is violated and the pod stays unbound.
     Unschedulable {
         /// The pod.
@@ -523,7 +527,15 @@ pub fn replay_placements(
 pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     with_scratch(|scratch| {
         let mut first = Digits::new(&[]);
-        drain(spec, state, &mut first, Reduce::Off, &mut None, rec, scratch)
+        drain(
+            spec,
+            state,
+            &mut first,
+            Reduce::Off,
+            &mut None,
+            rec,
+            scratch,
+        )
     });
 }
 
@@ -625,9 +637,22 @@ pub fn for_each_choice(
                     true => kept.take().expect("the last candidate takes the state"),
                     false => kept.clone().expect("kept for the last candidate"),
                 };
-                let mut resume = Probe::new(Some((node as usize, tie.tied)), !alone);
-                let matching = resume.drain(spec, &mut next, reduce, &mut track, Some(matching));
-                if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
+                let head = (node as usize, tie.tied);
+                let mut resume = Probe::new(Some(head), !alone);
+                let mut matching = Some(matching);
+                if !alone {
+                    // Told apart right after the tied pod is bound: the next pod is scheduled
+                    // only in the partly placed states of new classes.
+                    let bound =
+                        Probe::binding(head).drain(spec, &mut next, reduce, &mut track, matching);
+                    matching = Some(bound);
+                    resume = Probe::new(None, true);
+                    if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
+                        continue;
+                    }
+                }
+                let matching = resume.drain(spec, &mut next, reduce, &mut track, matching);
+                if alone && class(&track, &next).is_some_and(|class| !seen.insert(class)) {
                     continue;
                 }
                 let mut digits = digits.clone();
@@ -689,6 +714,12 @@ trait Choose {
         None
     }
 
+    /// Whether to stop before the pod now at the head of the queue, without scheduling it
+    /// (no by default).
+    fn pause(&self) -> bool {
+        false
+    }
+
     /// Whether [`Choose::choose`] is also asked at pods whose node is no choice (one
     /// top-scored node: `tied` is 1 and the candidate is that node), so that the step can stop
     /// before any pod (no by default).
@@ -723,7 +754,7 @@ impl Choose for Digits<'_> {
 
 /// Binds the first pod to `head`'s node (if given), goes on through pods whose node is no
 /// choice (unless it stops at every pod), and stops before the next pod with a choice (noting
-/// its tie in `tie`) or where the step ends.
+/// its tie in `tie`) or where the step ends; or, pausing, stops right after the first pod.
 struct Probe {
     /// The node for the pod at the head of the queue and the size of its tie: a listing
     /// branching on that tie has scheduled the pod once in this very state, so its filters,
@@ -731,6 +762,8 @@ struct Probe {
     head: Option<(usize, usize)>,
     /// Whether to stop before the next pod the step schedules, choice or not.
     every_pod: bool,
+    /// Whether to stop once `head` is bound, before scheduling the next pod at all.
+    pause_after_head: bool,
     tie: Option<Tie>,
 }
 
@@ -750,6 +783,10 @@ impl Choose for Probe {
         self.head.take()
     }
 
+    fn pause(&self) -> bool {
+        self.pause_after_head && self.head.is_none()
+    }
+
     fn asked_at_every_pod(&self) -> bool {
         self.every_pod
     }
@@ -762,7 +799,17 @@ impl Probe {
         Self {
             head,
             every_pod,
+            pause_after_head: false,
             tie: None,
+        }
+    }
+
+    /// A probe binding the first pod to `head`'s node and stopping right after it
+    /// ([`Drained::Paused`]).
+    fn binding(head: (usize, usize)) -> Self {
+        Self {
+            pause_after_head: true,
+            ..Self::new(Some(head), true)
         }
     }
 
@@ -784,7 +831,15 @@ impl Probe {
                 Some(matching) => scratch.matching = matching,
                 None => scratch.matching.clear(),
             }
-            drain(spec, state, self, reduce, track, &mut Recorder::off(), scratch);
+            drain(
+                spec,
+                state,
+                self,
+                reduce,
+                track,
+                &mut Recorder::off(),
+                scratch,
+            );
             if let Some(tie) = &mut self.tie {
                 tie.candidates.extend_from_slice(&scratch.candidates);
             }
@@ -886,6 +941,9 @@ fn drain_items(
     clock: &mut ItemClock,
 ) -> Drained {
     while let Some(&head) = state.pending(Queue::Scheduler).first() {
+        if choose.pause() {
+            return Drained::Paused;
+        }
         let pod = head as usize;
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
