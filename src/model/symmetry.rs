@@ -101,8 +101,11 @@ use crate::controllers::scheduler::Track;
 use std::cell::RefCell;
 
 /// The permutations a model's states are reduced under.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Symmetry {
+    /// Names this reduction (and its clones, which reduce alike) for the sums a thread keeps
+    /// of the last state it fingerprinted ([`Summed`]); never given twice in a process.
+    id: u64,
     /// The classes of interchangeable nodes and the failure events that travel with them.
     node_classes: NodeClasses,
     /// The input-label class of each pod slot; `None` when pods are not permuted.
@@ -113,6 +116,25 @@ pub struct Symmetry {
     /// What is reduced, in words, for reports.
     summary: String,
 }
+
+/// Two reductions are equal when they permute and merge alike (whatever their ids).
+impl PartialEq for Symmetry {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.node_classes,
+            &self.pod_slot_classes,
+            self.queues_as_sets,
+            &self.summary,
+        ) == (
+            &other.node_classes,
+            &other.pod_slot_classes,
+            other.queues_as_sets,
+            &other.summary,
+        )
+    }
+}
+
+impl Eq for Symmetry {}
 
 /// Whether a model is reduced by symmetry, and if not, why not.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,7 +204,9 @@ impl Symmetry {
         } else {
             parts.push("pods kept: more than one deployment".into());
         }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Self {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             node_classes,
             pod_slot_classes: pods.then(|| interchangeable::pod_slot_classes(spec)),
             queues_as_sets: spec.max_pattern_time == 0
@@ -223,59 +247,191 @@ impl Symmetry {
     /// the pods' and nodes' places. Equal canonical forms give equal fingerprints (the
     /// contract of [`crate::engine::Model::fingerprint`]); nodes that tie on every sort key
     /// never keep two fingerprints of one state, and no sort or renamed copy of the state is
-    /// made: one pass over the pods and one over the nodes. `out` is scratch.
+    /// made. The parts are kept per thread with what they were computed from ([`Summed`]), and
+    /// the next state hashes again only the pods and nodes that changed: one comparison of the
+    /// pods' records a block at a time, one pass over the nodes. `out` is scratch.
     pub fn fingerprint(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
         SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            let (nodes, pods) = (state.nodes().len(), state.pods().len());
-            // Only the queued pods' and nodes' places are set, and cleared again below, so
-            // the places are cleared whole only after another use of the scratch left some.
-            if scratch.places_left
-                || scratch.pod_places.len() != pods + 1
-                || scratch.node_place.len() != nodes + 1
-            {
-                scratch.reset(nodes, pods);
-                scratch.places_left = false;
-            }
-            self.mark_places(state, scratch);
-            scratch.node_sum.clear();
-            scratch.node_sum.resize(nodes + 1, 0);
-            let mut unplaced_sum = 0u64;
-            for (i, pod) in state.pods().iter().enumerate() {
-                let id = i + 1;
-                let places = scratch.pod_places[id];
-                if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 {
-                    // An idle slot in no queue is alike to every other one (what is left in
-                    // it is never read, [`PodState::settled`]): how many there are, and which
-                    // where pods keep their names, follows from the pods hashed.
-                    continue;
+            SUMMED.with(|summed| {
+                let scratch = &mut *scratch.borrow_mut();
+                let summed = &mut *summed.borrow_mut();
+                let (nodes, pods) = (state.nodes().len(), state.pods().len());
+                // Only the queued pods' and nodes' places are set, and cleared again below, so
+                // the places are cleared whole only after another use of the scratch left some.
+                if scratch.places_left
+                    || scratch.pod_places.len() != pods + 1
+                    || scratch.node_place.len() != nodes + 1
+                {
+                    scratch.reset(nodes, pods);
+                    scratch.places_left = false;
                 }
-                let mut unplaced = pod.settled();
-                let node = unplaced.loc as usize;
-                unplaced.loc = 0;
-                let mut hash = self.pod_hash(state, id, &unplaced, places);
-                if self.pod_slot_classes.is_none() {
-                    hash = fold(hash ^ MIX[2], id as u64 ^ MIX[3]);
+                self.mark_places(state, scratch);
+                match summed.owner == Some((self.id, nodes, pods)) {
+                    true => self.sum_changes(state, scratch, summed),
+                    false => self.sum_afresh(state, scratch, summed),
                 }
-                match node {
-                    1.. if node <= nodes => {
-                        scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash)
-                    }
-                    _ => unplaced_sum = unplaced_sum.wrapping_add(hash),
-                }
-            }
-            let mut node_sum = 0u64;
-            for n in 1..=nodes {
-                let key = self.node_key(state, n, scratch, scratch.node_sum[n]);
-                node_sum = node_sum.wrapping_add(node_element(key));
-            }
-            self.clear_places(state, scratch);
-            out.clear();
-            state.encode_unnamed(self.node_classes.failure_events(), out);
-            out.extend_from_slice(&node_sum.to_le_bytes());
-            out.extend_from_slice(&unplaced_sum.to_le_bytes());
-            xxhash_rust::xxh3::xxh3_64(out)
+                self.clear_places(state, scratch);
+                out.clear();
+                state.encode_unnamed(self.node_classes.failure_events(), out);
+                out.extend_from_slice(&summed.node_total.to_le_bytes());
+                out.extend_from_slice(&summed.unplaced_sum.to_le_bytes());
+                xxhash_rust::xxh3::xxh3_64(out)
+            })
         })
+    }
+
+    /// [`Symmetry::fingerprint`] summed afresh, whatever the thread fingerprinted last.
+    #[cfg(test)]
+    fn fingerprint_afresh(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
+        SUMMED.with(|summed| summed.borrow_mut().owner = None);
+        self.fingerprint(state, out)
+    }
+
+    /// Pod `id`'s part of a fingerprint, given its queue places: the node whose sum its hash
+    /// joins (0: the unplaced pods' sum) and the hash, as [`Symmetry::fingerprint`] says; none
+    /// (0, 0) for an idle slot in no queue, which is alike to every other one (what is left
+    /// in it is never read, [`PodState::settled`]: how many there are, and which where pods
+    /// keep their names, follows from the pods hashed).
+    fn pod_part(&self, state: &ClusterState, id: usize, places: [u32; 3]) -> (u32, u64) {
+        let pod = state.pod(id);
+        if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 {
+            return (0, 0);
+        }
+        let mut unplaced = pod.settled();
+        let node = unplaced.loc as usize;
+        unplaced.loc = 0;
+        let mut hash = self.pod_hash(state, id, &unplaced, places);
+        if self.pod_slot_classes.is_none() {
+            hash = fold(hash ^ MIX[2], id as u64 ^ MIX[3]);
+        }
+        match node {
+            1.. if node <= state.nodes().len() => (node as u32, hash),
+            _ => (0, hash),
+        }
+    }
+
+    /// Fills `summed` with every part of `state`'s fingerprint, computed afresh (the scratch
+    /// holds its queue places).
+    fn sum_afresh(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed) {
+        let (nodes, pods) = (state.nodes().len(), state.pods().len());
+        summed.owner = Some((self.id, nodes, pods));
+        summed.pods.clear();
+        summed.pods.extend_from_slice(state.pods());
+        summed.parts.clear();
+        summed.node_sum.clear();
+        summed.node_sum.resize(nodes + 1, 0);
+        summed.unplaced_sum = 0;
+        for id in 1..=pods {
+            let (node, hash) = self.pod_part(state, id, scratch.pod_places[id]);
+            summed.parts.push((node, hash));
+            match node {
+                0 => summed.unplaced_sum = summed.unplaced_sum.wrapping_add(hash),
+                n => {
+                    let sum = &mut summed.node_sum[n as usize];
+                    *sum = sum.wrapping_add(hash);
+                }
+            }
+        }
+        summed.nodes.clear();
+        summed.nodes.push(NodeState::default());
+        summed.nodes.extend_from_slice(state.nodes());
+        summed.node_class.clear();
+        summed.node_class.push((0, 0));
+        summed.node_place.clear();
+        summed
+            .node_place
+            .extend_from_slice(&scratch.node_place[..=nodes]);
+        summed.node_part.clear();
+        summed.node_part.push(0);
+        summed.node_total = 0;
+        for n in 1..=nodes {
+            summed.node_class.push(self.node_classes.key(state, n));
+            let part = node_element(self.node_key(state, n, scratch, summed.node_sum[n]));
+            summed.node_part.push(part);
+            summed.node_total = summed.node_total.wrapping_add(part);
+        }
+        summed.resummed.clear();
+        summed.resummed.resize(nodes + 1, false);
+    }
+
+    /// Brings `summed`, the parts of the last state fingerprinted, to `state` (the scratch
+    /// holds its queue places): only the pods whose record or queue places changed, and the
+    /// nodes whose record, class key, queue place or pods changed, are hashed again. The
+    /// sums are wrapping sums, so taking a part out and putting its new value in gives what
+    /// summing afresh gives ([`Symmetry::sum_afresh`]); the tests compare the two.
+    fn sum_changes(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed) {
+        let nodes = state.nodes().len();
+        // Pods whose record changed, found a block of records at a time.
+        const BLOCK: usize = 32;
+        let now = state.pods();
+        for start in (0..now.len()).step_by(BLOCK) {
+            let end = (start + BLOCK).min(now.len());
+            let then = &summed.pods[start..end];
+            if bytemuck::cast_slice::<_, u8>(&now[start..end])
+                == bytemuck::cast_slice::<_, u8>(then)
+            {
+                continue;
+            }
+            for i in start..end {
+                if bytemuck::bytes_of(&now[i]) != bytemuck::bytes_of(&summed.pods[i]) {
+                    self.resum_pod(state, scratch, summed, i + 1);
+                }
+            }
+        }
+        // Pods in a pod queue: their places may have moved with the pods ahead of them. (A
+        // pod that joined or left a queue changed its record, whose queue flags say so.)
+        for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
+            for &id in state.pending(queue) {
+                self.resum_pod(state, scratch, summed, id as usize);
+            }
+        }
+        for n in 1..=nodes {
+            let record = state.node(n);
+            let class = self.node_classes.key(state, n);
+            let place = scratch.node_place[n];
+            if !summed.resummed[n]
+                && bytemuck::bytes_of(record) == bytemuck::bytes_of(&summed.nodes[n])
+                && class == summed.node_class[n]
+                && place == summed.node_place[n]
+            {
+                continue;
+            }
+            summed.resummed[n] = false;
+            summed.nodes[n] = *record;
+            summed.node_class[n] = class;
+            summed.node_place[n] = place;
+            let part = node_element(self.node_key(state, n, scratch, summed.node_sum[n]));
+            summed.node_total = summed
+                .node_total
+                .wrapping_sub(summed.node_part[n])
+                .wrapping_add(part);
+            summed.node_part[n] = part;
+        }
+    }
+
+    /// Hashes pod `id` of `state` again into `summed` (taking its old part out of its old
+    /// node's sum or the unplaced pods' and putting the new one in), marking the nodes whose
+    /// sums changed.
+    fn resum_pod(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed, id: usize) {
+        summed.pods[id - 1] = *state.pod(id);
+        let new = self.pod_part(state, id, scratch.pod_places[id]);
+        let old = std::mem::replace(&mut summed.parts[id - 1], new);
+        if old == new {
+            return;
+        }
+        for ((node, hash), add) in [(old, false), (new, true)] {
+            let sum = match node {
+                0 => &mut summed.unplaced_sum,
+                n => {
+                    summed.resummed[n as usize] = true;
+                    &mut summed.node_sum[n as usize]
+                }
+            };
+            *sum = match add {
+                true => sum.wrapping_add(hash),
+                false => sum.wrapping_sub(hash),
+            };
+        }
     }
 
     /// A 128-bit key of what a listing of the scheduler step from `state`
@@ -1015,8 +1171,38 @@ impl Scratch {
     }
 }
 
+/// The parts of the fingerprint of the last state a thread fingerprinted
+/// ([`Symmetry::fingerprint`]), with what they were computed from: a depth-first search
+/// fingerprints the successors of one state one after another, and each differs from the
+/// last in a few pods and nodes, so only those are hashed again ([`Symmetry::sum_changes`])
+/// instead of every pod slot and node (on a 1,000-node state, 6,000 slots and 1,000 nodes
+/// per successor).
+#[derive(Default)]
+struct Summed {
+    /// The reduction's id and the state's node and pod counts the parts are for; `None`
+    /// until a state is summed.
+    owner: Option<(u64, usize, usize)>,
+    /// The pods' records (index: id - 1).
+    pods: Vec<PodState>,
+    /// Each pod's part ([`Symmetry::pod_part`], index: id - 1).
+    parts: Vec<(u32, u64)>,
+    /// Per node id (index 0 unused): its record, class key and place in the node
+    /// controller's queue, the sum of its pods' hashes and its part of the node sum.
+    nodes: Vec<NodeState>,
+    node_class: Vec<(u32, u16)>,
+    node_place: Vec<u32>,
+    node_sum: Vec<u64>,
+    node_part: Vec<u64>,
+    /// Per node id: whether its pods' sum changed since its part was computed.
+    resummed: Vec<bool>,
+    /// The sum of the nodes' parts and of the unplaced pods' hashes.
+    node_total: u64,
+    unplaced_sum: u64,
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
+    static SUMMED: RefCell<Summed> = RefCell::default();
 }
 
 #[cfg(test)]
@@ -1665,6 +1851,91 @@ mod tests {
             listings > 300 && compared > 1_000,
             "{listings} listings, {compared} pairs"
         );
+    }
+
+    /// A fingerprint summed from what changed since the thread's last fingerprint
+    /// (`Symmetry::sum_changes`) is the one summed afresh: over the first reachable states of
+    /// the node-failure model (pods permuted, and kept by name) and of every case under
+    /// `any`, each model's states fingerprinted one after another in the order they were
+    /// reached, in reverse and shuffled, and the models' states interleaved.
+    #[test]
+    fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
+        let mut models = vec![
+            node_failures_with("3,3:9", true, 1),
+            node_failures_with("2,2:2,1", true, 2),
+        ];
+        for case in ["c1", "c2", "c3", "c4", "c7"] {
+            models.push(
+                crate::model::test_cases::load(case, "original").with_options(ModelOptions {
+                    tie_break: TieBreak::Any,
+                    ..ModelOptions::default()
+                }),
+            );
+        }
+        let mut scratch = Vec::new();
+        let (mut all, mut rotated_queues) = (Vec::new(), 0);
+        for model in &models {
+            let SymmetryStatus::On(symmetry) = model.symmetry() else {
+                panic!("symmetry is on");
+            };
+            let mut seen = HashSet::new();
+            let mut queue: VecDeque<ClusterState> = model.init_states().into();
+            let mut reached = Vec::new();
+            while let Some(state) = queue.pop_front() {
+                let mut bytes = Vec::new();
+                state.encode(&mut bytes);
+                if reached.len() == 3_000 || !seen.insert(bytes) {
+                    continue;
+                }
+                let mut actions = Vec::new();
+                model.actions(&state, &mut actions);
+                queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+                let afresh = symmetry.fingerprint_afresh(&state, &mut scratch);
+                reached.push((state, afresh));
+            }
+            let mut orders = vec![reached.clone()];
+            orders.push(reached.iter().rev().cloned().collect());
+            let mut shuffled = reached.clone();
+            let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+            for i in (1..shuffled.len()).rev() {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                shuffled.swap(i, (seed >> 33) as usize % (i + 1));
+            }
+            orders.push(shuffled);
+            for order in orders {
+                for (state, afresh) in &order {
+                    assert_eq!(symmetry.fingerprint(state, &mut scratch), *afresh);
+                }
+            }
+            // A queue whose head went to its back: the same records, other places.
+            for (state, _) in &reached {
+                for queue in [Queue::Scheduler, Queue::Kubelet] {
+                    if state.pending(queue).len() < 2 {
+                        continue;
+                    }
+                    let mut rotated = state.clone();
+                    let head = rotated.dequeue(queue).expect("queued");
+                    rotated.enqueue(queue, head);
+                    let afresh = symmetry.fingerprint_afresh(&rotated, &mut scratch);
+                    symmetry.fingerprint(state, &mut scratch);
+                    assert_eq!(symmetry.fingerprint(&rotated, &mut scratch), afresh);
+                    rotated_queues += 1;
+                }
+            }
+            all.push((symmetry, reached));
+        }
+        // Interleaved: every state follows one of another model (whose sums it cannot use).
+        let longest = all.iter().map(|(_, reached)| reached.len()).max().unwrap();
+        for i in 0..longest {
+            for (symmetry, reached) in &all {
+                if let Some((state, afresh)) = reached.get(i) {
+                    assert_eq!(symmetry.fingerprint(state, &mut scratch), *afresh);
+                }
+            }
+        }
+        let states: usize = all.iter().map(|(_, reached)| reached.len()).sum();
+        assert!(states > 9_000, "{states} states");
+        assert!(rotated_queues > 100, "{rotated_queues} queues rotated");
     }
 
     /// The multiset fingerprint merges exactly the states that are renamings of each other:
