@@ -935,16 +935,21 @@ impl crate::controllers::scheduler::Labels for StepClasses<'_> {
     }
 }
 
+/// A 64-bit hash of a node's record (its first eight bytes and the rest, folded).
+fn record_hash(node: &NodeState) -> u64 {
+    let record = bytemuck::bytes_of(node);
+    let mut low = [0; 8];
+    low[..record.len() - 8].copy_from_slice(&record[8..]);
+    fold(
+        u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
+        u64::from_le_bytes(low) ^ MIX[1],
+    )
+}
+
 /// A node's part of [`Symmetry::fingerprint`]: a 64-bit hash of its whole [`NodeKey`] (the
 /// nodes' hashes are summed, so each must spread on its own).
 fn node_element(((class, progress), node, place, pods): NodeKey) -> u64 {
-    let record = bytemuck::bytes_of(&node);
-    let mut low = [0; 8];
-    low[..record.len() - 8].copy_from_slice(&record[8..]);
-    let what = fold(
-        u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
-        u64::from_le_bytes(low) ^ MIX[1],
-    );
+    let what = record_hash(&node);
     let whose = fold(
         (u64::from(class) | u64::from(progress) << 32) ^ MIX[2],
         u64::from(place) ^ MIX[3],
@@ -956,13 +961,7 @@ fn node_element(((class, progress), node, place, pods): NodeKey) -> u64 {
 /// A node's sort key but its id (the low 32 bits, left 0): class, failure progress and a hash
 /// of the rest of its [`NodeKey`].
 fn node_prefix(((class, progress), node, place, pods): NodeKey) -> u128 {
-    let record = bytemuck::bytes_of(&node);
-    let mut low = [0; 8];
-    low[..record.len() - 8].copy_from_slice(&record[8..]);
-    let what = fold(
-        u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
-        u64::from_le_bytes(low) ^ MIX[1],
-    ) ^ fold(u64::from(place) ^ MIX[2], pods ^ MIX[3]);
+    let what = record_hash(&node) ^ fold(u64::from(place) ^ MIX[2], pods ^ MIX[3]);
     u128::from(class) << 96 | u128::from(progress) << 80 | u128::from(what >> 16) << 32
 }
 
@@ -1691,6 +1690,32 @@ mod tests {
         );
     }
 
+    /// Calls `visit` on the states of `model` reached breadth first from its initial states,
+    /// following successors until `forms` canonical forms under `symmetry` are met.
+    fn for_each_first_form(
+        model: &ClusterModel,
+        symmetry: &Symmetry,
+        forms: usize,
+        mut visit: impl FnMut(&ClusterState),
+    ) {
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<ClusterState> = model.init_states().into();
+        let mut actions = Vec::new();
+        while let Some(state) = queue.pop_front() {
+            visit(&state);
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                let next = model.next_state(&state, action).unwrap();
+                let mut key = Vec::new();
+                symmetry.encode(&next, &mut key);
+                if seen.len() < forms && seen.insert(key) {
+                    queue.push_back(next);
+                }
+            }
+        }
+    }
+
     /// A node's label, kept as a step binds pods, names its key as `narrow` compares it: after
     /// each pod of a queue is bound (each to the next node in turn, not where the scheduler
     /// would put it, so that nodes that took pods meet alike nodes that did not), two nodes
@@ -1704,11 +1729,9 @@ mod tests {
             let SymmetryStatus::On(symmetry) = model.symmetry() else {
                 panic!("symmetry is on");
             };
-            let mut seen = HashSet::new();
-            let mut queue: VecDeque<ClusterState> = model.init_states().into();
-            while let Some(state) = queue.pop_front() {
+            for_each_first_form(&model, symmetry, 2_000, |state| {
                 if let Some(step) = symmetry
-                    .step_classes(&state)
+                    .step_classes(state)
                     .filter(|step| step.labels_nodes())
                 {
                     let mut track = step.start();
@@ -1731,17 +1754,7 @@ mod tests {
                         }
                     }
                 }
-                let mut actions = Vec::new();
-                model.actions(&state, &mut actions);
-                for action in &actions {
-                    let next = model.next_state(&state, action).unwrap();
-                    let mut key = Vec::new();
-                    symmetry.encode(&next, &mut key);
-                    if seen.len() < 2_000 && seen.insert(key) {
-                        queue.push_back(next);
-                    }
-                }
-            }
+            });
         }
         assert!(compared > 10_000, "{compared} pairs compared");
     }
@@ -1755,18 +1768,16 @@ mod tests {
             return (0, 0);
         };
         let narrow = model.narrow();
-        let mut seen = HashSet::new();
-        let mut queue: VecDeque<ClusterState> = model.init_states().into();
         let (mut labelled, mut branching) = (0, 0);
-        while let Some(state) = queue.pop_front() {
+        for_each_first_form(model, symmetry, 5_000, |state| {
             if let Some(step) = symmetry
-                .step_classes(&state)
+                .step_classes(state)
                 .filter(|step| step.labels_nodes() && !state.queue_is_empty(Queue::Scheduler))
             {
                 let list = |reduce: Reduce| {
                     let mut outcomes = Vec::new();
                     let listed =
-                        for_each_choice(model.spec(), &state, reduce, &|| false, |c, d, end| {
+                        for_each_choice(model.spec(), state, reduce, &|| false, |c, d, end| {
                             outcomes.push((c, d.to_vec(), end));
                             true
                         });
@@ -1781,17 +1792,7 @@ mod tests {
                 labelled += 1;
                 branching += usize::from(whole.1.len() > 1);
             }
-            let mut actions = Vec::new();
-            model.actions(&state, &mut actions);
-            for action in &actions {
-                let next = model.next_state(&state, action).unwrap();
-                let mut key = Vec::new();
-                symmetry.encode(&next, &mut key);
-                if seen.len() < 5_000 && seen.insert(key) {
-                    queue.push_back(next);
-                }
-            }
-        }
+        });
         (labelled, branching)
     }
 
@@ -1806,13 +1807,11 @@ mod tests {
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
             panic!("symmetry is on");
         };
-        let mut seen = HashSet::new();
-        let mut queue: VecDeque<ClusterState> = model.init_states().into();
         let (mut listings, mut compared) = (0, 0);
-        while let Some(state) = queue.pop_front() {
+        for_each_first_form(&model, symmetry, 5_000, |state| {
             if !state.queue_is_empty(Queue::Scheduler) {
                 let step = symmetry
-                    .step_classes(&state)
+                    .step_classes(state)
                     .expect("the kubelet's queue is a set");
                 let met = RefCell::new(Vec::new());
                 let both = |s: &ClusterState| {
@@ -1826,7 +1825,7 @@ mod tests {
                 };
                 let narrow = model.narrow();
                 let reduce = Reduce::Whole(&narrow, Some(&both));
-                for_each_choice(model.spec(), &state, reduce, &|| false, |_, _, _| true);
+                for_each_choice(model.spec(), state, reduce, &|| false, |_, _, _| true);
                 let met = met.into_inner();
                 for (i, (a, x)) in met.iter().enumerate() {
                     for (b, y) in &met[i + 1..] {
@@ -1836,17 +1835,7 @@ mod tests {
                 }
                 listings += 1;
             }
-            let mut actions = Vec::new();
-            model.actions(&state, &mut actions);
-            for action in &actions {
-                let next = model.next_state(&state, action).unwrap();
-                let mut key = Vec::new();
-                symmetry.encode(&next, &mut key);
-                if seen.len() < 5_000 && seen.insert(key) {
-                    queue.push_back(next);
-                }
-            }
-        }
+        });
         assert!(
             listings > 300 && compared > 1_000,
             "{listings} listings, {compared} pairs"
