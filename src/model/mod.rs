@@ -217,7 +217,15 @@ impl ClusterModel {
                         &placements,
                         rec,
                     ),
-                    Taken::Unknown => self.run_scheduler(next, choices, rec),
+                    Taken::Unknown => match self.shared_placements(next, choices) {
+                        Some(placements) => controllers::scheduler::replay_placements(
+                            &self.spec,
+                            next,
+                            &placements,
+                            rec,
+                        ),
+                        None => self.run_scheduler(next, choices, rec),
+                    },
                 }
             }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
@@ -240,6 +248,19 @@ impl ClusterModel {
         }
         intents::observe(spec, next, rec);
         stale_view::after_step(spec, next, action);
+    }
+
+    /// Where outcome number `choices` of the scheduler step in `state` puts its pods, from the
+    /// listing all threads share under `state`'s listing key, if one is kept: a thread taking
+    /// a child whose parent another thread listed (a stolen task, a large state's child
+    /// computed again) binds its pods there instead of listing the step again.
+    fn shared_placements(&self, state: &ClusterState, choices: u64) -> Option<Placements> {
+        let SymmetryStatus::On(symmetry) = &self.symmetry else {
+            return None;
+        };
+        let listing = scheduler_outcomes::listing(self.id, symmetry.listing_key(state)?)?;
+        let (_, placements) = listing.iter().find(|(number, _)| *number == choices)?;
+        Some(placements.clone())
     }
 
     /// Takes the scheduler step's outcome number `choices` in `next`, in place.

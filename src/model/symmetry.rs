@@ -1648,6 +1648,46 @@ mod tests {
         }
     }
 
+    /// A thread that takes an outcome of a step another thread listed (a stolen task), with
+    /// nothing of that listing on its own, binds its pods where the shared listing says and
+    /// reaches the state the step reaches when listed afresh. Checked on every outcome of the
+    /// first scheduler steps with a choice of the node-failure model.
+    #[test]
+    fn an_outcome_listed_on_another_thread_replays_the_shared_placements() {
+        use crate::cluster::Recorder;
+        let model = node_failures("6,6:36", true);
+        let mut listed = Vec::new();
+        let mut queue: VecDeque<ClusterState> = model.init_states().into();
+        while listed.len() < 20 {
+            let state = queue
+                .pop_front()
+                .expect("the model has steps with a choice");
+            let mut actions = Vec::new();
+            model.actions(&state, &mut actions);
+            let chosen: Vec<ClusterAction> = actions
+                .iter()
+                .filter(|a| matches!(a, ClusterAction::SchedulerChoice { .. }))
+                .copied()
+                .collect();
+            queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+            if chosen.len() > 1 {
+                listed.push((state, chosen));
+            }
+        }
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for (state, chosen) in &listed {
+                    for action in chosen {
+                        let choices = action.scheduler_choices();
+                        assert!(model.shared_placements(state, choices).is_some());
+                        let afresh = model.step(state, action, &mut Recorder::on());
+                        assert_eq!(model.next_state(state, action).unwrap(), afresh);
+                    }
+                }
+            });
+        });
+    }
+
     /// A step listed with node labels kept pod by pod (`Reduce::Labels`) lists exactly what it
     /// lists when every tie is narrowed by comparing the tied nodes' pods and every partly
     /// placed state is classed by `StepClasses::of` (`Reduce::Whole`): the same outcomes,
