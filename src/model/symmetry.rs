@@ -252,9 +252,11 @@ impl Symmetry {
     /// pods' records a block at a time, one pass over the nodes. `out` is scratch.
     pub fn fingerprint(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
         SCRATCH.with(|scratch| {
-            SUMMED.with(|summed| {
-                let scratch = &mut *scratch.borrow_mut();
-                let summed = &mut *summed.borrow_mut();
+            let scratch = &mut *scratch.borrow_mut();
+            // Taken out for the call, so that the scratch's places can be read beside it.
+            let mut summed = std::mem::take(&mut scratch.summed);
+            let fingerprint = {
+                let summed = &mut summed;
                 let (nodes, pods) = (state.nodes().len(), state.pods().len());
                 // Only the queued pods' and nodes' places are set, and cleared again below, so
                 // the places are cleared whole only after another use of the scratch left some.
@@ -276,14 +278,16 @@ impl Symmetry {
                 out.extend_from_slice(&summed.node_total.to_le_bytes());
                 out.extend_from_slice(&summed.unplaced_sum.to_le_bytes());
                 xxhash_rust::xxh3::xxh3_64(out)
-            })
+            };
+            scratch.summed = summed;
+            fingerprint
         })
     }
 
     /// [`Symmetry::fingerprint`] summed afresh, whatever the thread fingerprinted last.
     #[cfg(test)]
     fn fingerprint_afresh(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
-        SUMMED.with(|summed| summed.borrow_mut().owner = None);
+        SCRATCH.with(|scratch| scratch.borrow_mut().summed.owner = None);
         self.fingerprint(state, out)
     }
 
@@ -1142,6 +1146,8 @@ struct Scratch {
     bucket_order: Vec<u32>,
     /// The keys of the nodes [`Symmetry::narrow`] has kept so far.
     seen_keys: SeenKeys,
+    /// The parts of the last state [`Symmetry::fingerprint`] summed.
+    summed: Summed,
     /// Per node: whether [`Symmetry::place_pods`] hashes the pods on it (when asked to).
     wanted: Vec<bool>,
     node_order: Vec<u32>,
@@ -1201,7 +1207,6 @@ struct Summed {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
-    static SUMMED: RefCell<Summed> = RefCell::default();
 }
 
 #[cfg(test)]
