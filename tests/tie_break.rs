@@ -13,6 +13,8 @@ use kivi::model::{ClusterModel, ModelOptions};
 use kivi::scaler::template::Template;
 use proptest::prelude::*;
 
+#[path = "support/cli.rs"]
+mod cli;
 mod support;
 
 const CASES: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
@@ -234,4 +236,174 @@ fn a_listing_is_cut_once_the_search_must_stop() {
     time_is_up.during(|| model.actions(&rollout, &mut actions));
     assert_eq!(choices(&actions), 0);
     assert!(time_is_up.fired());
+}
+
+/// The intents `model` violates, searched to the end within `timeout`; `None` when the search
+/// did not finish.
+fn violated_within(model: &ClusterModel, timeout: std::time::Duration) -> Option<Vec<String>> {
+    let outcome = run_with(model, Some(timeout));
+    if outcome.incomplete.is_some() {
+        return None;
+    }
+    let mut violated = outcome.violated();
+    violated.sort();
+    violated.dedup();
+    Some(violated)
+}
+
+/// Asserts that every intent `lowest` violates, `any` violates too: a run under Kivi's
+/// lowest-id ties is one of the runs Kubernetes may take, so `any` (every tie explored, or broken
+/// as `lowest` breaks it) must find it. Whether both searches finished.
+fn any_finds_what_lowest_finds(
+    lowest: &ClusterModel,
+    any: &ClusterModel,
+    what: &str,
+) -> Result<bool, String> {
+    let timeout = std::time::Duration::from_secs(1);
+    let (Some(by_lowest), Some(by_any)) = (
+        violated_within(lowest, timeout),
+        violated_within(any, timeout),
+    ) else {
+        return Ok(false);
+    };
+    match by_lowest.iter().find(|intent| !by_any.contains(intent)) {
+        Some(missed) => Err(format!(
+            "{what}: lowest violates {missed}, any finds only {by_any:?}"
+        )),
+        None => Ok(true),
+    }
+}
+
+/// Kivi's cases, both variants, and the examples in `models/` at their own topology.
+#[test]
+fn any_finds_every_violation_lowest_finds_on_the_cases_and_examples() {
+    for case in CASES {
+        for file in ["original", "original-non-violation"] {
+            for symmetry in [true, false] {
+                let lowest = load(case, file, TieBreak::Lowest, true);
+                let any = load(case, file, TieBreak::Any, symmetry);
+                let what = format!("{case}/{file} symmetry {symmetry}");
+                assert_eq!(any_finds_what_lowest_finds(&lowest, &any, &what), Ok(true));
+            }
+        }
+    }
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.is_dir() || path.ends_with("shop-5000-nodes") {
+            continue;
+        }
+        let path = path.display().to_string();
+        for scope in [&["--original"][..], &[], &["--topology", "1:3"]] {
+            let code = |tie_break| {
+                let mut args = vec!["check", &path, "-q", "--tie-break", tie_break];
+                args.extend_from_slice(scope);
+                cli::kivi(&args).status.code()
+            };
+            let lowest = code("lowest");
+            if lowest == Some(2) {
+                continue;
+            }
+            if lowest == Some(1) {
+                assert_eq!(code("any"), Some(1), "{path} {scope:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "{checked} examples checked");
+}
+
+/// `template` (as [`template`] numbers them) as a uniform-JSON document with the additions a
+/// generated configuration asks for: a `scaleDeployment` command once the cluster is stable
+/// (scale-downs of up to three replicas), a descheduler, a taint on the first node type.
+fn varied_template(
+    case: usize,
+    non_violation: bool,
+    scale: bool,
+    descheduler: Option<&str>,
+    taint: Option<&str>,
+) -> Template {
+    let text = match CASE_FILES.get(case) {
+        Some(c) => c.document(false, non_violation).to_string(),
+        None => std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("bench-configs/models/c3-four-node-failures.json"),
+        )
+        .unwrap(),
+    };
+    let mut document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    if scale {
+        let events = document["events"].as_array_mut();
+        let command =
+            serde_json::json!({"name": "scaleDeployment", "para": 1, "after_stable": true});
+        match events {
+            Some(events) => events.push(command),
+            None => document["events"] = serde_json::json!([command]),
+        }
+    }
+    if let Some(plugin) = descheduler {
+        document["controllers"]["descheduler"] = serde_json::json!({"profiles": [{plugin: {}}]});
+    }
+    if let Some(taint) = taint {
+        document["userDefined"]["nodesTypes"][0]["template"]["taint"] = serde_json::json!([taint]);
+    }
+    Template::from_json(&document).unwrap()
+}
+
+/// On generated configurations (each case's scaling template and the node-failure model at
+/// a random topology, with scale-downs, a descheduler and taints added at random), `any` finds
+/// every intent `lowest` violates, with and without symmetry: at least 200 of them searched to
+/// the end by both.
+#[test]
+fn any_finds_every_violation_lowest_finds_on_generated_configurations() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    let configurations = (
+        (0..=CASE_FILES.len(), any::<bool>(), 1u64..4, 1u64..5),
+        (
+            any::<bool>(),
+            prop::option::of(prop::sample::select(vec![
+                "RemoveDuplicates",
+                "RemovePodsViolatingTopologySpreadConstraint",
+            ])),
+            prop::option::of(prop::sample::select(vec![
+                "key1=value1:NoSchedule",
+                "key1=value1:PreferNoSchedule",
+                "key1=value1:NoExecute",
+            ])),
+            any::<bool>(),
+        ),
+    );
+    let mut runner = TestRunner::deterministic();
+    let mut finished = 0;
+    for _ in 0..240 {
+        let ((case, non_violation, nodes, replicas), (scale, descheduler, taint, symmetry)) =
+            configurations.new_tree(&mut runner).unwrap().current();
+        let template = varied_template(case, non_violation, scale, descheduler, taint);
+        let nodes = if case == CASE_FILES.len() {
+            nodes.max(2)
+        } else {
+            nodes
+        };
+        let at = |tie_break, symmetry| {
+            let options = ModelOptions {
+                tie_break,
+                symmetry,
+                ..ModelOptions::default()
+            };
+            support::cluster_at(&template, nodes, replicas, options)
+        };
+        let what = format!(
+            "case {case} non-violation {non_violation} at {nodes}:{replicas}, scale {scale}, \
+             descheduler {descheduler:?}, taint {taint:?}, symmetry {symmetry}"
+        );
+        let lowest = at(TieBreak::Lowest, true);
+        match any_finds_what_lowest_finds(&lowest, &at(TieBreak::Any, symmetry), &what) {
+            Ok(true) => finished += 1,
+            Ok(false) => {}
+            Err(missed) => panic!("{missed}"),
+        }
+    }
+    assert!(finished >= 200, "{finished} of 240 searched to the end");
 }

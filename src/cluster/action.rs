@@ -17,6 +17,13 @@ pub enum ClusterAction {
     },
     /// The deployment controller reconciles queued deployments (only while the kubelet is idle).
     DeploymentController,
+    /// Under `--tie-break any`: the deployment controller's step, deleting the victims that
+    /// `picks` picks among equally ranked pods (see
+    /// [`crate::controllers::deployment`]).
+    DeploymentChoice {
+        /// The victims picked at each tie, numbered as the step's listing numbers them.
+        picks: u64,
+    },
     /// The HPA evaluates queued deployments (after its wait period, or when the cluster is quiet).
     Hpa,
     /// The node controller evicts the pods of queued nodes that are not ready.
@@ -102,6 +109,9 @@ pub enum ClusterAction {
         queue: u8,
         /// The writes made before the crash.
         writes: u16,
+        /// For the deployment controller: the victims picked at each tie, as in
+        /// [`ClusterAction::DeploymentChoice`] (0: the lowest ids).
+        picks: u64,
     },
     /// A perturbation: `queue`'s controller takes its step on the stale view it had after its
     /// `depth`-th last step (see [`crate::model::stale_view`]).
@@ -131,6 +141,7 @@ impl ClusterAction {
             Self::Scheduler
             | Self::SchedulerChoice { .. }
             | Self::DeploymentController
+            | Self::DeploymentChoice { .. }
             | Self::Hpa
             | Self::NodeController
             | Self::Kubelet

@@ -5,14 +5,14 @@
 //! deployment's running pods (lowest pod id first), as Kubernetes' ReplicaSet controller ranks
 //! pods by how many of their siblings share their node (`getPodsRankedByRelatedPodsOnSameNode`).
 //!
-//! Ties: Kubernetes sorts the ranked pods with an unstable sort, so among equally ranked pods
-//! any may go. Kivi takes the lowest pod id (and, between nodes holding equally many, the node
-//! whose lowest pod id is lowest); so does kivi under `--tie-break lowest`. Under `any`, kivi
-//! orders equally ranked candidates by what they are instead of by id: nodes by their
-//! interchangeability class (with the progress of a failure event that names them) and record,
-//! then by their running pods' records; pods by their records; the lowest id only between candidates that are alike in all that. That is one of
-//! the choices Kubernetes may make, and one no renaming of interchangeable nodes and pods
-//! changes, which the symmetry reduction needs ([`crate::model::symmetry`]).
+//! Ties: Kubernetes sorts the ranked pods with an unstable sort (`sort.Sort` over
+//! `controller.ActivePodsWithRanks` in `pkg/controller/replicaset/replica_set.go`,
+//! `getPodsToDelete`), so among equally ranked pods any may go. Kivi takes the lowest pod id
+//! (the first pod, in id order, on a node holding the most): [`Victim::Lowest`], kivi's choice
+//! under `--tie-break lowest`. Under `any` every equally ranked pod may go: the controller asks
+//! a [`PickVictim`] which one each time more than one is ranked first, and the model explores
+//! each answer ([`crate::model`]), so `any` runs every scale-down `lowest` runs and the others
+//! Kubernetes allows.
 //!
 //! Scaling up claims idle pod slots in slow-start batches (1, 2, 4, …) and queues them for the
 //! scheduler, or straight for the kubelet when the template names a node.
@@ -22,9 +22,48 @@
 //! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
 use crate::cluster::{
-    interchangeable::NodeClasses, ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue,
-    Recorder, Strategy, TieBreak, WriteBudget,
+    ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue, Recorder, Strategy,
+    WriteBudget,
 };
+use std::collections::VecDeque;
+
+/// Picks the pod a scale-down deletes among the equally ranked ones.
+pub trait PickVictim {
+    /// The index in `candidates` (pod ids, ascending, at least two) of the pod to delete, or
+    /// `None` to end the step right there: nothing more is written.
+    fn pick(&mut self, candidates: &[usize]) -> Option<usize>;
+}
+
+/// How a step breaks ties between equally ranked victims.
+pub struct Ties<'a> {
+    /// `None`: Kivi's rule, the lowest pod id.
+    picker: Option<&'a mut dyn PickVictim>,
+    /// Whether the picker ended the step.
+    stopped: bool,
+}
+
+impl<'a> Ties<'a> {
+    /// Kivi's rule: the lowest pod id.
+    pub fn lowest() -> Self {
+        Self {
+            picker: None,
+            stopped: false,
+        }
+    }
+
+    /// Whatever `picker` picks.
+    pub fn picked_by(picker: &'a mut dyn PickVictim) -> Self {
+        Self {
+            picker: Some(picker),
+            stopped: false,
+        }
+    }
+
+    /// Whether the picker ended the step.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+}
 
 /// Whether the deployment controller may take a step: a deployment is queued and the kubelet
 /// is idle (Kivi's guard).
@@ -32,25 +71,34 @@ pub fn enabled(state: &ClusterState) -> bool {
     !state.queue_is_empty(Queue::Deployment) && state.queue_is_empty(Queue::Kubelet)
 }
 
-/// One deployment controller step: reconciles queued deployments while the kubelet is idle.
+/// One deployment controller step: reconciles queued deployments while the kubelet is idle,
+/// breaking ties between victims as Kivi does (lowest pod id).
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    run_with(spec, state, rec, &mut WriteBudget::unlimited());
+    run_with(
+        spec,
+        state,
+        rec,
+        &mut WriteBudget::unlimited(),
+        &mut Ties::lowest(),
+    );
 }
 
-/// [`run`], for a process that may crash: the step stops right after the write that spends
-/// `writes` (see the module documentation for what a write is).
+/// [`run`] with `ties` breaking ties between victims, for a process that may crash: the step
+/// stops right after the write that spends `writes` (see the module documentation for what a
+/// write is), or where `ties`' picker ends it.
 pub fn run_with(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let mut clock = ItemClock::default();
-    while !writes.crashed() && enabled(state) {
+    while !writes.crashed() && !ties.stopped() && enabled(state) {
         let Some(d) = state.dequeue(Queue::Deployment) else {
             break;
         };
-        reconcile(spec, state, d, rec, writes);
+        reconcile(spec, state, d, rec, writes, ties);
         clock.tick(spec, state);
     }
     clock.settle(spec, state);
@@ -62,6 +110,7 @@ fn reconcile(
     d: usize,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let dep = *state.deployment(d);
     if dep.spec_replicas == dep.replicas + dep.in_creation - dep.in_deletion {
@@ -70,8 +119,8 @@ fn reconcile(
     let cur = dep.cur_version as usize;
     state.deployment_mut(d).replica_sets[cur].spec_replicas = dep.spec_replicas;
     match dep.strategy {
-        Strategy::Recreate => scale(spec, state, d, cur, rec, writes),
-        Strategy::RollingUpdate => rolling_update(spec, state, d, rec, writes),
+        Strategy::Recreate => scale(spec, state, d, cur, rec, writes, ties),
+        Strategy::RollingUpdate => rolling_update(spec, state, d, rec, writes, ties),
     }
 }
 
@@ -83,6 +132,7 @@ fn rolling_update(
     d: usize,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let dep = *state.deployment(d);
     let old = dep.cur_version as usize;
@@ -92,13 +142,13 @@ fn rolling_update(
     if replicas < dep.spec_replicas + surge {
         state.deployment_mut(d).replica_sets[new].spec_replicas =
             dep.spec_replicas + surge - replicas;
-        scale(spec, state, d, new, rec, writes);
+        scale(spec, state, d, new, rec, writes, ties);
     } else if dep.replica_sets[new].replicas != replicas {
         let unavailable = dep.max_unavailable as i32 * replicas / 100;
         state.deployment_mut(d).replica_sets[old].spec_replicas = replicas - unavailable;
-        scale(spec, state, d, old, rec, writes);
+        scale(spec, state, d, old, rec, writes, ties);
     }
-    if !writes.crashed() {
+    if !writes.crashed() && !ties.stopped() {
         state.deployment_mut(d).cur_version = new as u8;
     }
 }
@@ -111,6 +161,7 @@ fn scale(
     version: usize,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let dep = *state.deployment(d);
     let rs = dep.replica_sets[version];
@@ -118,11 +169,8 @@ fn scale(
     let have = rs.replicas;
     if want < have - dep.in_deletion {
         let mut victims = Victims::of(state, d);
-        if spec.tie_break == TieBreak::Any {
-            victims.order_by_content(spec, state);
-        }
         for _ in 0..have - want - dep.in_deletion {
-            let Some(pod) = victims.next() else {
+            let Some(pod) = victims.next(ties) else {
                 break;
             };
             state.mark_for_deletion(d, pod);
@@ -154,19 +202,16 @@ fn scale(
     }
 }
 
-/// The running pods of one deployment, in the order the controller deletes them: from the
-/// node with most of them, lowest pod id first (Kivi's pod ranking, recomputed after each
-/// deletion).
+/// The running pods of one deployment, ranked as Kivi ranks them for deletion: those on the
+/// nodes holding the most of them come first (recounted after each deletion).
 struct Victims {
-    /// Per node id: the deployment's running pods there, ascending (or by content).
-    by_node: Vec<std::collections::VecDeque<usize>>,
-    /// Under `--tie-break any`: the node ids by content, which breaks ties between nodes.
-    rank: Option<Vec<usize>>,
+    /// Per node id: the deployment's running pods there, ascending.
+    by_node: Vec<VecDeque<usize>>,
 }
 
 impl Victims {
     fn of(state: &ClusterState, d: usize) -> Self {
-        let mut by_node = vec![std::collections::VecDeque::new(); state.nodes().len() + 1];
+        let mut by_node = vec![VecDeque::new(); state.nodes().len() + 1];
         for (i, p) in state.pods().iter().enumerate() {
             if p.phase == PodPhase::Running && p.deployment as usize == d && p.owned {
                 if let Some(list) = by_node.get_mut(p.loc as usize) {
@@ -174,53 +219,38 @@ impl Victims {
                 }
             }
         }
-        Self {
-            by_node,
-            rank: None,
-        }
+        Self { by_node }
     }
 
-    /// Orders each node's list, and ties between nodes, by content (see the module
-    /// documentation) rather than by id.
-    fn order_by_content(&mut self, spec: &ClusterSpec, state: &ClusterState) {
-        let content = |pod: usize| {
-            let mut record = *state.pod(pod);
-            record.loc = 0;
-            bytemuck::bytes_of(&record).to_vec()
-        };
-        for list in &mut self.by_node {
-            list.make_contiguous()
-                .sort_by_key(|&pod| (content(pod), pod));
-        }
-        let classes = NodeClasses::of(spec);
-        let mut ranked: Vec<usize> = (1..self.by_node.len()).collect();
-        ranked.sort_by_cached_key(|&n| {
-            let pods: Vec<Vec<u8>> = self.by_node[n].iter().map(|&p| content(p)).collect();
-            (
-                classes.key(state, n),
-                bytemuck::bytes_of(state.node(n)).to_vec(),
-                pods,
-                n,
-            )
-        });
-        self.rank = Some(ranked);
-    }
-
-    /// The next pod to delete: among the nodes with the most pods left, the lowest pod id
-    /// (the first pod, in id order, whose node has the most), or under `any` the first in
-    /// content order.
-    fn next(&mut self) -> Option<usize> {
-        let most = self.by_node.iter().map(|list| list.len()).max()?;
+    /// The next pod to delete, among the pods of the nodes with the most pods left: the lowest
+    /// id, or the one `ties`' picker picks; `None` when no pod is left or the picker ended the
+    /// step.
+    fn next(&mut self, ties: &mut Ties) -> Option<usize> {
+        let most = self.by_node.iter().map(VecDeque::len).max()?;
         if most == 0 {
             return None;
         }
-        let node = match &self.rank {
-            Some(rank) => *rank.iter().find(|&&n| self.by_node[n].len() == most)?,
-            None => (0..self.by_node.len())
-                .filter(|&n| self.by_node[n].len() == most)
-                .min_by_key(|&n| self.by_node[n][0])?,
+        let tied = (0..self.by_node.len()).filter(|&n| self.by_node[n].len() == most);
+        let Some(picker) = ties.picker.as_deref_mut() else {
+            let node = tied.min_by_key(|&n| self.by_node[n][0])?;
+            return self.by_node[node].pop_front();
         };
-        self.by_node[node].pop_front()
+        let mut candidates: Vec<usize> =
+            tied.flat_map(|n| self.by_node[n].iter().copied()).collect();
+        let pod = match candidates.len() {
+            1 => candidates[0],
+            _ => {
+                candidates.sort_unstable();
+                let Some(index) = picker.pick(&candidates) else {
+                    ties.stopped = true;
+                    return None;
+                };
+                candidates[index.min(candidates.len() - 1)]
+            }
+        };
+        let list = self.by_node.iter_mut().find(|list| list.contains(&pod))?;
+        list.retain(|&p| p != pod);
+        Some(pod)
     }
 }
 
@@ -304,6 +334,68 @@ mod tests {
         );
         assert_eq!({ s.deployment(1).in_deletion }, 2);
         assert_eq!(s.pending(Queue::Kubelet), &[1, 4]);
+    }
+
+    /// Answers with `answers` in turn, remembering the candidates offered; ends the step once
+    /// they run out.
+    struct Scripted {
+        answers: Vec<usize>,
+        offered: Vec<Vec<usize>>,
+    }
+
+    impl PickVictim for Scripted {
+        fn pick(&mut self, candidates: &[usize]) -> Option<usize> {
+            self.offered.push(candidates.to_vec());
+            (!self.answers.is_empty()).then(|| self.answers.remove(0))
+        }
+    }
+
+    #[test]
+    fn a_picker_chooses_among_the_pods_of_the_most_loaded_nodes_and_may_end_the_step() {
+        let model = load("c3", "original");
+        let mut s = model.initial_state().clone();
+        s.deployment_mut(1).spec_replicas = 3;
+        s.enqueue(Queue::Deployment, 1);
+        let terminating = |s: &ClusterState| -> Vec<usize> {
+            (1..=6)
+                .filter(|&p| s.pod(p).phase == PodPhase::Terminating)
+                .collect()
+        };
+        let mut picker = Scripted {
+            answers: vec![1, 0],
+            offered: Vec::new(),
+        };
+        let mut whole = s.clone();
+        let mut ties = Ties::picked_by(&mut picker);
+        run_with(
+            model.spec(),
+            &mut whole,
+            &mut Recorder::off(),
+            &mut WriteBudget::unlimited(),
+            &mut ties,
+        );
+        assert!(!ties.stopped());
+        assert_eq!(
+            terminating(&whole),
+            [2, 4],
+            "node 1's second pod, then node 3's"
+        );
+        assert_eq!(picker.offered, [vec![1, 2, 4, 5], vec![4, 5]]);
+
+        let mut picker = Scripted {
+            answers: vec![],
+            offered: Vec::new(),
+        };
+        let mut ties = Ties::picked_by(&mut picker);
+        run_with(
+            model.spec(),
+            &mut s,
+            &mut Recorder::off(),
+            &mut WriteBudget::unlimited(),
+            &mut ties,
+        );
+        assert!(ties.stopped());
+        assert!(terminating(&s).is_empty(), "nothing written after the stop");
     }
 
     #[test]

@@ -78,11 +78,14 @@ mod scheduler_outcomes;
 pub mod stable_reconciliation;
 pub mod stale_view;
 pub mod symmetry;
+mod victim_choices;
 
 use crate::cluster::Queue;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
+    WriteBudget,
 };
+use crate::controllers::deployment::Ties;
 use crate::controllers::scheduler::{Listed, Placements, Reduce};
 use crate::engine::model::{Model, Property};
 use crate::{controllers, events, intents};
@@ -232,15 +235,27 @@ impl ClusterModel {
                 self.run_scheduler(next, action.scheduler_choices(), rec)
             }
             ClusterAction::DeploymentController => controllers::deployment::run(spec, next, rec),
+            ClusterAction::DeploymentChoice { picks } => {
+                let mut picker = victim_choices::PathPicker::replaying(picks);
+                controllers::deployment::run_with(
+                    spec,
+                    next,
+                    rec,
+                    &mut WriteBudget::unlimited(),
+                    &mut Ties::picked_by(&mut picker),
+                )
+            }
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
             ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
-            ClusterAction::Restart { queue, writes } => {
-                restart::run(spec, next, queue, writes, rec)
-            }
+            ClusterAction::Restart {
+                queue,
+                writes,
+                picks,
+            } => restart::run(spec, next, queue, writes, picks, rec),
             ClusterAction::StaleView { queue, depth } => {
                 stale_view::run(spec, next, queue, depth, rec)
             }
@@ -343,7 +358,10 @@ impl ClusterModel {
         if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
             return;
         }
-        if !restart::for_each(spec, s, &mut visit) || !stale_view::for_each(spec, s, &mut visit) {
+        let victim_picks = |state: &ClusterState| self.victim_picks(state);
+        if !restart::for_each(spec, s, &victim_picks, &mut visit)
+            || !stale_view::for_each(spec, s, &mut visit)
+        {
             return;
         }
         let before_scheduler = [
@@ -370,18 +388,15 @@ impl ClusterModel {
         if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(s, &mut visit) {
             return;
         }
-        let after_scheduler = [
-            (
-                controllers::deployment::enabled(s),
-                ClusterAction::DeploymentController,
-            ),
-            (
-                s.is_quiet()
-                    && !s.events().after_stable_started
-                    && spec.events.iter().any(|e| e.after_stable),
-                ClusterAction::StartAfterStable,
-            ),
-        ];
+        if controllers::deployment::enabled(s) && !self.for_each_deployment_step(s, &mut visit) {
+            return;
+        }
+        let after_scheduler = [(
+            s.is_quiet()
+                && !s.events().after_stable_started
+                && spec.events.iter().any(|e| e.after_stable),
+            ClusterAction::StartAfterStable,
+        )];
         for (enabled, action) in after_scheduler {
             if enabled && !visit(action) {
                 return;
@@ -469,6 +484,63 @@ impl ClusterModel {
                 true
             }
         }
+    }
+
+    /// Calls `visit` on the deployment controller steps enabled in `s`: one step under
+    /// `--tie-break lowest` or where the step's victims are never tied, else one per outcome of
+    /// its ties ([`victim_choices`]).
+    fn for_each_deployment_step(
+        &self,
+        s: &ClusterState,
+        visit: &mut impl FnMut(ClusterAction) -> bool,
+    ) -> bool {
+        let all_picks = self.victim_picks(s);
+        if all_picks.len() <= 1 {
+            return visit(ClusterAction::DeploymentController);
+        }
+        all_picks
+            .into_iter()
+            .all(|picks| visit(ClusterAction::DeploymentChoice { picks }))
+    }
+
+    /// The picks of each outcome of the deployment controller's step in `state`: the lowest
+    /// ids alone under `--tie-break lowest`.
+    fn victim_picks(&self, state: &ClusterState) -> Vec<u64> {
+        match self.spec.tie_break {
+            TieBreak::Lowest => vec![0],
+            TieBreak::Any => self.victim_listing(state).picks,
+        }
+    }
+
+    /// The outcomes of the deployment controller's step in `state` under `--tie-break any`,
+    /// told apart by the model's fingerprints; a step with too many is noted in
+    /// [`ClusterModel::left_out`].
+    fn victim_listing(&self, state: &ClusterState) -> victim_choices::Listing {
+        let mut scratch = Vec::new();
+        let listing = victim_choices::list(
+            state,
+            &|next, picker| {
+                controllers::deployment::run_with(
+                    &self.spec,
+                    next,
+                    &mut Recorder::off(),
+                    &mut WriteBudget::unlimited(),
+                    &mut Ties::picked_by(picker),
+                )
+            },
+            &mut |end| self.fingerprint(end, &mut scratch),
+        );
+        if listing.cut {
+            self.left_out.get_or_init(|| {
+                format!(
+                    "a deployment controller step under --tie-break any had more than {} ways \
+                     to pick its scale-down victims among equally ranked pods, and only that \
+                     many were explored",
+                    victim_choices::MAX_OUTCOMES
+                )
+            });
+        }
+        listing
     }
 
     /// How the states a scheduler step from `source` reaches are told apart under the model's

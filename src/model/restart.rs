@@ -49,8 +49,10 @@
 //! evictions with `maxNoOfPodsToEvictPerNamespace: 2`; a restart forgets the two, and the loop
 //! comes back (`no_oscillation_eviction`).
 
+use super::victim_choices::PathPicker;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Queue, Recorder, WriteBudget};
 use crate::controllers;
+use crate::controllers::deployment::Ties;
 
 /// The controllers that may crash part-way, by their queue, with their names in traces.
 const RESTARTABLE: [(Queue, &str); 2] = [
@@ -62,26 +64,39 @@ fn restartable(queue: u8) -> Option<(Queue, &'static str)> {
     RESTARTABLE.into_iter().find(|(q, _)| *q as u8 == queue)
 }
 
-/// Takes `queue`'s controller step within `writes`.
+/// Takes `queue`'s controller step within `writes`; the deployment controller picks its
+/// victims among equally ranked pods as `picks` says ([`super::victim_choices`]).
 fn step(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     queue: Queue,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    picks: u64,
 ) {
     match queue {
-        Queue::Deployment => controllers::deployment::run_with(spec, state, rec, writes),
+        Queue::Deployment => {
+            let mut picker = PathPicker::replaying(picks);
+            controllers::deployment::run_with(
+                spec,
+                state,
+                rec,
+                writes,
+                &mut Ties::picked_by(&mut picker),
+            )
+        }
         Queue::Descheduler => controllers::descheduler::run_with(spec, state, rec, writes),
         _ => {}
     }
 }
 
 /// Calls `visit` on each restart step enabled in `state` (none once the budget is spent);
-/// false when `visit` asked to stop.
+/// false when `visit` asked to stop. `victim_picks` gives the deployment controller's ways of
+/// picking its victims in a state ([`super::victim_choices`]): each has its own restarts.
 pub fn for_each(
     spec: &ClusterSpec,
     state: &ClusterState,
+    victim_picks: &dyn Fn(&ClusterState) -> Vec<u64>,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     if !spec.perturbations.restart || state.perturbations().left == 0 {
@@ -91,17 +106,31 @@ pub fn for_each(
         if !super::controller_enabled(spec, state, queue) {
             continue;
         }
-        let mut whole = state.clone();
-        let mut writes = WriteBudget::unlimited();
-        step(spec, &mut whole, queue, &mut Recorder::off(), &mut writes);
-        let last = writes.made().min(u32::from(u16::MAX));
-        for k in 1..=last {
-            let action = ClusterAction::Restart {
-                queue: queue as u8,
-                writes: k as u16,
-            };
-            if !visit(action) {
-                return false;
+        let all_picks = match queue {
+            Queue::Deployment => victim_picks(state),
+            _ => vec![0],
+        };
+        for picks in all_picks {
+            let mut whole = state.clone();
+            let mut writes = WriteBudget::unlimited();
+            step(
+                spec,
+                &mut whole,
+                queue,
+                &mut Recorder::off(),
+                &mut writes,
+                picks,
+            );
+            let last = writes.made().min(u32::from(u16::MAX));
+            for k in 1..=last {
+                let action = ClusterAction::Restart {
+                    queue: queue as u8,
+                    writes: k as u16,
+                    picks,
+                };
+                if !visit(action) {
+                    return false;
+                }
             }
         }
     }
@@ -114,6 +143,7 @@ pub fn run(
     state: &mut ClusterState,
     queue: u8,
     writes: u16,
+    picks: u64,
     rec: &mut Recorder,
 ) {
     let Some((queue, name)) = restartable(queue) else {
@@ -125,6 +155,7 @@ pub fn run(
         queue,
         rec,
         &mut WriteBudget::crash_after(u32::from(writes)),
+        picks,
     );
     state.clear_queue(queue);
     for d in 1..=state.deployments().len() {
@@ -169,7 +200,7 @@ mod tests {
         s.deployment_mut(1).active = true;
         s.enqueue(Queue::Deployment, 1);
         let mut restarts = Vec::new();
-        for_each(&spec, &s, &mut |action| {
+        for_each(&spec, &s, &|_| vec![0], &mut |action| {
             restarts.push(action);
             true
         });
@@ -177,13 +208,14 @@ mod tests {
             .map(|writes| ClusterAction::Restart {
                 queue: Queue::Deployment as u8,
                 writes,
+                picks: 0,
             })
             .collect();
         assert_eq!(restarts, expected, "one per pod the whole step creates");
 
         let mut crashed = s.clone();
         let mut rec = Recorder::on();
-        run(&spec, &mut crashed, Queue::Deployment as u8, 3, &mut rec);
+        run(&spec, &mut crashed, Queue::Deployment as u8, 3, 0, &mut rec);
         let pending = |state: &ClusterState| {
             (1..=state.pods().len())
                 .filter(|&p| state.pod(p).phase == PodPhase::Pending)
@@ -207,7 +239,7 @@ mod tests {
             )
         );
         let mut none = Vec::new();
-        for_each(&spec, &crashed, &mut |action| {
+        for_each(&spec, &crashed, &|_| vec![0], &mut |action| {
             none.push(action);
             true
         });

@@ -100,7 +100,9 @@ pub fn after_step(spec: &ClusterSpec, state: &mut ClusterState, action: &Cluster
     }
     let queue = match *action {
         ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => Queue::Scheduler as u8,
-        ClusterAction::DeploymentController => Queue::Deployment as u8,
+        ClusterAction::DeploymentController | ClusterAction::DeploymentChoice { .. } => {
+            Queue::Deployment as u8
+        }
         ClusterAction::Hpa => Queue::Hpa as u8,
         ClusterAction::Descheduler => Queue::Descheduler as u8,
         ClusterAction::StaleView { queue, .. } => queue,

