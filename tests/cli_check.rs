@@ -495,3 +495,68 @@ fn controllers_say_why_they_scaled_and_evicted() {
         "numbers wait for --verbose 3"
     );
 }
+
+/// A sweep or a loop search cut short says what cut it: the 4,096-outcome cap of a scheduler
+/// listing, not a bound the user set, and no advice to drop a `--no-symmetry` never given
+/// (#46 row 8).
+#[test]
+fn an_incomplete_answer_names_what_cut_it_short() {
+    let sweep = kivi(&[
+        "check",
+        "--case",
+        "c5",
+        "--non-violation",
+        "--tie-break",
+        "any",
+        "-q",
+    ]);
+    assert_eq!(sweep.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&sweep.stdout);
+    assert!(
+        stdout.contains(
+            "was cut short (a scheduler step under --tie-break any had more than 4096 outcomes"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("--timeout, --memory or --depth"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("symmetry reduction is off (the descheduler evicts pods in id order)"),
+        "{stdout}"
+    );
+    let report = json_of(&kivi(&[
+        "check",
+        "--case",
+        "c5",
+        "--non-violation",
+        "--tie-break",
+        "any",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(report["verdict"], "incomplete");
+    let reason = report["incomplete"].as_str().unwrap_or_default();
+    assert!(reason.contains("more than 4096 outcomes"), "{reason}");
+
+    let lasso = kivi(&[
+        "check",
+        "--case",
+        "c1",
+        "--loop",
+        "--tie-break",
+        "any",
+        "--topology",
+        "3:17",
+        "-q",
+    ]);
+    assert_eq!(lasso.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&lasso.stdout);
+    assert!(stdout.contains("more than 4096 outcomes"), "{stdout}");
+    assert!(
+        stdout.contains("symmetry reduction is off (a loop search keeps states as they are)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("--no-symmetry"), "{stdout}");
+}

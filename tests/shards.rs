@@ -241,6 +241,47 @@ fn missing_shards_are_named_and_journals_of_two_sweeps_refused() {
     std::fs::remove_dir_all(&other).unwrap();
 }
 
+/// A violation found in the shards given is a violation (exit 1) in every format, whatever
+/// shards are missing; the missing shard only leaves its minimality open, which the text, the
+/// JSON report and a SARIF notification say (#46 row 8).
+#[test]
+fn a_violation_found_with_a_shard_missing_is_a_violation_not_guaranteed_minimal() {
+    let dir = scratch("violation-missing");
+    assert_eq!(run_shards(&["--case", "c3"], 3, &dir), vec![1; 3]);
+    let shard = |i: u32| dir.join(format!("shard-{i}.jsonl"));
+    let (zero, two) = (shard(0), shard(2));
+    let text = merge(&[&zero, &two], "text");
+    assert_eq!(text.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("1 failure(s) found!"), "{stdout}");
+    assert!(
+        stdout.contains("not guaranteed minimal: 19 smaller topologies were not decided (shard(s) missing: 1/3;"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Incomplete:"), "{stdout}");
+    let json = merge(&[&zero, &two], "json");
+    assert_eq!(json.status.code(), Some(1));
+    let report = json_of(&json);
+    assert_eq!(report["verdict"], "violation");
+    assert_eq!(report["incomplete"], Value::Null);
+    assert_eq!(report["minimal"]["guaranteedMinimal"], false);
+    let missing = report["minimal"]["missingShards"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(missing.starts_with("shard(s) missing: 1/3;"), "{report}");
+    let sarif = merge(&[&zero, &two], "sarif");
+    assert_eq!(sarif.status.code(), Some(1));
+    let log = json_of(&sarif);
+    let notes = &log["runs"][0]["invocations"][0]["toolExecutionNotifications"];
+    let note = notes[0]["message"]["text"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("Not guaranteed minimal: shard(s) missing: 1/3;"),
+        "{log}"
+    );
+    assert_eq!(log["runs"][0]["results"].as_array().map(Vec::len), Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn kivi_job_prints_an_indexed_job_the_kubernetes_types_read() {
     let output = kivi(&[

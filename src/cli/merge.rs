@@ -33,7 +33,7 @@ pub struct MergeArgs {
 
 impl MergeArgs {
     /// Merges the journals and prints the sweep's report; returns the exit code: the single
-    /// run's, 3 when shards are missing or partial, 2 when the journals are not one sweep's.
+    /// run's (a violation found in the shards given stands; without one, missing or partial shards make it 3), 2 when the journals are not one sweep's.
     pub fn run(self) -> Result<i32, CommandError> {
         let mut files = Vec::new();
         for path in &self.journals {

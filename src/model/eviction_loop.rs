@@ -93,11 +93,13 @@ pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let (tie_break, perturbations) = (spec.tie_break, spec.perturbations);
     let mut init = model.initial_state().clone();
     *init.monitors_mut() = Default::default();
-    ClusterModel::new(spec, init).with_options(super::ModelOptions {
-        tie_break,
-        symmetry: false,
-        perturbations,
-    })
+    ClusterModel::new(spec, init)
+        .with_options(super::ModelOptions {
+            tie_break,
+            symmetry: false,
+            perturbations,
+        })
+        .without_symmetry("a loop search keeps states as they are")
 }
 
 /// What an eviction-loop search decided.

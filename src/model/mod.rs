@@ -94,6 +94,9 @@ use symmetry::SymmetryStatus;
 
 pub use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
 
+/// Why symmetry is off when the user turned it off.
+const NO_SYMMETRY: &str = "--no-symmetry";
+
 /// A cluster ready to be checked: its stable spec and its initial state.
 #[derive(Clone, Debug)]
 pub struct ClusterModel {
@@ -166,12 +169,19 @@ impl ClusterModel {
         }
         self.id = scheduler_outcomes::model_id();
         self.symmetry = if !options.symmetry {
-            SymmetryStatus::Off("--no-symmetry".into())
+            SymmetryStatus::Off(NO_SYMMETRY.into())
         } else if options.perturbations.stale_view {
             SymmetryStatus::Off("--perturb stale-view".into())
         } else {
             SymmetryStatus::of(&self.spec)
         };
+        self
+    }
+
+    /// The model with states fingerprinted as they are, for the reason `why` (what reports
+    /// say instead of `--no-symmetry`).
+    pub(crate) fn without_symmetry(mut self, why: &str) -> Self {
+        self.symmetry = SymmetryStatus::Off(why.into());
         self
     }
 
@@ -470,10 +480,13 @@ impl ClusterModel {
                 self.left_out.get_or_init(|| {
                     let why = match &self.symmetry {
                         SymmetryStatus::On(_) => String::new(),
-                        SymmetryStatus::Off(why) => format!(
+                        SymmetryStatus::Off(why) if why == NO_SYMMETRY => format!(
                             "; symmetry reduction is off ({why}), with it a step lists one \
                              outcome per class"
                         ),
+                        SymmetryStatus::Off(why) => {
+                            format!("; symmetry reduction is off ({why})")
+                        }
                     };
                     format!(
                         "a scheduler step under --tie-break any had more than {} outcomes and \

@@ -272,9 +272,14 @@ pub fn to_sarif(report: &Value, uri: &str) -> Value {
             result
         })
         .collect();
+    let missing_shards = report["minimal"]["missingShards"]
+        .as_str()
+        .map(|missing| format!("Not guaranteed minimal: {missing}"));
     let notifications: Vec<Value> = incomplete(report)
+        .map(|reason| format!("Incomplete: {reason}"))
         .into_iter()
-        .map(|reason| json!({"level": "warning", "message": {"text": format!("Incomplete: {reason}")}}))
+        .chain(missing_shards)
+        .map(|text| json!({"level": "warning", "message": {"text": text}}))
         .collect();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

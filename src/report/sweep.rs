@@ -51,15 +51,22 @@ fn minimality_note(result: &SweepResult) -> String {
     let mut reasons = Vec::new();
     if result.cut_short > 0 {
         reasons.push(format!(
-            "{} smaller topologies were cut short by a bound (--timeout, --memory or --depth)",
-            result.cut_short
+            "{} smaller topologies were cut short ({})",
+            result.cut_short,
+            result
+                .cut_short_because
+                .as_deref()
+                .unwrap_or("a bound was reached")
         ));
     }
     if result.undecided > 0 {
-        reasons.push(format!(
-            "{} smaller topologies were not decided",
-            result.undecided
-        ));
+        reasons.push(match &result.missing_shards {
+            Some(missing) => format!(
+                "{} smaller topologies were not decided ({missing})",
+                result.undecided
+            ),
+            None => format!("{} smaller topologies were not decided", result.undecided),
+        });
     }
     if !reasons.is_empty() {
         format!(
@@ -211,6 +218,7 @@ pub fn to_json(result: &SweepResult) -> Value {
             "guaranteedMinimal": result.proven_minimal(),
             "cutShortBefore": result.cut_short,
             "undecidedBefore": result.undecided,
+            "missingShards": result.missing_shards,
         })
     });
     json!({
@@ -283,6 +291,7 @@ mod tests {
             elapsed_s,
             threads: 1,
             from_journal,
+            incomplete: None,
         }
     }
 
@@ -297,6 +306,7 @@ mod tests {
             every_intent: false,
             cut_short: 0,
             undecided: 0,
+            missing_shards: None,
             incomplete: None,
             interrupted: false,
             journal: None,

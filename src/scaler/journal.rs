@@ -55,6 +55,9 @@ pub struct JournalEntry {
     /// Threads the check ran on (1 in journals written before kivi recorded it).
     #[serde(default = "one_thread")]
     pub threads: usize,
+    /// Why the check was cut short, when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 fn one_thread() -> usize {
@@ -220,7 +223,7 @@ pub fn read(path: &Path) -> Result<JournalContents, String> {
 }
 
 /// How one topology's check ended, as the journal records it.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
     /// The verdict.
     pub verdict: JobVerdict,
@@ -232,6 +235,8 @@ pub struct Decision {
     pub elapsed_s: f64,
     /// Threads the check ran on.
     pub threads: usize,
+    /// Why the check was cut short, when it was.
+    pub incomplete: Option<String>,
 }
 
 /// An open journal: what earlier runs decided, and the file new lines go to.
@@ -353,6 +358,7 @@ impl Journal {
             transitions: decision.transitions,
             elapsed_s: decision.elapsed_s,
             threads: decision.threads,
+            incomplete: decision.incomplete,
         };
         self.append(&serde_json::to_string(&entry).expect("journal entries serialise"))?;
         self.decided.insert(topology.clone(), entry);
@@ -416,6 +422,7 @@ mod tests {
             transitions: 9,
             elapsed_s: 0.1,
             threads: 1,
+            incomplete: None,
         }
     }
 

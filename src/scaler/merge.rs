@@ -27,7 +27,7 @@ use super::sweep::{
 };
 use super::template::Template;
 use super::topology::Topology;
-use crate::engine::{CancelToken, CheckOptions, Verdict};
+use crate::engine::{CancelToken, CheckOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -45,12 +45,11 @@ pub struct Merged {
 }
 
 impl Merged {
-    /// The exit code: the single run's, or incomplete (3) when shards are missing or partial.
+    /// The exit code, the single run's: a violation found in the shards given (1) stands
+    /// whatever shards are missing, which only leave its minimality open; without one,
+    /// missing or partial shards make the merge incomplete (3).
     pub fn exit_code(&self) -> i32 {
-        match self.missing {
-            Some(_) => Verdict::Incomplete.exit_code(),
-            None => self.result.verdict().exit_code(),
-        }
+        self.result.verdict().exit_code()
     }
 }
 
@@ -124,6 +123,7 @@ pub fn merge(
             from_journal: false,
             violation: None,
             error: None,
+            incomplete: entry.incomplete.clone(),
         };
         if entry.verdict == JobVerdict::Violation {
             output.violation = Some(recheck(&template, &settings, topology, pool)?);
@@ -155,12 +155,13 @@ pub fn merge(
         .warnings
         .extend(journals.iter().filter_map(|j| j.contents.cut_off.clone()));
     let missing = missing_message(&undecided, &by_index, count);
-    if let Some(message) = &missing {
+    if let (Some(message), true) = (&missing, result.violations.is_empty()) {
         result.incomplete = Some(match result.incomplete.take() {
             Some(earlier) => format!("{message}; and {earlier}"),
             None => message.clone(),
         });
     }
+    result.missing_shards = missing.clone();
     Ok(Merged {
         result,
         header,

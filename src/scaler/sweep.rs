@@ -82,6 +82,8 @@ pub struct TopologyRow {
     pub threads: usize,
     /// Whether the verdict was taken from the journal instead of checked again.
     pub from_journal: bool,
+    /// Why the check was cut short, when it was.
+    pub incomplete: Option<String>,
 }
 
 /// A violating topology with the check that found its violation.
@@ -144,8 +146,12 @@ pub struct SweepResult {
     /// Topologies before the first violation whose check a bound cut short: each may hide a
     /// smaller violation.
     pub cut_short: usize,
+    /// Why the first of those was cut short.
+    pub cut_short_because: Option<String>,
     /// Topologies before the first violation that an interrupt left undecided.
     pub undecided: usize,
+    /// For a merge of shards' journals: the shards missing or left partial, and what to do.
+    pub missing_shards: Option<String>,
     /// Why the sweep found no violation and proves nothing, if so.
     pub incomplete: Option<String>,
     /// Whether Ctrl-C stopped the sweep.
@@ -295,6 +301,7 @@ pub fn run(
                 transitions: report.output.transitions,
                 elapsed_s: report.elapsed.as_secs_f64(),
                 threads: report.threads,
+                incomplete: report.output.incomplete.clone(),
             };
             if let Err(error) = journal.record(&report.topology, decision) {
                 journal_error.get_or_insert(error);
@@ -425,6 +432,7 @@ pub(super) fn assemble(
             elapsed_s: report.output.elapsed_s,
             threads: report.threads,
             from_journal: report.output.from_journal,
+            incomplete: report.output.incomplete,
         };
         let counts = settings.all_violations || first.as_ref() == Some(&row.topology);
         if let (true, Some((model, finding))) = (counts, report.output.violation) {
@@ -447,8 +455,9 @@ pub(super) fn assemble(
         .collect();
     let incomplete = match (answer, cut_short.first()) {
         (None, Some(row)) => Some(format!(
-            "the check of {} was cut short by a bound (--timeout, --memory or --depth){}",
+            "the check of {} was cut short ({}){}",
             row.topology,
+            row.incomplete.as_deref().unwrap_or("a bound was reached"),
             match cut_short.len() {
                 1 => String::new(),
                 more => format!(", and {} more", more - 1),
@@ -456,6 +465,7 @@ pub(super) fn assemble(
         )),
         _ => None,
     };
+    let cut_short_because = cut_short.first().and_then(|row| row.incomplete.clone());
     let cut_short = if answer.is_some() { cut_short.len() } else { 0 };
     SweepResult {
         fast_find: settings.enumeration.fast_find,
@@ -466,7 +476,9 @@ pub(super) fn assemble(
         guaranteed_minimal: true,
         every_intent: settings.all_violations,
         cut_short,
+        cut_short_because,
         undecided: 0,
+        missing_shards: None,
         incomplete,
         interrupted: false,
         journal: None,
@@ -551,6 +563,8 @@ pub(super) struct TopologyCheck {
     pub(super) from_journal: bool,
     pub(super) violation: Option<(ClusterModel, Finding)>,
     pub(super) error: Option<SweepError>,
+    /// Why the check was cut short, when it was.
+    pub(super) incomplete: Option<String>,
 }
 
 /// A topology whose check gave no answer: an error, which ends the sweep.
@@ -564,6 +578,7 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
             from_journal: false,
             violation: None,
             error: Some(error),
+            incomplete: None,
         },
     )
 }
@@ -588,6 +603,7 @@ pub(super) fn check_topology(
                 from_journal: true,
                 violation: None,
                 error: None,
+                incomplete: None,
             },
         );
     }
@@ -619,6 +635,7 @@ pub(super) fn check_topology(
         from_journal: false,
         violation: None,
         error: None,
+        incomplete: outcome.incomplete.as_ref().map(ToString::to_string),
     };
     let verdict = match outcome.verdict() {
         Verdict::NoViolation => JobVerdict::NoViolation,
@@ -653,10 +670,14 @@ fn loop_topology(
         from_journal: false,
         violation: None,
         error: None,
+        incomplete: None,
     };
     let verdict = match search.verdict {
         LoopVerdict::None => JobVerdict::NoViolation,
-        LoopVerdict::Incomplete(_) => JobVerdict::Incomplete,
+        LoopVerdict::Incomplete(why) => {
+            result.incomplete = Some(why.to_string());
+            JobVerdict::Incomplete
+        }
         LoopVerdict::Found(found) => {
             result.violation = Some((model, Finding::Loop(found)));
             JobVerdict::Violation
