@@ -390,7 +390,7 @@ fn nodes_taints_tolerations_and_hostname_spread() {
     assert_eq!(nodes[0]["memory"], 30);
     assert_eq!(
         nodes[0]["taint"],
-        serde_json::json!(["dedicated:NoSchedule"])
+        serde_json::json!(["dedicated=web:NoSchedule"])
     );
     assert_eq!(nodes[1]["cpu"], 8);
     assert!(nodes[1].get("taint").is_none());
@@ -403,7 +403,7 @@ fn nodes_taints_tolerations_and_hostname_spread() {
     assert_eq!(template["topoSpreadConstraints"][1]["whenUnsatisfiable"], 1);
     assert_eq!(
         template["toleration"],
-        serde_json::json!(["dedicated:NoSchedule"])
+        serde_json::json!(["dedicated=web:NoSchedule"])
     );
     let output = kivi(&["check", file, "-q"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));

@@ -30,6 +30,7 @@ pub mod monitors;
 pub mod ops;
 pub mod spec;
 pub mod state;
+pub mod taints;
 pub mod timing;
 pub mod trace;
 pub mod writes;
@@ -41,5 +42,6 @@ pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
     PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
 };
+pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 pub use trace::{Recorder, TraceLine, Why};
 pub use writes::WriteBudget;

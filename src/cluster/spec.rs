@@ -6,6 +6,8 @@
 //! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
 //! label is absent.
 
+use super::taints::{Taint, TaintEffect, Toleration};
+
 /// Scheduling facts about one node that never change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeSpec {
@@ -17,7 +19,8 @@ pub struct NodeSpec {
     pub memory: i32,
     /// Value number per label key (0 = label absent); includes the default `hostname` label.
     pub labels: Vec<u16>,
-    /// Which distinct taint set the node carries (0 = untainted), as Kivi's `taintType`.
+    /// Which distinct taint list the node carries (0 = untainted), as Kivi's `taintType`;
+    /// the taints are [`ClusterSpec::taint_types`]`[taint_type - 1]`.
     pub taint_type: u8,
 }
 
@@ -100,11 +103,17 @@ pub struct PodTemplate {
     pub affinity: Vec<NodeAffinityTerm>,
     /// `nodeName` (0 = unset): bypasses the scheduler when set.
     pub node_name: i64,
-    /// Node taint types the pod does not tolerate with effect NoExecute.
+    /// The pod's tolerations, matched against each taint type's taints (by
+    /// [`Toleration::tolerates`]) to give the three lists below.
+    pub tolerations: Vec<Toleration>,
+    /// Taint types with a NoExecute taint the pod does not tolerate: the scheduler keeps the
+    /// pod off such nodes and the taint manager evicts it from them.
     pub no_execute: Vec<u8>,
-    /// Node taint types the pod does not tolerate with effect NoSchedule.
+    /// Taint types with a NoSchedule taint the pod does not tolerate: the scheduler keeps the
+    /// pod off such nodes.
     pub no_schedule: Vec<u8>,
-    /// Node taint types the pod does not tolerate with effect PreferNoSchedule.
+    /// Taint types with PreferNoSchedule taints the pod does not tolerate, each type once per
+    /// such taint (the scheduler's TaintToleration score counts them).
     pub prefer_no_schedule: Vec<u8>,
     /// Topology spread constraints, user-given or Kivi's system defaults.
     pub spread: Vec<TopologySpreadConstraint>,
@@ -384,6 +393,9 @@ pub struct ClusterSpec {
     pub deployment_templates: Vec<DeploymentTemplate>,
     /// Every autoscaler configuration a deployment can take (from the setup and templates).
     pub hpa_specs: Vec<HpaSpec>,
+    /// The taints of each distinct taint list the nodes carry: taint type `t` is
+    /// `taint_types[t - 1]`, in the node's order.
+    pub taint_types: Vec<Vec<Taint>>,
     /// Label key names, indexed by key number.
     pub label_keys: Vec<String>,
     /// Number of distinct values per label key (values are numbered `1..=n`).
@@ -507,6 +519,20 @@ impl ClusterSpec {
         self.nodes.iter().any(|n| n.taint_type != 0)
     }
 
+    /// The first taint of node `n` with an effect in `effects` that `template` does not
+    /// tolerate (`FindMatchingUntoleratedTaint`), if any.
+    pub fn untolerated_taint(
+        &self,
+        template: &PodTemplate,
+        n: usize,
+        effects: &[TaintEffect],
+    ) -> Option<&Taint> {
+        let taints = (self.node(n).taint_type as usize)
+            .checked_sub(1)
+            .and_then(|t| self.taint_types.get(t))?;
+        super::taints::first_untolerated(taints, &template.tolerations, effects)
+    }
+
     /// Whether a maintenance event is configured: only then do nodes drain.
     pub fn maintenance_enabled(&self) -> bool {
         self.events
@@ -527,6 +553,7 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     mem_requested: 0,
     affinity: Vec::new(),
     node_name: 0,
+    tolerations: Vec::new(),
     no_execute: Vec::new(),
     no_schedule: Vec::new(),
     prefer_no_schedule: Vec::new(),

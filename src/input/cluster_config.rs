@@ -9,6 +9,7 @@ use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup, O
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
 use super::yaml_documents::Document;
+use crate::cluster::Taint;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -109,6 +110,25 @@ fn node_group(
             ),
         ));
     }
+    let taints = config
+        .template
+        .taints
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            Taint::parse(text).map_err(|why| {
+                InputError::new(
+                    &document.file,
+                    Some(document.place_of(text)),
+                    format!(
+                        "nodesTypes[{index}].template.taints[{i}]: {why}; write a taint as \
+                         key=value:Effect or key:Effect with Effect NoSchedule, \
+                         PreferNoSchedule or NoExecute"
+                    ),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
     let labels: Labels = config
         .template
         .labels
@@ -120,7 +140,7 @@ fn node_group(
         cpu,
         memory,
         labels,
-        taints: config.template.taints,
+        taints,
         reserved_cpu: Quantity::default(),
         reserved_memory: Quantity::default(),
         count: config.num,

@@ -14,6 +14,7 @@ use super::diagnostics::{Diagnostics, InputError, Place};
 use super::kubernetes::{read_object, typed, Object};
 use super::quantity::Quantity;
 use super::yaml_documents::{read_documents, Document};
+use crate::cluster::TaintEffect;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -108,7 +109,12 @@ pub fn read(
         let control_plane = node.labels.keys().any(|k| {
             k == "node-role.kubernetes.io/control-plane" || k == "node-role.kubernetes.io/master"
         });
-        if control_plane && node.taints.iter().any(|t| t.ends_with(":NoSchedule")) {
+        if control_plane
+            && node
+                .taints
+                .iter()
+                .any(|t| t.effect == TaintEffect::NoSchedule)
+        {
             diagnostics.warn(format!(
                 "{node_file}: Node/{}: a control-plane node tainted NoSchedule; not modelled",
                 node.name

@@ -4,6 +4,7 @@
 //! when the description is emitted.
 
 use super::quantity::Quantity;
+use crate::cluster::{Taint, Toleration};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -47,8 +48,8 @@ pub struct PodTemplate {
     pub memory: Quantity,
     /// Node affinity from `nodeSelector` and `affinity.nodeAffinity`.
     pub affinity: Vec<AffinityRule>,
-    /// Tolerations as `key:Effect` (Kivi's form).
-    pub tolerations: Vec<String>,
+    /// Tolerations: key, operator, value and effect.
+    pub tolerations: Vec<Toleration>,
     /// Topology spread constraints.
     pub spread: Vec<SpreadConstraint>,
     /// `nodeName`, when the pod is pinned.
@@ -127,8 +128,8 @@ pub struct NodeGroup {
     pub memory: Quantity,
     /// Labels.
     pub labels: Labels,
-    /// Taints as `key:Effect`.
-    pub taints: Vec<String>,
+    /// Taints: key, value and effect.
+    pub taints: Vec<Taint>,
     /// CPU requested by pods on the node that are not modelled (system pods of a live cluster).
     pub reserved_cpu: Quantity,
     /// Memory requested by pods on the node that are not modelled.

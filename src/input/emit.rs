@@ -12,6 +12,7 @@ use super::description::{
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
 use super::units::ResourceUnit;
+use crate::cluster::{Taint, Toleration};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
@@ -173,9 +174,30 @@ fn node_json(node: &NodeGroup, units: &Units, keys: &BTreeSet<String>) -> Map<St
         json.insert("labels".into(), Value::Object(labels));
     }
     if !node.taints.is_empty() {
-        json.insert("taint".into(), json!(node.taints));
+        let taints: Vec<String> = node.taints.iter().map(Taint::to_string).collect();
+        json.insert("taint".into(), json!(taints));
     }
     json
+}
+
+/// A toleration as the uniform JSON writes it: Kivi's `key=value:Effect` where that says it
+/// exactly (operator Equal, a key and an effect), else an object with the PodSpec's fields.
+fn toleration_json(toleration: &Toleration) -> Value {
+    if let Some(text) = toleration.kivi_form() {
+        return json!(text);
+    }
+    let mut fields = Map::new();
+    if !toleration.key.is_empty() {
+        fields.insert("key".into(), json!(toleration.key));
+    }
+    fields.insert("operator".into(), json!(toleration.operator.name()));
+    if !toleration.value.is_empty() {
+        fields.insert("value".into(), json!(toleration.value));
+    }
+    if let Some(effect) = toleration.effect {
+        fields.insert("effect".into(), json!(effect.name()));
+    }
+    Value::Object(fields)
 }
 
 fn pod_template_json(
@@ -228,7 +250,8 @@ fn pod_template_json(
         json.insert("affinityRules".into(), Value::Array(rules));
     }
     if !pod.tolerations.is_empty() {
-        json.insert("toleration".into(), json!(pod.tolerations));
+        let tolerations: Vec<Value> = pod.tolerations.iter().map(toleration_json).collect();
+        json.insert("toleration".into(), Value::Array(tolerations));
     }
     if let Some(name) = &pod.node_name {
         let index = node_names

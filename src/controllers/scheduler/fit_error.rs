@@ -6,19 +6,32 @@
 use super::pod_topology_spread::{self, MatchingPods};
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
-use crate::cluster::{ClusterSpec, ClusterState, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, Recorder, Taint, TaintEffect};
 use std::collections::BTreeMap;
 
 /// kube-scheduler's reason for a node the filter `filter` rejects.
-fn reason(c: &Cycle, n: usize, filter: Filter) -> &'static str {
+fn reason(c: &Cycle, n: usize, filter: Filter) -> String {
     match filter {
-        Filter::NotReady => "node(s) were not ready",
-        Filter::NodeName => "node(s) didn't match the requested node name",
-        Filter::NodeAffinity => "node(s) didn't match Pod's node affinity/selector",
-        Filter::TaintToleration => "node(s) had untolerated taint",
-        Filter::NodeResourcesFit => Shortage::of(c, n).reason(),
-        Filter::PodTopologySpread => "node(s) didn't match pod topology spread constraints",
+        Filter::NotReady => "node(s) were not ready".into(),
+        Filter::NodeName => "node(s) didn't match the requested node name".into(),
+        Filter::NodeAffinity => "node(s) didn't match Pod's node affinity/selector".into(),
+        Filter::TaintToleration => format!(
+            "node(s) had untolerated taint {}",
+            untolerated(c, n).map(Taint::in_braces).unwrap_or_default()
+        ),
+        Filter::NodeResourcesFit => Shortage::of(c, n).reason().into(),
+        Filter::PodTopologySpread => "node(s) didn't match pod topology spread constraints".into(),
     }
+}
+
+/// The taint TaintToleration's filter names for node `n`: its first NoSchedule or NoExecute
+/// taint the pod does not tolerate (`FindMatchingUntoleratedTaint`).
+fn untolerated<'c>(c: &Cycle<'c>, n: usize) -> Option<&'c Taint> {
+    c.spec.untolerated_taint(
+        c.template,
+        n,
+        &[TaintEffect::NoSchedule, TaintEffect::NoExecute],
+    )
 }
 
 /// The first resource a node NodeResourcesFit rejects is short of, in kube-scheduler's order.
@@ -77,8 +90,8 @@ fn plugin_detail(
         Filter::TaintToleration => (
             "TaintToleration",
             format!(
-                "the pod does not tolerate the node's taint (type {})",
-                spec.taint_type
+                "the pod does not tolerate the node's taint {}",
+                untolerated(c, n).map(Taint::to_string).unwrap_or_default()
             ),
         ),
         Filter::NodeResourcesFit => {
@@ -136,7 +149,7 @@ pub fn fit_error(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option
     let mut scratch = Scratch::default();
     let mut c = Cycle::new(spec, state, pod, &mut Buffers::default());
     let nodes = spec.nodes.len();
-    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut rejected_by: Vec<Option<Filter>> = vec![None; nodes + 1];
     let tainted = spec.nodes.iter().any(|n| n.taint_type != 0);
     let matching = run_filters(&mut c, &mut scratch.matching, tainted, |c, filter| {

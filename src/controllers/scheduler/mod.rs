@@ -69,7 +69,8 @@ pub struct Cycle<'a> {
     pub plugin_score: Vec<i32>,
     /// The node passed the node-affinity filter (Kivi's `curAffinity`).
     pub affinity: Vec<bool>,
-    /// The node has a NoSchedule taint the pod does not tolerate (Kivi's `curTaint`).
+    /// The node has a NoSchedule or NoExecute taint the pod does not tolerate (Kivi's
+    /// `curTaint`, which marks NoSchedule taints only).
     pub tainted: Vec<bool>,
     /// Scratch for the topology spread plugin's per-domain counts.
     domains: Vec<i32>,

@@ -1,6 +1,7 @@
 //! Node objects: allocatable (or capacity) CPU and memory, labels and taints.
 
 use super::typed;
+use crate::cluster::Taint;
 use crate::input::description::NodeGroup;
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::quantity::Quantity;
@@ -38,9 +39,15 @@ pub fn read(
     let taints = spec
         .taints
         .unwrap_or_default()
-        .into_iter()
-        .map(|taint| format!("{}:{}", taint.key, taint.effect))
-        .collect();
+        .iter()
+        .enumerate()
+        .map(|(i, taint)| {
+            let value = taint.value.as_deref().unwrap_or_default();
+            Taint::new(&taint.key, value, &taint.effect).map_err(|why| {
+                document.error_at("taints", format!("{object}: spec.taints[{i}]: {why}"))
+            })
+        })
+        .collect::<Result<_, _>>()?;
     Ok(NodeGroup {
         name,
         cpu,

@@ -2,6 +2,7 @@
 //! spread constraints and `nodeName`, with a warning for each field that would change
 //! scheduling but is not modelled.
 
+use crate::cluster::{TaintEffect, Toleration};
 use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstraint};
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::quantity::Quantity;
@@ -83,22 +84,35 @@ pub fn pod_template(
         }
     }
     let mut tolerations = Vec::new();
-    for toleration in spec.tolerations.iter().flatten() {
-        let Some(key) = toleration.key.as_deref().filter(|k| !k.is_empty()) else {
-            warn(
-                "spec.tolerations (a toleration without a key)",
-                "only keyed tolerations are modelled",
-            );
-            continue;
+    for (i, given) in spec.tolerations.iter().flatten().enumerate() {
+        let error = |why: &str| {
+            document.error_at(
+                "tolerations",
+                format!("{object}: spec.tolerations[{i}]: {why}"),
+            )
         };
-        match toleration.effect.as_deref().filter(|e| !e.is_empty()) {
-            Some(effect) => tolerations.push(format!("{key}:{effect}")),
-            None => {
-                for effect in ["NoSchedule", "PreferNoSchedule", "NoExecute"] {
-                    tolerations.push(format!("{key}:{effect}"));
-                }
+        let text = |field: &Option<String>| field.clone().unwrap_or_default();
+        let toleration = Toleration::new(
+            &text(&given.key),
+            &text(&given.operator),
+            &text(&given.value),
+            &text(&given.effect),
+        )
+        .map_err(|why| error(&why))?;
+        if given.toleration_seconds.is_some() {
+            if toleration.effect != Some(TaintEffect::NoExecute) {
+                return Err(error(
+                    "tolerationSeconds is set but the effect is not NoExecute; the API server \
+                     takes it only with effect NoExecute",
+                ));
             }
+            warn(
+                "spec.tolerations[].tolerationSeconds",
+                "the toleration holds for ever; the taint manager never evicts the pod after \
+                 the seconds have passed",
+            );
         }
+        tolerations.push(toleration);
     }
     let mut spread = Vec::new();
     for constraint in spec.topology_spread_constraints.iter().flatten() {

@@ -9,11 +9,12 @@
 
 use super::schema::{
     Deployment, Descheduler, Document, Event, Intent, Labels, Node, Profile, SpreadConstraint,
-    Strings,
 };
 use super::validate::{expression_offset, integer_name, is_liveness_intent, scalar_text};
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
+use crate::cluster::taints::{first_untolerated, intolerable_prefer_no_schedule};
+use crate::cluster::{Taint, TaintEffect, Toleration};
 use crate::model::ClusterModel;
 use serde_json::Value;
 
@@ -210,6 +211,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         hpa_specs,
         label_value_counts: labels.values.iter().map(|v| v.len() as u16).collect(),
         label_keys: labels.keys,
+        taint_types,
         hpa_enabled,
         events,
         intents,
@@ -332,15 +334,20 @@ fn raw_spread_constraints(
 
 /// Groups nodes by their taint list as Kivi does: each distinct list is one taint type,
 /// numbered from 1 in order of first appearance. Returns the lists and each node's type.
-fn taint_types(nodes: &[Node]) -> (Vec<Vec<String>>, Vec<u8>) {
-    let mut types: Vec<Vec<String>> = Vec::new();
+fn taint_types(nodes: &[Node]) -> (Vec<Vec<Taint>>, Vec<u8>) {
+    let mut types: Vec<Vec<Taint>> = Vec::new();
     let mut per_node = Vec::new();
     for node in nodes {
         let Some(taints) = &node.taint else {
             per_node.push(0);
             continue;
         };
-        let taints = taints.to_vec();
+        // Validated: every taint parses.
+        let taints: Vec<Taint> = taints
+            .to_vec()
+            .iter()
+            .filter_map(|t| Taint::parse(t).ok())
+            .collect();
         let index = match types.iter().position(|known| *known == taints) {
             Some(p) => p,
             None => {
@@ -353,35 +360,29 @@ fn taint_types(nodes: &[Node]) -> (Vec<Vec<String>>, Vec<u8>) {
     (types, per_node)
 }
 
-fn split_taint(s: &str) -> (&str, &str) {
-    let mut parts = s.splitn(3, ':');
-    let key = parts.next().unwrap_or("");
-    let effect = parts.next().unwrap_or("").trim();
-    (key, effect)
-}
-
-/// Taint types (per effect) that a toleration list does not fully tolerate, as Kivi's
-/// `taint_match`: a type is untolerated for an effect when one of its taints with that effect
-/// has no toleration with the same key and effect.
-fn untolerated(types: &[Vec<String>], tolerations: &[String]) -> [Vec<u8>; 3] {
+/// Taint types (per effect: NoExecute, NoSchedule, PreferNoSchedule) with taints of that
+/// effect that `tolerations` do not tolerate, matched as Kubernetes matches them
+/// ([`Toleration::tolerates`]). A type is listed once per untolerated PreferNoSchedule taint,
+/// which the scheduler's score counts.
+///
+/// Kivi's `taint_match` lists a type once per effect, so a node with two untolerated
+/// PreferNoSchedule taints scores as one with a single such taint there; kube-scheduler counts
+/// both (`countIntolerableTaintsPreferNoSchedule`). No case of Kivi's has PreferNoSchedule
+/// taints.
+fn untolerated(types: &[Vec<Taint>], tolerations: &[Toleration]) -> [Vec<u8>; 3] {
     let mut out: [Vec<u8>; 3] = Default::default();
     for (i, taints) in types.iter().enumerate() {
-        for (slot, effect) in ["NoExecute", "NoSchedule", "PreferNoSchedule"]
-            .iter()
+        let id = i as u8 + 1;
+        for (slot, effect) in [TaintEffect::NoExecute, TaintEffect::NoSchedule]
+            .into_iter()
             .enumerate()
         {
-            let untolerated = taints.iter().any(|t| {
-                let (key, e) = split_taint(t);
-                e == *effect
-                    && !tolerations.iter().any(|tol| {
-                        let (tk, te) = split_taint(tol);
-                        tk == key && te == e
-                    })
-            });
-            if untolerated {
-                out[slot].push(i as u8 + 1);
+            if first_untolerated(taints, tolerations, &[effect]).is_some() {
+                out[slot].push(id);
             }
         }
+        let preferred = intolerable_prefer_no_schedule(taints, tolerations);
+        out[2].extend(std::iter::repeat_n(id, preferred));
     }
     out
 }
@@ -392,7 +393,7 @@ fn pod_template(
     own_labels: &LabelMap,
     raw_constraints: &[RawConstraint],
     node_labels: &[LabelMap],
-    taint_types: &[Vec<String>],
+    taint_types: &[Vec<Taint>],
 ) -> PodTemplate {
     let rules = template.affinity_rules.as_deref().unwrap_or_default();
     let num_rules = template.num_rules.unwrap_or(0) as usize;
@@ -415,11 +416,13 @@ fn pod_template(
             }
         })
         .collect();
-    let tolerations = template
+    // Validated: every toleration reads.
+    let tolerations: Vec<Toleration> = template
         .toleration
-        .as_ref()
-        .map(Strings::to_vec)
-        .unwrap_or_default();
+        .iter()
+        .flat_map(|t| t.entries())
+        .filter_map(|t| t.toleration().ok())
+        .collect();
     let [no_execute, no_schedule, prefer_no_schedule] = untolerated(taint_types, &tolerations);
     let spread = raw_constraints
         .iter()
@@ -459,6 +462,7 @@ fn pod_template(
         mem_requested: template.mem_requested.unwrap_or(0) as i32,
         affinity,
         node_name: template.node_name.unwrap_or(0),
+        tolerations,
         no_execute,
         no_schedule,
         prefer_no_schedule,

@@ -429,6 +429,60 @@ mod tests {
     }
 
     #[test]
+    fn tolerations_are_kivis_strings_or_toleration_objects_matched_by_value_and_operator() {
+        let mut doc = case("c3", "original");
+        doc["setup"]["nodes"][0]["taint"] = json!([
+            "dedicated=gpu:NoSchedule",
+            "soft:PreferNoSchedule",
+            "soft=2:PreferNoSchedule"
+        ]);
+        let model = load_uniform(&doc).unwrap();
+        let taints: Vec<String> = model.spec().taint_types[0]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            taints,
+            [
+                "dedicated=gpu:NoSchedule",
+                "soft:PreferNoSchedule",
+                "soft=2:PreferNoSchedule"
+            ]
+        );
+        let template = &model.spec().pod_templates[0];
+        assert_eq!(template.no_schedule, [1]);
+        assert_eq!(
+            template.prefer_no_schedule,
+            [1, 1],
+            "one entry per untolerated taint"
+        );
+
+        doc["setup"]["podTemplates"][0]["toleration"] =
+            json!(["dedicated=cpu:NoSchedule", {"key": "soft", "operator": "Exists"}]);
+        let model = load_uniform(&doc).unwrap();
+        let template = &model.spec().pod_templates[0];
+        assert_eq!(template.no_schedule, [1], "the value differs");
+        assert!(template.prefer_no_schedule.is_empty());
+
+        doc["setup"]["podTemplates"][0]["toleration"] = json!({"operator": "Exists"});
+        let model = load_uniform(&doc).unwrap();
+        let template = &model.spec().pod_templates[0];
+        assert!(template.no_schedule.is_empty() && template.prefer_no_schedule.is_empty());
+
+        doc["setup"]["podTemplates"][0]["toleration"] = json!([{"operator": "Equal"}]);
+        let e = err(&doc);
+        assert_eq!(e.path, "setup.podTemplates[0].toleration[0]");
+        assert!(e.message.contains("must have operator Exists"), "{e}");
+        doc["setup"]["podTemplates"][0]["toleration"] = json!(["dedicated"]);
+        assert_eq!(err(&doc).message, "`dedicated` has no `:Effect`");
+        doc["setup"]["podTemplates"][0]["toleration"] = json!([]);
+        doc["setup"]["nodes"][0]["taint"] = json!(["=gpu:NoSchedule"]);
+        let e = err(&doc);
+        assert_eq!(e.path, "setup.nodes[0].taint[0]");
+        assert_eq!(e.message, "taint `=gpu:NoSchedule`: a taint needs a key");
+    }
+
+    #[test]
     fn untolerated_no_schedule_taints_keep_pods_off_the_node() {
         let mut doc = case("c3", "original-non-violation");
         doc["setup"]["nodes"][1]["taint"] = json!(["dedicated:NoSchedule"]);

@@ -9,6 +9,7 @@
 //! `serde_ignored`, which lists every key the records do not know: a typo such as `cpuu` is a
 //! warning, or an error with `--strict`.
 
+use crate::cluster::Toleration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 /// Labels: key to value (a string or a number), in key order.
 pub type Labels = BTreeMap<String, Value>;
 
-/// A list Kivi also accepts as a single string (taints, tolerations, plugin names). Read with
+/// A list Kivi also accepts as a single string (taints, plugin names). Read with
 /// its own visitor rather than as an untagged enum, so that a bad element is named by its index.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Strings {
@@ -60,6 +61,126 @@ impl Strings {
         match self {
             Strings::One(one) => vec![one.clone()],
             Strings::Many(many) => many.clone(),
+        }
+    }
+}
+
+/// A pod template's tolerations: one entry or a list, as Kivi also accepts a single string.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tolerations {
+    /// One toleration.
+    One(TolerationEntry),
+    /// A list of tolerations.
+    Many(Vec<TolerationEntry>),
+}
+
+/// One toleration: Kivi's string `key=value:Effect` (operator Equal), or an object with the
+/// fields of a PodSpec toleration, for what Kivi's string cannot say (operator `Exists`, an
+/// empty key or effect).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TolerationEntry {
+    /// Kivi's string form.
+    Kivi(String),
+    /// The object form.
+    Fields(TolerationFields),
+}
+
+/// A toleration's fields, as in a PodSpec; absent fields are empty.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct TolerationFields {
+    /// The taint key tolerated; absent tolerates every key (with operator `Exists`).
+    pub key: Option<String>,
+    /// `Equal` (the default) or `Exists`.
+    pub operator: Option<String>,
+    /// The value `Equal` compares with.
+    pub value: Option<String>,
+    /// The effect tolerated; absent tolerates every effect.
+    pub effect: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Tolerations {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TolerationsVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for TolerationEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EntryVisitor)
+    }
+}
+
+/// Reads one toleration: a string or an object.
+struct EntryVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EntryVisitor {
+    type Value = TolerationEntry;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a toleration: a string key=value:Effect or an object")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<TolerationEntry, E> {
+        Ok(TolerationEntry::Kivi(text.to_string()))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<TolerationEntry, A::Error> {
+        let map = serde::de::value::MapAccessDeserializer::new(map);
+        TolerationFields::deserialize(map).map(TolerationEntry::Fields)
+    }
+}
+
+/// Reads one toleration or a list of them; a bad element is named by its index.
+struct TolerationsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TolerationsVisitor {
+    type Value = Tolerations;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a toleration (a string or an object) or a list of them")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Tolerations, E> {
+        EntryVisitor.visit_str(text).map(Tolerations::One)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Tolerations, A::Error> {
+        EntryVisitor.visit_map(map).map(Tolerations::One)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Tolerations, A::Error> {
+        let mut many = Vec::new();
+        while let Some(entry) = seq.next_element::<TolerationEntry>()? {
+            many.push(entry);
+        }
+        Ok(Tolerations::Many(many))
+    }
+}
+
+impl Tolerations {
+    /// The entries, in order.
+    pub fn entries(&self) -> &[TolerationEntry] {
+        match self {
+            Tolerations::One(one) => std::slice::from_ref(one),
+            Tolerations::Many(many) => many,
+        }
+    }
+}
+
+impl TolerationEntry {
+    /// The toleration, or why the entry is not one Kubernetes accepts.
+    pub fn toleration(&self) -> Result<Toleration, String> {
+        match self {
+            TolerationEntry::Kivi(text) => Toleration::parse(text),
+            TolerationEntry::Fields(f) => {
+                let text = |field: &Option<String>| field.clone().unwrap_or_default();
+                Toleration::new(
+                    &text(&f.key),
+                    &text(&f.operator),
+                    &text(&f.value),
+                    &text(&f.effect),
+                )
+            }
         }
     }
 }
@@ -125,7 +246,7 @@ pub struct Node {
     pub num_pod: Option<i64>,
     /// Labels.
     pub labels: Option<Labels>,
-    /// Taints as `key:Effect`.
+    /// Taints as `key=value:Effect` (`key:Effect` for an empty value).
     pub taint: Option<Strings>,
     /// Whether the node has been through maintenance.
     pub maintained: Option<i64>,
@@ -265,8 +386,8 @@ pub struct PodTemplate {
     pub topo_spread_constraints: Option<Vec<SpreadConstraint>>,
     /// Whether the constraints are Kivi's system defaults (written by Kivi, not read).
     pub topo_spread_system_defaulted: Option<i64>,
-    /// Tolerations as `key:Effect`.
-    pub toleration: Option<Strings>,
+    /// Tolerations: Kivi's `key=value:Effect` strings or toleration objects.
+    pub toleration: Option<Tolerations>,
     /// Steps of the CPU usage pattern.
     pub max_cpu_change: Option<i64>,
     /// CPU usage per pattern step.

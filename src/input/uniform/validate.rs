@@ -14,6 +14,7 @@ use super::schema::{
 use super::LoadError;
 use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES, MAX_SPREAD_CONSTRAINTS};
 use crate::cluster::state::{MAX_DEPLOYMENTS, MAX_EVENTS, MAX_INTENTS, MAX_NODES, MAX_PODS};
+use crate::cluster::Taint;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -465,12 +466,8 @@ fn check_nodes(problems: &mut Problems, nodes: &[Node], census: &mut LabelCensus
         labels(problems, &path, &node.labels);
         census.add(&node.labels);
         for (j, taint) in node.taint.iter().flat_map(Strings::to_vec).enumerate() {
-            let effect = taint.split(':').nth(1).map(str::trim);
-            if !matches!(
-                effect,
-                Some("NoSchedule" | "NoExecute" | "PreferNoSchedule")
-            ) {
-                problems.add(format!("{path}.taint[{j}]"), format!("taint `{taint}` has no effect Kubernetes knows"), "write taints as \"key:Effect\" with Effect NoSchedule, PreferNoSchedule or NoExecute");
+            if let Err(why) = Taint::parse(&taint) {
+                problems.add(format!("{path}.taint[{j}]"), format!("taint `{taint}`: {why}"), "write taints as \"key=value:Effect\" or \"key:Effect\" with Effect NoSchedule, PreferNoSchedule or NoExecute");
             }
         }
     }
@@ -910,6 +907,12 @@ fn check_pod_template(
     );
     labels(problems, path, &template.labels);
     census.add(&template.labels);
+    let tolerations = template.toleration.iter().flat_map(|t| t.entries());
+    for (j, toleration) in tolerations.enumerate() {
+        if let Err(why) = toleration.toleration() {
+            problems.add(format!("{path}.toleration[{j}]"), why, "write a toleration as \"key=value:Effect\" (operator Equal) or as an object {\"key\", \"operator\": \"Equal\" or \"Exists\", \"value\", \"effect\"}");
+        }
+    }
     let rules = template.affinity_rules.as_deref().unwrap_or_default();
     let num_rules = template.num_rules.unwrap_or(0);
     problems.within(
