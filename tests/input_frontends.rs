@@ -110,16 +110,25 @@ fn live_dump_rebuilds_the_running_state() {
         setup["d"][0]["hpaSpec"]["metricTargets"],
         serde_json::json!([60])
     );
-    // 8 CPU in units of 200m is 40; shop-a1 runs two 400m checkout pods and the 200m CNI
-    // agent (kube-system, so reserved rather than modelled); kube-proxy requests nothing.
-    assert_eq!(document["kiviUnits"]["cpu"], "200m");
-    assert_eq!(nodes[0]["cpu"], 40);
-    assert_eq!(nodes[0]["cpuLeft"], 40 - 2 * 2 - 1);
+    // The pods' measured usages (392m, 401m, …) make the CPU unit 1m: 8 CPU is 8000; shop-a1
+    // runs two 400m checkout pods and the 200m CNI agent (kube-system, so reserved rather than
+    // modelled); kube-proxy requests nothing.
+    assert_eq!(document["kiviUnits"]["cpu"], "1m");
+    assert_eq!(nodes[0]["cpu"], 8000);
+    assert_eq!(nodes[0]["cpuLeft"], 8000 - 2 * 400 - 200);
     assert_eq!(nodes[0]["numPod"], 2);
     // shop-b1 also carries the metrics server (200m).
-    assert_eq!(nodes[2]["cpuLeft"], 40 - 2 * 2 - 1 - 1);
+    assert_eq!(nodes[2]["cpuLeft"], 8000 - 2 * 400 - 200 - 200);
+    let usages: Vec<i64> = setup["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == 1)
+        .map(|p| p["cpu"].as_i64().unwrap())
+        .collect();
+    assert_eq!(usages, vec![392, 401, 388, 395, 380], "kubectl top, to the millicore");
     assert!(
-        stderr.contains("units: one CPU unit is 200m, one memory unit is 64Mi"),
+        stderr.contains("units: one CPU unit is 1m, one memory unit is 64Mi"),
         "{stderr}"
     );
 }
@@ -746,5 +755,54 @@ fn traces_come_with_the_names_users_know() {
         text(&live.stdout).contains("Names in the trace: deployment 1 = checkout"),
         "{}",
         text(&live.stdout)
+    );
+}
+
+/// Measured usages take part in choosing the CPU unit: pods using 40m of their 100m request
+/// (40 % against a 50 % target) are modelled at 20m a unit, the HPA scales down as the
+/// cluster's does, and nothing is left unschedulable (Kivi: "No failure"); with a 100m unit
+/// the usages were rounded up to 100 % and kivi reported a false violation (#47).
+#[test]
+fn measured_usages_finer_than_the_requests_are_modelled_exactly() {
+    let dir = "tests/data/input/dump-usage-40m-of-100m";
+    let output = kivi(&["check", dir, "--original", "-q", "-v", "3"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stdout));
+    let (document, warnings) = dump(&[dir, "--original"]);
+    assert_eq!(document["kiviUnits"]["cpu"], "20m");
+    assert!(!warnings.contains("too far apart"), "{warnings}");
+    let pods = document["setup"]["pods"].as_array().expect("pods");
+    let running: Vec<i64> = pods
+        .iter()
+        .filter(|p| p["status"] == 1)
+        .map(|p| p["cpu"].as_i64().unwrap_or(-1))
+        .collect();
+    assert_eq!(running, [2; 5], "40m is two units of 20m");
+    let swept = kivi(&["check", dir, "-q"]);
+    assert_eq!(swept.status.code(), Some(0), "{}", text(&swept.stdout));
+}
+
+/// Where no 16-bit unit holds every value exactly (a 48-core node beside a 41m usage), the
+/// warning names the object, the field, the given and the modelled value and which way the
+/// verdict may move; `--strict` makes it an error (exit 2).
+#[test]
+fn a_usage_the_model_cannot_hold_exactly_is_named() {
+    let dir = "tests/data/input/dump-usage-40m-of-100m/inexact";
+    let output = kivi(&["check", dir, "--original", "-q"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "warning: Pod/checkout-7f9c4-q2x8d: measured cpu usage: 41m is modelled as 42m \
+             (21 × 2m); rounded to the nearest unit: the HPA may scale where the cluster's \
+             does not (--strict makes this an error)"
+        ),
+        "{stderr}"
+    );
+    let strict = kivi(&["check", dir, "--original", "-q", "--strict"]);
+    assert_eq!(strict.status.code(), Some(2));
+    assert!(
+        text(&strict.stderr).contains("error: Pod/checkout-7f9c4-q2x8d: measured cpu usage: 41m"),
+        "{}",
+        text(&strict.stderr)
     );
 }

@@ -257,20 +257,40 @@ fn proposal(
         proposed: dep.spec_replicas,
         within_tolerance: true,
     };
-    let tolerance = HPA_TOLERANCE as i64 * target / 100;
-    if target - usage <= tolerance && usage - target <= tolerance {
+    if within_tolerance(usage, target) {
         return Some(p);
     }
-    let (num, den) = match metric.kind {
-        MetricTarget::Value => (usage_total, target),
-        MetricTarget::Utilization => (
-            usage_total * 100 * total_replicas as i64,
-            request_total * target,
-        ),
+    p.proposed = match metric.kind {
+        MetricTarget::Value => ceil_div(usage_total, target) as i32,
+        MetricTarget::Utilization => {
+            utilization_replicas(total_replicas, usage_total, request_total, target)
+        }
     };
-    p.proposed = ceil_div(num, den) as i32;
     p.within_tolerance = false;
     Some(p)
+}
+
+/// Whether `usage` is within the HPA's tolerance of `target` (both per pod, or both percent of
+/// the requests).
+fn within_tolerance(usage: i64, target: i64) -> bool {
+    let tolerance = HPA_TOLERANCE as i64 * target / 100;
+    target - usage <= tolerance && usage - target <= tolerance
+}
+
+/// The replica count a utilisation metric proposes for `replicas` pods using `used` of the
+/// `requested` resources in all, against `target` percent: `replicas` when the utilisation
+/// (integer percent) is within the tolerance, else Kivi's `ceil(replicas × used / (requested
+/// × target%))`. The ratio is independent of the unit `used` and `requested` are in, as long
+/// as both are exact in it ([`crate::input`] chooses units so).
+pub fn utilization_proposal(replicas: i32, used: i64, requested: i64, target: i64) -> i32 {
+    if requested == 0 || within_tolerance(used * 100 / requested, target) {
+        return replicas;
+    }
+    utilization_replicas(replicas, used, requested, target)
+}
+
+fn utilization_replicas(replicas: i32, used: i64, requested: i64, target: i64) -> i32 {
+    ceil_div(used * 100 * replicas as i64, requested * target) as i32
 }
 
 /// Kivi's `ceil`: exact division, or the truncated quotient plus one.

@@ -68,6 +68,10 @@ pub struct Diagnostics {
     /// Fields the input's format does not have (a misspelt key), each with its place: warnings,
     /// or errors with `--strict`.
     pub unknown_fields: Vec<String>,
+    /// Values the model cannot hold exactly, each naming the object, the field, the given and
+    /// the modelled value and which way the verdict may move: warnings, or errors with
+    /// `--strict`.
+    pub inexact: Vec<String>,
 }
 
 impl Diagnostics {
@@ -81,17 +85,25 @@ impl Diagnostics {
         self.unknown_fields.push(message.into());
     }
 
-    /// With `strict`, the unknown fields as one error (one line each); otherwise nothing.
+    /// Records a value the model cannot hold exactly.
+    pub fn inexact(&mut self, message: impl Into<String>) {
+        self.inexact.push(message.into());
+    }
+
+    /// With `strict`, the unknown fields and the inexact values as one error (one line each);
+    /// otherwise nothing.
     pub fn strict_error(&self, strict: bool) -> Result<(), String> {
-        if !strict || self.unknown_fields.is_empty() {
+        if !strict || (self.unknown_fields.is_empty() && self.inexact.is_empty()) {
             return Ok(());
         }
-        Err(self
+        let unknown = self
             .unknown_fields
             .iter()
-            .map(|field| format!("{field}; correct its spelling or remove it (--strict)"))
-            .collect::<Vec<_>>()
-            .join("\nerror: "))
+            .map(|field| format!("{field}; correct its spelling or remove it (--strict)"));
+        let inexact = self.inexact.iter().map(|value| {
+            format!("{value} (--strict; give quantities closer in size, or leave out --strict)")
+        });
+        Err(unknown.chain(inexact).collect::<Vec<_>>().join("\nerror: "))
     }
 
     /// Records an ignored object.
@@ -109,6 +121,11 @@ impl Diagnostics {
         }
         for warning in &self.warnings {
             text.push_str(&format!("warning: {warning}\n"));
+        }
+        for value in &self.inexact {
+            text.push_str(&format!(
+                "warning: {value} (--strict makes this an error)\n"
+            ));
         }
         for ignored in &self.ignored {
             text.push_str(&format!("ignored: {ignored} (kind not modelled)\n"));

@@ -1,10 +1,11 @@
 //! The model's integer resource units, derived per resource from the whole input.
 //!
 //! Kivi's model holds resources in 16-bit fields. kivi picks, for CPU and for memory, the
-//! greatest common divisor of every request, capacity and average-value target in the input,
-//! so that the arithmetic stays exact and the numbers stay small. Only when even that unit
-//! leaves a value above the field's range is a coarser unit taken; then requests round up and
-//! capacities round down, and a warning says so.
+//! greatest common divisor of every request, capacity, measured usage and average-value target
+//! in the input, so that the arithmetic stays exact (the HPA's ratios of usage to requests are
+//! the cluster's) and the numbers stay small. Only when even that unit leaves a value above the
+//! field's range is a coarser unit taken; then requests round up, capacities round down, usages
+//! round to the nearest unit, and a warning names each value that changed.
 
 use super::quantity::Quantity;
 
@@ -47,6 +48,12 @@ impl ResourceUnit {
             unit: Quantity::from_nanos(divisor * factor),
             rounded: true,
         }
+    }
+
+    /// Whether `value` is a whole number of units not beyond the model's fields.
+    pub fn represents(&self, value: Quantity) -> bool {
+        let unit = self.unit.nanos();
+        value.nanos() % unit == 0 && value.nanos() / unit <= MAX_FIELD
     }
 
     /// A request in units, rounded up.
@@ -106,6 +113,52 @@ mod tests {
         assert!(unit.rounded);
         assert!(unit.capacity(q("64Gi")) <= MAX_FIELD as i64);
         assert_eq!(unit.request(q("1")), 1);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// With the measured usages among the values the unit is chosen from, the HPA's
+        /// recommendation in model units is the one it makes from the raw quantities: requests
+        /// of 100m–4 CPU, usages to the millicore, targets 1–200 %, 1–10 replicas, nodes of
+        /// 2–32 cores.
+        #[test]
+        fn the_hpa_recommends_in_model_units_what_it_recommends_from_the_raw_quantities(
+            request in 100u64..=4000,
+            usages in proptest::collection::vec(0u64..=8000, 1..=10),
+            target in 1i64..=200,
+            cores in 2u64..=32,
+        ) {
+            let m = |millis: u64| Quantity::from_nanos(u128::from(millis) * 1_000_000);
+            let values = [m(cores * 1000), m(request)]
+                .into_iter()
+                .chain(usages.iter().map(|&u| m(u)));
+            let unit = ResourceUnit::choose(values, q("1"));
+            proptest::prop_assume!(!unit.rounded);
+            let replicas = usages.len() as i32;
+            let requested = i64::from(replicas) * unit.request(m(request));
+            let used: i64 = usages.iter().map(|&u| unit.usage(m(u))).sum();
+            let raw_used: i64 = usages.iter().map(|&u| u as i64).sum();
+            let raw_requested = i64::from(replicas) * request as i64;
+            proptest::prop_assert_eq!(
+                crate::controllers::hpa::utilization_proposal(replicas, used, requested, target),
+                crate::controllers::hpa::utilization_proposal(
+                    replicas,
+                    raw_used,
+                    raw_requested,
+                    target
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_usage_finer_than_the_requests_sets_the_unit() {
+        let unit = ResourceUnit::choose([q("8"), q("100m"), q("40m")], q("1"));
+        assert_eq!(unit.unit, q("20m"));
+        assert_eq!((unit.request(q("100m")), unit.usage(q("40m"))), (5, 2));
+        assert!(unit.represents(q("40m")));
+        assert!(!unit.represents(q("30m")));
     }
 
     #[test]
