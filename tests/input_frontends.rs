@@ -126,7 +126,11 @@ fn live_dump_rebuilds_the_running_state() {
         .filter(|p| p["status"] == 1)
         .map(|p| p["cpu"].as_i64().unwrap())
         .collect();
-    assert_eq!(usages, vec![392, 401, 388, 395, 380], "kubectl top, to the millicore");
+    assert_eq!(
+        usages,
+        vec![392, 401, 388, 395, 380],
+        "kubectl top, to the millicore"
+    );
     assert!(
         stderr.contains("units: one CPU unit is 1m, one memory unit is 64Mi"),
         "{stderr}"

@@ -305,6 +305,7 @@ mod tests {
             guaranteed_minimal: true,
             every_intent: false,
             cut_short: 0,
+            cut_short_because: None,
             undecided: 0,
             missing_shards: None,
             incomplete: None,
