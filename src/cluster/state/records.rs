@@ -1,0 +1,266 @@
+//! The records a state is made of: nodes, pod slots, deployments and the fixed header, each
+//! plain bytes laid out without padding.
+
+use super::{MAX_EVENTS, MAX_INTENTS};
+use bytemuck::NoUninit;
+
+/// A node's condition, as Kivi's `nodes[i].status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
+pub enum NodeStatus {
+    /// Not ready (down for maintenance or failed).
+    #[default]
+    NotReady = 0,
+    /// Ready: the only status the scheduler places pods on.
+    Ready = 1,
+    /// Unhealthy after a kernel panic.
+    Unhealthy = 2,
+}
+
+/// A pod slot's phase, as Kivi's `pods[i].status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
+pub enum PodPhase {
+    /// The slot is free (no pod).
+    #[default]
+    Idle = 0,
+    /// Running on its node.
+    Running = 1,
+    /// Created, waiting for the scheduler or the kubelet.
+    Pending = 2,
+    /// Being deleted; still counted as a replica until the kubelet removes it.
+    Terminating = 3,
+}
+
+/// Where a node stands in a `maintenance` event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(u8)]
+pub enum MaintenancePhase {
+    /// Not picked for maintenance (or already put back).
+    #[default]
+    Idle = 0,
+    /// Picked by the maintenance event; its drain has not started yet.
+    Picked = 1,
+    /// Drained: not ready until the cluster settles or the wait time has passed.
+    Draining = 2,
+}
+
+/// Mutable node fields: a packed record of plain bytes (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct NodeState {
+    /// CPU not yet requested by pods placed here.
+    pub cpu_left: i16,
+    /// Memory not yet requested by pods placed here.
+    pub mem_left: i16,
+    /// Ready, not ready or unhealthy.
+    pub status: NodeStatus,
+    /// Pods placed on the node.
+    pub num_pods: u8,
+    /// Whether the node has been through maintenance.
+    pub maintained: bool,
+    /// How many times the node has kernel-panicked (saturates at the intent's threshold).
+    pub panics: u8,
+    /// The node's part in a maintenance event.
+    pub maintenance: MaintenancePhase,
+    /// Time since the node's drain started, saturated at the maintenance wait time.
+    pub maintenance_elapsed: u16,
+    /// Pods the descheduler has evicted from the node (kept only while a limit below 256
+    /// makes the count observable, as Kivi's byte counters).
+    pub evictions: u8,
+    /// Whether the node waits in the node controller's queue.
+    pub queued: bool,
+}
+
+/// Which queues a pod waits in: bits of [`PodState::queued`].
+pub mod pod_queue {
+    /// The scheduler's queue.
+    pub const SCHEDULER: u8 = 1;
+    /// The kubelet's queue.
+    pub const KUBELET: u8 = 2;
+    /// The taint manager's queue.
+    pub const TAINT: u8 = 4;
+}
+
+/// Mutable pod fields: a packed record of plain bytes (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct PodState {
+    /// Node id the pod is bound to (0 = none).
+    pub loc: u16,
+    /// Lifecycle phase.
+    pub phase: PodPhase,
+    /// Next step of the template's CPU usage pattern.
+    pub cpu_index: u8,
+    /// Current CPU usage.
+    pub cpu: i16,
+    /// Current memory usage.
+    pub memory: i16,
+    /// Whether a deployment owns the pod (Kivi's `workloadType == 1`).
+    pub owned: bool,
+    /// Owning deployment id.
+    pub deployment: u8,
+    /// Pod template id the pod was made from (0 = none).
+    pub template: u8,
+    /// Whether the pod's labels are its template's (true once a deployment created it) rather
+    /// than the input's.
+    pub template_labels: bool,
+    /// Time since the pod started, saturated at the latest CPU pattern step.
+    pub age: u16,
+    /// The replica set of its deployment the pod is a member of: 0 none, 1 or 2 for replica
+    /// set version 0 or 1.
+    pub replica_set: u8,
+    /// The queues the pod waits in ([`pod_queue`] bits).
+    pub queued: u8,
+}
+
+impl PodState {
+    /// Whether the pod is a member of replica set `version` (0 or 1).
+    pub fn in_replica_set(&self, version: usize) -> bool {
+        self.replica_set as usize == version + 1
+    }
+}
+
+/// Mutable replica set fields: a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, packed)]
+pub struct ReplicaSetState {
+    /// The replica set's desired replicas.
+    pub spec_replicas: i32,
+    /// Member pods (Kivi's `replicas`); the members are the pods whose
+    /// [`PodState::replica_set`] names this set.
+    pub replicas: i32,
+}
+
+/// Mutable deployment fields (including what `kubectl apply` can change): a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct DeploymentState {
+    /// Whether the deployment exists.
+    pub active: bool,
+    /// Which replica set (0 or 1) is current.
+    pub cur_version: u8,
+    /// Desired replicas.
+    pub spec_replicas: i32,
+    /// Running or terminating replicas over both replica sets.
+    pub replicas: i32,
+    /// Pods created and not yet started.
+    pub in_creation: i32,
+    /// Pods marked for deletion and not yet removed.
+    pub in_deletion: i32,
+    /// The two replica set versions.
+    pub replica_sets: [ReplicaSetState; 2],
+    /// Pod template id.
+    pub template: u8,
+    /// maxSurge in percent.
+    pub max_surge: u8,
+    /// maxUnavailable in percent.
+    pub max_unavailable: u8,
+    /// Rollout strategy.
+    pub strategy: crate::cluster::Strategy,
+    /// Index into the spec's HPA configurations for enablement, bounds and metrics.
+    pub hpa: u8,
+    /// Index into the spec's HPA configurations whose metric targets apply (Kivi's apply keeps
+    /// the old targets).
+    pub hpa_targets: u8,
+    /// A pod of the deployment was removed since the eviction monitor last looked.
+    pub evicted: bool,
+    /// A pod of the deployment was started since the eviction monitor last looked.
+    pub added: bool,
+    /// A pod of the deployment was started (for the balance monitor; never cleared).
+    pub added_for_balance: bool,
+}
+
+impl DeploymentState {
+    /// The current replica set.
+    pub fn current(&self) -> ReplicaSetState {
+        self.replica_sets[self.cur_version as usize]
+    }
+}
+
+/// Kivi's logical clock, reduced to what the enabling conditions can observe.
+///
+/// Kivi keeps one ever-growing `time` and, per periodic process, the `time` it last ran; a
+/// process may fire when the difference reaches its period. Only those differences are ever
+/// compared, and only against the period, so each is kept here as "time since", saturated at the
+/// period: two states that differ only beyond saturation enable exactly the same steps. This keeps
+/// oscillating runs finite without changing any verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
+pub struct Clock {
+    /// Time since the HPA last ran, saturated at its wait period.
+    pub hpa_idle: u16,
+    /// Time since the descheduler last ran, saturated at its period.
+    pub descheduler_idle: u16,
+    /// Per event: time since it was started, saturated at its period.
+    pub event_idle: [u16; MAX_EVENTS],
+}
+
+/// Bookkeeping of events and user commands: a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct EventsState {
+    /// Bit `i`: event `i` has run (each runs once).
+    pub done: u16,
+    /// Per event: how far a multi-step event has got (the next node a maintenance event
+    /// considers, or the steps of a node failure taken).
+    pub progress: [u16; MAX_EVENTS],
+    /// Whether the cluster became quiet and the `after_stable` events were started.
+    pub after_stable_started: bool,
+}
+
+/// The intent monitors' variables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
+pub struct MonitorState {
+    /// Per intent: its stage (monitors that wait for a precondition first).
+    pub stage: [u8; MAX_INTENTS],
+    /// Bit `i`: intent `i` has been violated.
+    pub violated: u16,
+}
+
+/// What is left of the run's perturbations (`--perturb`): a packed record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C, packed)]
+pub struct PerturbationState {
+    /// Perturbations the run may still make (`--perturb-budget`, counting down).
+    pub left: u8,
+    /// Bit `q`: queue `q` missed an event and its controller's next resync is due.
+    pub resync_due: u8,
+}
+
+/// The fields of a state that do not grow with the cluster, at the head of its buffer: laid
+/// out without padding (92 bytes), so the buffer is plain bytes throughout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, NoUninit)]
+#[repr(C)]
+pub(super) struct Header {
+    pub(super) clock: Clock,
+    pub(super) monitors: MonitorState,
+    pub(super) events: EventsState,
+    /// Pods the descheduler has evicted in the (single) namespace, kept like the per-node
+    /// counts.
+    pub(super) namespace_evictions: u8,
+    pub(super) perturbations: PerturbationState,
+}
+
+impl PodState {
+    /// The record with an idle slot that waits in no queue cleared: what the kubelet leaves
+    /// behind in a removed pod's slot is never read again (a new pod overwrites the whole
+    /// record), so such slots are all alike.
+    pub fn settled(&self) -> PodState {
+        if self.phase == PodPhase::Idle && self.queued == 0 {
+            PodState::default()
+        } else {
+            *self
+        }
+    }
+
+    /// [`PodState::settled`], with its node renamed by `node_new` (new id per old node id).
+    pub fn renamed(&self, node_new: &[u32]) -> PodState {
+        let mut pod = self.settled();
+        if let Some(&new) = node_new.get(pod.loc as usize).filter(|_| pod.loc != 0) {
+            pod.loc = new as u16;
+        }
+        pod
+    }
+}

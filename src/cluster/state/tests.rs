@@ -1,0 +1,72 @@
+use super::*;
+
+#[test]
+fn queues_are_fifo_without_duplicates() {
+    let mut s = ClusterState::new(2, 4, 1);
+    s.enqueue(Queue::Scheduler, 3);
+    s.enqueue(Queue::Scheduler, 1);
+    s.enqueue(Queue::Scheduler, 3);
+    s.enqueue(Queue::Kubelet, 2);
+    s.enqueue(Queue::Hpa, 1);
+    s.enqueue(Queue::Hpa, 1);
+    assert_eq!(s.pending(Queue::Scheduler), &[3, 1]);
+    assert_eq!(s.pending(Queue::Kubelet), &[2]);
+    assert_eq!(s.pending(Queue::Hpa), &[1]);
+    assert_eq!(s.dequeue(Queue::Scheduler), Some(3));
+    s.enqueue(Queue::Scheduler, 3);
+    assert_eq!(s.pending(Queue::Scheduler), &[1, 3]);
+    assert_eq!(s.dequeue(Queue::Kubelet), Some(2));
+    assert_eq!(s.dequeue(Queue::Kubelet), None);
+    s.enqueue(Queue::Node, 2);
+    s.enqueue(Queue::Node, 2);
+    assert_eq!(s.pending(Queue::Node), &[2]);
+    assert_eq!(s.pending(Queue::Scheduler), &[1, 3]);
+    assert_eq!(s.pending(Queue::Hpa), &[1]);
+}
+
+#[test]
+fn equal_states_encode_and_fingerprint_alike_however_their_queues_were_used() {
+    let mut a = ClusterState::new(2, 4, 1);
+    let mut b = ClusterState::new(2, 4, 1);
+    a.enqueue(Queue::Scheduler, 1);
+    a.enqueue(Queue::Scheduler, 2);
+    a.dequeue(Queue::Scheduler);
+    b.enqueue(Queue::Scheduler, 2);
+    assert_eq!(a, b);
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    a.encode(&mut ea);
+    b.encode(&mut eb);
+    assert_eq!(ea, eb);
+    let mut scratch = Vec::new();
+    let fingerprint = a.fingerprint(&mut scratch);
+    assert_eq!(fingerprint, b.fingerprint(&mut scratch));
+    b.pod_mut(3).cpu = 7;
+    assert_ne!(a, b);
+    assert_ne!(fingerprint, b.fingerprint(&mut scratch));
+    a.events_mut().after_stable_started = true;
+    assert_ne!(fingerprint, a.fingerprint(&mut scratch));
+}
+
+/// The sizes the module documentation and the README quote.
+#[test]
+fn records_and_header_cost_what_the_documentation_says() {
+    assert_eq!(
+        (HEADER_BYTES, NODE_BYTES, POD_BYTES, DEPLOYMENT_BYTES),
+        (92, 13, 16, 43)
+    );
+    assert_eq!(ClusterState::new(5_000, 150_000, 1).heap_bytes(), 2_465_136);
+}
+
+#[test]
+fn replica_set_membership_is_kept_in_the_pods() {
+    let mut s = ClusterState::new(1, 6, 1);
+    for id in [5, 2, 4] {
+        s.pod_mut(id).deployment = 1;
+        s.join_replica_set(1, 0, id);
+    }
+    assert_eq!(s.replica_set_members(1, 0).collect::<Vec<_>>(), [2, 4, 5]);
+    assert_eq!({ s.deployment(1).replica_sets[0].replicas }, 3);
+    assert!(s.leave_replica_set(1, 4));
+    assert!(!s.leave_replica_set(1, 4));
+    assert_eq!(s.replica_set_members(1, 0).collect::<Vec<_>>(), [2, 5]);
+}
