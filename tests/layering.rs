@@ -1,5 +1,5 @@
 //! The layers import only downwards: each top-level module of `src/` may use the modules listed
-//! for it below and nothing else (DEVELOPERS.md draws the same picture). Test modules
+//! for it below and nothing else (ARCHITECTURE.md draws the same picture). Test modules
 //! (`#[cfg(test)]`) and comments are left out: tests may reach anything.
 
 use std::collections::{BTreeMap, BTreeSet};
