@@ -97,7 +97,7 @@ fn non_violation_variants_are_clean() {
 fn parallel_loop(
     model: &kivi::model::ClusterModel,
     threads: usize,
-) -> kivi::model::eviction_loop::LoopSearch {
+) -> kivi::model::liveness::LoopSearch {
     let options = kivi::engine::cndfs::LassoOptions {
         threads,
         memory_budget: 64 << 20,
@@ -105,7 +105,8 @@ fn parallel_loop(
         timeout: None,
         cancel: None,
     };
-    kivi::model::eviction_loop::find_eviction_loop(model, &options).expect("every loop replays")
+    kivi::model::liveness::eviction_loop::find_eviction_loop(model, &options)
+        .expect("every loop replays")
 }
 
 /// Every case and variant: the parallel search (at 1, 2, 4 and 16 workers, repeated) finds an
@@ -113,7 +114,8 @@ fn parallel_loop(
 /// no non-violating variant.
 #[test]
 fn parallel_loop_search_agrees_with_the_reference_on_every_case() {
-    use kivi::model::eviction_loop::{find_eviction_loop_reference, LoopVerdict};
+    use kivi::model::liveness::eviction_loop::find_eviction_loop_reference;
+    use kivi::model::liveness::LoopVerdict;
     let mut looping = Vec::new();
     for case in ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"] {
         for file in ["original", "original-non-violation"] {
@@ -147,7 +149,8 @@ fn parallel_loop_search_agrees_with_the_reference_on_every_case() {
 
 #[test]
 fn loop_search_finds_the_oscillations_as_lassos() {
-    use kivi::model::eviction_loop::{evicts_pod, LoopVerdict};
+    use kivi::model::liveness::eviction_loop::evicts_pod;
+    use kivi::model::liveness::LoopVerdict;
     use kivi::report::eviction_loop::fold_repeats;
     for case in ["c5", "c8"] {
         let model = load(case, "original");
@@ -202,7 +205,7 @@ fn loop_search_finds_the_oscillations_as_lassos() {
 /// every deletion, and a round is 16,385 steps, until its 16-bit counter wraps).
 #[test]
 fn c7_taint_loop_closes_after_one_round() {
-    use kivi::model::eviction_loop::find_eviction_loop_reference;
+    use kivi::model::liveness::eviction_loop::find_eviction_loop_reference;
     let model = load("c7", "original");
     let found = find_eviction_loop_reference(&model, 1_000_000)
         .expect("within the bound")

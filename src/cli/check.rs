@@ -10,7 +10,7 @@ use super::model_args::ModelArgs;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
-use crate::model::eviction_loop::LoopKind;
+use crate::model::liveness::LoopKind;
 use crate::model::ClusterModel;
 use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;

@@ -2,7 +2,7 @@
 //! commands that check (`check`, `diff`).
 
 use crate::input::lists_liveness_intent;
-use crate::model::eviction_loop::LoopKind;
+use crate::model::liveness::LoopKind;
 use clap::Args;
 
 /// `--loop` or `--intent esr`.

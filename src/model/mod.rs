@@ -53,9 +53,8 @@
 //! - `no_oscillation_eviction` reads the kubelet's [`DeploymentState::evicted`] and
 //!   [`DeploymentState::added`], `pod_balance_across_node` its
 //!   [`DeploymentState::added_for_balance`].
-//! - [`eviction_loop`] finds pods evicted and re-created forever as a lasso (`--loop`).
-//! - [`stable_reconciliation`] finds runs that, after the last event and command, never stay
-//!   converged (`--intent esr`), on the same lasso search.
+//! - [`liveness`] finds pods evicted and re-created forever as a lasso (`--loop`), and runs
+//!   that, after the last event and command, never stay converged (`--intent esr`).
 //!
 //! Kept Kivi quirks: descheduler `args` configure only the last profile; eviction limits count
 //! over the whole run; pending pods with a node are counted and evicted by both plugins; the
@@ -72,10 +71,9 @@
 //!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
 //!   command changes `specReplicas`).
 
-pub mod eviction_loop;
+pub mod liveness;
 pub mod restart;
 mod scheduler_outcomes;
-pub mod stable_reconciliation;
 pub mod stale_view;
 pub mod symmetry;
 mod victim_choices;

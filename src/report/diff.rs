@@ -11,7 +11,7 @@
 //! asked of a cluster's configuration as a whole.
 
 use crate::engine::{Outcome, Verdict};
-use crate::model::eviction_loop::{LoopKind, LoopSearch, LoopVerdict};
+use crate::model::liveness::{LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::scaler::sweep::{Finding, SweepResult};
 use serde_json::{json, Value};

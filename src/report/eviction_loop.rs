@@ -1,8 +1,8 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
-use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
-use crate::model::stable_reconciliation::unconverged;
+use crate::model::liveness::stable_reconciliation::unconverged;
+use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::single::setup_json;
 use serde_json::{json, Value};

@@ -16,7 +16,7 @@ use super::counterexample::Counterexample;
 use super::escape_markup as escape;
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase, TraceLine};
 use crate::engine::Outcome;
-use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::eviction_loop;
 use crate::scaler::sweep::{Finding, SweepResult};

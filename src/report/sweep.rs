@@ -5,7 +5,7 @@ use super::counterexample::Verbosity;
 use super::eviction_loop;
 use super::single::failures_text;
 use crate::engine::Verdict;
-use crate::model::eviction_loop::LoopKind;
+use crate::model::liveness::LoopKind;
 use crate::scaler::sweep::{Finding, SweepResult, TopologyRow};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};

@@ -24,7 +24,7 @@ use super::shard::Shard;
 use super::topology::Topology;
 use crate::engine::{Strategy, VisitedKind};
 use crate::input::Names;
-use crate::model::eviction_loop::LoopKind;
+use crate::model::liveness::LoopKind;
 use crate::model::ModelOptions;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -19,7 +19,7 @@ use super::topology::Topology;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, Names};
-use crate::model::eviction_loop::{FoundLoop, LoopKind, LoopVerdict};
+use crate::model::liveness::{FoundLoop, LoopKind, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -26,13 +26,13 @@
 //! cluster that cannot converge (unschedulable pods, controllers undoing each other) keeps
 //! trying without an error; that is why it is worth checking.
 
-use super::eviction_loop::{LoopKind, LoopSearch, LoopVerdict};
-use super::ClusterModel;
+use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
 use crate::engine::lasso::Lasso;
 use crate::engine::trace::Step;
 use crate::engine::{Model, Property};
+use crate::model::ClusterModel;
 
 /// How far a state is from the desired state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,7 +245,7 @@ pub fn find_unstable_reconciliation(
 ) -> Result<LoopSearch, String> {
     // Without symmetry (a cycle of the reduced graph may close on a renaming) and without
     // intent monitors, as the eviction-loop search.
-    let cluster = super::eviction_loop::without_monitors(model);
+    let cluster = without_monitors(model);
     let product = Settling { cluster: &cluster };
     // First a run that is not converged infinitely often for a reason the model does not
     // impose; failing that, one that stays short of replicas only for want of pod slots,
@@ -259,13 +259,11 @@ pub fn find_unstable_reconciliation(
     let mut outcome = find_lasso_parallel(&product, genuine, options)?;
     let mut stats = outcome.stats;
     let verdict = match outcome.search {
-        LassoSearch::Found(lasso) => {
-            LoopVerdict::Found(Box::new(super::eviction_loop::FoundLoop {
-                kind: LoopKind::UnstableReconciliation,
-                lasso: on_the_cluster(&lasso),
-                model: cluster.clone(),
-            }))
-        }
+        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(FoundLoop {
+            kind: LoopKind::UnstableReconciliation,
+            lasso: on_the_cluster(&lasso),
+            model: cluster.clone(),
+        })),
         LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
         LassoSearch::None => {
             let bounded = settled_in(Convergence::OutOfSlots);
