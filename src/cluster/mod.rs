@@ -26,6 +26,7 @@
 
 pub mod action;
 pub mod interchangeable;
+pub mod kube;
 pub mod monitors;
 pub mod ops;
 pub mod spec;

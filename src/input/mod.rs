@@ -12,6 +12,7 @@ pub mod description;
 pub mod diagnostics;
 pub mod directory;
 pub mod emit;
+pub mod kube_list;
 pub mod kubernetes;
 pub mod manifests;
 pub mod names;
