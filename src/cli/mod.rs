@@ -15,6 +15,7 @@ mod liveness_args;
 mod merge;
 mod model_args;
 mod plot;
+mod schedule;
 mod simulate;
 
 pub use engine_args::EngineArgs;
@@ -47,6 +48,10 @@ enum Command {
     Dump(dump::DumpArgs),
     /// One random run of a single topology, printed as a trace (Kivi's -si).
     Simulate(simulate::SimulateArgs),
+    /// Where kube-scheduler v1.33 would put each pending pod of a `kubectl get
+    /// nodes,pods,replicasets -A -o json` List, and why: feasible nodes, each rejected node's
+    /// first failing filter, each plugin's score, the top-scored nodes or the FitError.
+    Schedule(schedule::ScheduleArgs),
     /// Benchmarks: run a sweep definition (bench-configs/NAME.json) into result files, or
     /// explore a synthetic model (`bench engine`), or draw a chart (`bench plot`).
     Bench(bench::BenchArgs),
@@ -73,6 +78,7 @@ pub fn run() -> i32 {
         Command::Job(args) => args.run(),
         Command::Merge(args) => args.run(),
         Command::Simulate(args) => args.run(),
+        Command::Schedule(args) => args.run(),
         Command::Bench(args) => args.run(),
     };
     match result {

@@ -1,0 +1,103 @@
+//! `kivi schedule`: kube-scheduler v1.33's decision for the pending pods of a cluster, like a
+//! dry run of the real scheduler: for each pod, the feasible nodes, each rejected node's first
+//! failing filter and reasons, each plugin's score per node, the totals, the top-scored nodes
+//! and the FitError (see [`crate::controllers::kube_scheduler`]).
+
+use super::error::CommandError;
+use crate::controllers::kube_scheduler::decide_pending;
+use crate::input::kube_list::read_snapshot;
+use crate::input::source::STDIN;
+use crate::report::schedule::to_text;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Exit code when some pending pod fits no node.
+const EXIT_UNSCHEDULABLE: i32 = 1;
+
+/// Arguments of `kivi schedule`.
+#[derive(Debug, Args)]
+pub struct ScheduleArgs {
+    /// The cluster: the output of `kubectl get nodes,pods,replicasets -A -o json` (a List, or
+    /// a YAML stream of Nodes, Pods, ReplicaSets, StatefulSets, Services and Namespaces); `-`
+    /// reads it from standard input. Every pod without `spec.nodeName` is decided, each
+    /// against the cluster as it is (none is bound before the next).
+    input: PathBuf,
+    /// `text` explains each decision as `kubectl describe pod` would, with the reasons and
+    /// scores; `json` prints the decision (with one pending pod, its object; with several, a
+    /// list): `feasible`, `first_rejection`, `rejected`, `scores`, `raw_scores`, `total`,
+    /// `top`, `fit_error`, `fit_error_with_postfilter`, as the conformance vectors name them.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ScheduleFormat,
+}
+
+/// How `kivi schedule` prints its decisions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ScheduleFormat {
+    /// Explained in kubectl's words.
+    Text,
+    /// The decisions as JSON.
+    Json,
+}
+
+impl ScheduleArgs {
+    /// Prints the decisions on stdout and the input's warnings on stderr. Exit 0 when every
+    /// pending pod fits a node, 1 when one fits none, 2 when the input cannot be read or has
+    /// no pending pod.
+    pub fn run(self) -> Result<i32, CommandError> {
+        let (name, text) = self.read()?;
+        let (snapshot, diagnostics) = read_snapshot(&name, &text).map_err(|e| e.to_string())?;
+        eprint!("{}", diagnostics.to_text());
+        let decisions = decide_pending(&snapshot);
+        if decisions.is_empty() {
+            return Err(format!(
+                "{name}: no pending pod: every Pod has spec.nodeName, is terminating, is gated or \
+                 names another scheduler; add the pod to decide (without spec.nodeName) to the \
+                 input"
+            )
+            .into());
+        }
+        let output = match self.format {
+            ScheduleFormat::Json => {
+                let value = match decisions.as_slice() {
+                    [one] => serde_json::to_value(one),
+                    several => serde_json::to_value(several),
+                }
+                .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
+                format!("{value:#}\n")
+            }
+            ScheduleFormat::Text => decisions.iter().map(to_text).collect::<Vec<_>>().join("\n"),
+        };
+        match std::io::stdout().write_all(output.as_bytes()) {
+            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                return Err(CommandError::Internal(format!(
+                    "cannot print the decision: {error}"
+                )))
+            }
+            _ => {}
+        }
+        let unschedulable = decisions.iter().any(|d| d.feasible.is_empty());
+        Ok(if unschedulable { EXIT_UNSCHEDULABLE } else { 0 })
+    }
+
+    /// The input's name (as messages give it) and text.
+    fn read(&self) -> Result<(String, String), CommandError> {
+        if self.input.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
+            return Ok((STDIN.to_string(), text));
+        }
+        let name = self.input.display().to_string();
+        if self.input.is_dir() {
+            return Err(format!(
+                "{name}: a directory; `kivi schedule` reads one file: write the cluster with \
+                 `kubectl get nodes,pods,replicasets -A -o json > cluster.json`"
+            )
+            .into());
+        }
+        let text = std::fs::read_to_string(&self.input)
+            .map_err(|error| format!("{name}: cannot read: {error}"))?;
+        Ok((name, text))
+    }
+}
