@@ -53,10 +53,11 @@ mod tests {
             ("cpu".to_string(), Amount::from_milli(4000)),
             ("memory".to_string(), Amount::from_units(1000)),
         ]);
-        let infos = super::super::node_info::node_infos(&crate::cluster::kube::Snapshot {
+        let snapshot = crate::cluster::kube::Snapshot {
             nodes: vec![node],
             ..Default::default()
-        });
+        };
+        let infos = super::super::node_info::node_infos(&snapshot);
         assert_eq!(
             score((1000, 500), &infos[0]),
             87,

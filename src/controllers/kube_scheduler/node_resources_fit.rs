@@ -1,8 +1,8 @@
 //! NodeResourcesFit (`pkg/scheduler/framework/plugins/noderesources/fit.go`,
 //! `least_allocated.go`, `resource_allocation.go`): the filter rejects a node whose pod slots
 //! or allocatable resources minus the requests of the pods bound there cannot hold the pod's
-//! requests (one reason per resource short); the score (LeastAllocated, CPU and memory weight
-//! 1) is the integer mean of `(allocatable − requested)·100/allocatable`, counting 100m CPU and
+//! requests (one reason per resource short); the score (LeastAllocated, weight 1 for CPU and
+//! for memory) is the integer mean of `(allocatable − requested)·100/allocatable`, counting 100m CPU and
 //! 200 MiB for each container without a request, for the pod and the node's pods alike.
 
 use super::node_info::NodeInfo;
