@@ -4,9 +4,9 @@
 //! and the FitError (see [`crate::controllers::kube_scheduler`]).
 
 use super::error::CommandError;
-use crate::controllers::kube_scheduler::decide_pending;
 use crate::input::kube_list::read_snapshot;
 use crate::input::source::STDIN;
+use crate::model::decide_pending;
 use crate::report::schedule::to_text;
 use clap::{Args, ValueEnum};
 use std::io::Write;

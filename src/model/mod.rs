@@ -90,6 +90,9 @@ use crate::{controllers, events, intents};
 use scheduler_outcomes::Taken;
 use symmetry::SymmetryStatus;
 
+/// kube-scheduler v1.33's decisions on a Kubernetes snapshot, for the layers above that
+/// explain them (`kivi schedule`).
+pub use crate::controllers::kube_scheduler::{decide_pending, Decision, Plugin};
 pub use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
 
 /// Why symmetry is off when the user turned it off.

@@ -3,7 +3,7 @@
 //! rejected node's first failing filter and its reasons, and each plugin's normalised, weighted
 //! score on every feasible node with the totals `selectHost` compares.
 
-use crate::controllers::kube_scheduler::{Decision, Plugin};
+use crate::model::{Decision, Plugin};
 use std::fmt::Write;
 
 /// The decision as text, ending with a newline.
