@@ -173,7 +173,9 @@ impl CheckArgs {
             eprintln!("warning: {warning}");
         }
         let report = || sweep_json(&result, input.names.as_ref());
-        self.print_report(name, || sweep::to_text(&result, self.verbosity()), report);
+        let names = input.names.as_ref();
+        let text = || with_legend(sweep::to_text(&result, self.verbosity()), names);
+        self.print_report(name, text, report);
         self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
     }
@@ -368,12 +370,15 @@ pub(super) fn sweep_json(result: &SweepResult, names: Option<&Names>) -> serde_j
 }
 
 /// Lists under `names` in the JSON report `report` of a single check the nodes and
-/// deployments its counterexamples mention, with each deployment's manifest (file, line) when
+/// deployments its counterexamples mention (in their intents and traces), with each deployment's manifest (file, line) when
 /// known.
 fn add_names(report: &mut serde_json::Value, names: &Names) {
     let traces = report["counterexamples"].as_array().into_iter().flatten();
     let lines = traces
-        .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
+        .flat_map(|c| {
+            let trace = c["kiviTrace"].as_array().into_iter().flatten();
+            std::iter::once(&c["intent"]).chain(trace)
+        })
         .filter_map(|line| line.as_str());
     let named: Vec<serde_json::Value> = names
         .mentioned(lines)
