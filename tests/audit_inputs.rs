@@ -93,3 +93,30 @@ fn the_second_of_two_alike_intents_is_reported_with_its_deployment() {
     );
     assert!(text.contains("deployment 2 = app1"), "{text}");
 }
+
+/// Runs `kivi ARGS`: exit 2, and standard error holds each of `says`; returns standard error.
+fn refused(args: &[&str], says: &[&str]) -> String {
+    let output = kivi(args);
+    let text = stderr(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{args:?}: {text}{}",
+        stdout(&output)
+    );
+    for part in says {
+        assert!(text.contains(part), "{args:?}: {text} does not say {part}");
+    }
+    assert!(!text.contains("panicked"), "{text}");
+    text
+}
+
+/// Row 10: a request YAML reads as a float (`cpu: 1e30`) is placed at its line and column,
+/// not at the document's first line.
+#[test]
+fn an_unreadable_quantity_is_placed_where_it_is_written() {
+    refused(
+        &["check", &input("b13-huge-cpu-request.yaml")],
+        &["b13-huge-cpu-request.yaml:18:27: resources.requests.cpu: `1e+30`"],
+    );
+}

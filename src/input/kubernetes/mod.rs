@@ -179,15 +179,7 @@ pub(crate) fn typed<T: DeserializeOwned>(
     };
     let parsed = result.map_err(|error| {
         let path = error.path().to_string();
-        let field = path
-            .rsplit('.')
-            .next()
-            .unwrap_or("spec")
-            .trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == '[');
-        document.error_at(
-            &format!("{field}:"),
-            format!("{object}: {path}: {}", error.into_inner()),
-        )
+        document.error_at_path(&path, format!("{object}: {path}: {}", error.into_inner()))
     })?;
     let kind = object.split('/').next().unwrap_or(object);
     for path in unknown.iter().filter(|path| !path.starts_with("status")) {
