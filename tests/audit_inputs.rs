@@ -120,3 +120,112 @@ fn an_unreadable_quantity_is_placed_where_it_is_written() {
         &["b13-huge-cpu-request.yaml:18:27: resources.requests.cpu: `1e+30`"],
     );
 }
+
+/// Row 4: inputs with nothing to verify (no room for a pod, no deployment type with a
+/// replica, no workloads) are refused with the reason, in either mode, instead of "No failure
+/// is found!" over 0 topologies or 0 pod slots.
+#[test]
+fn inputs_with_nothing_to_verify_are_refused_with_the_reason() {
+    let cc06 = input("cc06-max-pod-per-node-0");
+    for mode in [&[][..], &["--original"]] {
+        let mut args = vec!["check", cc06.as_str()];
+        args.extend_from_slice(mode);
+        refused(
+            &args,
+            &[
+                "cc06-max-pod-per-node-0/user_input/cluster_configs.json:44:22: \
+                 max_pod_per_node: 0: no node may run a pod",
+                "nothing to verify",
+            ],
+        );
+    }
+    refused(
+        &["check", &input("u40-template-max-pod-per-node-0.json")],
+        &[
+            "userDefined.max_pod_per_node: 0 lets no node run a pod",
+            "nothing to verify",
+        ],
+    );
+    refused(
+        &["check", &input("u41-template-dtype-maxsize-0.json")],
+        &["userDefined.dTypes[0].maxSize: 0 gives the type no replica"],
+    );
+    for file in [
+        "b25-nodes-only-no-workloads.yaml",
+        "b26-node-object-only.yaml",
+    ] {
+        for mode in [&[][..], &["--original"]] {
+            let path = input(file);
+            let mut args = vec!["check", path.as_str()];
+            args.extend_from_slice(mode);
+            refused(
+                &args,
+                &["nothing to verify: the cluster has nodes but no workloads"],
+            );
+        }
+    }
+    let output = kivi(&["dump", &input("b26-node-object-only.yaml")]);
+    assert_eq!(output.status.code(), Some(0), "dump shows any translation");
+}
+
+/// Row 4: a sweep whose types fit no topology within the confident size says which type and
+/// bound, instead of answering over 0 topologies.
+#[test]
+fn a_template_beyond_the_confident_size_is_refused_with_the_bound() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(input("u40-template-max-pod-per-node-0.json")),
+    )
+    .unwrap();
+    let mut document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    document["userDefined"]["max_pod_per_node"] = 7.into();
+    document["userDefined"]["dTypes"][0]["minSize"] = 100.into();
+    document["userDefined"]["dTypes"][0]["maxSize"] = 200.into();
+    let path = scratch("beyond-confident.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    refused(
+        &["check", path.to_str().unwrap()],
+        &[
+            "nothing to verify: userDefined.dTypes[0].minSize 100 is above the 36 replicas",
+            "--confident-ratio",
+        ],
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Row 9: values Kivi's cluster description cannot mean, and names Kubernetes refuses, are
+/// errors naming the field and its line.
+#[test]
+fn impossible_description_values_and_names_are_refused() {
+    for (file, says) in [
+        (
+            "cc07-hpafactor-negative",
+            "cluster_configs.json:44:15: HPAfactor: -2: a swept deployment's HPA would scale up \
+             to fewer replicas than its minReplicas",
+        ),
+        (
+            "cc08-dtype-num-negative",
+            "cluster_configs.json:31:11: dTypes[0].num: -3 is negative",
+        ),
+        (
+            "cc19-num-above-maxsize",
+            "cluster_configs.json:11:11: nodesTypes[0].num: 50 is above maxSize 10",
+        ),
+        (
+            "cc26-dup-dtypes",
+            "cluster_configs.json:36:12: dTypes[1].name: `php-apache` is sized by dTypes[0] \
+             already",
+        ),
+        (
+            "b09-unicode.yaml",
+            "b09-unicode.yaml:4:9: Deployment/wéb-ünï: metadata.name `wéb-ünï` has `é`",
+        ),
+    ] {
+        for mode in [&[][..], &["--original"]] {
+            let path = input(file);
+            let mut args = vec!["check", path.as_str()];
+            args.extend_from_slice(mode);
+            refused(&args, &[says]);
+        }
+    }
+}

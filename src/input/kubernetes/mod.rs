@@ -6,6 +6,7 @@ mod deployment;
 mod descheduler_policy;
 mod hpa;
 mod node;
+mod object_names;
 mod pod_spec;
 
 pub use hpa::TargetedAutoscaler;
@@ -85,6 +86,9 @@ pub fn read_object(
         .and_then(Value::as_str)
         .unwrap_or("(unnamed)");
     let object = format!("{kind}/{name}");
+    if ["Deployment", "HorizontalPodAutoscaler", "Pod", "Node"].contains(&kind) {
+        object_names::check(document, &object, value)?;
+    }
     match kind {
         "Deployment" => deployment::read(document, api_version, &object, diagnostics)
             .map(|d| Some(Object::Deployment(d))),
