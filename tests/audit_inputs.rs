@@ -193,6 +193,39 @@ fn a_template_beyond_the_confident_size_is_refused_with_the_bound() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// Row 5: free resources a node cannot have are refused, naming each field and the value
+/// that agrees with the node; with those values the cluster violates.
+#[test]
+fn free_resources_beyond_capacity_are_refused() {
+    let file = input("u34-cpuleft-above-capacity.json");
+    let text = refused(
+        &["check", &file],
+        &[
+            "setup.nodes[0].cpuLeft: 500 CPU free is more than the node has: cpu is 32",
+            "give at most 32",
+            "setup.nodes[0].memLeft: 500",
+            "give at most 16",
+            "setup.nodes[1].cpuLeft: 500",
+            "setup.nodes[1].memLeft: 500",
+        ],
+    );
+    assert_eq!(text.matches("error: ").count(), 4, "{text}");
+    let mut document: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
+            .unwrap(),
+    )
+    .unwrap();
+    for node in document["setup"]["nodes"].as_array_mut().unwrap() {
+        node["cpuLeft"] = node["cpu"].clone();
+        node["memLeft"] = node["memory"].clone();
+    }
+    let path = scratch("u34-consistent.json");
+    std::fs::write(&path, document.to_string()).unwrap();
+    let output = kivi(&["check", path.to_str().unwrap(), "-q"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    std::fs::remove_file(&path).unwrap();
+}
+
 /// Row 9: values Kivi's cluster description cannot mean, and names Kubernetes refuses, are
 /// errors naming the field and its line.
 #[test]
