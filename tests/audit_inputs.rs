@@ -262,3 +262,30 @@ fn impossible_description_values_and_names_are_refused() {
         }
     }
 }
+
+/// Row 9: bounds no check can keep to are refused, naming the least that can be kept, instead
+/// of a finishing check answering as if they had held.
+#[test]
+fn bounds_no_check_can_keep_are_refused() {
+    refused(
+        &["check", "--case", "c3", "--original", "--memory", "1"],
+        &[
+            "'1' is below the 16 KiB the smallest search needs",
+            "give 16K or more",
+        ],
+    );
+    refused(
+        &["check", "--case", "c3", "--original", "--timeout", "0"],
+        &["'0': give a positive number of seconds"],
+    );
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c3",
+        "--original",
+        "--memory",
+        "16K",
+        "-q",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+}
