@@ -289,3 +289,67 @@ fn bounds_no_check_can_keep_are_refused() {
     ]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
 }
+
+/// Row 10: `kivi diff --original` on scaling templates says they are templates, as `check`
+/// does, rather than failing on what a template's single topology would lack.
+#[test]
+fn diff_of_templates_with_original_explains_as_check_does() {
+    let template = "cases/c3/template.json";
+    let check = refused(&["check", template, "--original"], &[]);
+    let says = "cases/c3/template.json: this is a scaling template (it has userDefined); drop \
+                --original to sweep its topologies";
+    assert!(check.contains(says), "{check}");
+    let diff = refused(
+        &[
+            "diff",
+            template,
+            "cases/c3/template-non-violation.json",
+            "--original",
+        ],
+        &[says],
+    );
+    assert!(!diff.contains("no deployment is named"), "{diff}");
+}
+
+/// Row 10: journals of sweeps run with different options are refused naming each option
+/// that differs, with both values.
+#[test]
+fn merging_journals_of_different_options_names_the_option() {
+    let run = |journal: &std::path::Path, shard: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--case",
+            "c3",
+            "-q",
+            "--shard",
+            shard,
+            "--journal",
+            journal.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let output = kivi(&args);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{}",
+            stderr(&output)
+        );
+    };
+    let (first, second) = (scratch("shard-0.jsonl"), scratch("shard-1.jsonl"));
+    run(&first, "0/2", &[]);
+    run(
+        &second,
+        "1/2",
+        &["--tie-break", "any", "--confident-ratio", "5"],
+    );
+    let text = refused(
+        &["merge", first.to_str().unwrap(), second.to_str().unwrap()],
+        &[
+            "are journals of different sweeps: --confident-ratio: 6 and 5; --tie-break: \
+             lowest and any; merge the journals of one sweep",
+        ],
+    );
+    assert!(!text.contains("(hash"), "the input is the same: {text}");
+    for journal in [first, second] {
+        std::fs::remove_file(journal).unwrap();
+    }
+}

@@ -205,23 +205,15 @@ impl CheckArgs {
     /// The model of a single-topology document (`--original`, or a document that is not a
     /// template).
     fn single_topology(&self, input: &Opened) -> Result<ClusterModel, CommandError> {
-        let name = &input.name;
-        if input.is_template() {
-            return Err(format!(
-                "{name}: this is a scaling template (it has userDefined); drop --original to \
-                 sweep its topologies, or give a single-topology document"
-            )
-            .into());
-        }
-        if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) {
+        if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) && !input.is_template()
+        {
             return Err(
                 "the built-in single topologies are at scale 3; drop --scale, or drop \
                  --original to sweep up to --scale nodes per type"
                     .into(),
             );
         }
-        Ok(load_uniform(&input.document)
-            .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
+        single_topology_model(input)
     }
 
     /// Checks one topology (or searches it for a lasso of `liveness`'s kind: an eviction loop,
@@ -325,6 +317,21 @@ impl CheckArgs {
             fast_find: FastFind::from_level(self.fast_find).map_err(|error| error.to_string())?,
         })
     }
+}
+
+/// The model of `input`'s single topology (`--original`, or a document that is not a
+/// template); a scaling template is refused with the reason, since it has no single topology.
+pub(super) fn single_topology_model(input: &Opened) -> Result<ClusterModel, CommandError> {
+    let name = &input.name;
+    if input.is_template() {
+        return Err(format!(
+            "{name}: this is a scaling template (it has userDefined); drop --original to sweep \
+             its topologies, or give a single-topology document"
+        )
+        .into());
+    }
+    Ok(load_uniform(&input.document)
+        .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
 }
 
 /// Prints a report in `format`: `text` as is, else the JSON report `json` or a CI format built
