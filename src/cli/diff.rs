@@ -131,7 +131,7 @@ impl DiffArgs {
                 .map(|topology| topology_model(&template, topology, settings.model))
                 .transpose()
                 .map_err(|error| format!("{name}: {error}"))?
-                .map(|model| model.intent_names().into_iter().map(String::from).collect())
+                .map(|model| model.intent_names().into_iter().collect())
                 .unwrap_or_default(),
         };
         let result = crate::scaler::sweep::run(&template, &settings, pool, interrupt, |_| {})
