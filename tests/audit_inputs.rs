@@ -263,6 +263,72 @@ fn impossible_description_values_and_names_are_refused() {
     }
 }
 
+/// A copy of the audit's cluster description `name` in a fresh scratch folder, with its
+/// `cluster_configs.json` changed by `change`.
+fn changed_description(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(input(name));
+    let to = scratch(&format!("{name}-changed"));
+    for folder in ["yaml", "user_input"] {
+        std::fs::create_dir_all(to.join(folder)).unwrap();
+        for entry in std::fs::read_dir(from.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, to.join(folder).join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let config = to.join("user_input/cluster_configs.json");
+    let mut document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    change(&mut document);
+    std::fs::write(&config, document.to_string()).unwrap();
+    to.display().to_string()
+}
+
+/// Row 9: only a `num` the description gives is held to its `minSize`..`maxSize`; a node type
+/// without one has `minSize` nodes (one where `minSize` is below one), not a count outside the
+/// range the user wrote. A replica count beyond what a Deployment can hold names its field and
+/// the most it may be.
+#[test]
+fn a_count_the_description_leaves_out_is_within_its_sizes() {
+    let folder = changed_description("cc19-num-above-maxsize", |config| {
+        let types = config["nodesTypes"].as_array_mut().unwrap();
+        types[0].as_object_mut().unwrap().remove("num");
+        types[0]["minSize"] = 2.into();
+        types[1].as_object_mut().unwrap().remove("num");
+        types[1].as_object_mut().unwrap().remove("minSize");
+    });
+    let output = kivi(&["dump", &folder, "--original"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let nodes = json_of(&output)["setup"]["nodes"].clone();
+    let zones: Vec<_> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["labels"]["zone"].clone())
+        .collect();
+    assert_eq!(zones, ["A", "A", "B"], "{nodes}");
+    let output = kivi(&["dump", &folder]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let sizes: Vec<_> = json_of(&output)["userDefined"]["nodesTypes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["minSize"].clone(), t["maxSize"].clone()))
+        .collect();
+    assert_eq!(sizes, [(2.into(), 10.into()), (1.into(), 10.into())]);
+    std::fs::remove_dir_all(&folder).unwrap();
+
+    let folder = changed_description("cc19-num-above-maxsize", |config| {
+        config["nodesTypes"][0]["num"] = 2.into();
+        config["dTypes"][0]["num"] = 3_000_000_000_i64.into();
+        config["dTypes"][0]["maxSize"] = 3_000_000_000_i64.into();
+    });
+    refused(
+        &["check", &folder, "--original"],
+        &["dTypes[0].num: 3000000000 is too large; give at most 2147483647"],
+    );
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
 /// Row 9: bounds no check can keep to are refused, naming the least that can be kept, instead
 /// of a finishing check answering as if they had held.
 #[test]

@@ -94,9 +94,16 @@ fn node_group(
     let cpu = quantity(&config.template.cpu, 1, "cpu")?;
     let memory = quantity(&config.template.memory, 1 << 30, "memory")?;
     let path = format!("nodesTypes[{index}]");
-    let num = count(document, &path, "num", config.num)?.unwrap_or(1);
-    let min_size = count(document, &path, "minSize", config.min_size)?.unwrap_or(num);
-    let max_size = count(document, &path, "maxSize", config.max_size)?.unwrap_or(num.max(min_size));
+    let given_num = count(document, &path, "num", config.num)?;
+    let given_min = count(document, &path, "minSize", config.min_size)?;
+    let given_max = count(document, &path, "maxSize", config.max_size)?;
+    // Without `num`, the single topology has one node of the type, or `minSize` nodes where
+    // that is more (never more than `maxSize`): a count the user did not write is never outside
+    // the range they did, so only a given `num` is checked against it.
+    let fewest = given_min.unwrap_or(1).max(1);
+    let num = given_num.unwrap_or(fewest.min(given_max.unwrap_or(u64::MAX)));
+    let min_size = given_min.unwrap_or(num);
+    let max_size = given_max.unwrap_or(num.max(min_size));
     if min_size > max_size {
         return Err(InputError::new(
             &document.file,
@@ -107,7 +114,9 @@ fn node_group(
             ),
         ));
     }
-    num_within_sizes(document, &path, num, (min_size, max_size), "node count")?;
+    if given_num.is_some() {
+        num_within_sizes(document, &path, num, (min_size, max_size), "node count")?;
+    }
     let taints = config
         .template
         .taints
@@ -310,7 +319,11 @@ pub fn apply(
             deployment.replicas = i32::try_from(num).map_err(|_| {
                 document.error_at_path(
                     &format!("{path}.num"),
-                    format!("{}: {num} is too large", document.user_path(&path)),
+                    format!(
+                        "{}: {num} is too large; give at most {}",
+                        document.user_path(&format!("{path}.num")),
+                        i32::MAX
+                    ),
                 )
             })?;
         }

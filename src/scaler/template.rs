@@ -223,7 +223,7 @@ fn deployment_type(
     let hpa_enabled = hpa_enabled(&template, &fields.path)?;
     let factor_fix = "give a positive integer: the HPA's maxReplicas is specReplicas times it";
     let hpa_factor: Option<u64> = fields.optional("HPAfactor", factor_fix)?;
-    if hpa_factor == Some(0) {
+    if hpa_enabled && hpa_factor == Some(0) {
         return Err(TemplateError::new(
             fields.child_path("HPAfactor"),
             "0 makes the HPA's maxReplicas 0, below its minReplicas",
