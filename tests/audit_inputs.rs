@@ -121,6 +121,69 @@ fn an_unreadable_quantity_is_placed_where_it_is_written() {
     );
 }
 
+/// Row 10: an error about one item of a list (a node's taint, a pod's toleration, a spread
+/// constraint) is placed at that item, not at the list's first line. Each manifest has a valid
+/// item first, so only a place found from the item's path is right.
+#[test]
+fn an_error_about_a_list_item_is_placed_at_the_item() {
+    let manifests = "\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+spec:
+  taints:
+  - {key: a, effect: NoSchedule}
+  - {key: b, effect: NoRun}
+status:
+  allocatable: {cpu: \"4\", memory: 8Gi}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: c, image: x, resources: {requests: {cpu: 100m, memory: 1Gi}}}
+      tolerations:
+      - {key: a, operator: Exists}
+      - {operator: Equal, value: x}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
+      - {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: Sometimes}
+";
+    let path = scratch("list-items.yaml");
+    let file = path.to_str().unwrap();
+    std::fs::write(&path, manifests).unwrap();
+    refused(
+        &["check", file],
+        &[&format!(
+            "{file}:7:3: Node/n1: spec.taints[1]: effect `NoRun`"
+        )],
+    );
+    let manifests = manifests.replace("effect: NoRun", "effect: NoExecute");
+    std::fs::write(&path, &manifests).unwrap();
+    refused(
+        &["check", file],
+        &[&format!(
+            "{file}:24:7: Deployment/web: spec.tolerations[1]: a toleration without a key"
+        )],
+    );
+    let manifests = manifests.replace("{operator: Equal, value: x}", "{operator: Exists}");
+    std::fs::write(&path, &manifests).unwrap();
+    refused(
+        &["check", file],
+        &[&format!(
+            "{file}:27:60: Deployment/web: spec.topologySpreadConstraints[1].whenUnsatisfiable \
+             `Sometimes`: expected DoNotSchedule or ScheduleAnyway"
+        )],
+    );
+    std::fs::remove_file(&path).unwrap();
+}
+
 /// Row 4: inputs with nothing to verify (no room for a pod, no deployment type with a
 /// replica, no workloads) are refused with the reason, in either mode, instead of "No failure
 /// is found!" over 0 topologies or 0 pod slots.

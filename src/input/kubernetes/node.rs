@@ -50,7 +50,8 @@ pub fn read(
         .map(|(i, taint)| {
             let value = taint.value.as_deref().unwrap_or_default();
             Taint::new(&taint.key, value, &taint.effect).map_err(|why| {
-                document.error_at("taints", format!("{object}: spec.taints[{i}]: {why}"))
+                let path = format!("spec.taints[{i}]");
+                document.error_at_path(&path, format!("{object}: {path}: {why}"))
             })
         })
         .collect::<Result<_, _>>()?;

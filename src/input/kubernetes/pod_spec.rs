@@ -86,8 +86,8 @@ pub fn pod_template(
     let mut tolerations = Vec::new();
     for (i, given) in spec.tolerations.iter().flatten().enumerate() {
         let error = |why: &str| {
-            document.error_at(
-                "tolerations",
+            document.error_at_path(
+                &format!("tolerations[{i}]"),
                 format!("{object}: spec.tolerations[{i}]: {why}"),
             )
         };
@@ -115,7 +115,12 @@ pub fn pod_template(
         tolerations.push(toleration);
     }
     let mut spread = Vec::new();
-    for constraint in spec.topology_spread_constraints.iter().flatten() {
+    for (i, constraint) in spec
+        .topology_spread_constraints
+        .iter()
+        .flatten()
+        .enumerate()
+    {
         let selector = constraint.label_selector.as_ref();
         if selector.is_some_and(|s| s.match_expressions.as_ref().is_some_and(|e| !e.is_empty())) {
             warn(
@@ -134,11 +139,11 @@ pub fn pod_template(
             "DoNotSchedule" => false,
             "ScheduleAnyway" => true,
             other => {
-                return Err(document.error_at(
-                    "whenUnsatisfiable",
+                return Err(document.error_at_path(
+                    &format!("topologySpreadConstraints[{i}].whenUnsatisfiable"),
                     format!(
-                        "{object}: whenUnsatisfiable `{other}`: expected DoNotSchedule or \
-                         ScheduleAnyway"
+                        "{object}: spec.topologySpreadConstraints[{i}].whenUnsatisfiable \
+                         `{other}`: expected DoNotSchedule or ScheduleAnyway"
                     ),
                 ))
             }
