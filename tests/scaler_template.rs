@@ -99,3 +99,25 @@ fn fast_find_levels_are_kivis() {
     }
     assert!(FastFind::from_level(4).is_err());
 }
+
+/// #46 row 4: `HPAfactor` 0 would make an enabled HPA's maxReplicas 0, so it is refused there;
+/// a deployment type whose HPA is disabled never uses the factor, and keeps loading with it.
+#[test]
+fn hpa_factor_zero_is_refused_only_where_the_hpa_is_enabled() {
+    let mut document = c3();
+    document["userDefined"]["dTypes"][0]["HPAfactor"] = json!(0);
+    assert_eq!(
+        rejection(&document),
+        (
+            "userDefined.dTypes[0].HPAfactor".to_string(),
+            "0 makes the HPA's maxReplicas 0, below its minReplicas".to_string()
+        )
+    );
+    document["userDefined"]["dTypes"][0]["template"]["hpaSpec"]["isEnabled"] = json!(0);
+    let template = Template::from_json(&document).expect("the factor of a disabled HPA is unused");
+    let deployment = &template.deployment_types[0];
+    assert_eq!(
+        (deployment.hpa_enabled, deployment.hpa_factor),
+        (false, Some(0))
+    );
+}

@@ -173,7 +173,9 @@ impl CheckArgs {
             eprintln!("warning: {warning}");
         }
         let report = || sweep_json(&result, input.names.as_ref());
-        self.print_report(name, || sweep::to_text(&result, self.verbosity()), report);
+        let names = input.names.as_ref();
+        let text = || with_legend(sweep::to_text(&result, self.verbosity()), names);
+        self.print_report(name, text, report);
         self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
     }
@@ -203,23 +205,15 @@ impl CheckArgs {
     /// The model of a single-topology document (`--original`, or a document that is not a
     /// template).
     fn single_topology(&self, input: &Opened) -> Result<ClusterModel, CommandError> {
-        let name = &input.name;
-        if input.is_template() {
-            return Err(format!(
-                "{name}: this is a scaling template (it has userDefined); drop --original to \
-                 sweep its topologies, or give a single-topology document"
-            )
-            .into());
-        }
-        if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) {
+        if self.case.is_some() && self.scale.is_some_and(|scale| scale != 3) && !input.is_template()
+        {
             return Err(
                 "the built-in single topologies are at scale 3; drop --scale, or drop \
                  --original to sweep up to --scale nodes per type"
                     .into(),
             );
         }
-        Ok(load_uniform(&input.document)
-            .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
+        single_topology_model(input)
     }
 
     /// Checks one topology (or searches it for a lasso of `liveness`'s kind: an eviction loop,
@@ -325,6 +319,21 @@ impl CheckArgs {
     }
 }
 
+/// The model of `input`'s single topology (`--original`, or a document that is not a
+/// template); a scaling template is refused with the reason, since it has no single topology.
+pub(super) fn single_topology_model(input: &Opened) -> Result<ClusterModel, CommandError> {
+    let name = &input.name;
+    if input.is_template() {
+        return Err(format!(
+            "{name}: this is a scaling template (it has userDefined); drop --original to sweep \
+             its topologies, or give a single-topology document"
+        )
+        .into());
+    }
+    Ok(load_uniform(&input.document)
+        .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
+}
+
 /// Prints a report in `format`: `text` as is, else the JSON report `json` or a CI format built
 /// from it, naming the input `name` (`uri` in SARIF).
 pub(super) fn print_report(
@@ -368,12 +377,15 @@ pub(super) fn sweep_json(result: &SweepResult, names: Option<&Names>) -> serde_j
 }
 
 /// Lists under `names` in the JSON report `report` of a single check the nodes and
-/// deployments its counterexamples mention, with each deployment's manifest (file, line) when
+/// deployments its counterexamples mention (in their intents and traces), with each deployment's manifest (file, line) when
 /// known.
 fn add_names(report: &mut serde_json::Value, names: &Names) {
     let traces = report["counterexamples"].as_array().into_iter().flatten();
     let lines = traces
-        .flat_map(|c| c["kiviTrace"].as_array().into_iter().flatten())
+        .flat_map(|c| {
+            let trace = c["kiviTrace"].as_array().into_iter().flatten();
+            std::iter::once(&c["intent"]).chain(trace)
+        })
         .filter_map(|line| line.as_str());
     let named: Vec<serde_json::Value> = names
         .mentioned(lines)

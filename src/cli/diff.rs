@@ -7,7 +7,7 @@ use super::liveness_args::LivenessArgs;
 use super::{EngineArgs, ModelArgs};
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions};
-use crate::input::{load_uniform, open, InputOptions, Opened, Source};
+use crate::input::{open, InputOptions, Opened, Source};
 use crate::report::diff::{self, Verdicts};
 use crate::report::Format;
 use crate::scaler::enumerate;
@@ -99,9 +99,8 @@ impl DiffArgs {
         let name = &input.name;
         let liveness = self.liveness.kind(&input.document);
         if self.original || !input.is_template() {
-            let model = load_uniform(&input.document)
-                .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?
-                .with_options(self.semantics.options());
+            let model =
+                super::check::single_topology_model(&input)?.with_options(self.semantics.options());
             if let Some(kind) = liveness {
                 let search = kind
                     .search(&model, &LassoOptions::of_check(options))
@@ -132,7 +131,7 @@ impl DiffArgs {
                 .map(|topology| topology_model(&template, topology, settings.model))
                 .transpose()
                 .map_err(|error| format!("{name}: {error}"))?
-                .map(|model| model.intent_names().into_iter().map(String::from).collect())
+                .map(|model| model.intent_names().into_iter().collect())
                 .unwrap_or_default(),
         };
         let result = crate::scaler::sweep::run(&template, &settings, pool, interrupt, |_| {})

@@ -1,6 +1,6 @@
 //! Flags that configure the engine, shared by every command that runs a check.
 
-use crate::engine::{parse_memory, CheckOptions, Strategy, VisitedKind};
+use crate::engine::{parse_memory_budget, CheckOptions, Strategy, VisitedKind};
 use clap::Args;
 use std::time::Duration;
 
@@ -19,11 +19,13 @@ pub struct EngineArgs {
     /// Do not expand states deeper than this (bounded model checking).
     #[arg(long, value_name = "D")]
     pub depth: Option<u32>,
-    /// Stop after this many seconds; the result is then incomplete.
+    /// Stop after this many seconds (more than 0); the result is then incomplete. A check
+    /// that finishes first gives its full answer.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
-    /// Cap on the visited set's memory, e.g. 512M, 4G (default: a quarter of RAM).
-    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    /// Cap on the visited set's memory, e.g. 512M, 4G (default: a quarter of RAM; at least
+    /// 16K, the smallest search's table).
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_budget)]
     pub memory: Option<u64>,
     /// Store full states instead of 64-bit fingerprints: no chance of missing a state.
     #[arg(long)]
@@ -64,8 +66,11 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if !seconds.is_finite() || seconds < 0.0 {
-        return Err(format!("'{text}': give a non-negative number of seconds"));
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!(
+            "'{text}': give a positive number of seconds (a check given no time cannot \
+             answer), or leave --timeout out for no limit"
+        ));
     }
     Duration::try_from_secs_f64(seconds).map_err(|_| {
         format!(
@@ -87,6 +92,7 @@ mod tests {
             .unwrap_err()
             .contains("no limit"));
         assert!(super::parse_seconds("-1").is_err());
+        assert!(super::parse_seconds("0").unwrap_err().contains("positive"));
         assert!(super::parse_seconds("inf").is_err());
     }
 }

@@ -33,7 +33,8 @@ pub use error::{panic_message, CheckError};
 pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use model::{Expectation, Model, Property};
 pub use options::{
-    default_memory_budget, parse_memory, CancelToken, CheckOptions, Strategy, VisitedKind,
+    default_memory_budget, parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy,
+    VisitedKind,
 };
 pub use outcome::{Example, Incompleteness, Outcome, Verdict, Violation};
 pub use search::dfs::computes_children_again;

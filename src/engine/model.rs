@@ -107,6 +107,8 @@ pub trait Model: Sync {
     }
 
     /// The properties to check, in a fixed order; [`Model::holds`] takes an index into it.
+    /// Their names are distinct: a violation is recorded, replayed and reported under its
+    /// property's name.
     fn properties(&self) -> Vec<Property>;
 
     /// Whether property number `property` (an index into [`Model::properties`]) holds in `state`.

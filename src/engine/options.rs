@@ -118,6 +118,25 @@ fn physical_memory() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// The smallest memory budget a check can keep to: the smallest table a search starts with
+/// (the lasso search's colour table of 1,024 slots of 16 bytes; a fingerprint table's first
+/// array is 4 KiB). Below it a check would use more than its budget from the start.
+pub const MIN_MEMORY_BUDGET: u64 = 16 << 10;
+
+/// Parses a memory budget ([`parse_memory`]) that a check can keep to: at least
+/// [`MIN_MEMORY_BUDGET`].
+pub fn parse_memory_budget(text: &str) -> Result<u64, String> {
+    let bytes = parse_memory(text)?;
+    if bytes < MIN_MEMORY_BUDGET {
+        return Err(format!(
+            "'{text}' is below the {} KiB the smallest search needs, so no check could keep to \
+             it; give 16K or more",
+            MIN_MEMORY_BUDGET >> 10
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Parses a byte size with an optional binary unit: `1048576`, `64K`, `512M`, `4G`, `1T`
 /// (`KiB`, `MB`, … are accepted and also mean powers of 1024).
 pub fn parse_memory(text: &str) -> Result<u64, String> {
@@ -157,5 +176,17 @@ mod tests {
         assert!(parse_memory("12X").is_err());
         assert!(parse_memory("").is_err());
         assert!(parse_memory("0").is_err());
+    }
+
+    #[test]
+    fn budgets_below_the_smallest_search_are_refused() {
+        use super::parse_memory_budget;
+        assert_eq!(parse_memory_budget("16K"), Ok(16 << 10));
+        let error = parse_memory_budget("1").unwrap_err();
+        assert!(
+            error.contains("below the 16 KiB") && error.contains("16K or more"),
+            "{error}"
+        );
+        assert!(parse_memory_budget("16383").is_err());
     }
 }

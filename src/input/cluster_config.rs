@@ -32,16 +32,11 @@ const KNOWN_KEYS: &[&str] = &[
 #[derive(Debug, Deserialize)]
 struct NodeTypeConfig {
     template: NodeTemplateConfig,
-    #[serde(default = "one")]
-    num: u64,
+    num: Option<i64>,
     #[serde(rename = "minSize")]
-    min_size: Option<u64>,
+    min_size: Option<i64>,
     #[serde(rename = "maxSize")]
-    max_size: Option<u64>,
-}
-
-fn one() -> u64 {
-    1
+    max_size: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,11 +52,11 @@ struct NodeTemplateConfig {
 #[derive(Debug, Deserialize)]
 struct DeploymentTypeConfig {
     name: String,
-    num: Option<i32>,
+    num: Option<i64>,
     #[serde(rename = "minSize")]
-    min_size: Option<u64>,
+    min_size: Option<i64>,
     #[serde(rename = "maxSize")]
-    max_size: Option<u64>,
+    max_size: Option<i64>,
     #[serde(rename = "cpuPattern", default)]
     cpu_pattern: Vec<CpuSample>,
 }
@@ -98,8 +93,17 @@ fn node_group(
     };
     let cpu = quantity(&config.template.cpu, 1, "cpu")?;
     let memory = quantity(&config.template.memory, 1 << 30, "memory")?;
-    let min_size = config.min_size.unwrap_or(config.num);
-    let max_size = config.max_size.unwrap_or(config.num.max(min_size));
+    let path = format!("nodesTypes[{index}]");
+    let given_num = count(document, &path, "num", config.num)?;
+    let given_min = count(document, &path, "minSize", config.min_size)?;
+    let given_max = count(document, &path, "maxSize", config.max_size)?;
+    // Without `num`, the single topology has one node of the type, or `minSize` nodes where
+    // that is more (never more than `maxSize`): a count the user did not write is never outside
+    // the range they did, so only a given `num` is checked against it.
+    let fewest = given_min.unwrap_or(1).max(1);
+    let num = given_num.unwrap_or(fewest.min(given_max.unwrap_or(u64::MAX)));
+    let min_size = given_min.unwrap_or(num);
+    let max_size = given_max.unwrap_or(num.max(min_size));
     if min_size > max_size {
         return Err(InputError::new(
             &document.file,
@@ -109,6 +113,9 @@ fn node_group(
                  expected minSize <= maxSize"
             ),
         ));
+    }
+    if given_num.is_some() {
+        num_within_sizes(document, &path, num, (min_size, max_size), "node count")?;
     }
     let taints = config
         .template
@@ -143,10 +150,83 @@ fn node_group(
         taints,
         reserved_cpu: Quantity::default(),
         reserved_memory: Quantity::default(),
-        count: config.num,
+        count: num,
         min_size,
         max_size,
     })
+}
+
+/// The count at `path.key` (`num`, `minSize`, `maxSize`), when given: a whole number, 0 or
+/// more.
+fn count(
+    document: &Document,
+    path: &str,
+    key: &str,
+    value: Option<i64>,
+) -> Result<Option<u64>, InputError> {
+    match value {
+        Some(negative) if negative < 0 => Err(document.error_at_path(
+            &format!("{path}.{key}"),
+            format!(
+                "{}: {negative} is negative; give a count, 0 or more",
+                document.user_path(&format!("{path}.{key}"))
+            ),
+        )),
+        other => Ok(other.map(|v| v as u64)),
+    }
+}
+
+/// Refuses a type whose `num` (the count in the single topology, `--original`) lies outside
+/// its `minSize..=maxSize` (the counts a sweep tries): the two modes would check clusters the
+/// description says cannot both be.
+fn num_within_sizes(
+    document: &Document,
+    path: &str,
+    num: u64,
+    (min_size, max_size): (u64, u64),
+    what: &str,
+) -> Result<(), InputError> {
+    let (side, bound) = if num > max_size {
+        ("above maxSize", max_size)
+    } else if num < min_size {
+        ("below minSize", min_size)
+    } else {
+        return Ok(());
+    };
+    Err(document.error_at_path(
+        &format!("{path}.num"),
+        format!(
+            "{}: {num} is {side} {bound}: num is the {what} of the single topology \
+             (--original) and a sweep tries {min_size} to {max_size}; make num between \
+             minSize and maxSize, or widen them",
+            document.user_path(&format!("{path}.num"))
+        ),
+    ))
+}
+
+/// The setting `key` of the description, when given: a whole number, 1 or more. `below_one`
+/// says what a value below 1 would mean, `meaning` what the setting is.
+fn positive_setting(
+    root: &Map<String, Value>,
+    key: &str,
+    (below_one, meaning): (&str, &str),
+    document: &Document,
+) -> Result<Option<u64>, InputError> {
+    let Some(value) = root.get(key) else {
+        return Ok(None);
+    };
+    let problem = match value.as_i64() {
+        Some(n) if n >= 1 => return Ok(Some(n as u64)),
+        Some(_) => below_one,
+        None => "not a whole number",
+    };
+    Err(document.error_at_path(
+        key,
+        format!(
+            "{}: {value}: {problem}; give a whole number 1 or more: {meaning}",
+            document.user_path(key)
+        ),
+    ))
 }
 
 fn label_text(value: &Value) -> String {
@@ -201,8 +281,22 @@ pub fn apply(
     }
     let deployment_types: Vec<DeploymentTypeConfig> =
         serde_json::from_value(field("dTypes")).map_err(parse("dTypes"))?;
+    let mut sized: Vec<String> = Vec::new();
     for (index, config) in deployment_types.into_iter().enumerate() {
         let place = document.place_of_nth("name", index);
+        let path = format!("dTypes[{index}]");
+        if let Some(first) = sized.iter().position(|name| *name == config.name) {
+            return Err(document.error_at_path(
+                &format!("{path}.name"),
+                format!(
+                    "{}: `{}` is sized by {} already; give each Deployment one entry",
+                    document.user_path(&format!("{path}.name")),
+                    config.name,
+                    document.user_path(&format!("dTypes[{first}]"))
+                ),
+            ));
+        }
+        sized.push(config.name.clone());
         let Some(deployment) = cluster
             .deployments
             .iter_mut()
@@ -218,12 +312,24 @@ pub fn apply(
                 ),
             ));
         };
-        if let Some(num) = config.num {
-            deployment.replicas = num;
+        let num = count(document, &path, "num", config.num)?;
+        let min_size = count(document, &path, "minSize", config.min_size)?;
+        let max_size = count(document, &path, "maxSize", config.max_size)?;
+        if let Some(num) = num {
+            deployment.replicas = i32::try_from(num).map_err(|_| {
+                document.error_at_path(
+                    &format!("{path}.num"),
+                    format!(
+                        "{}: {num} is too large; give at most {}",
+                        document.user_path(&format!("{path}.num")),
+                        i32::MAX
+                    ),
+                )
+            })?;
         }
-        deployment.min_size = config.min_size;
-        deployment.max_size = config.max_size;
-        if let (Some(min), Some(max)) = (config.min_size, config.max_size) {
+        deployment.min_size = min_size;
+        deployment.max_size = max_size;
+        if let (Some(min), Some(max)) = (min_size, max_size) {
             if min > max {
                 return Err(InputError::new(
                     &document.file,
@@ -234,6 +340,21 @@ pub fn apply(
                     ),
                 ));
             }
+        }
+        if max_size == Some(0) {
+            return Err(document.error_at_path(
+                &format!("{path}.maxSize"),
+                format!(
+                    "{}: 0 gives `{}` no replica in any swept topology, so nothing about it \
+                     would be verified; give maxSize 1 or more, or drop the entry",
+                    document.user_path(&format!("{path}.maxSize")),
+                    config.name
+                ),
+            ));
+        }
+        if let Some(num) = num {
+            let sizes = (min_size.unwrap_or(num), max_size.unwrap_or(num));
+            num_within_sizes(document, &path, num, sizes, "replica count")?;
         }
         for sample in &config.cpu_pattern {
             let cpu = resource(&sample.cpu, 1).map_err(|message| {
@@ -271,10 +392,21 @@ pub fn apply(
             .intents
             .extend(intents_from(intents, document, "intents")?);
     }
-    if let Some(limit) = root.get("max_pod_per_node").and_then(Value::as_u64) {
+    let per_node = (
+        "no node may run a pod, so no swept topology has room for a replica and there is \
+         nothing to verify",
+        "the most pods one node runs in a swept topology (Kivi's default, 7, applies when it \
+         is left out)",
+    );
+    if let Some(limit) = positive_setting(root, "max_pod_per_node", per_node, document)? {
         cluster.scaling.max_pods_per_node = limit;
     }
-    if let Some(factor) = root.get("HPAfactor").and_then(Value::as_u64) {
+    let factor = (
+        "a swept deployment's HPA would scale up to fewer replicas than its minReplicas",
+        "a swept deployment's HPA scales up to its replicas times HPAfactor (Kivi's default, \
+         2, applies when it is left out)",
+    );
+    if let Some(factor) = positive_setting(root, "HPAfactor", factor, document)? {
         cluster.scaling.hpa_factor = factor;
     }
     Ok(())

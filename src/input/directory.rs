@@ -206,6 +206,9 @@ fn finish(
     }
     let units = Units::choose(&cluster, &mut diagnostics);
     let scaling = !options.original && !cluster.live && has_config;
+    if scaling && options.verify {
+        require_replicas_to_sweep(&cluster, &name)?;
+    }
     let document = if scaling {
         emit::template(&cluster, &units, &name, &mut diagnostics)?
     } else {
@@ -256,7 +259,40 @@ fn require_something_to_verify(
              or in a `kivi:` document",
         ));
     }
+    if no_workloads && verify {
+        return Err(InputError::new(
+            name,
+            None,
+            "nothing to verify: the cluster has nodes but no workloads (no Deployment or Pod), \
+             so no pod is ever scheduled and every intent holds vacuously; add the Deployments \
+             (or Pods) to check, with `dTypes` in the cluster description to size them",
+        ));
+    }
     Ok(())
+}
+
+/// Refuses a sweep in which a deployment never has a replica: its manifest gives it none and
+/// no `dTypes` entry sizes it, so no swept topology would run a pod of it.
+fn require_replicas_to_sweep(cluster: &ClusterDescription, name: &str) -> Result<(), InputError> {
+    let Some(idle) = cluster
+        .deployments
+        .iter()
+        .find(|d| d.max_size.unwrap_or(d.replicas.max(0) as u64) == 0)
+    else {
+        return Ok(());
+    };
+    let (file, line) = idle.place.clone().unwrap_or((name.to_string(), 0));
+    let place = (line > 0).then_some(super::diagnostics::Place { line, column: 1 });
+    Err(InputError::new(
+        file,
+        place,
+        format!(
+            "nothing to verify for Deployment/{}: it has 0 replicas and no `dTypes` entry sizes \
+             it, so no swept topology runs a pod of it; give it a `dTypes` entry with maxSize 1 \
+             or more, or check the single topology with --original",
+            idle.name
+        ),
+    ))
 }
 
 fn read_directory(

@@ -22,6 +22,7 @@ pub mod source;
 pub mod uniform;
 pub mod units;
 pub mod yaml_documents;
+pub mod yaml_places;
 
 pub use diagnostics::{Diagnostics, InputError};
 pub use directory::{needs_translation, translate, translate_stream, InputOptions, Translation};

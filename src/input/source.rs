@@ -75,7 +75,8 @@ pub struct Opened {
     pub name: String,
     /// The uniform JSON: a single topology, or a scaling template (with `userDefined`).
     pub document: Value,
-    /// What the front-ends warned about (empty for uniform JSON and cases).
+    /// What the front-ends warned about; for uniform JSON, its unknown keys, and for a
+    /// built-in case, its contradictions (kept as Kivi wrote them).
     pub diagnostics: Diagnostics,
     /// The units the front-ends chose, when they translated.
     pub units: Option<Units>,
@@ -108,7 +109,10 @@ impl Opened {
 
 /// Reads `source`; an error names the input, the place and the fix.
 pub fn open(source: &Source<'_>) -> Result<Opened, String> {
-    let (name, text, strict) = match *source {
+    // `verify`: whether a uniform document's contradictions are errors (`Some(true)`: an input
+    // to check), passed over (`Some(false)`: `dump` shows what it was given) or warnings
+    // (`None`: a built-in case, kept as Kivi wrote it).
+    let (name, text, strict, verify) = match *source {
         Source::Case {
             name,
             original,
@@ -120,6 +124,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 format!("case {}", case.name),
                 case.document(original, non_violation).to_string(),
                 true,
+                None,
             )
         }
         Source::Path { path, options } => {
@@ -130,7 +135,12 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             }
             let text = std::fs::read_to_string(path)
                 .map_err(|error| format!("{}: cannot read: {error}", path.display()))?;
-            (path.display().to_string(), text, options.strict)
+            (
+                path.display().to_string(),
+                text,
+                options.strict,
+                Some(options.verify),
+            )
         }
         Source::Stdin {
             options,
@@ -151,7 +161,12 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
                 translation.diagnostics.strict_error(options.strict)?;
                 return Ok(Opened::translated(STDIN.to_string(), translation));
             }
-            (STDIN.to_string(), text, options.strict)
+            (
+                STDIN.to_string(),
+                text,
+                options.strict,
+                Some(options.verify),
+            )
         }
     };
     let document = serde_json::from_str(&text).map_err(|error| {
@@ -161,7 +176,22 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
             error.column()
         )
     })?;
-    let diagnostics = unknown_key_warnings(&name, &document, strict)?;
+    let mut diagnostics = unknown_key_warnings(&name, &document, strict)?;
+    if let Err(error) = uniform::consistency::check(&document) {
+        match verify {
+            Some(true) => return Err(error.in_file(&name).to_string()),
+            Some(false) => {}
+            None => {
+                for problem in error.all() {
+                    diagnostics.warn(format!(
+                        "{name}: {}: {}; kept, as the built-in cases are Kivi's files as they \
+                         are",
+                        problem.path, problem.message
+                    ));
+                }
+            }
+        }
+    }
     Ok(Opened {
         name,
         document,

@@ -73,6 +73,28 @@ impl Document {
             })
     }
 
+    /// The place of the value at `path` (`spec.containers[0].resources`, or any tail of the
+    /// full path), found by its keys ([`super::yaml_places`]), or the document's first line.
+    pub fn place_of_path(&self, path: &str) -> Place {
+        let Some(offset) = super::yaml_places::offset_of_path(&self.text, path) else {
+            return Place {
+                line: self.first_line,
+                column: 1,
+            };
+        };
+        let before = &self.text[..offset];
+        let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+        Place {
+            line: self.first_line + before.matches('\n').count(),
+            column: before[line_start..].chars().count() + 1,
+        }
+    }
+
+    /// An error about the value at `path`, placed where [`Document::place_of_path`] finds it.
+    pub fn error_at_path(&self, path: &str, message: impl Into<String>) -> InputError {
+        InputError::new(&self.file, Some(self.place_of_path(path)), message)
+    }
+
     /// An error about this document, placed at the first line holding `needle`.
     pub fn error_at(&self, needle: &str, message: impl Into<String>) -> InputError {
         InputError::new(&self.file, Some(self.place_of(needle)), message)

@@ -8,6 +8,9 @@
 //! kernel panic event themselves ([`crate::cluster::monitors`]).
 
 mod balance;
+mod names;
+
+pub use names::distinct_names;
 
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};

@@ -201,9 +201,10 @@ impl ClusterModel {
         &self.init
     }
 
-    /// The intents checked, by Kivi's user-facing names, in property order.
-    pub fn intent_names(&self) -> Vec<&'static str> {
-        self.spec.intents.iter().map(|i| i.name()).collect()
+    /// The intents checked, in property order: Kivi's user-facing names, each made distinct
+    /// by its deployment where two share a name ([`intents::distinct_names`]).
+    pub fn intent_names(&self) -> Vec<String> {
+        intents::distinct_names(&self.spec.intents)
     }
 
     /// Takes `action` in `state`, recording Kivi's trace messages into `rec`.

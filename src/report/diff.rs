@@ -42,7 +42,7 @@ impl Verdicts {
                 .into_iter()
                 .map(|intent| (intent, None))
                 .collect(),
-            checked: model.intent_names().into_iter().map(String::from).collect(),
+            checked: model.intent_names().into_iter().collect(),
             incomplete: (outcome.verdict() == Verdict::Incomplete).then(|| outcome.summary()),
         }
     }

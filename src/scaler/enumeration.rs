@@ -112,6 +112,51 @@ pub fn enumerate(template: &Template, options: &EnumerationOptions) -> Vec<Topol
     topologies
 }
 
+/// Why [`enumerate`] finds no topology for `template` under `options`, and what would give it
+/// some: for a sweep that would otherwise answer "no failure" having checked nothing.
+pub fn why_no_topology(template: &Template, options: &EnumerationOptions) -> String {
+    let confident = options.confident_nodes;
+    if let Some((i, t)) =
+        (template.node_types.iter().enumerate()).find(|(_, t)| t.min_size > confident)
+    {
+        return format!(
+            "userDefined.nodesTypes[{i}].minSize {} is above the confident size of {confident} \
+             nodes per type, so no topology up to it has the type; give --confident-nodes {} \
+             or more, or lower minSize",
+            t.min_size, t.min_size
+        );
+    }
+    let nodes: u64 = (template.node_types.iter())
+        .map(|t| t.max_size.min(confident))
+        .sum();
+    let per_node = template
+        .max_pods_per_node
+        .map_or(options.pods_per_node, |cap| cap.min(options.pods_per_node));
+    let room = per_node.saturating_mul(nodes);
+    if let Some((i, t)) =
+        (template.deployment_types.iter().enumerate()).find(|(_, t)| t.min_size > room)
+    {
+        return format!(
+            "userDefined.dTypes[{i}].minSize {} is above the {room} replicas that {nodes} \
+             node(s) hold at {per_node} pods each (--confident-ratio {}, max_pod_per_node {}), \
+             so no topology up to the confident size has it; raise --confident-nodes or \
+             --confident-ratio, or lower minSize",
+            t.min_size,
+            options.pods_per_node,
+            template
+                .max_pods_per_node
+                .map_or("not set".to_string(), |cap| cap.to_string()),
+        );
+    }
+    format!(
+        "no topology of the template is within the confident size (--confident-nodes \
+         {confident}, --confident-ratio {}) and fast-find {}; widen the types' minSize..maxSize \
+         or the confident size",
+        options.pods_per_node,
+        options.fast_find.level()
+    )
+}
+
 /// Topologies collected so far, without duplicates, in generation order.
 #[derive(Default)]
 struct Found {

@@ -27,7 +27,8 @@ use super::sweep::{
 };
 use super::template::Template;
 use super::topology::Topology;
-use crate::engine::{CancelToken, CheckOptions};
+use crate::engine::{CancelToken, CheckOptions, VisitedKind};
+use crate::model::liveness::LoopKind;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -235,11 +236,16 @@ fn shard_count(header: &JournalHeader) -> u32 {
 fn same_sweep(first: &ShardJournal, other: &ShardJournal) -> Result<(), SweepError> {
     let (a, b) = (&first.header, &other.header);
     let differs = if a.sweep != b.sweep {
-        Some(format!(
-            "input {} (hash {}) and input {} (hash {}), or their verdict-changing options, \
-             differ",
-            a.input, a.input_hash, b.input, b.input_hash
-        ))
+        let options = differing_options(a, b);
+        Some(if options.is_empty() {
+            format!(
+                "input {} (hash {}) and input {} (hash {}), or their verdict-changing options, \
+                 differ",
+                a.input, a.input_hash, b.input, b.input_hash
+            )
+        } else {
+            options.join("; ")
+        })
     } else if a.options.fast_find != b.options.fast_find {
         Some(format!(
             "fast-find {} and {}",
@@ -264,6 +270,74 @@ fn same_sweep(first: &ShardJournal, other: &ShardJournal) -> Result<(), SweepErr
             other.path.display()
         ))),
     }
+}
+
+/// What differs between two journals' sweeps, among what their fingerprints hold: the input,
+/// the sizes (`--scale`) and each option that changes verdicts, named as its flag with both
+/// values (first journal's, then the other's). Empty when the headers show no difference (the
+/// journals were written by different versions of kivi).
+fn differing_options(a: &JournalHeader, b: &JournalHeader) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut differ = |what: &str, first: String, other: String| {
+        if first != other {
+            found.push(format!("{what}: {first} and {other}"));
+        }
+    };
+    let flag = |given: bool| if given { "given" } else { "not given" }.to_string();
+    let (x, y) = (&a.options, &b.options);
+    differ(
+        "the input",
+        format!("{} (hash {})", a.input, a.input_hash),
+        format!("{} (hash {})", b.input, b.input_hash),
+    );
+    differ(
+        "the types' sizes (--scale), (min, max) per type",
+        format!("{:?}", a.sizes),
+        format!("{:?}", b.sizes),
+    );
+    differ(
+        "--confident-nodes",
+        x.confident_nodes.to_string(),
+        y.confident_nodes.to_string(),
+    );
+    differ(
+        "--confident-ratio",
+        x.confident_ratio.to_string(),
+        y.confident_ratio.to_string(),
+    );
+    let depth = |d: Option<u32>| d.map_or("none".to_string(), |d| d.to_string());
+    differ("--depth", depth(x.depth), depth(y.depth));
+    differ(
+        "--exact",
+        flag(x.visited == VisitedKind::Exact),
+        flag(y.visited == VisitedKind::Exact),
+    );
+    differ(
+        "--tie-break",
+        format!("{:?}", x.model.tie_break).to_lowercase(),
+        format!("{:?}", y.model.tie_break).to_lowercase(),
+    );
+    differ(
+        "--no-symmetry",
+        flag(!x.model.symmetry),
+        flag(!y.model.symmetry),
+    );
+    differ(
+        "--perturb",
+        format!("{:?}", x.model.perturbations),
+        format!("{:?}", y.model.perturbations),
+    );
+    let liveness = |l: Option<LoopKind>| match l {
+        None => "the safety intents",
+        Some(LoopKind::Eviction) => "eviction loops (--loop)",
+        Some(LoopKind::UnstableReconciliation) => "unstable reconciliation (--intent esr)",
+    };
+    differ(
+        "what each topology is searched for",
+        liveness(x.liveness).to_string(),
+        liveness(y.liveness).to_string(),
+    );
+    found
 }
 
 /// The template the header records, with its sizes.

@@ -27,7 +27,7 @@ pub mod sweep;
 pub mod template;
 pub mod topology;
 
-pub use enumeration::{enumerate, EnumerationOptions, FastFind, UnknownFastFind};
+pub use enumeration::{enumerate, why_no_topology, EnumerationOptions, FastFind, UnknownFastFind};
 pub use error::TemplateError;
 pub use instantiate::{instantiate, DeploymentSizing};
 pub use search::{JobVerdict, Outcome, ReportError, Search};

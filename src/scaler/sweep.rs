@@ -8,7 +8,7 @@
 //! counterexamples, and how far the answer can be trusted (guaranteed minimal, topologies a
 //! bound cut short, topologies an interrupt left undecided).
 
-use super::enumeration::{enumerate, EnumerationOptions, FastFind};
+use super::enumeration::{enumerate, why_no_topology, EnumerationOptions, FastFind};
 use super::instantiate::instantiate;
 use super::jobs::{run_plan, Exhaustive, JobContext, JobReport};
 use super::journal::{Decision, Journal, JournalEntry, JournalHeader, RunOptions, JOURNAL_VERSION};
@@ -240,6 +240,12 @@ pub fn run(
     // Every topology this run may decide, in order.
     let candidates = {
         let all = sweep_candidates(template, settings, &order);
+        if all.is_empty() {
+            return Err(SweepError::Input(format!(
+                "nothing to verify: {}",
+                why_no_topology(template, &settings.enumeration)
+            )));
+        }
         match settings.shard {
             Some(shard) => shard.share(&all, template),
             None => all,

@@ -221,10 +221,15 @@ fn deployment_type(
     )?;
     let template = instance_template(&fields)?;
     let hpa_enabled = hpa_enabled(&template, &fields.path)?;
-    let hpa_factor: Option<u64> = fields.optional(
-        "HPAfactor",
-        "give a non-negative integer: the HPA's maxReplicas is specReplicas times it",
-    )?;
+    let factor_fix = "give a positive integer: the HPA's maxReplicas is specReplicas times it";
+    let hpa_factor: Option<u64> = fields.optional("HPAfactor", factor_fix)?;
+    if hpa_enabled && hpa_factor == Some(0) {
+        return Err(TemplateError::new(
+            fields.child_path("HPAfactor"),
+            "0 makes the HPA's maxReplicas 0, below its minReplicas",
+            factor_fix,
+        ));
+    }
     if hpa_enabled && hpa_factor.is_none() {
         return Err(TemplateError::new(
             fields.child_path("HPAfactor"),
@@ -251,6 +256,41 @@ fn deployment_type(
         hpa_factor,
         hpa_enabled,
     })
+}
+
+/// Refuses a template whose sweep would check nothing: no node type that can have a node, no
+/// deployment type, or a deployment type that can have no replica (it would never be checked).
+fn require_something_to_sweep(
+    node_types: &[NodeType],
+    deployment_types: &[DeploymentType],
+) -> Result<(), TemplateError> {
+    if node_types.iter().all(|t| t.max_size == 0) {
+        return Err(TemplateError::new(
+            "userDefined.nodesTypes",
+            if node_types.is_empty() {
+                "no node types: no topology has a node, so there is nothing to verify"
+            } else {
+                "every node type has maxSize 0: no topology has a node, so there is nothing to \
+                 verify"
+            },
+            "list a node type with maxSize 1 or more",
+        ));
+    }
+    if deployment_types.is_empty() {
+        return Err(TemplateError::new(
+            "userDefined.dTypes",
+            "no deployment types: no topology runs a pod, so there is nothing to verify",
+            "list the deployment types to check",
+        ));
+    }
+    if let Some(i) = deployment_types.iter().position(|t| t.max_size == 0) {
+        return Err(TemplateError::new(
+            format!("userDefined.dTypes[{i}].maxSize"),
+            "0 gives the type no replica in any topology, so nothing about it is verified",
+            "give maxSize 1 or more, or drop the type",
+        ));
+    }
+    Ok(())
 }
 
 fn type_list<'a>(fields: &Fields<'a>, key: &str) -> Result<&'a Vec<Value>, TemplateError> {
@@ -327,6 +367,15 @@ impl Template {
                 per_node_fix,
             ));
         }
+        if max_pods_per_node == Some(0) {
+            return Err(TemplateError::new(
+                "userDefined.max_pod_per_node",
+                "0 lets no node run a pod, so no topology has room for a replica: nothing to \
+                 verify",
+                per_node_fix,
+            ));
+        }
+        require_something_to_sweep(&node_types, &deployment_types)?;
         Ok(Template {
             document: root.object.clone(),
             node_types,

@@ -218,6 +218,13 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     /// Bookkeeping for a check of `model` starting now.
     pub fn new(model: &'a M, visited: &'a V, options: &'a CheckOptions) -> Self {
         let properties = model.properties();
+        assert!(
+            properties
+                .iter()
+                .enumerate()
+                .all(|(i, p)| properties[..i].iter().all(|q| q.name != p.name)),
+            "the model's properties share a name, so their violations cannot be told apart"
+        );
         let indices_of = |expectation| {
             properties
                 .iter()

@@ -168,7 +168,7 @@ fn resource_metric(
         ("Utilization", Some(percent), _) => MetricTarget::Utilization(percent),
         ("AverageValue", _, Some(quantity)) => {
             MetricTarget::AverageValue(Quantity::parse(&quantity.0).map_err(|error| {
-                document.error_at(&quantity.0, format!("{object}: averageValue: {error}"))
+                document.error_at_path("averageValue", format!("{object}: averageValue: {error}"))
             })?)
         }
         (kind, _, _) => {

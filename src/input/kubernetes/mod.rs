@@ -6,6 +6,7 @@ mod deployment;
 mod descheduler_policy;
 mod hpa;
 mod node;
+mod object_names;
 mod pod_spec;
 
 pub use hpa::TargetedAutoscaler;
@@ -85,6 +86,9 @@ pub fn read_object(
         .and_then(Value::as_str)
         .unwrap_or("(unnamed)");
     let object = format!("{kind}/{name}");
+    if ["Deployment", "HorizontalPodAutoscaler", "Pod", "Node"].contains(&kind) {
+        object_names::check(document, &object, value)?;
+    }
     match kind {
         "Deployment" => deployment::read(document, api_version, &object, diagnostics)
             .map(|d| Some(Object::Deployment(d))),
@@ -179,15 +183,7 @@ pub(crate) fn typed<T: DeserializeOwned>(
     };
     let parsed = result.map_err(|error| {
         let path = error.path().to_string();
-        let field = path
-            .rsplit('.')
-            .next()
-            .unwrap_or("spec")
-            .trim_end_matches(|c: char| c == ']' || c.is_ascii_digit() || c == '[');
-        document.error_at(
-            &format!("{field}:"),
-            format!("{object}: {path}: {}", error.into_inner()),
-        )
+        document.error_at_path(&path, format!("{object}: {path}: {}", error.into_inner()))
     })?;
     let kind = object.split('/').next().unwrap_or(object);
     for path in unknown.iter().filter(|path| !path.starts_with("status")) {

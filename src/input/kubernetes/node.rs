@@ -17,6 +17,11 @@ pub fn read(
     let node: Node = typed(document, document.value.clone(), object, diagnostics)?;
     let name = node.metadata.name.clone().unwrap_or_default();
     let status = node.status.unwrap_or_default();
+    let section = if status.allocatable.is_some() {
+        "allocatable"
+    } else {
+        "capacity"
+    };
     let resources = status.allocatable.or(status.capacity).unwrap_or_default();
     let read = |resource: &str| match resources.get(resource) {
         None => Err(document.error_at(
@@ -24,7 +29,8 @@ pub fn read(
             format!("{object}: status.allocatable.{resource} is missing; expected a quantity"),
         )),
         Some(quantity) => Quantity::parse(&quantity.0).map_err(|error| {
-            document.error_at(&quantity.0, format!("{object}: {resource}: {error}"))
+            let path = format!("status.{section}.{resource}");
+            document.error_at_path(&path, format!("{object}: {path}: {error}"))
         }),
     };
     let cpu = read("cpu")?;
@@ -44,7 +50,8 @@ pub fn read(
         .map(|(i, taint)| {
             let value = taint.value.as_deref().unwrap_or_default();
             Taint::new(&taint.key, value, &taint.effect).map_err(|why| {
-                document.error_at("taints", format!("{object}: spec.taints[{i}]: {why}"))
+                let path = format!("spec.taints[{i}]");
+                document.error_at_path(&path, format!("{object}: {path}: {why}"))
             })
         })
         .collect::<Result<_, _>>()?;

@@ -86,8 +86,8 @@ pub fn pod_template(
     let mut tolerations = Vec::new();
     for (i, given) in spec.tolerations.iter().flatten().enumerate() {
         let error = |why: &str| {
-            document.error_at(
-                "tolerations",
+            document.error_at_path(
+                &format!("tolerations[{i}]"),
                 format!("{object}: spec.tolerations[{i}]: {why}"),
             )
         };
@@ -115,7 +115,12 @@ pub fn pod_template(
         tolerations.push(toleration);
     }
     let mut spread = Vec::new();
-    for constraint in spec.topology_spread_constraints.iter().flatten() {
+    for (i, constraint) in spec
+        .topology_spread_constraints
+        .iter()
+        .flatten()
+        .enumerate()
+    {
         let selector = constraint.label_selector.as_ref();
         if selector.is_some_and(|s| s.match_expressions.as_ref().is_some_and(|e| !e.is_empty())) {
             warn(
@@ -134,11 +139,11 @@ pub fn pod_template(
             "DoNotSchedule" => false,
             "ScheduleAnyway" => true,
             other => {
-                return Err(document.error_at(
-                    "whenUnsatisfiable",
+                return Err(document.error_at_path(
+                    &format!("topologySpreadConstraints[{i}].whenUnsatisfiable"),
                     format!(
-                        "{object}: whenUnsatisfiable `{other}`: expected DoNotSchedule or \
-                         ScheduleAnyway"
+                        "{object}: spec.topologySpreadConstraints[{i}].whenUnsatisfiable \
+                         `{other}`: expected DoNotSchedule or ScheduleAnyway"
                     ),
                 ))
             }
@@ -224,12 +229,16 @@ fn requests(
     warn: &mut impl FnMut(&str, &str),
 ) -> Result<(Quantity, Quantity), InputError> {
     let mut sum = (Quantity::default(), Quantity::default());
-    for container in &spec.containers {
-        let (cpu, memory) = container_requests(container.resources.as_ref(), document, warn)?;
+    for (i, container) in spec.containers.iter().enumerate() {
+        let resources = container.resources.as_ref();
+        let place = format!("containers[{i}].resources");
+        let (cpu, memory) = container_requests(resources, &place, document, warn)?;
         sum = (add(sum.0, cpu, document)?, add(sum.1, memory, document)?);
     }
-    for container in spec.init_containers.iter().flatten() {
-        let (cpu, memory) = container_requests(container.resources.as_ref(), document, warn)?;
+    for (i, container) in spec.init_containers.iter().flatten().enumerate() {
+        let resources = container.resources.as_ref();
+        let place = format!("initContainers[{i}].resources");
+        let (cpu, memory) = container_requests(resources, &place, document, warn)?;
         sum = (sum.0.max(cpu), sum.1.max(memory));
     }
     Ok(sum)
@@ -240,8 +249,11 @@ fn add(a: Quantity, b: Quantity, document: &Document) -> Result<Quantity, InputE
         .ok_or_else(|| document.error_at("requests", "the summed requests are too large"))
 }
 
+/// A container's CPU and memory requests; `place` is the path of its `resources` in the
+/// document (`containers[0].resources`), where an error about a quantity points.
 fn container_requests(
     resources: Option<&ResourceRequirements>,
+    place: &str,
     document: &Document,
     warn: &mut impl FnMut(&str, &str),
 ) -> Result<(Quantity, Quantity), InputError> {
@@ -249,15 +261,20 @@ fn container_requests(
         return Ok(Default::default());
     };
     let read = |name: &str| -> Result<Quantity, InputError> {
-        let given = resources
-            .requests
-            .as_ref()
-            .and_then(|r| r.get(name))
-            .or_else(|| resources.limits.as_ref().and_then(|l| l.get(name)));
+        let requested = resources.requests.as_ref().and_then(|r| r.get(name));
+        let given = requested
+            .map(|quantity| ("requests", quantity))
+            .or_else(|| {
+                let limit = resources.limits.as_ref().and_then(|l| l.get(name));
+                limit.map(|quantity| ("limits", quantity))
+            });
         match given {
             None => Ok(Quantity::default()),
-            Some(quantity) => Quantity::parse(&quantity.0).map_err(|error| {
-                document.error_at(&quantity.0, format!("resources.requests.{name}: {error}"))
+            Some((kind, quantity)) => Quantity::parse(&quantity.0).map_err(|error| {
+                document.error_at_path(
+                    &format!("{place}.{kind}.{name}"),
+                    format!("resources.{kind}.{name}: {error}"),
+                )
             }),
         }
     };

@@ -6,10 +6,14 @@
 //! - [`validate`]: required fields, ranges and references, all problems at once.
 //! - [`convert`]: the records, with Kivi's defaults, as the model's spec and initial state.
 //!
+//! [`consistency`] checks, for the inputs users give, that the bookkeeping a document states
+//! twice (a node's free resources and pod count, and the pods placed on it) agrees.
+//!
 //! The document has a `setup` (nodes, pods, deployments `d` with their two replica sets, pod and
 //! deployment templates), `controllers`, `events`, `userCommand` and `intents`; the template form
 //! adds `userDefined`, which only the topology scaler reads.
 
+pub mod consistency;
 pub mod convert;
 pub mod schema;
 pub mod validate;
@@ -107,6 +111,12 @@ pub fn load_uniform(doc: &Value) -> Result<ClusterModel, LoadError> {
     let (document, _) = parsed(doc)?;
     validate::single_topology(&document)?;
     Ok(convert::to_model(&document))
+}
+
+/// Whether `doc` passes every check of a single topology's structure ([`validate`]), so that
+/// [`consistency`] may read its nodes and pods as the model would.
+fn is_valid_single_topology(doc: &Value) -> bool {
+    parsed(doc).is_ok_and(|(document, _)| validate::single_topology(&document).is_ok())
 }
 
 /// The paths of the keys in `doc` (a single topology or a template) that Kivi's format does not

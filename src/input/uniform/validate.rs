@@ -218,6 +218,14 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             "list the cluster's nodes in setup.nodes",
         );
     }
+    if !nodes.is_empty() && pods.is_empty() {
+        problems.add(
+            "setup.pods",
+            "no pods: no pod can ever be created or scheduled, so there is nothing to verify",
+            "list the pods: running ones, and an idle slot (status 0) for each pod a deployment \
+             may create",
+        );
+    }
     for (path, count, max) in [
         ("setup.nodes", nodes.len(), MAX_NODES),
         ("setup.pods", pods.len(), MAX_PODS),
