@@ -3,25 +3,24 @@
 //!
 //! # What is permuted
 //!
-//! Nodes within the classes of [`NodeClasses`] (alike in everything the spec says but their
-//! names, identity labels and labels no spread constraint reads, and named by no `nodeName`;
-//! a node named by one `nodeFailure`
-//! event is permuted together with its event), and pod
-//! slots (all alike once a deployment has made their pod; a pod that still carries the input's
-//! labels only with slots whose input labels are alike). A state is fingerprinted in a
-//! canonical form: its nodes sorted within their classes by what they hold (their record, the
-//! progress of the failure event that travels with them, their place in the node controller's
-//! queue, and the pods on them), its pods sorted by their new node and then by a hash of what
-//! they are (their record and their places in the pod queues), and every id in the state
-//! renamed to match. Sorting costs O(n log n), and the nodes only one pass each where few
-//! distinct keys share them (a large cluster's alike nodes; `order_by_prefix`); the pods are
-//! dealt to their new nodes in one pass and sorted node by node; no search over
-//! permutations. Two states with the same canonical form are permutations of each other
-//! (the form *is* the state, renamed), so nothing is merged that should not be; states whose
-//! nodes tie on every sort key may keep more than one form (a sorted reduction may
-//! under-reduce, never over-reduce). The tests below find no such loss on the node-failure
-//! model: the sorted forms are exactly as few as the least renamings found by trying every
-//! permutation.
+//! Nodes within the classes of [`NodeClasses`] (alike in everything the spec says but their names,
+//! identity labels and labels no spread constraint reads, and named by no `nodeName`; a node named
+//! by one `nodeFailure` event is permuted together with its event), and, in a cluster of at most
+//! one deployment and no taints, pod slots (all alike once a deployment has made their pod; a pod
+//! that still carries the input's labels only with slots whose input labels are alike). A state is
+//! fingerprinted in a canonical form: its nodes sorted within their classes by what they hold
+//! (their record, the progress of the failure event that travels with them, their place in the node
+//! controller's queue, and the pods on them), its pods sorted by their new node and then by a hash
+//! of what they are (their record, their places in the pod queues and which input labels they
+//! carry), and every id in the state renamed to match (the form writes each pod's input labels with
+//! it: a record does not say which they are). Sorting costs O(n log n), and the nodes only one pass
+//! each where few distinct keys share them (a large cluster's alike nodes; `order_by_prefix`); the
+//! pods are dealt to their new nodes in one pass and sorted node by node; no search over
+//! permutations. Two states with the same canonical form are permutations of each other (the form
+//! *is* the state, renamed, with each pod's input labels), so nothing is merged that should not be;
+//! states whose nodes tie on every sort key may keep more than one form (a sorted reduction may
+//! under-reduce, never over-reduce). The tests below find no such loss on the node-failure model:
+//! the sorted forms are exactly as few as the least renamings found by trying every permutation.
 //!
 //! # Why it is sound
 //!
@@ -40,11 +39,19 @@
 //! - **Deployment controller.** New pods take the lowest idle slots; idle slots that wait in no
 //!   queue are alike (the kubelet's leftovers in them are never read), so which ones is a
 //!   matter of names. Under `any` every equally ranked victim of a scale-down is explored
-//!   (`victim_choices`), so no id decides which goes.
+//!   (`victim_choices`), so no id decides which goes. With taints an idle slot may still wait
+//!   in a queue: the kubelet queues every pod it starts for the taint manager, which takes
+//!   one pod a step, and a pod removed before its turn leaves its id in that queue. The
+//!   deployment controller takes the lowest idle slot whether the queue names it or not (and
+//!   clears its queue flags, so the kubelet queues the new pod a second time), so whether the
+//!   queued id names the new pod depends on which idle slot is lowest: renamings of one state
+//!   step to states that are not renamings of each other. So pods are not permuted where
+//!   the cluster has taints.
 //! - **Kubelet, node controller, taint manager, HPA.** They drain their queues (data) and add
 //!   up pods; the node controller marks a failed node's pods in id order, which decides the
 //!   order in which the kubelet re-queues their deployments: with one deployment that order
-//!   cannot show, so pods are permuted only when the cluster has at most one deployment.
+//!   cannot show, so pods are permuted only when the cluster has at most one deployment (and
+//!   no taints: see the deployment controller).
 //! - **The kubelet's queue is a set** where its order cannot show: the kubelet takes its whole
 //!   queue in one step, and each pod's start or removal only adds to counts (its node's free
 //!   resources, its deployment's replicas) and queues its deployment, so any order ends in the
@@ -88,6 +95,18 @@
 //!
 //! Under `--tie-break lowest` the scheduler binds ties to the lowest node id, which no
 //! permutation keeps, so the reduction is off there.
+//!
+//! # One count whatever the search's order
+//!
+//! The reduced search stores one fingerprint per class of renamings, whichever of the class's
+//! states it meets first, so its count is the number of classes reachable: the same at every
+//! thread count, depth-first or breadth-first, with fingerprints or with forms, and never more
+//! than the unreduced count. That needs the steps to commute with the renamings (above), and a
+//! fingerprint that is a function of the state alone, whatever the thread fingerprinted
+//! before (the sums [`Symmetry::sum_changes`] brings from the last state must be the sums
+//! taken afresh: a pod's queue places change without its record where the taint manager takes
+//! an id whose slot was reused), equal exactly for renamings. `canonical_tests` checks both on
+//! every reachable state of a tainted model; `tests/symmetry_counts.rs` checks the counts.
 //!
 //! Traces stay concrete: the search keeps the states it reaches as they are and only merges
 //! their fingerprints, so a counterexample is a path of the unreduced model, replayed with the
@@ -190,7 +209,12 @@ impl Symmetry {
             *sizes.entry(class).or_default() += 1;
         }
         let groups: Vec<usize> = sizes.values().copied().filter(|&n| n > 1).collect();
-        let pods = spec.deployments.len() <= 1 && spec.pods.len() > 1;
+        let pods_kept = match (spec.deployments.len() > 1, spec.has_taints()) {
+            (true, _) => Some("more than one deployment"),
+            (false, true) => Some("taints"),
+            (false, false) => None,
+        };
+        let pods = pods_kept.is_none() && spec.pods.len() > 1;
         if groups.is_empty() && !pods {
             return Err("no two nodes or pods are interchangeable".into());
         }
@@ -199,10 +223,10 @@ impl Symmetry {
             let list: Vec<String> = groups.iter().map(|n| n.to_string()).collect();
             parts.push(format!("nodes in classes of {}", list.join(", ")));
         }
-        if pods {
-            parts.push(format!("{} pod slots", spec.pods.len()));
-        } else {
-            parts.push("pods kept: more than one deployment".into());
+        match pods_kept {
+            Some(why) => parts.push(format!("pods kept: {why}")),
+            None if pods => parts.push(format!("{} pod slots", spec.pods.len())),
+            None => {}
         }
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(Self {
@@ -230,8 +254,23 @@ impl Symmetry {
                 node_events: self.node_classes.failure_events(),
                 queues_as_sets: self.queues_as_sets,
             };
-            state.encode_renamed(&renaming, out);
+            self.encode_renamed(state, &renaming, out);
         })
+    }
+
+    /// Appends `state` renamed by `renaming` ([`ClusterState::encode_renamed`]) and, where pods
+    /// are permuted, the input-label class of each pod in its new order
+    /// ([`Symmetry::input_label_class`]): a record does not say which input labels its pod
+    /// carries, and two pods of alike records but different input labels are not renamings.
+    fn encode_renamed(&self, state: &ClusterState, renaming: &Renaming, out: &mut Vec<u8>) {
+        state.encode_renamed(renaming, out);
+        if self.pod_slot_classes.is_some() {
+            for &old in renaming.pod_order {
+                let pod = state.pod(old as usize).settled();
+                let class = self.input_label_class(old as usize, &pod);
+                out.extend_from_slice(&class.to_le_bytes());
+            }
+        }
     }
 
     /// A 64-bit fingerprint of `state`'s class under the reduction: equal for states that
@@ -295,19 +334,18 @@ impl Symmetry {
     /// joins (0: the unplaced pods' sum) and the hash, as [`Symmetry::fingerprint`] says; none
     /// (0, 0) for an idle slot in no queue, which is alike to every other one (what is left
     /// in it is never read, [`PodState::settled`]: how many there are, and which where pods
-    /// keep their names, follows from the pods hashed).
+    /// keep their names, follows from the pods hashed). Whether a slot is in a queue is read
+    /// from its places, not from its queue flags: a slot the deployment controller reuses
+    /// while the taint manager's queue still names it has its flags cleared but stays queued.
     fn pod_part(&self, state: &ClusterState, id: usize, places: [u32; 3]) -> (u32, u64) {
         let pod = state.pod(id);
-        if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 {
+        if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 && places == [0; 3] {
             return (0, 0);
         }
         let mut unplaced = pod.settled();
         let node = unplaced.loc as usize;
         unplaced.loc = 0;
-        let mut hash = self.pod_hash(state, id, &unplaced, places);
-        if self.pod_slot_classes.is_none() {
-            hash = fold(hash ^ MIX[2], id as u64 ^ MIX[3]);
-        }
+        let hash = self.pod_hash(id, &unplaced, places);
         match node {
             1.. if node <= state.nodes().len() => (node as u32, hash),
             _ => (0, hash),
@@ -356,6 +394,7 @@ impl Symmetry {
         }
         summed.resummed.clear();
         summed.resummed.resize(nodes + 1, false);
+        summed.keep_queued(state);
     }
 
     /// Brings `summed`, the parts of the last state fingerprinted, to `state` (the scratch
@@ -382,13 +421,22 @@ impl Symmetry {
                 }
             }
         }
-        // Pods in a pod queue: their places may have moved with the pods ahead of them. (A
-        // pod that joined or left a queue changed its record, whose queue flags say so.)
+        // Pods in a pod queue: their places may have moved with the pods ahead of them. And
+        // pods that were in one and are in none now: their queue flags need not say that
+        // they left (see `mark_places`), so their records may be unchanged.
         for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
             for &id in state.pending(queue) {
                 self.resum_pod(state, scratch, summed, id as usize);
             }
         }
+        let queued = std::mem::take(&mut summed.queued);
+        for &id in &queued {
+            if scratch.pod_places[id as usize] == [0; 3] {
+                self.resum_pod(state, scratch, summed, id as usize);
+            }
+        }
+        summed.queued = queued;
+        summed.keep_queued(state);
         for n in 1..=nodes {
             let record = state.node(n);
             let class = self.node_classes.key(state, n);
@@ -612,7 +660,7 @@ impl Symmetry {
             let mut unplaced = pod.settled();
             let node = unplaced.loc as usize;
             unplaced.loc = 0;
-            let hash = self.pod_hash(state, i + 1, &unplaced, scratch.pod_places[i + 1]);
+            let hash = self.pod_hash(i + 1, &unplaced, scratch.pod_places[i + 1]);
             scratch.pod_hash[i + 1] = hash;
             if node != 0 && node <= nodes {
                 scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
@@ -623,6 +671,12 @@ impl Symmetry {
     /// Sets the scratch's queue places of the pods in the scheduler, kubelet and taint
     /// queues and of the nodes in the node controller's (1-based; 1 for every member of a
     /// queue kept as a set).
+    ///
+    /// A pod named more than once in a queue (the taint manager's queue can name a reused
+    /// slot twice: [`PodState::queued`] no longer says that it is queued, so the kubelet
+    /// queues it again) has all its places folded into one: a hash of them with the top bit
+    /// set, or their count in a queue kept as a set. So the places say exactly which pod is
+    /// where in each queue, as the canonical form writes the queues.
     fn mark_places(&self, state: &ClusterState, scratch: &mut Scratch) {
         for (slot, queue) in [Queue::Scheduler, Queue::Kubelet, Queue::Taint]
             .into_iter()
@@ -630,7 +684,16 @@ impl Symmetry {
         {
             let unordered = queue == Queue::Kubelet && self.queues_as_sets;
             for (at, &pod) in state.pending(queue).iter().enumerate() {
-                scratch.pod_places[pod as usize][slot] = if unordered { 1 } else { at as u32 + 1 };
+                let place = &mut scratch.pod_places[pod as usize][slot];
+                *place = match (*place, unordered) {
+                    (0, true) => 1,
+                    (0, false) => at as u32 + 1,
+                    (count, true) => count + 1,
+                    (earlier, false) => {
+                        let folded = fold(u64::from(earlier) ^ MIX[0], at as u64 ^ MIX[1]);
+                        folded as u32 | 1 << 31
+                    }
+                };
             }
         }
         for (at, &node) in state.pending(Queue::Node).iter().enumerate() {
@@ -747,30 +810,39 @@ impl Symmetry {
         }
     }
 
-    /// A hash of what pod `id` is but its node: its input-label class while it carries the
-    /// input's labels, its record `unplaced` (settled, node cleared) and its `places` in the
-    /// three pod queues (scheduler, kubelet, taint manager). Equal pods hash alike; unequal ones that collide only sort as equals,
-    /// which may keep two forms of one state, never merge two states.
-    fn pod_hash(
-        &self,
-        state: &ClusterState,
-        id: usize,
-        unplaced: &PodState,
-        places: [u32; 3],
-    ) -> u64 {
-        let class = match (&self.pod_slot_classes, state.pod(id).template_labels) {
-            (Some(classes), false) => classes[id - 1] + 1,
+    /// The input-label class of pod `id`, whose settled record is `pod`, plus one, while it is
+    /// a pod that carries the input's labels and pods are permuted; 0 otherwise (an idle
+    /// slot's labels are never read: the next pod made in it takes its template's).
+    fn input_label_class(&self, id: usize, pod: &PodState) -> u32 {
+        let input_labels = pod.phase != crate::cluster::PodPhase::Idle && !pod.template_labels;
+        match &self.pod_slot_classes {
+            Some(classes) if input_labels => classes[id - 1] + 1,
             _ => 0,
-        };
+        }
+    }
+
+    /// A hash of what pod `id` is but its node: its input-label class
+    /// ([`Symmetry::input_label_class`]), its record `unplaced` (settled, node cleared), its
+    /// `places` in the three pod queues (scheduler, kubelet, taint manager) and, where pods
+    /// keep their names, its id. Equal pods hash alike; unequal ones that collide only sort as
+    /// equals, which may keep two forms of one state, never merge two states. With the id in
+    /// it, the canonical form sorts two nodes that hold alike pods of different names apart,
+    /// as the fingerprint tells them apart.
+    fn pod_hash(&self, id: usize, unplaced: &PodState, places: [u32; 3]) -> u64 {
+        let class = self.input_label_class(id, unplaced);
         let record: [u8; POD_RECORD] = bytemuck::cast(*unplaced);
         let [scheduler, kubelet, taint] = places;
-        fold(
+        let hash = fold(
             u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) ^ MIX[0],
             u64::from_le_bytes(record[8..].try_into().expect("8 bytes")) ^ MIX[1],
         ) ^ fold(
             (u64::from(scheduler) | u64::from(kubelet) << 32) ^ MIX[2],
             (u64::from(taint) | u64::from(class) << 32) ^ MIX[3],
-        )
+        );
+        match self.pod_slot_classes {
+            Some(_) => hash,
+            None => fold(hash ^ MIX[2], id as u64 ^ MIX[3]),
+        }
     }
 }
 
@@ -876,9 +948,7 @@ impl StepClasses<'_> {
             unplaced.loc = 0;
             // Queue places are alike in every state the step reaches (the pod's record says
             // which queues it is in; the kubelet's is a set), so none are hashed.
-            let hash = self
-                .symmetry
-                .pod_hash(state, pod as usize, &unplaced, [0; 3]);
+            let hash = self.symmetry.pod_hash(pod as usize, &unplaced, [0; 3]);
             if sum[node] == 0 {
                 touched.push(node as u32);
             }
@@ -915,10 +985,8 @@ impl crate::controllers::scheduler::Labels for StepClasses<'_> {
         // As `of` hashes the pods taken (no queue places), and as `narrow` hashes the pods on
         // a node: a bound pod has left the scheduler's queue and is in the kubelet's, a set.
         let in_kubelet = u32::from(record.queued & crate::cluster::pod_queue::KUBELET != 0);
-        let class_hash = self.symmetry.pod_hash(state, pod, &unplaced, [0; 3]);
-        let pods_hash = self
-            .symmetry
-            .pod_hash(state, pod, &unplaced, [0, in_kubelet, 0]);
+        let class_hash = self.symmetry.pod_hash(pod, &unplaced, [0; 3]);
+        let pods_hash = self.symmetry.pod_hash(pod, &unplaced, [0, in_kubelet, 0]);
         let [old, pods] = track.sums[node];
         if old != 0 {
             track.class = track.class.wrapping_sub(self.node_part(node, old));
@@ -1200,14 +1268,29 @@ struct Summed {
     node_part: Vec<u64>,
     /// Per node id: whether its pods' sum changed since its part was computed.
     resummed: Vec<bool>,
+    /// The pods in the scheduler, kubelet and taint queues (some maybe more than once).
+    queued: Vec<u32>,
     /// The sum of the nodes' parts and of the unplaced pods' hashes.
     node_total: u64,
     unplaced_sum: u64,
 }
 
+impl Summed {
+    /// Keeps which pods are in `state`'s pod queues.
+    fn keep_queued(&mut self, state: &ClusterState) {
+        self.queued.clear();
+        for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
+            self.queued.extend_from_slice(state.pending(queue));
+        }
+    }
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
+
+#[cfg(test)]
+mod canonical_tests;
 
 #[cfg(test)]
 mod tests {
@@ -1365,7 +1448,7 @@ mod tests {
     /// The least encoding of `state` over every permutation of nodes within their classes
     /// (pods sorted exactly under each, where pods are permuted): the canonical form by
     /// exhaustive search.
-    fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u8> {
+    pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u8> {
         let mut scratch = Scratch::default();
         symmetry.place_pods(state, &mut scratch, false);
         let mut blocks: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
@@ -1395,7 +1478,7 @@ mod tests {
                         pod.loc = 0;
                         (
                             node,
-                            symmetry.pod_hash(state, p, &pod, scratch.pod_places[p]),
+                            symmetry.pod_hash(p, &pod, scratch.pod_places[p]),
                             p as u32,
                         )
                     })
@@ -1413,7 +1496,7 @@ mod tests {
                     queues_as_sets: symmetry.queues_as_sets,
                 };
                 let mut out = Vec::new();
-                state.encode_renamed(&renaming, &mut out);
+                symmetry.encode_renamed(state, &renaming, &mut out);
                 out
             })
             .min()
@@ -1482,7 +1565,7 @@ mod tests {
     /// unreduced model (`full`) reaches; the number of forms, or `None` where `reduced` has no
     /// symmetry to check or the unreduced model has a step with more outcomes than a listing
     /// holds (a scale-down of distinct pods, each order of deletion an outcome).
-    fn reduction_reaches_every_form(
+    pub(super) fn reduction_reaches_every_form(
         reduced: &ClusterModel,
         full: impl FnOnce() -> ClusterModel,
         at: &str,
