@@ -97,12 +97,13 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub(super) engine: EngineArgs,
     #[command(flatten)]
-    semantics: ModelArgs,
+    pub(super) semantics: ModelArgs,
 }
 
 impl CheckArgs {
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
+        let model_options = self.semantics.options("check")?;
         if let Some(path) = &self.html {
             std::fs::File::create(path).map_err(|error| {
                 format!("--html {}: cannot write the page: {error}", path.display())
@@ -133,14 +134,12 @@ impl CheckArgs {
                 .written_in(&input.origins)
                 .admitting(topology)
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
-            let model = topology_model(&template, topology, self.semantics.options())
+            let model = topology_model(&template, topology, model_options)
                 .map_err(|e| format!("{name}: {e}"))?;
             return self.check_single(name, &model, (None, liveness), options, &pool);
         }
         if self.original || !input.is_template() {
-            let model = self
-                .single_topology(&input)?
-                .with_options(self.semantics.options());
+            let model = self.single_topology(&input)?.with_options(model_options);
             let names = input.names.as_ref();
             return self.check_single(name, &model, (names, liveness), options, &pool);
         }
@@ -150,7 +149,7 @@ impl CheckArgs {
             check: options,
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
-            model: self.semantics.options(),
+            model: model_options,
             liveness,
             shard: self.shard,
             input: SweepInput {
@@ -233,7 +232,7 @@ impl CheckArgs {
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             self.print_report(
                 name,
-                || eviction_loop::to_text(kind, &found),
+                || eviction_loop::to_text(kind, model, &found),
                 || eviction_loop::to_json(kind, model, &found),
             );
             self.write_html(|| {

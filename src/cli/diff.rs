@@ -54,6 +54,7 @@ impl DiffArgs {
         if self.old.as_os_str() == "-" && self.new.as_os_str() == "-" {
             return Err("kivi diff: standard input (`-`) can be only one side".into());
         }
+        self.semantics.options("diff")?;
         let interrupt = interrupt::install();
         let options = CheckOptions {
             cancel: Some(interrupt.clone()),
@@ -99,8 +100,8 @@ impl DiffArgs {
         let name = &input.name;
         let liveness = self.liveness.kind(&input.document);
         if self.original || !input.is_template() {
-            let model =
-                super::check::single_topology_model(&input)?.with_options(self.semantics.options());
+            let model = super::check::single_topology_model(&input)?
+                .with_options(self.semantics.options("diff")?);
             if let Some(kind) = liveness {
                 let search = kind
                     .search(&model, &LassoOptions::of_check(options))
@@ -118,7 +119,7 @@ impl DiffArgs {
             check: options.clone(),
             all_violations: true,
             journal: None,
-            model: self.semantics.options(),
+            model: self.semantics.options("diff")?,
             liveness,
             shard: None,
             input: SweepInput::default(),

@@ -81,6 +81,10 @@ impl JobArgs {
         if check.html.is_some() {
             refuse("--html", "is written by kivi merge, not by the shards")?;
         }
+        check
+            .semantics
+            .options("check")
+            .map_err(|error| format!("the check arguments after --: {error}"))?;
         let mut args = self.check.clone();
         let mut input = Vec::new();
         if let Some(path) = &check.input {

@@ -1,13 +1,20 @@
 //! Flags that choose the model's semantics and its reduction, shared by the commands that
 //! build a cluster model.
 
-use crate::cluster::{Perturbations, TieBreak};
+use crate::cluster::{Perturbations, Semantics, TieBreak};
 use crate::model::ModelOptions;
 use clap::Args;
 
-/// How ties are broken and whether states are reduced by symmetry.
+/// Whose scheduling rules the model follows, how ties are broken and whether states are
+/// reduced by symmetry.
 #[derive(Clone, Debug, Args)]
 pub struct ModelArgs {
+    /// Whose rules the scheduler follows: `kivi` is Kivi's scheduler (every verdict as
+    /// Kivi's); `kubernetes` is kube-scheduler v1.33's default profile, not yet modelled by
+    /// `check` (`kivi schedule` gives its decision for a pending pod). `kivi` for every input
+    /// for now.
+    #[arg(long, value_name = "RULES", default_value = "kivi", value_parser = parse_semantics)]
+    pub semantics: Semantics,
     /// How the scheduler breaks a tie between top-scored nodes: `lowest` takes the lowest node
     /// id (Kivi's semantics, every verdict as Kivi's); `any` explores every top-scored node, as
     /// kube-scheduler's `selectHost` picks one at random on a real cluster.
@@ -59,10 +66,21 @@ fn parse_perturbation(text: &str) -> Result<PerturbationKind, String> {
 }
 
 impl ModelArgs {
-    /// The options these flags select.
-    pub fn options(&self) -> ModelOptions {
-        ModelOptions {
+    /// The options these flags select for `command`, or why it cannot run with them: the
+    /// model follows only Kivi's scheduling rules so far, so `--semantics kubernetes` is
+    /// refused rather than checked under Kivi's.
+    pub fn options(&self, command: &str) -> Result<ModelOptions, String> {
+        if self.semantics == Semantics::Kubernetes {
+            return Err(format!(
+                "--semantics kubernetes: not yet supported for {command}: the model schedules \
+                 pods by Kivi's rules only (fit on usage, scores over every node); give \
+                 --semantics kivi, or run `kivi schedule FILE` for kube-scheduler v1.33's \
+                 decision on a pending pod of a List"
+            ));
+        }
+        Ok(ModelOptions {
             tie_break: self.tie_break,
+            semantics: self.semantics,
             symmetry: !self.no_symmetry,
             perturbations: Perturbations {
                 missed_event: self.perturb.contains(&PerturbationKind::MissedEvent),
@@ -71,8 +89,17 @@ impl ModelArgs {
                 stale_depth: self.stale_depth,
                 budget: self.perturb_budget,
             },
-        }
+        })
     }
+}
+
+/// `kivi` or `kubernetes`.
+fn parse_semantics(text: &str) -> Result<Semantics, String> {
+    Semantics::NAMES
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map(|&(_, semantics)| semantics)
+        .ok_or_else(|| format!("expected `kivi` or `kubernetes`, not `{text}`"))
 }
 
 /// `lowest` or `any`.

@@ -413,6 +413,8 @@ pub struct ClusterSpec {
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.
     pub tie_break: TieBreak,
+    /// Whose rules the scheduler follows (`--semantics`).
+    pub semantics: Semantics,
     /// The controller faults a run may suffer (`--perturb`), none by default.
     pub perturbations: Perturbations,
 }
@@ -434,6 +436,39 @@ pub enum TieBreak {
     /// Any of them, as on a real cluster: the scheduler's ties are explored node by node, and
     /// other ties are broken by what the candidates are rather than by their ids.
     Any,
+}
+
+/// Whose scheduling rules the model follows (`--semantics`).
+///
+/// Kivi's scheduler ([`crate::controllers::scheduler`]) is a simplification of kube-scheduler:
+/// it fits pods on what usage leaves free and scores over every node, among other differences
+/// (issue #42 lists them). kube-scheduler v1.33's default profile (upstream
+/// `pkg/scheduler/framework/plugins/`) is reproduced in [`crate::controllers::kube_scheduler`],
+/// which `kivi schedule` runs; `kivi check` models only Kivi's rules so far.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Semantics {
+    /// Kivi's scheduler: every verdict, state count and paper number as Kivi's.
+    #[default]
+    Kivi,
+    /// kube-scheduler v1.33's default profile: the real filters, scores and normalisation.
+    Kubernetes,
+}
+
+impl Semantics {
+    /// The settings by their command-line names.
+    pub const NAMES: [(&'static str, Semantics); 2] =
+        [("kivi", Self::Kivi), ("kubernetes", Self::Kubernetes)];
+
+    /// The command-line name, as reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Kivi => "kivi",
+            Self::Kubernetes => "kubernetes",
+        }
+    }
 }
 
 /// The controller faults a run may suffer, as Sieve (OSDI '22) injects them, and how many

@@ -80,8 +80,8 @@ mod victim_choices;
 
 use crate::cluster::Queue;
 use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, TieBreak, TraceLine,
-    WriteBudget,
+    ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, Semantics, TieBreak,
+    TraceLine, WriteBudget,
 };
 use crate::controllers::deployment::Ties;
 use crate::controllers::scheduler::{Listed, Placements, Reduce};
@@ -118,6 +118,10 @@ pub struct ClusterModel {
 pub struct ModelOptions {
     /// How ties between equally ranked candidates are broken.
     pub tie_break: TieBreak,
+    /// Whose scheduling rules the model follows (Kivi's in journals written before kivi
+    /// recorded it).
+    #[serde(default)]
+    pub semantics: Semantics,
     /// Whether to reduce by symmetry where that is sound ([`symmetry`]).
     pub symmetry: bool,
     /// The controller faults a run may suffer (`--perturb`).
@@ -126,11 +130,12 @@ pub struct ModelOptions {
 }
 
 impl Default for ModelOptions {
-    /// Kivi's semantics (lowest-id ties), with symmetry wherever it is sound (nowhere under
+    /// Kivi's semantics (Kivi's scheduler, lowest-id ties), with symmetry wherever it is sound (nowhere under
     /// lowest-id ties).
     fn default() -> Self {
         Self {
             tie_break: TieBreak::Lowest,
+            semantics: Semantics::Kivi,
             symmetry: true,
             perturbations: Perturbations::default(),
         }
@@ -159,6 +164,7 @@ impl ClusterModel {
     /// The model with `options`' tie-break semantics and reduction.
     pub fn with_options(mut self, options: ModelOptions) -> Self {
         self.spec.tie_break = options.tie_break;
+        self.spec.semantics = options.semantics;
         self.spec.perturbations = options.perturbations;
         self.init.perturbations_mut().left = if options.perturbations.kinds() {
             options.perturbations.budget

@@ -405,6 +405,7 @@ mod tests {
                 budget: 1,
                 ..Perturbations::default()
             },
+            ..ModelOptions::default()
         }
     }
 

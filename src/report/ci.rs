@@ -226,6 +226,14 @@ fn incomplete(report: &Value) -> Option<String> {
     })
 }
 
+/// The semantics `report` was checked under: a sweep's own, or a single check's setup's;
+/// none for a report that does not say.
+fn semantics(report: &Value) -> Option<&str> {
+    report["semantics"]
+        .as_str()
+        .or(report["setup"]["semantics"].as_str())
+}
+
 /// The SARIF 2.1.0 log of `report` (kivi's JSON report of `input`, located at `uri`).
 pub fn to_sarif(report: &Value, uri: &str) -> Value {
     let found = findings(report, None);
@@ -281,7 +289,7 @@ pub fn to_sarif(report: &Value, uri: &str) -> Value {
         .chain(missing_shards)
         .map(|text| json!({"level": "warning", "message": {"text": text}}))
         .collect();
-    json!({
+    let mut log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -298,7 +306,11 @@ pub fn to_sarif(report: &Value, uri: &str) -> Value {
             "artifacts": [{"location": {"uri": uri}}],
             "results": results,
         }],
-    })
+    });
+    if let Some(semantics) = semantics(report) {
+        log["runs"][0]["properties"] = json!({"semantics": semantics});
+    }
+    log
 }
 
 /// One JUnit test case: its name, and its failure (message, trace) or skip reason.
@@ -396,6 +408,13 @@ pub fn to_junit(report: &Value, input: &str) -> String {
         "  <testsuite name=\"{input}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skips}\" time=\"{seconds:.3}\">",
         cases.len()
     );
+    if let Some(semantics) = semantics(report) {
+        let _ = writeln!(
+            xml,
+            "    <properties><property name=\"semantics\" value=\"{}\"/></properties>",
+            escape(semantics)
+        );
+    }
     for case in &cases {
         let name = escape(&case.name);
         match &case.outcome {

@@ -4,7 +4,7 @@
 use crate::model::liveness::stable_reconciliation::unconverged;
 use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
-use crate::report::single::setup_json;
+use crate::report::single::{setup_json, setup_text};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -40,9 +40,10 @@ pub fn exit_code(search: &LoopSearch) -> i32 {
     }
 }
 
-/// The result of a search for `kind` as text: the path to the loop (runs of repeated lines
-/// folded) and one round, or why there is none, then the search's counts.
-pub fn to_text(kind: LoopKind, search: &LoopSearch) -> String {
+/// The result of a search for `kind` in `model` as text: the path to the loop (runs of
+/// repeated lines folded) and one round, or why there is none, then the setup and the search's
+/// counts.
+pub fn to_text(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> String {
     let mut text = String::new();
     match &search.verdict {
         LoopVerdict::Incomplete(reason) => {
@@ -60,6 +61,7 @@ pub fn to_text(kind: LoopKind, search: &LoopSearch) -> String {
         }
         LoopVerdict::Found(found) => text.push_str(&found_text(found)),
     }
+    let _ = writeln!(text, "    Setup: {}", setup_text(model));
     let stats = &search.stats;
     let _ = writeln!(
         text,

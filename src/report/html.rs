@@ -629,8 +629,10 @@ pub fn sweep_page(title: &str, result: &SweepResult) -> Page {
         title: title.to_string(),
         verdict,
         summary: vec![format!(
-            "Scaling: {} topologies up to the confident size (fast-find {}, {} thread(s))",
+            "Scaling: {} topologies up to the confident size (semantics {}, fast-find {}, {} \
+             thread(s))",
             result.candidates,
+            result.semantics.name(),
             result.fast_find.level(),
             result.threads
         )],

@@ -7,26 +7,29 @@ use crate::model::ClusterModel;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// How big the checked cluster is.
+/// How big the checked cluster is, and under which semantics it was checked.
 pub fn setup_json(model: &ClusterModel) -> Value {
     let spec = model.spec();
     json!({
         "nodes": spec.nodes.len(),
         "pods": spec.pods.len(),
         "deployments": spec.deployments.len(),
+        "semantics": spec.semantics,
         "tieBreak": spec.tie_break,
         "symmetry": model.symmetry().describe(),
     })
 }
 
-/// The cluster's size, and under `--tie-break any` the semantics and reduction.
+/// The cluster's size and the semantics, and under `--tie-break any` the tie rule and
+/// reduction.
 pub fn setup_text(model: &ClusterModel) -> String {
     let spec = model.spec();
     let mut text = format!(
-        "{} node(s), {} pod slot(s), {} deployment(s)",
+        "{} node(s), {} pod slot(s), {} deployment(s); semantics {}",
         spec.nodes.len(),
         spec.pods.len(),
-        spec.deployments.len()
+        spec.deployments.len(),
+        spec.semantics.name()
     );
     if spec.tie_break == TieBreak::Any {
         let symmetry = model.symmetry().describe();

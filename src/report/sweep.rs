@@ -100,11 +100,13 @@ fn resume_hint(result: &SweepResult) -> Option<String> {
 /// The sweep's answer as Kivi's text.
 pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
     let mut text = format!(
-        "Scaling: {} topologies up to the confident size{} (fast-find {}, {} thread(s))\n",
+        "Scaling: {} topologies up to the confident size{} (semantics {}, fast-find {}, {} \
+         thread(s))\n",
         result.candidates,
         result
             .shard
             .map_or(String::new(), |shard| format!(" in shard {shard}")),
+        result.semantics.name(),
         result.fast_find.level(),
         result.threads
     );
@@ -223,6 +225,7 @@ pub fn to_json(result: &SweepResult) -> Value {
     });
     json!({
         "mode": "scaling",
+        "semantics": result.semantics,
         "verdict": match result.verdict() {
             Verdict::Violation => "violation",
             Verdict::Incomplete => "incomplete",
@@ -278,6 +281,7 @@ fn row_json(row: &TopologyRow) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::Semantics;
     use crate::scaler::{FastFind, JobVerdict, Topology};
 
     fn row(position: usize, elapsed_s: f64, from_journal: bool) -> TopologyRow {
@@ -297,6 +301,7 @@ mod tests {
 
     fn result(rows: Vec<TopologyRow>) -> SweepResult {
         SweepResult {
+            semantics: Semantics::Kivi,
             fast_find: FastFind::Exhaustive,
             candidates: 3,
             shard: None,

@@ -235,7 +235,8 @@ fn shard_count(header: &JournalHeader) -> u32 {
 /// An error unless `other` is a shard of the same sweep as `first`.
 fn same_sweep(first: &ShardJournal, other: &ShardJournal) -> Result<(), SweepError> {
     let (a, b) = (&first.header, &other.header);
-    let differs = if a.sweep != b.sweep {
+    let semantics_differ = a.options.model.semantics != b.options.model.semantics;
+    let differs = if a.sweep != b.sweep || semantics_differ {
         let options = differing_options(a, b);
         Some(if options.is_empty() {
             format!(
@@ -316,6 +317,11 @@ fn differing_options(a: &JournalHeader, b: &JournalHeader) -> Vec<String> {
         "--tie-break",
         format!("{:?}", x.model.tie_break).to_lowercase(),
         format!("{:?}", y.model.tie_break).to_lowercase(),
+    );
+    differ(
+        "--semantics",
+        x.model.semantics.name().to_string(),
+        y.model.semantics.name().to_string(),
     );
     differ(
         "--no-symmetry",

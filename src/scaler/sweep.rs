@@ -16,6 +16,7 @@ use super::search::{mode_candidates, JobVerdict, Search};
 use super::shard::Shard;
 use super::template::Template;
 use super::topology::Topology;
+use crate::cluster::Semantics;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
 use crate::input::{load_uniform, Names};
@@ -127,6 +128,8 @@ pub struct JournalSummary {
 
 /// Everything a sweep found.
 pub struct SweepResult {
+    /// Whose scheduling rules each topology was checked under.
+    pub semantics: Semantics,
     /// The fast-find mode used.
     pub fast_find: FastFind,
     /// Topologies the mode may hand out, up to the confident size (the shard's share of them).
@@ -474,6 +477,7 @@ pub(super) fn assemble(
     let cut_short_because = cut_short.first().and_then(|row| row.incomplete.clone());
     let cut_short = if answer.is_some() { cut_short.len() } else { 0 };
     SweepResult {
+        semantics: settings.model.semantics,
         fast_find: settings.enumeration.fast_find,
         candidates: 0,
         shard: settings.shard,

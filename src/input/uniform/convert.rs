@@ -218,6 +218,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         descheduler,
         max_pattern_time,
         tie_break: Default::default(),
+        semantics: Default::default(),
         perturbations: Default::default(),
     };
     ClusterModel::new(spec, state)

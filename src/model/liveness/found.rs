@@ -53,12 +53,14 @@ impl FoundLoop {
 pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
-    let (tie_break, perturbations) = (spec.tie_break, spec.perturbations);
+    let (tie_break, semantics, perturbations) =
+        (spec.tie_break, spec.semantics, spec.perturbations);
     let mut init = model.initial_state().clone();
     *init.monitors_mut() = Default::default();
     ClusterModel::new(spec, init)
         .with_options(ModelOptions {
             tie_break,
+            semantics,
             symmetry: false,
             perturbations,
         })
