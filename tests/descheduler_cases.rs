@@ -100,7 +100,7 @@ fn parallel_loop(
 ) -> kivi::model::liveness::LoopSearch {
     let options = kivi::engine::cndfs::LassoOptions {
         threads,
-        memory_budget: 64 << 20,
+        memory: kivi::engine::MemoryBudget::new(64 << 20),
         expected_states: 0,
         timeout: None,
         cancel: None,

@@ -90,13 +90,13 @@ fn a_depth_limit_beyond_the_diameter_is_complete() {
 #[test]
 fn a_tiny_memory_budget_stops_cleanly() {
     let options = CheckOptions {
-        memory_budget: 16 * 1024,
+        memory: kivi::engine::MemoryBudget::new(16 * 1024),
         ..CheckOptions::with_threads(4)
     };
     let outcome = check(&Counters::new(6, 9), &options).expect("replays");
     assert_eq!(outcome.verdict(), Verdict::Incomplete);
     match outcome.incomplete {
-        Some(Incompleteness::MemoryBudget { budget, needed }) => {
+        Some(Incompleteness::MemoryBudget { budget, needed, .. }) => {
             assert_eq!(budget, 16 * 1024);
             assert!(needed > budget);
         }

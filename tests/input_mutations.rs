@@ -165,7 +165,7 @@ fn load_and_check(document: &Value) -> Result<(), kivi::input::uniform::LoadErro
     let options = CheckOptions {
         threads: 1,
         timeout: Some(Duration::from_millis(500)),
-        memory_budget: 64 << 20,
+        memory: kivi::engine::MemoryBudget::new(64 << 20),
         ..CheckOptions::default()
     };
     check(&model, &options).expect("a check of a loaded model gives an answer");

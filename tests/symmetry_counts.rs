@@ -18,8 +18,8 @@ type Run = (usize, Strategy, VisitedKind);
 /// states it stored.
 type Found = (Verdict, Vec<String>, u64);
 
-/// Checks `model` as `run` says, looking for every violation, within `memory_budget` bytes of
-/// visited states if given; `None` where the search did not finish.
+/// Checks `model` as `run` says, looking for every violation, within a memory budget of
+/// `memory_budget` bytes if given; `None` where the search did not finish.
 fn search(model: &ClusterModel, run: Run, memory_budget: Option<u64>) -> Option<Found> {
     let (threads, strategy, visited) = run;
     let defaults = CheckOptions::with_threads(threads);
@@ -27,7 +27,7 @@ fn search(model: &ClusterModel, run: Run, memory_budget: Option<u64>) -> Option<
         strategy,
         visited,
         all_violations: true,
-        memory_budget: memory_budget.unwrap_or(defaults.memory_budget),
+        memory: memory_budget.map_or(defaults.memory, kivi::engine::MemoryBudget::new),
         ..defaults
     };
     let outcome = check(model, &options).expect("every counterexample replays");

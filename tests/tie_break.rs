@@ -246,7 +246,7 @@ fn violated_within_bounds(model: &ClusterModel) -> Option<Vec<String>> {
         strategy: Strategy::Bfs,
         visited: VisitedKind::Exact,
         all_violations: true,
-        memory_budget: 16 << 20,
+        memory: kivi::engine::MemoryBudget::new(16 << 20),
         ..CheckOptions::default()
     };
     let outcome = check(model, &options).expect("every counterexample replays");

@@ -8,7 +8,7 @@ use super::interrupt;
 use super::liveness_args::LivenessArgs;
 use super::model_args::ModelArgs;
 use crate::engine::cndfs::LassoOptions;
-use crate::engine::{check, CheckOptions};
+use crate::engine::{check, CheckOptions, MemoryBudget};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
 use crate::model::liveness::LoopKind;
 use crate::model::ClusterModel;
@@ -173,8 +173,9 @@ impl CheckArgs {
         }
         let report = || sweep_json(&result, input.names.as_ref());
         let names = input.names.as_ref();
+        let memory = &settings.check.memory;
         let text = || with_legend(sweep::to_text(&result, self.verbosity()), names);
-        self.print_report(name, text, report);
+        self.print_report((name, memory), text, report);
         self.write_html(|| html::sweep_page(name, &result))?;
         Ok(result.verdict().exit_code())
     }
@@ -231,7 +232,7 @@ impl CheckArgs {
                 .search(model, &LassoOptions::of_check(&options))
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             self.print_report(
-                name,
+                (name, &options.memory),
                 || eviction_loop::to_text(kind, model, &found),
                 || eviction_loop::to_json(kind, model, &found),
             );
@@ -257,7 +258,7 @@ impl CheckArgs {
             report
         };
         self.print_report(
-            name,
+            (name, &options.memory),
             || with_legend(single::to_text(model, &outcome, self.verbosity()), names),
             report,
         );
@@ -265,13 +266,22 @@ impl CheckArgs {
         Ok(outcome.verdict().exit_code())
     }
 
-    /// Prints a report in the chosen format.
+    /// Prints a report in the chosen format; JSON also says what the checks held of the
+    /// memory budget `memory` at most.
     fn print_report(
         &self,
-        name: &str,
+        (name, memory): (&str, &MemoryBudget),
         text: impl FnOnce() -> String,
         json: impl FnOnce() -> serde_json::Value,
     ) {
+        let json = || {
+            let mut report = json();
+            report["memory"] = serde_json::json!({
+                "budget_bytes": memory.limit(),
+                "peak_charged_bytes": memory.peak(),
+            });
+            report
+        };
         print_report(self.format, (name, &self.input_uri()), text, json);
     }
 

@@ -1,6 +1,6 @@
 //! Flags that configure the engine, shared by every command that runs a check.
 
-use crate::engine::{parse_memory_budget, CheckOptions, Strategy, VisitedKind};
+use crate::engine::{parse_memory_budget, CheckOptions, MemoryBudget, Strategy, VisitedKind};
 use clap::Args;
 use std::time::Duration;
 
@@ -23,8 +23,9 @@ pub struct EngineArgs {
     /// that finishes first gives its full answer.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
-    /// Cap on the visited set's memory, e.g. 512M, 4G (default: a quarter of RAM; at least
-    /// 16K, the smallest search's table).
+    /// Cap on the memory the process holds for its checks, all together (visited sets,
+    /// stacks, levels, caches), e.g. 512M, 4G (default: a quarter of RAM or of the container's
+    /// limit; at least 16K, the smallest search's table).
     #[arg(long, value_name = "SIZE", value_parser = parse_memory_budget)]
     pub memory: Option<u64>,
     /// Store full states instead of 64-bit fingerprints: no chance of missing a state.
@@ -53,7 +54,7 @@ impl EngineArgs {
             },
             depth_limit: self.depth,
             timeout: self.timeout,
-            memory_budget: self.memory.unwrap_or(defaults.memory_budget),
+            memory: self.memory.map_or(defaults.memory, MemoryBudget::new),
             seed: self.seed,
             all_violations: self.all_violations,
             cancel: None,

@@ -9,7 +9,7 @@ use crate::scaler::indexed_job::{InputFile, JobRequest, Manifest};
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use std::path::Path;
 
-/// The visited-set cap a shard gets when the check arguments name none.
+/// The memory budget a shard gets when the check arguments name none.
 const DEFAULT_MEMORY: &str = "1G";
 
 /// Arguments of `kivi job`.

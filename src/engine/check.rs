@@ -24,14 +24,12 @@ pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, 
         VisitedKind::Fingerprint => check_with(
             model,
             options,
-            &FingerprintTable::with_expected_states(options.memory_budget, options.expected_states),
+            &FingerprintTable::with_expected_states(&options.memory, options.expected_states),
         ),
-        VisitedKind::Exact => check_with(model, options, &ExactSet::new(options.memory_budget)),
-        VisitedKind::Dashmap => check_with(
-            model,
-            options,
-            &ShardedFingerprints::new(options.memory_budget),
-        ),
+        VisitedKind::Exact => check_with(model, options, &ExactSet::new(&options.memory)),
+        VisitedKind::Dashmap => {
+            check_with(model, options, &ShardedFingerprints::new(&options.memory))
+        }
     }
 }
 

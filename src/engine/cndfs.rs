@@ -34,26 +34,37 @@
 //! The colour table has a fixed size during a search (16 bytes a slot; colours are read and
 //! painted by slot from every worker, so it cannot move). A search starts with a table for the
 //! expected states (`--expect-states`, else [`FIRST_SLOTS`]); when that table is 90 % full and
-//! the memory budget allows a larger one, the search starts again on the largest table the
-//! budget allows, repeating at most the first table's work (growing in several steps repeated
-//! each step's states: a quarter more transitions on the node-failure topology). A table sized
-//! for the whole budget at once made every small check pay for it: its first touch of each
-//! page faults twice (the shared zero page on the read, a copy on the write) and flushes every
-//! worker's TLB, and an ESR sweep of C3's 264 topologies took 28 s, most of it in the kernel.
-//! When the largest table is 90 % full, or on the time limit or a cancel, the search stops and
-//! is incomplete.
+//! the memory budget allows a larger one, the search starts again on a table [`GROWTH`] times
+//! as big, or the largest the budget allows (three quarters of what it has left: the rest is
+//! for the stacks). Each round repeats the work of the ones before, at most a fifteenth of
+//! the last round's. A table sized for the whole budget at once made every small check pay for
+//! it: its first touch of each page faults twice (the shared zero page on the read, a copy on
+//! the write) and flushes every worker's TLB, and an ESR sweep of C3's 264 topologies took
+//! 28 s, most of it in the kernel. Nor does a search take the whole budget as soon as its
+//! first table fills: the checks of a sweep share the budget, and one that needs a little
+//! more than its first table leaves the rest to the others. When the largest table is 90 %
+//! full, or on the time limit or a cancel, the search stops and is incomplete.
+//!
+//! The table is charged to the memory budget ([`crate::engine::memory`]) when it is made, and
+//! every worker tallies what its stacks hold — each frame's state and its successors still
+//! to visit, the cyan set, a red search's set of states met — charging it as the stacks grow:
+//! a worker the budget refuses stops the search as incomplete.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod colour_table;
+
 use super::interrupt::Interrupt;
 use super::lasso::Lasso;
+use super::memory::{Charge, MemoryBudget, Tally, Use};
 use super::model::Model;
 use super::options::CancelToken;
 use super::rng::SplitMix64;
 use super::trace::Step;
+use colour_table::ColourTable;
 
 /// Most workers: one blue bit each in a colour word, and the red bit.
 pub const MAX_WORKERS: usize = 63;
@@ -68,13 +79,16 @@ const STOPPED: &str = "the search was stopped";
 /// cases' topologies in one round.
 pub const FIRST_SLOTS: usize = 1 << 16;
 
+/// How many times bigger each round's colour table is than the last one's, within the budget.
+pub const GROWTH: usize = 16;
+
 /// How a parallel lasso search runs.
 #[derive(Clone, Debug)]
 pub struct LassoOptions {
     /// Workers (1 to [`MAX_WORKERS`]; more are clamped).
     pub threads: usize,
-    /// Bytes the colour table may take (16 a slot).
-    pub memory_budget: u64,
+    /// The memory budget the colour table and the stacks charge.
+    pub memory: MemoryBudget,
     /// Product states expected (0: unknown), to size the first round's table.
     pub expected_states: u64,
     /// Wall-clock limit.
@@ -93,7 +107,7 @@ impl LassoOptions {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             threads: options.threads.min(cores),
-            memory_budget: options.memory_budget,
+            memory: options.memory.clone(),
             expected_states: options.expected_states,
             timeout: options.timeout,
             cancel: options.cancel.clone(),
@@ -153,7 +167,8 @@ where
 {
     let start = Instant::now();
     let threads = options.threads.clamp(1, MAX_WORKERS);
-    let largest = ColourTable::slots_within(options.memory_budget);
+    let memory = &options.memory;
+    let largest = ColourTable::slots_within(memory.available());
     let expected = usize::try_from(options.expected_states.saturating_mul(2)).unwrap_or(usize::MAX);
     let mut slots = if options.expected_states == 0 {
         FIRST_SLOTS
@@ -164,13 +179,21 @@ where
     let mut transitions = 0;
     let mut rounds = 1;
     loop {
-        let (found, shared) = search_round(model, &marked, options, threads, start, slots);
+        let Some(table) = ColourTable::charged(slots, memory) else {
+            let needed = memory.charged() + slots as u64 * 16;
+            return Ok(LassoOutcome {
+                search: LassoSearch::Incomplete(memory.exhausted(needed).to_string()),
+                stats: LassoStats {
+                    threads,
+                    rounds,
+                    transitions,
+                    ..LassoStats::default()
+                },
+                elapsed: start.elapsed(),
+            });
+        };
+        let (found, shared) = search_round(model, &marked, options, threads, start, table);
         transitions += shared.transitions.load(Ordering::Relaxed);
-        if found.is_none() && shared.full.load(Ordering::Relaxed) && slots < largest {
-            slots = largest;
-            rounds += 1;
-            continue;
-        }
         let stats = LassoStats {
             states: shared.table.len() as u64,
             transitions,
@@ -178,6 +201,16 @@ where
             table_bytes: shared.table.bytes(),
             rounds,
         };
+        if found.is_none() && shared.full.load(Ordering::Relaxed) {
+            // The round's table and stacks are given back before the next one starts.
+            let room = memory.available() + shared.table.bytes() + shared.stacks.bytes();
+            let largest = ColourTable::slots_within(room);
+            if slots < largest {
+                slots = slots.saturating_mul(GROWTH).min(largest);
+                rounds += 1;
+                continue;
+            }
+        }
         let search = match found {
             Some(lasso) => {
                 replays(model, &marked, &lasso)?;
@@ -209,28 +242,30 @@ where
     }
 }
 
-/// One round of the search on a colour table of `slots` slots: the lasso found, if any, and
-/// what the workers shared (why they stopped, their counts).
+/// One round of the search on `table`: the lasso found, if any, and what the workers shared
+/// (why they stopped, their counts).
 fn search_round<M, F>(
     model: &M,
     marked: &F,
     options: &LassoOptions,
     threads: usize,
     start: Instant,
-    slots: usize,
+    table: ColourTable,
 ) -> (Option<Lasso<M>>, Shared)
 where
     M: Model,
     F: Fn(&M::State, &M::Action, &M::State) -> bool + Sync,
 {
-    let shared = Shared::new(options, start, slots);
+    let shared = Shared::new(options, start, table);
     let found: Mutex<Option<Lasso<M>>> = Mutex::new(None);
     std::thread::scope(|scope| {
         for worker in 0..threads {
             let (shared, found) = (&shared, &found);
             scope.spawn(move || {
                 let mut search = Worker::new(model, marked, shared, worker);
-                match shared.interrupt.during(|| search.run()) {
+                let outcome = shared.interrupt.during(|| search.run());
+                search.tally.flush();
+                match outcome {
                     Ok(Some(lasso)) => {
                         let mut slot = found.lock().unwrap_or_else(|e| e.into_inner());
                         slot.get_or_insert(lasso);
@@ -309,22 +344,35 @@ struct Shared {
     /// Why the search stopped early, when it did.
     incomplete: Mutex<Option<String>>,
     transitions: AtomicU64,
-    /// The time limit and cancel token, as the search and the model inside a step see them
-    /// ([`crate::engine::interrupt`]).
+    /// The time limit, cancel token and memory budget, as the search and the model inside a
+    /// step see them ([`crate::engine::interrupt`]).
     interrupt: std::sync::Arc<Interrupt>,
+    /// What the workers' stacks hold, charged to the memory budget.
+    stacks: Charge,
 }
 
 impl Shared {
-    fn new(options: &LassoOptions, start: Instant, slots: usize) -> Self {
+    fn new(options: &LassoOptions, start: Instant, table: ColourTable) -> Self {
         Self {
-            table: ColourTable::with_slots(slots),
+            table,
             stop: AtomicBool::new(false),
             finished: AtomicBool::new(false),
             full: AtomicBool::new(false),
             incomplete: Mutex::new(None),
             transitions: AtomicU64::new(0),
-            interrupt: Interrupt::new(options.timeout.map(|t| start + t), options.cancel.clone()),
+            interrupt: Interrupt::with_memory(
+                options.timeout.map(|t| start + t),
+                options.cancel.clone(),
+                options.memory.clone(),
+            ),
+            stacks: options.memory.charge(Use::Stacks),
         }
+    }
+
+    /// Why the search stops when the budget refuses `more` bytes.
+    fn out_of_memory(&self, more: u64) -> String {
+        let memory = self.stacks.budget();
+        memory.exhausted(memory.charged() + more).to_string()
     }
 
     /// Why the search must stop now, if it must (another worker ended it, or a bound).
@@ -347,120 +395,6 @@ impl Shared {
             return Some("the search was interrupted".into());
         }
         None
-    }
-}
-
-/// Open-addressing table from product-state fingerprint to colour word (blue bit per worker,
-/// red bit), lock-free: a slot's key is claimed with one compare-and-swap, colours are set with
-/// atomic ors.
-struct ColourTable {
-    keys: ZeroedWords,
-    colours: ZeroedWords,
-    used: AtomicUsize,
-}
-
-impl ColourTable {
-    /// The smallest table.
-    const FEWEST_SLOTS: usize = 1024;
-
-    /// Slots of the largest power-of-two table within `budget` bytes (at least
-    /// [`Self::FEWEST_SLOTS`]).
-    fn slots_within(budget: u64) -> usize {
-        let slots = (budget / 16).max(Self::FEWEST_SLOTS as u64);
-        1usize << (63 - slots.leading_zeros()).min(40)
-    }
-
-    /// An empty table of `slots` slots (a power of two).
-    fn with_slots(slots: usize) -> Self {
-        Self {
-            keys: ZeroedWords::new(slots),
-            colours: ZeroedWords::new(slots),
-            used: AtomicUsize::new(0),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.used.load(Ordering::Relaxed)
-    }
-
-    fn bytes(&self) -> u64 {
-        self.keys.len() as u64 * 16
-    }
-
-    /// The slot of `key` (not 0), claimed if new; `None` when the table is 90 % full.
-    fn slot(&self, key: u64) -> Option<usize> {
-        let mask = self.keys.len() - 1;
-        let mut at = (key as usize) & mask;
-        loop {
-            let current = self.keys[at].load(Ordering::Acquire);
-            if current == key {
-                return Some(at);
-            }
-            if current == 0 {
-                if self.len() * 10 >= self.keys.len() * 9 {
-                    return None;
-                }
-                match self.keys[at].compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
-                    Ok(_) => {
-                        self.used.fetch_add(1, Ordering::Relaxed);
-                        return Some(at);
-                    }
-                    Err(other) if other == key => return Some(at),
-                    Err(_) => {}
-                }
-            }
-            at = (at + 1) & mask;
-        }
-    }
-
-    fn colour(&self, slot: usize) -> u64 {
-        self.colours[slot].load(Ordering::Acquire)
-    }
-
-    fn paint(&self, slot: usize, bits: u64) {
-        self.colours[slot].fetch_or(bits, Ordering::AcqRel);
-    }
-}
-
-/// `len` atomics holding 0 in memory from the system allocator's zeroed allocation (fresh
-/// pages from the kernel for a large table), so a table sized for the whole budget only
-/// commits the pages its states touch.
-struct ZeroedWords {
-    words: std::ptr::NonNull<AtomicU64>,
-    len: usize,
-}
-
-// SAFETY: the words are atomics, shared by reference like a `[AtomicU64]`.
-unsafe impl Send for ZeroedWords {}
-unsafe impl Sync for ZeroedWords {}
-
-impl ZeroedWords {
-    fn new(len: usize) -> Self {
-        use std::alloc::{GlobalAlloc, Layout, System};
-        let layout = Layout::array::<AtomicU64>(len).expect("the table fits the address space");
-        // SAFETY: the layout is not zero-sized (at least 1,024 words); a null result is
-        // handled; all-zero bytes are a valid `AtomicU64` (0).
-        let words = unsafe { System.alloc_zeroed(layout) }.cast::<AtomicU64>();
-        let words =
-            std::ptr::NonNull::new(words).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-        Self { words, len }
-    }
-}
-
-impl std::ops::Deref for ZeroedWords {
-    type Target = [AtomicU64];
-    fn deref(&self) -> &[AtomicU64] {
-        // SAFETY: `words` points to `len` initialised atomics owned by `self`.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr(), self.len) }
-    }
-}
-
-impl Drop for ZeroedWords {
-    fn drop(&mut self) {
-        use std::alloc::{GlobalAlloc, Layout, System};
-        let layout = Layout::array::<AtomicU64>(self.len).expect("as allocated");
-        // SAFETY: allocated by `System` with this layout in `new`, freed once.
-        unsafe { System.dealloc(self.words.as_ptr().cast(), layout) }
     }
 }
 
@@ -493,6 +427,10 @@ struct Worker<'a, M: Model, F> {
     scratch: Vec<u8>,
     actions: Vec<M::Action>,
     transitions: u64,
+    /// What the stacks and the cyan set hold, charged to the memory budget.
+    tally: Tally<'a>,
+    /// The cyan set's bytes counted in the tally.
+    cyan_bytes: usize,
 }
 
 impl<'a, M, F> Worker<'a, M, F>
@@ -512,7 +450,38 @@ where
             scratch: Vec::new(),
             actions: Vec::new(),
             transitions: 0,
+            tally: Tally::new(&shared.stacks),
+            cyan_bytes: 0,
         }
+    }
+
+    /// Tallies `bytes` more held; the reason to stop when the budget refuses them.
+    fn hold(&mut self, bytes: usize) -> Result<(), String> {
+        if self.tally.add(bytes as u64) {
+            return Ok(());
+        }
+        Err(self.shared.out_of_memory(bytes as u64))
+    }
+
+    /// The bytes a frame holds besides its successors' states: its slot on a stack, its
+    /// state's heap and its successors' slots.
+    fn frame_bytes(&self, frame: &Frame<M>) -> usize {
+        std::mem::size_of::<Frame<M>>()
+            + self.model.state_heap_bytes(&frame.state)
+            + frame.successors.capacity() * std::mem::size_of::<(M::Action, M::State, bool)>()
+    }
+
+    /// Gives back what `frame`, popped with no successor left, held.
+    fn release(&mut self, frame: &Frame<M>) {
+        self.tally.sub(self.frame_bytes(frame) as u64);
+    }
+
+    /// Tallies the cyan set's growth.
+    fn count_cyan(&mut self) -> Result<(), String> {
+        let bytes = self.cyan.capacity() * (std::mem::size_of::<(u64, usize)>() + 1);
+        let grown = bytes.saturating_sub(self.cyan_bytes);
+        self.cyan_bytes = self.cyan_bytes.max(bytes);
+        self.hold(grown)
     }
 
     /// The product state's key: the state's fingerprint with the marked bit mixed in (never
@@ -527,14 +496,13 @@ where
         key.max(1)
     }
 
+    /// The slot of `key`; when the table is full, why the search stops (a table twice as
+    /// big would be needed).
     fn slot(&self, key: u64) -> Result<usize, String> {
-        self.shared.table.slot(key).ok_or_else(|| {
+        let table = &self.shared.table;
+        table.slot(key).ok_or_else(|| {
             self.shared.full.store(true, Ordering::Relaxed);
-            format!(
-                "the colour table is full ({} states in {} MiB; raise --memory)",
-                self.shared.table.len(),
-                self.shared.table.bytes() >> 20
-            )
+            self.shared.out_of_memory(table.bytes())
         })
     }
 
@@ -560,23 +528,31 @@ where
         out
     }
 
-    /// The frame of `state`, whose key and slot the caller has looked up.
+    /// The frame of `state`, whose key and slot the caller has looked up, tallied as held.
     fn frame(
         &mut self,
         state: M::State,
         accepting: bool,
         (key, slot): (u64, usize),
         action: Option<M::Action>,
-    ) -> Frame<M> {
+    ) -> Result<Frame<M>, String> {
         let successors = self.successors(&state);
-        Frame {
+        let frame = Frame {
             state,
             accepting,
             key,
             slot,
             action,
             successors,
-        }
+        };
+        let model = self.model;
+        let successor_states: usize = frame
+            .successors
+            .iter()
+            .map(|(_, next, _)| model.state_heap_bytes(next))
+            .sum();
+        self.hold(self.frame_bytes(&frame) + successor_states)?;
+        Ok(frame)
     }
 
     /// The blue search from every initial state: `Ok(Some)` a lasso, `Ok(None)` none exists,
@@ -593,7 +569,7 @@ where
             if colour & (RED | self.blue) != 0 {
                 continue;
             }
-            let frame = self.frame(init, false, (key, slot), None);
+            let frame = self.frame(init, false, (key, slot), None)?;
             if let Some(lasso) = self.blue_search(frame)? {
                 return Ok(Some(lasso));
             }
@@ -603,6 +579,7 @@ where
 
     fn blue_search(&mut self, root: Frame<M>) -> Result<Option<Lasso<M>>, String> {
         self.cyan.insert(root.key, 0);
+        self.count_cyan()?;
         self.stack.push(root);
         let mut steps = 0u32;
         while let Some(top) = self.stack.last_mut() {
@@ -612,6 +589,7 @@ where
             }
             if let Some((action, next, accepting)) = top.successors.pop() {
                 let top_accepting = top.accepting;
+                self.tally.sub(self.model.state_heap_bytes(&next) as u64);
                 let key = self.key(&next, accepting);
                 if let Some(&at) = self.cyan.get(&key) {
                     if top_accepting || accepting {
@@ -625,7 +603,8 @@ where
                     continue;
                 }
                 self.cyan.insert(key, self.stack.len());
-                let frame = self.frame(next, accepting, (key, slot), Some(action));
+                self.count_cyan()?;
+                let frame = self.frame(next, accepting, (key, slot), Some(action))?;
                 self.stack.push(frame);
                 continue;
             }
@@ -636,6 +615,7 @@ where
                 }
             }
             let done = self.stack.pop().expect("the loop holds a frame");
+            self.release(&done);
             self.cyan.remove(&done.key);
             self.shared.table.paint(done.slot, self.blue);
         }
@@ -652,15 +632,8 @@ where
         };
         let mut met: HashSet<u64> = HashSet::from([key]);
         let mut met_slots: Vec<(usize, bool)> = vec![(slot, true)];
-        let successors = self.successors(&state);
-        let mut red: Vec<Frame<M>> = vec![Frame {
-            state,
-            accepting: true,
-            key,
-            slot,
-            action: None,
-            successors,
-        }];
+        let mut met_bytes = 0;
+        let mut red: Vec<Frame<M>> = vec![self.frame(state, true, (key, slot), None)?];
         let mut steps = 0u32;
         while let Some(top) = red.last_mut() {
             steps = steps.wrapping_add(1);
@@ -668,9 +641,11 @@ where
                 self.shared.halted()?;
             }
             let Some((action, next, accepting)) = top.successors.pop() else {
-                red.pop();
+                let done = red.pop().expect("the loop holds a frame");
+                self.release(&done);
                 continue;
             };
+            self.tally.sub(self.model.state_heap_bytes(&next) as u64);
             let key = self.key(&next, accepting);
             if let Some(&at) = self.cyan.get(&key) {
                 let path: Vec<Step<M>> = red[1..]
@@ -694,9 +669,14 @@ where
             }
             met.insert(key);
             met_slots.push((slot, accepting));
-            let frame = self.frame(next, accepting, (key, slot), Some(action));
+            let bytes = met.capacity() * (std::mem::size_of::<u64>() + 1)
+                + met_slots.capacity() * std::mem::size_of::<(usize, bool)>();
+            self.hold(bytes.saturating_sub(met_bytes))?;
+            met_bytes = met_bytes.max(bytes);
+            let frame = self.frame(next, accepting, (key, slot), Some(action))?;
             red.push(frame);
         }
+        self.tally.sub(met_bytes as u64);
         for &(other, accepting) in &met_slots[1..] {
             while accepting && self.shared.table.colour(other) & RED == 0 {
                 self.shared.halted()?;
@@ -799,7 +779,7 @@ mod tests {
     fn options(threads: usize) -> LassoOptions {
         LassoOptions {
             threads,
-            memory_budget: 1 << 20,
+            memory: MemoryBudget::new(1 << 20),
             expected_states: 0,
             timeout: None,
             cancel: None,
@@ -904,7 +884,7 @@ mod tests {
     #[test]
     fn a_table_too_small_for_the_graph_grows_in_rounds() {
         let roomy = |threads| LassoOptions {
-            memory_budget: 1 << 24,
+            memory: MemoryBudget::new(1 << 24),
             expected_states: 1,
             ..options(threads)
         };
@@ -913,8 +893,12 @@ mod tests {
             let outcome = find_lasso_parallel(&graph, graph.marked(), &roomy(threads)).unwrap();
             assert!(matches!(outcome.search, LassoSearch::None));
             assert_eq!(outcome.stats.states, 5_010);
-            assert_eq!(outcome.stats.rounds, 2, "1,024 slots, then the budget's");
-            assert_eq!(outcome.stats.table_bytes, 1 << 24);
+            assert_eq!(outcome.stats.rounds, 2, "1,024 slots, then 16,384");
+            assert_eq!(
+                outcome.stats.table_bytes,
+                16_384 * 16,
+                "sixteen times the first table, not all the budget allows"
+            );
             let graph = ring(5_000, 10, Some(4));
             let outcome = find_lasso_parallel(&graph, graph.marked(), &roomy(threads)).unwrap();
             assert!(matches!(outcome.search, LassoSearch::Found(_)));
@@ -929,11 +913,17 @@ mod tests {
             &graph,
             graph.marked(),
             &LassoOptions {
-                memory_budget: 1,
+                memory: MemoryBudget::new(64 << 10),
                 ..options(2)
             },
         )
         .unwrap();
-        assert!(matches!(&outcome.search, LassoSearch::Incomplete(r) if r.contains("full")));
+        let LassoSearch::Incomplete(reason) = &outcome.search else {
+            panic!("a 64 KiB budget cannot decide a 5,000-state ring");
+        };
+        assert!(
+            reason.starts_with("memory budget of 64 KiB reached"),
+            "{reason}"
+        );
     }
 }

@@ -7,19 +7,24 @@
 //! A step cut short has only some of its successors; the search that installed the bounds
 //! notices that it was asked ([`Interrupt::fired`]) and reports itself incomplete, for the
 //! bound that fired, even if its workers ran out of work first.
+//!
+//! The same installed bounds carry the search's memory budget, which what a model keeps
+//! between steps (the scheduler's listings) charges ([`with_memory`]).
 
+use super::memory::MemoryBudget;
 use super::options::CancelToken;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A search's bounds as a model sees them: the time by which it must stop and its cancel
-/// token, with a note of whether a model was ever told to stop.
+/// A search's bounds as a model sees them: the time by which it must stop, its cancel token
+/// and its memory budget, with a note of whether a model was ever told to stop.
 #[derive(Debug, Default)]
 pub struct Interrupt {
     deadline: Option<Instant>,
     cancel: Option<CancelToken>,
+    memory: Option<MemoryBudget>,
     fired: AtomicBool,
 }
 
@@ -29,6 +34,21 @@ impl Interrupt {
         Arc::new(Self {
             deadline,
             cancel,
+            memory: None,
+            fired: AtomicBool::new(false),
+        })
+    }
+
+    /// The same bounds, with `memory` the budget that what the model keeps charges.
+    pub fn with_memory(
+        deadline: Option<Instant>,
+        cancel: Option<CancelToken>,
+        memory: MemoryBudget,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            deadline,
+            cancel,
+            memory: Some(memory),
             fired: AtomicBool::new(false),
         })
     }
@@ -90,6 +110,15 @@ thread_local! {
 /// search (a replay, a test), so a step taken there is never cut.
 pub fn requested() -> bool {
     CURRENT.with(|current| current.borrow().as_ref().is_some_and(|i| i.reached()))
+}
+
+/// Calls `body` with the memory budget of the search this thread works for (`None` outside a
+/// search, or for bounds without one), for what a model keeps between steps to charge.
+pub fn with_memory<T>(body: impl FnOnce(Option<&MemoryBudget>) -> T) -> T {
+    CURRENT.with(|current| {
+        let current = current.borrow();
+        body(current.as_ref().and_then(|bounds| bounds.memory.as_ref()))
+    })
 }
 
 #[cfg(test)]
@@ -171,7 +200,7 @@ mod tests {
         }
         let options = LassoOptions {
             threads: 2,
-            memory_budget: 1 << 24,
+            memory: crate::engine::MemoryBudget::new(1 << 24),
             expected_states: 0,
             timeout: None,
             cancel: Some(cancel),

@@ -11,6 +11,7 @@
 //! - [`cndfs`]: the parallel on-the-fly lasso search (a cycle that takes a marked transition),
 //!   and [`lasso`], its sequential whole-graph reference.
 //! - [`interrupt`]: the search's bounds as a model sees them inside a long step.
+//! - [`memory`]: the process's memory budget, which every check charges.
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
 
 mod check;
@@ -18,6 +19,7 @@ pub mod cndfs;
 pub mod error;
 pub mod interrupt;
 pub mod lasso;
+pub mod memory;
 pub mod model;
 pub mod options;
 pub mod outcome;
@@ -31,10 +33,10 @@ pub mod visited;
 pub use check::check;
 pub use error::{panic_message, CheckError};
 pub use lasso::{find_lasso, Lasso, TooManyStates};
+pub use memory::{default_memory_budget, process_overhead, MemoryBudget};
 pub use model::{Expectation, Model, Property};
 pub use options::{
-    default_memory_budget, parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy,
-    VisitedKind,
+    parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind,
 };
 pub use outcome::{Example, Incompleteness, Outcome, Verdict, Violation};
 pub use search::dfs::computes_children_again;

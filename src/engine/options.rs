@@ -1,5 +1,6 @@
 //! How a check is run: strategy, threads, bounds.
 
+use super::memory::MemoryBudget;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,8 +67,9 @@ pub struct CheckOptions {
     pub depth_limit: Option<u32>,
     /// Wall-clock limit.
     pub timeout: Option<Duration>,
-    /// Cap on the visited set's memory, in bytes.
-    pub memory_budget: u64,
+    /// The memory budget the check charges (`--memory`); clones of these options share it,
+    /// as the checks of a sweep do.
+    pub memory: MemoryBudget,
     /// Seed of the swarm strategy's successor orders.
     pub seed: u64,
     /// Go on after a violation and report every violating state found.
@@ -87,7 +89,7 @@ impl Default for CheckOptions {
             visited: VisitedKind::Fingerprint,
             depth_limit: None,
             timeout: None,
-            memory_budget: default_memory_budget(),
+            memory: MemoryBudget::default(),
             seed: 0,
             all_violations: false,
             cancel: None,
@@ -104,18 +106,6 @@ impl CheckOptions {
             ..Self::default()
         }
     }
-}
-
-/// A quarter of the machine's physical memory (4 GiB where it cannot be read).
-pub fn default_memory_budget() -> u64 {
-    physical_memory().unwrap_or(16 << 30) / 4
-}
-
-fn physical_memory() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = meminfo.lines().find(|line| line.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// The smallest memory budget a check can keep to: the smallest table a search starts with

@@ -18,12 +18,14 @@ pub enum Incompleteness {
         /// The limit, in seconds.
         seconds: f64,
     },
-    /// The visited set reached the memory budget.
+    /// The memory budget ([`super::memory`]) refused what the search needed to go on.
     MemoryBudget {
         /// The budget, in bytes.
         budget: u64,
-        /// What the set would have needed to go on growing.
+        /// A lower bound on the bytes the search would have needed to go on.
         needed: u64,
+        /// What held the budget when it ran out (`visited set 40 MiB, search stacks 23 MiB`).
+        held: String,
     },
     /// The caller cancelled the check.
     Cancelled,
@@ -39,12 +41,25 @@ impl std::fmt::Display for Incompleteness {
         match self {
             Self::DepthLimit { depth } => write!(f, "depth limit {depth} reached"),
             Self::Timeout { seconds } => write!(f, "time limit of {seconds} s reached"),
-            Self::MemoryBudget { budget, needed } => write!(
-                f,
-                "memory budget of {} MiB reached; at least {} MiB are needed to go on (--memory)",
-                budget >> 20,
-                needed.div_ceil(1 << 20)
-            ),
+            Self::MemoryBudget {
+                budget,
+                needed,
+                held,
+            } => {
+                let budget = match *budget {
+                    small if small < 1 << 20 => format!("{} KiB", small >> 10),
+                    large => format!("{} MiB", large >> 20),
+                };
+                write!(f, "memory budget of {budget} reached")?;
+                if !held.is_empty() {
+                    write!(f, " ({held})")?;
+                }
+                write!(
+                    f,
+                    "; at least {} MiB are needed to go on (--memory)",
+                    needed.div_ceil(1 << 20)
+                )
+            }
             Self::Cancelled => write!(f, "cancelled"),
             Self::LeftOut { what } => write!(f, "{what}"),
         }

@@ -24,10 +24,20 @@
 //! complete listings are also kept, shared by every thread, as each outcome's number and
 //! placements under the model and that key ([`listing`], [`keep_listing`]): a cluster's
 //! rollout, which events can precede in many interleavings, is listed once per key.
+//!
+//! What is kept is charged to the memory budget of the search the thread works for
+//! ([`crate::engine::interrupt::with_memory`]). The remembered placements and the shared
+//! listings are caches, in the caches' share of the budget: when a placement is refused, the
+//! thread's placements are forgotten, and when a listing is refused, every shared listing is.
+//! The kept outcomes are the successors of the state being expanded, charged with the
+//! searches' stacks: an outcome refused is not kept, and is listed again when taken (slower,
+//! the same result). Outside a search nothing is charged.
 
 use crate::cluster::ClusterState;
 use crate::controllers::scheduler::Placements;
 use crate::engine::computes_children_again;
+use crate::engine::interrupt::with_memory;
+use crate::engine::memory::{Charge, MemoryBudget, Use};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -51,6 +61,72 @@ struct Listed {
     placements: HashMap<(u128, u64), Placements>,
     /// The pods the remembered placements place.
     pods: usize,
+    /// The remembered placements, charged to the caches' share of the budget of the search
+    /// the thread last listed for.
+    placements_charge: Option<Charge>,
+    /// The kept outcomes, the states the step being expanded leads to, charged to the same
+    /// budget as the searches' stacks are.
+    outcomes_charge: Option<Charge>,
+}
+
+impl Listed {
+    /// Makes what is kept charged to `budget` from now on; what was kept under another
+    /// budget (or none) is forgotten.
+    fn charge_to(&mut self, budget: Option<&MemoryBudget>) {
+        let same = match (&self.placements_charge, budget) {
+            (Some(charge), Some(budget)) => charge.budget().same_account(budget),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.forget_placements();
+            self.forget_outcomes();
+            self.placements_charge = budget.map(|budget| budget.charge(Use::Caches));
+            self.outcomes_charge = budget.map(|budget| budget.charge(Use::Outcomes));
+        }
+    }
+
+    fn forget_placements(&mut self) {
+        self.placements.clear();
+        self.pods = 0;
+        release_all(&self.placements_charge);
+    }
+
+    fn forget_outcomes(&mut self) {
+        self.outcomes.clear();
+        release_all(&self.outcomes_charge);
+    }
+}
+
+/// Charges `bytes` more to `charge`; `false` when the budget refuses them (never outside a
+/// search, where nothing is charged).
+fn try_hold(charge: &Option<Charge>, bytes: u64) -> bool {
+    charge.as_ref().is_none_or(|charge| charge.try_add(bytes))
+}
+
+/// Gives `bytes` of `charge` back.
+fn give_back(charge: &Option<Charge>, bytes: u64) {
+    if let Some(charge) = charge {
+        charge.sub(bytes);
+    }
+}
+
+/// Gives everything `charge` holds back.
+fn release_all(charge: &Option<Charge>) {
+    if let Some(charge) = charge {
+        charge.sub(charge.bytes());
+    }
+}
+
+/// The bytes a remembered placement takes: two a pod, and the map's entry.
+fn placement_bytes(placements: &Placements) -> u64 {
+    const ENTRY: usize = std::mem::size_of::<((u128, u64), Placements)>() + 16;
+    (ENTRY + 2 * placements.len()) as u64
+}
+
+/// The bytes a kept outcome takes: its slot and its state's heap.
+fn outcome_bytes(state: &ClusterState) -> u64 {
+    (std::mem::size_of::<(u64, ClusterState)>() + state.heap_bytes()) as u64
 }
 
 /// Most outcomes whose placements a thread remembers.
@@ -97,22 +173,24 @@ pub fn model_id() -> u64 {
 
 /// Starts a new listing of the scheduler step of model `model` in `source`, forgetting the last.
 pub fn start(model: u64, source: &ClusterState) {
-    LISTED.with(|listed| {
-        let listed = &mut *listed.borrow_mut();
-        listed.model = model;
-        match &mut listed.source {
-            Some(kept) => kept.clone_from(source),
-            None => listed.source = Some(source.clone()),
-        }
-        listed.outcomes.clear();
-        listed.source_hash = match recomputed(source) {
-            true => source_hash(model, source),
-            false => 0,
-        };
-        if listed.placements.len() >= MAX_REMEMBERED || listed.pods >= MAX_REMEMBERED_PODS {
-            listed.placements.clear();
-            listed.pods = 0;
-        }
+    with_memory(|budget| {
+        LISTED.with(|listed| {
+            let listed = &mut *listed.borrow_mut();
+            listed.charge_to(budget);
+            listed.model = model;
+            match &mut listed.source {
+                Some(kept) => kept.clone_from(source),
+                None => listed.source = Some(source.clone()),
+            }
+            listed.forget_outcomes();
+            listed.source_hash = match recomputed(source) {
+                true => source_hash(model, source),
+                false => 0,
+            };
+            if listed.placements.len() >= MAX_REMEMBERED || listed.pods >= MAX_REMEMBERED_PODS {
+                listed.forget_placements();
+            }
+        })
     });
 }
 
@@ -124,16 +202,29 @@ fn recomputed(state: &ClusterState) -> bool {
 }
 
 /// Keeps `outcome`, the state the step with `choices` leads to, and remembers its
-/// `placements` (if they could be told), in the listing started last.
+/// `placements` (if they could be told), in the listing started last, as far as the budget
+/// allows.
 pub fn keep(choices: u64, placements: Option<Placements>, outcome: ClusterState) {
     LISTED.with(|listed| {
         let listed = &mut *listed.borrow_mut();
         if let Some(placements) = placements.filter(|_| listed.source_hash != 0) {
-            listed.pods += placements.len();
-            let key = (listed.source_hash, choices);
-            listed.placements.insert(key, placements);
+            let bytes = placement_bytes(&placements);
+            let held = try_hold(&listed.placements_charge, bytes) || {
+                listed.forget_placements();
+                try_hold(&listed.placements_charge, bytes)
+            };
+            if held {
+                listed.pods += placements.len();
+                let key = (listed.source_hash, choices);
+                if let Some(replaced) = listed.placements.insert(key, placements) {
+                    listed.pods -= replaced.len();
+                    give_back(&listed.placements_charge, placement_bytes(&replaced));
+                }
+            }
         }
-        listed.outcomes.push((choices, outcome));
+        if try_hold(&listed.outcomes_charge, outcome_bytes(&outcome)) {
+            listed.outcomes.push((choices, outcome));
+        }
     });
 }
 
@@ -145,7 +236,9 @@ pub fn take(model: u64, source: &ClusterState, choices: u64) -> Taken {
         let listed = &mut *listed.borrow_mut();
         if listed.model == model && listed.source.as_ref() == Some(source) {
             if let Some(at) = listed.outcomes.iter().position(|(c, _)| *c == choices) {
-                return Taken::State(listed.outcomes.swap_remove(at).1);
+                let (_, state) = listed.outcomes.swap_remove(at);
+                give_back(&listed.outcomes_charge, outcome_bytes(&state));
+                return Taken::State(state);
             }
         }
         if !recomputed(source) {
@@ -174,7 +267,7 @@ pub type Listing = Arc<[(u64, Placements)]>;
 /// mutex that every worker would queue on.
 #[derive(Default)]
 struct Listings {
-    by_key: dashmap::DashMap<(u64, u128), Listing>,
+    by_key: dashmap::DashMap<(u64, u128), KeptListing>,
     /// The listings kept and the pods their placements place, counted as they are kept
     /// (about: threads that keep listings at once may each count theirs before one of them
     /// forgets all), so that keeping one reads no shard but its own.
@@ -182,8 +275,14 @@ struct Listings {
     pods: AtomicUsize,
 }
 
+/// A shared listing, with what it is charged to the budget of the search that kept it.
+struct KeptListing {
+    listing: Listing,
+    _charge: Option<Charge>,
+}
+
 /// Most placed pods kept over all shared listings (two bytes each: 32 MiB); past it, or past
-/// [`MAX_REMEMBERED`] listings, they are forgotten all at once.
+/// [`MAX_REMEMBERED`] listings, or when a budget refuses one, they are forgotten all at once.
 const MAX_LISTED_PODS: usize = 1 << 24;
 
 /// The process's shared listings.
@@ -197,19 +296,43 @@ pub fn listing(model: u64, key: u128) -> Option<Listing> {
     listings()
         .by_key
         .get(&(model, key))
-        .map(|kept| Arc::clone(kept.value()))
+        .map(|kept| Arc::clone(&kept.value().listing))
 }
 
-/// Keeps the complete listing `outcomes` of model `model`'s step with listing key `key`.
+/// Keeps the complete listing `outcomes` of model `model`'s step with listing key `key`, as
+/// far as the budget of the search this thread works for allows.
 pub fn keep_listing(model: u64, key: u128, outcomes: Vec<(u64, Placements)>) {
     let pods: usize = outcomes.iter().map(|(_, p)| p.len()).sum();
+    let bytes: u64 = outcomes.iter().map(|(_, p)| placement_bytes(p)).sum();
     let listings = listings();
+    let charge = with_memory(|budget| budget.map(|budget| budget.charge(Use::Caches)));
+    if let Some(charge) = &charge {
+        if !charge.try_add(bytes) {
+            listings.forget_all();
+            if !charge.try_add(bytes) {
+                return;
+            }
+        }
+    }
     let before = listings.pods.fetch_add(pods, Ordering::Relaxed);
     let kept = listings.count.fetch_add(1, Ordering::Relaxed);
     if before + pods > MAX_LISTED_PODS || kept >= MAX_REMEMBERED {
-        listings.by_key.clear();
-        listings.pods.store(pods, Ordering::Relaxed);
-        listings.count.store(1, Ordering::Relaxed);
+        listings.forget_all();
+        listings.pods.fetch_add(pods, Ordering::Relaxed);
+        listings.count.fetch_add(1, Ordering::Relaxed);
     }
-    listings.by_key.insert((model, key), outcomes.into());
+    let kept = KeptListing {
+        listing: outcomes.into(),
+        _charge: charge,
+    };
+    listings.by_key.insert((model, key), kept);
+}
+
+impl Listings {
+    /// Forgets every shared listing, giving back what each was charged.
+    fn forget_all(&self) {
+        self.by_key.clear();
+        self.pods.store(0, Ordering::Relaxed);
+        self.count.store(0, Ordering::Relaxed);
+    }
 }

@@ -12,6 +12,7 @@
 //! disruptions (preemption, node drain) against the index's retries. The objects are built
 //! with the k8s-openapi types, so they are what the API server reads.
 
+use crate::engine::process_overhead;
 use k8s_openapi::api::batch::v1::{
     Job, JobSpec, PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement,
     PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
@@ -69,7 +70,7 @@ pub struct JobRequest {
     pub input: Vec<InputFile>,
     /// Worker threads of each shard: the CPU it requests.
     pub threads: u32,
-    /// The visited-set cap of each shard (`--memory`), in bytes.
+    /// The memory budget of each shard (`--memory`), in bytes.
     pub memory: u64,
 }
 
@@ -263,11 +264,12 @@ pub fn shard_script(request: &JobRequest) -> String {
     )
 }
 
-/// The memory a shard requests: the visited-set cap and room for everything else (a quarter
-/// more, at least 256 MiB).
-fn memory_request(memory: u64) -> Quantity {
-    let mib = memory.div_ceil(1 << 20);
-    Quantity(format!("{}Mi", mib + (mib / 4).max(256)))
+/// The memory a shard requests, and its limit: its budget (`--memory`, which caps everything
+/// its checks hold) and the fixed overhead of a process with `threads` workers
+/// ([`process_overhead`]).
+fn memory_request(memory: u64, threads: u32) -> Quantity {
+    let bytes = memory + process_overhead(u64::from(threads));
+    Quantity(format!("{}Mi", bytes.div_ceil(1 << 20)))
 }
 
 fn job(request: &JobRequest) -> Job {
@@ -311,7 +313,7 @@ fn job(request: &JobRequest) -> Job {
             ..Volume::default()
         });
     }
-    let memory = memory_request(request.memory);
+    let memory = memory_request(request.memory, request.threads);
     let container = Container {
         name: "kivi".to_string(),
         image: Some(request.image.clone()),
@@ -454,7 +456,11 @@ mod tests {
         let resources = container.resources.as_ref().expect("resources");
         let requests = resources.requests.as_ref().expect("requests");
         assert_eq!(requests["cpu"], Quantity("2".into()));
-        assert_eq!(requests["memory"], Quantity("1280Mi".into()));
+        assert_eq!(
+            requests["memory"],
+            Quantity("1136Mi".into()),
+            "1 GiB and the overhead of 2 threads"
+        );
         let volumes = pod.volumes.expect("volumes");
         let input = volumes[1].config_map.as_ref().expect("the input");
         assert_eq!(input.name, "kivi-sweep-input");

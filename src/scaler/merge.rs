@@ -385,7 +385,7 @@ fn settings_of(header: &JournalHeader, threads: usize) -> SweepSettings {
             timeout: options
                 .timeout_s
                 .and_then(|s| Duration::try_from_secs_f64(s).ok()),
-            memory_budget: options.memory,
+            memory: crate::engine::MemoryBudget::new(options.memory),
             seed: options.seed,
             all_violations: options.all_violations,
             ..CheckOptions::with_threads(threads)

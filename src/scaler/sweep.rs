@@ -556,7 +556,7 @@ fn header(template: &Template, settings: &SweepSettings) -> JournalHeader {
             visited: check.visited,
             strategy: check.strategy,
             seed: check.seed,
-            memory: check.memory_budget,
+            memory: check.memory.limit(),
             timeout_s: check.timeout.map(|t| t.as_secs_f64()),
         },
         template: document,
@@ -791,7 +791,7 @@ mod tests {
     #[test]
     fn checks_cut_short_before_the_answer_leave_it_unproven() {
         let mut tiny = settings(2, None);
-        tiny.check.memory_budget = 1;
+        tiny.check.memory = crate::engine::MemoryBudget::new(64 << 10);
         let result = sweep(&c3_template(false), &tiny);
         assert_eq!(
             result.verdict(),

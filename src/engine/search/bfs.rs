@@ -18,12 +18,12 @@
 //!
 //! Unlike depth-first search, whose stacks hold one path's siblings, breadth-first search
 //! holds whole levels: the frontier being expanded, the next one being built, and every
-//! level's log. All of it counts against the memory budget together with the visited set
-//! ([`FrontierMemory`]); a search that would go past the budget stops as incomplete.
+//! level's log. All of it is charged to the memory budget, which the visited set charges too
+//! ([`FrontierMemory`]); a search the budget refuses stops as incomplete.
 
 use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
+use crate::engine::memory::Charge;
 use crate::engine::model::Model;
-use crate::engine::outcome::Incompleteness;
 use crate::engine::stats::WorkerStats;
 use crate::engine::trace::Path;
 use crate::engine::visited::{Insertion, VisitedPin, VisitedSet};
@@ -100,37 +100,29 @@ impl<S> Frontier<S> {
     }
 }
 
-/// The bytes breadth-first search holds besides the visited set: the levels' logs, the
-/// frontier and the next level as it is built.
-struct FrontierMemory {
-    /// Links of every level so far plus the current frontier's states.
-    held: AtomicU64,
+/// The bytes breadth-first search holds besides the visited set — the levels' logs, the
+/// frontier and the next level as it is built — charged to the memory budget.
+struct FrontierMemory<'c> {
+    /// Links of every level so far, the current frontier's states and the next level's.
+    held: &'c Charge,
     /// The next level's states, reported by workers a chunk at a time.
     next_states: AtomicU64,
-    /// The next level's links.
-    next_links: AtomicU64,
 }
 
-impl FrontierMemory {
-    /// Whether the search, with `visited` bytes in its visited set, is still within `budget`.
-    fn within(&self, visited: u64, budget: u64) -> bool {
-        self.total() + visited <= budget
-    }
-
-    fn total(&self) -> u64 {
-        self.held.load(Ordering::Relaxed)
-            + self.next_states.load(Ordering::Relaxed)
-            + self.next_links.load(Ordering::Relaxed)
+impl FrontierMemory<'_> {
+    /// Charges a worker's `unreported` bytes of the next level; `false` when the budget
+    /// refuses them.
+    fn report(&self, unreported: Unreported) -> bool {
+        self.next_states
+            .fetch_add(unreported.states, Ordering::Relaxed);
+        self.held.try_add(unreported.states + unreported.links)
     }
 
     /// Moves to the next level: the frontier's states (`frontier_states` bytes) go, the next
     /// level's states and links stay. Returns the new frontier's state bytes.
     fn next_level(&self, frontier_states: u64) -> u64 {
-        let states = self.next_states.swap(0, Ordering::Relaxed);
-        let links = self.next_links.swap(0, Ordering::Relaxed);
-        self.held.fetch_sub(frontier_states, Ordering::Relaxed);
-        self.held.fetch_add(states + links, Ordering::Relaxed);
-        states
+        self.held.sub(frontier_states);
+        self.next_states.swap(0, Ordering::Relaxed)
     }
 }
 
@@ -199,10 +191,12 @@ pub fn explore<M: Model, V: VisitedSet>(
     let mut levels: Vec<Parts<Link<M::Action>>> = vec![Parts::new(vec![first.links])];
     let mut frontier = Frontier::new(vec![first.chunks]);
     let memory = FrontierMemory {
-        held: AtomicU64::new(frontier_states + link_bytes),
+        held: &search.held,
         next_states: AtomicU64::new(0),
-        next_links: AtomicU64::new(0),
     };
+    if !memory.held.try_add(frontier_states + link_bytes) {
+        search.record_out_of_memory(frontier_states + link_bytes);
+    }
     let mut depth = 0u32;
     while !frontier.is_empty() && !search.stopped() {
         let cursor = AtomicUsize::new(0);
@@ -252,7 +246,7 @@ struct LevelJob<'j, 's, 'm, M: Model, V: VisitedSet> {
     depth: u32,
     cursor: &'j AtomicUsize,
     next: &'j Mutex<Vec<Part<M>>>,
-    memory: &'j FrontierMemory,
+    memory: &'j FrontierMemory<'s>,
 }
 
 impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
@@ -332,22 +326,15 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         self.next.lock().push(part);
     }
 
-    /// Adds this worker's unreported bytes to the level's counts; `false` (and the search
-    /// stopped as incomplete) when the visited set and the levels together pass the budget.
+    /// Charges this worker's unreported bytes of the next level; `false` (and the search
+    /// stopped as incomplete) when the budget refuses them.
     fn report_memory(&self, unreported: &mut Unreported) -> bool {
-        let search = self.search;
-        let Unreported { states, links } = std::mem::take(unreported);
-        self.memory.next_states.fetch_add(states, Ordering::Relaxed);
-        self.memory.next_links.fetch_add(links, Ordering::Relaxed);
-        let budget = search.options.memory_budget;
-        let visited = search.visited.memory_bytes();
-        if self.memory.within(visited, budget) {
+        let unreported = std::mem::take(unreported);
+        let bytes = unreported.states + unreported.links;
+        if self.memory.report(unreported) {
             return true;
         }
-        search.record_incomplete(Incompleteness::MemoryBudget {
-            budget,
-            needed: (self.memory.total() + visited).saturating_mul(2),
-        });
+        self.search.record_out_of_memory(bytes);
         false
     }
 

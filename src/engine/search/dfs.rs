@@ -18,12 +18,18 @@
 //! one copy of each large state on the current path instead of one per pending child, which is
 //! what lets a 5,000-node cluster, with thousands of children per state, run in memory.
 //!
+//! Memory: each worker tallies what its stack and path hold (the stack's slots, each pending
+//! state's heap, each parent kept for its children once) and charges it to the memory budget
+//! as the stack grows ([`crate::engine::memory::Tally`]); a worker the budget refuses stops the
+//! search as incomplete. A donated task's bytes are given back by the worker that pops it.
+//!
 //! Termination is exact: one counter holds the number of busy workers plus the number of
 //! donations waiting in the injector. A worker counts itself busy before it tries to take a
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
 use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
+use crate::engine::memory::Tally;
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
 use crate::engine::rng::SplitMix64;
@@ -134,6 +140,10 @@ struct Worker<'s, 'm, M: Model, V: VisitedSet> {
     pool: &'s Pool<M>,
     stack: VecDeque<Task<M>>,
     path: Vec<Via<M::Action>>,
+    /// What the stack and the path hold, charged to the memory budget.
+    tally: Tally<'s>,
+    /// The stack's and the path's slots counted in the tally so far.
+    counted_slots: usize,
     actions: Vec<M::Action>,
     successors: SuccessorBatch<M>,
     spare: Spare<M::State>,
@@ -152,6 +162,8 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             pool,
             stack: VecDeque::new(),
             path: Vec::new(),
+            tally: Tally::new(&search.held),
+            counted_slots: 0,
             actions: Vec::new(),
             successors: SuccessorBatch::new(),
             spare: Spare::new(),
@@ -213,13 +225,23 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         let mut countdown = POLL_INTERVAL;
         while let Some(task) = self.stack.pop_back() {
             self.path.truncate(task.depth as usize);
+            let model = search.model;
             let state = match task.pending {
-                Pending::State(state) => state,
-                Pending::Child(parent) => child(self.search.model, &parent, &task.via),
+                Pending::State(state) => {
+                    self.tally.sub(model.state_heap_bytes(&state) as u64);
+                    state
+                }
+                Pending::Child(parent) => {
+                    let state = child(model, &parent, &task.via);
+                    if let Some(parent) = Arc::into_inner(parent) {
+                        self.tally.sub(parent_bytes(model, &parent));
+                    }
+                    state
+                }
             };
             self.path.push(task.via);
-            self.expand(&mut pin, state, task.depth);
-            if search.stopped() {
+            let held = self.expand(&mut pin, state, task.depth);
+            if !self.charge(held) || search.stopped() {
                 return;
             }
             if self.pool.hungry.load(Ordering::Relaxed) > 0 && self.stack.len() > 1 {
@@ -229,45 +251,61 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         }
     }
 
+    /// Tallies `held` bytes more on the stack, and the stack's and the path's slots if they
+    /// grew; `false` (and the search stopped as incomplete) when the budget refuses them.
+    fn charge(&mut self, held: u64) -> bool {
+        let slots = self.stack.capacity() + self.path.capacity();
+        let task = std::mem::size_of::<Task<M>>().max(std::mem::size_of::<Via<M::Action>>());
+        let grown = slots.saturating_sub(self.counted_slots) * task;
+        self.counted_slots = self.counted_slots.max(slots);
+        let bytes = held + grown as u64;
+        if self.tally.add(bytes) {
+            return true;
+        }
+        self.search.record_out_of_memory(bytes);
+        false
+    }
+
     /// Generates the successors of `state` (the last node of the current path) and pushes the
-    /// new ones.
-    fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) {
+    /// new ones; returns the bytes they hold on the heap.
+    fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
         self.actions.clear();
         model.actions(&state, &mut self.actions);
         if !search.may_expand(depth, !self.actions.is_empty()) {
-            return;
+            return 0;
         }
         self.stats.expanded += 1;
         if self.actions.is_empty() {
             let path = &self.path;
             search.check_end_state(&state, || path_from(path.iter().cloned()));
-            return;
+            return 0;
         }
         if let Some(rng) = &mut self.shuffle {
             rng.shuffle(&mut self.actions);
         }
         if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
         {
-            self.expand_lazily(pin, state, depth);
-            return;
+            return self.expand_lazily(pin, state, depth);
         }
         // Filled in reverse so that the first action ends on top of the stack.
         self.successors
             .fill(model, &state, &self.actions, true, pin, &mut self.spare);
         self.stats.transitions += self.successors.entries.len() as u64;
+        let mut held = 0;
         for (successor, key) in self.successors.drain() {
             match pin.insert_if_new(key) {
                 Insertion::Seen => self.spare.keep(successor.state),
                 Insertion::Full => {
                     search.record_full();
-                    return;
+                    return held;
                 }
                 Insertion::New => {
                     let action = &self.actions[successor.action];
                     let state = &successor.state;
                     if admit(search, &mut self.stats, &self.path, state, action, depth) {
+                        held += model.state_heap_bytes(&successor.state) as u64;
                         self.stack.push_back(Task {
                             pending: Pending::State(successor.state),
                             depth: depth + 1,
@@ -278,14 +316,17 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             }
         }
         self.spare.keep(state);
+        held
     }
 
     /// [`Worker::expand`] for a large state: its successors are computed one at a time, and
-    /// the new ones are pushed as the state (shared) and their action.
-    fn expand_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) {
+    /// the new ones are pushed as the state (shared) and their action. Returns the bytes of
+    /// the state when a child keeps it.
+    fn expand_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
         let parent = Arc::new(state);
+        let held = parent_bytes(model, &parent);
         for action in self.actions.iter().rev() {
             let Some(next) = model.next_state(&parent, action) else {
                 continue;
@@ -295,7 +336,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                 Insertion::Seen => {}
                 Insertion::Full => {
                     search.record_full();
-                    return;
+                    break;
                 }
                 Insertion::New => {
                     if admit(search, &mut self.stats, &self.path, &next, action, depth) {
@@ -307,6 +348,11 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     }
                 }
             }
+        }
+        // A child that keeps the state makes it held until the last such child is popped.
+        match Arc::into_inner(parent) {
+            Some(_) => 0,
+            None => held,
         }
     }
 
@@ -359,6 +405,13 @@ fn admit<M: Model, V: VisitedSet>(
                 .chain(std::iter::once(Via::Action(action.clone()))),
         )
     })
+}
+
+/// The bytes a parent kept for its children holds: the state, inline and on the heap, and
+/// its reference counts.
+fn parent_bytes<M: Model>(model: &M, parent: &M::State) -> u64 {
+    (2 * std::mem::size_of::<usize>() + std::mem::size_of::<M::State>()) as u64
+        + model.state_heap_bytes(parent) as u64
 }
 
 /// Computes again the child of `parent` that `via` (an action) leads to.

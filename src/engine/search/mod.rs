@@ -4,8 +4,9 @@ pub mod bfs;
 pub mod dfs;
 
 use super::interrupt::Interrupt;
+use super::memory::{Charge, Use};
 use super::model::{Expectation, Model};
-use super::options::CheckOptions;
+use super::options::{CheckOptions, Strategy};
 use super::outcome::Incompleteness;
 use super::trace::{Failure, Path};
 use super::visited::{StateKey, VisitedPin, VisitedSet};
@@ -212,6 +213,9 @@ pub struct Search<'a, M: Model, V: VisitedSet> {
     panic: Mutex<Option<String>>,
     /// The bounds as the model sees them inside a step ([`crate::engine::interrupt`]).
     interrupt: Arc<Interrupt>,
+    /// What the workers hold besides the visited set, charged to the memory budget: the
+    /// depth-first stacks, or the breadth-first levels.
+    pub held: Charge,
 }
 
 impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
@@ -255,10 +259,15 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             }),
             incomplete: Mutex::new(None),
             panic: Mutex::new(None),
-            interrupt: Interrupt::new(
+            interrupt: Interrupt::with_memory(
                 options.timeout.map(|timeout| started + timeout),
                 options.cancel.clone(),
+                options.memory.clone(),
             ),
+            held: options.memory.charge(match options.strategy {
+                Strategy::Bfs => Use::Levels,
+                Strategy::Dfs | Strategy::Swarm => Use::Stacks,
+            }),
         }
     }
 
@@ -331,10 +340,16 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
 
     /// Records that the visited set is full and stops the search.
     pub fn record_full(&self) {
-        self.record_incomplete(Incompleteness::MemoryBudget {
-            budget: self.options.memory_budget,
-            needed: self.visited.bytes_needed_to_continue(),
-        });
+        let memory = &self.options.memory;
+        let others = memory.charged().saturating_sub(self.visited.memory_bytes());
+        self.record_incomplete(memory.exhausted(others + self.visited.bytes_needed_to_continue()));
+    }
+
+    /// Records that the memory budget refused `more` bytes for the stacks or levels, and
+    /// stops the search.
+    pub fn record_out_of_memory(&self, more: u64) {
+        let memory = &self.options.memory;
+        self.record_incomplete(memory.exhausted(memory.charged() + more));
     }
 
     /// What a worker does between two states: takes part in a growth of the visited set if one

@@ -2,6 +2,7 @@
 //! as a benchmark peer of [`super::FingerprintTable`].
 
 use super::{omission_probability, Insertion, StateKey, VisitedPin, VisitedSet, VisitedStats};
+use crate::engine::memory::{Charge, MemoryBudget, Use};
 use dashmap::DashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,19 +30,26 @@ impl Hasher for PassThrough {
 
 type PassThroughBuild = BuildHasherDefault<PassThrough>;
 
-/// Memory accounting shared by the sharded sets: inserts are refused once the estimate of
-/// the set's size passes the budget.
+/// Memory accounting shared by the sharded sets: the estimate of the set's size is charged
+/// to the memory budget a [`Budget::CHUNK`] at a time, and inserts are refused once the
+/// budget refuses a chunk.
 struct Budget {
-    limit: u64,
+    charge: Charge,
+    /// The bytes charged, read at every insert without the charge's lock.
+    charged: AtomicU64,
     used: AtomicU64,
     stored: AtomicU64,
     full: AtomicBool,
 }
 
 impl Budget {
-    fn new(limit: u64) -> Self {
+    /// Bytes charged at a time.
+    const CHUNK: u64 = 1 << 20;
+
+    fn new(memory: &MemoryBudget) -> Self {
         Self {
-            limit,
+            charge: memory.charge(Use::Visited),
+            charged: AtomicU64::new(0),
             used: AtomicU64::new(0),
             stored: AtomicU64::new(0),
             full: AtomicBool::new(false),
@@ -53,11 +61,18 @@ impl Budget {
         if self.full.load(Ordering::Relaxed) {
             return false;
         }
-        if self.used.load(Ordering::Relaxed) + bytes > self.limit {
-            self.full.store(true, Ordering::Relaxed);
-            return false;
+        let needed = self.used.load(Ordering::Relaxed) + bytes;
+        if needed <= self.charged.load(Ordering::Relaxed) {
+            return true;
         }
-        true
+        let chunk = needed.next_multiple_of(Self::CHUNK);
+        let charged = chunk.min(self.charge.budget().limit()).max(needed);
+        if self.charge.bytes() >= needed || self.charge.try_resize(charged) {
+            self.charged.store(self.charge.bytes(), Ordering::Relaxed);
+            return true;
+        }
+        self.full.store(true, Ordering::Relaxed);
+        false
     }
 
     fn record(&self, bytes: u64) {
@@ -66,7 +81,7 @@ impl Budget {
     }
 
     fn bytes_needed_to_continue(&self) -> u64 {
-        self.used.load(Ordering::Relaxed).max(self.limit) * 2
+        self.used.load(Ordering::Relaxed) * 2
     }
 }
 
@@ -82,11 +97,12 @@ pub struct ExactSet {
 }
 
 impl ExactSet {
-    /// An empty set that refuses inserts once it holds about `memory_budget` bytes.
-    pub fn new(memory_budget: u64) -> Self {
+    /// An empty set that charges `memory` for what it holds and refuses inserts once the
+    /// budget refuses.
+    pub fn new(memory: &MemoryBudget) -> Self {
         Self {
             states: DashSet::with_hasher(xxhash_rust::xxh3::Xxh3Builder::new()),
-            budget: Budget::new(memory_budget),
+            budget: Budget::new(memory),
         }
     }
 }
@@ -142,11 +158,12 @@ pub struct ShardedFingerprints {
 }
 
 impl ShardedFingerprints {
-    /// An empty set that refuses inserts once it holds about `memory_budget` bytes.
-    pub fn new(memory_budget: u64) -> Self {
+    /// An empty set that charges `memory` for what it holds and refuses inserts once the
+    /// budget refuses.
+    pub fn new(memory: &MemoryBudget) -> Self {
         Self {
             fingerprints: DashSet::with_hasher(PassThroughBuild::default()),
-            budget: Budget::new(memory_budget),
+            budget: Budget::new(memory),
         }
     }
 }

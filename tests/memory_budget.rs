@@ -1,0 +1,108 @@
+//! `--memory` caps the whole process (#46 row 7): the checks a sweep runs side by side share
+//! one budget, and everything that grows with the states they explore is charged to it, so the
+//! process's peak resident memory stays within the budget and the fixed overhead
+//! ([`kivi::engine::process_overhead`]) that `kivi job` adds to it for a pod's memory limit.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use kivi::engine::process_overhead;
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+/// `kivi ARGS` run to its end: its exit code, its standard output and its peak resident
+/// memory in bytes (the kernel's own count, `ru_maxrss` of the child as `wait4` reaps it).
+#[cfg(target_os = "linux")]
+fn kivi_peak(args: &[&str]) -> (i32, String, u64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kivi starts");
+    let mut stdout = child.stdout.take().expect("a pipe");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stdout.read_to_string(&mut text).expect("UTF-8 output");
+        text
+    });
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is valid; `wait4` reaps our own child and fills both.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "kivi is reaped");
+    assert!(libc::WIFEXITED(status), "kivi exits (status {status})");
+    let text = reader.join().expect("the output is read");
+    let peak = u64::try_from(usage.ru_maxrss).expect("a size") * 1024;
+    (libc::WEXITSTATUS(status), text, peak)
+}
+
+/// The loop sweep of issue #46 row 7 (C1 under `--tie-break any`) on 4 threads, at a budget
+/// its larger topologies need more than: it used to give each of the checks that ran side by
+/// side the whole budget for its colour table (a 64 MiB budget took 299 MiB; `--memory 1G`
+/// on 6 threads, 5.3 GB). Now the checks share it: the sweep is cut short by the budget, and
+/// the process stays within the budget and its fixed overhead.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_loop_sweeps_checks_share_the_budget_and_the_process_stays_within_it() {
+    const BUDGET: u64 = 64 << 20;
+    const THREADS: u64 = 4;
+    let (code, text, peak) = kivi_peak(&[
+        "check",
+        "--case",
+        "c1",
+        "--loop",
+        "--tie-break",
+        "any",
+        "--scale",
+        "2",
+        "--threads",
+        "4",
+        "--memory",
+        "64M",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    assert_eq!(code, 3, "cut short by the budget: {text}");
+    let report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let reason = report["incomplete"].as_str().expect("a reason");
+    assert!(
+        reason.contains("memory budget of 64 MiB reached"),
+        "{reason}"
+    );
+    assert_eq!(report["memory"]["budget_bytes"], BUDGET);
+    let charged = report["memory"]["peak_charged_bytes"].as_u64().unwrap();
+    assert!(
+        charged <= BUDGET && charged > BUDGET / 2,
+        "the checks held {charged} bytes at most"
+    );
+    let limit = BUDGET + process_overhead(THREADS);
+    assert!(
+        peak <= limit,
+        "peak resident memory {} MiB, more than the budget and the overhead ({} MiB)",
+        peak >> 20,
+        limit >> 20
+    );
+}
+
+/// A check the budget does not cut short says how much of it the checks held at most.
+#[test]
+fn the_json_report_says_what_the_checks_held_of_the_budget() {
+    for args in [
+        &["check", "--case", "c3", "--original"][..],
+        &["check", "--case", "c5", "--original", "--loop"],
+        &["check", "--case", "c3", "--scale", "2"],
+    ] {
+        let args = [args, &["--memory", "256M", "--format", "json"]].concat();
+        let output = cli::kivi(&args);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        let report = cli::json_of(&output);
+        assert_eq!(report["memory"]["budget_bytes"], 256u64 << 20, "{args:?}");
+        let charged = report["memory"]["peak_charged_bytes"].as_u64().unwrap();
+        assert!(charged > 0 && charged < 64 << 20, "{args:?}: {charged}");
+    }
+}
