@@ -295,6 +295,50 @@ fn loop_finds_the_eviction_oscillations_as_lassos() {
 }
 
 #[test]
+fn a_loop_at_verbosity_4_shows_the_state_after_each_step() {
+    let args = [
+        "check",
+        "--case",
+        "c5",
+        "--original",
+        "--loop",
+        "--threads",
+        "1",
+    ];
+    let states = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("    state: "))
+            .count()
+    };
+    let output = kivi(&args);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(states(&String::from_utf8_lossy(&output.stdout)), 0);
+
+    let output = kivi(&[&args[..], &["-v", "4"][..]].concat());
+    assert_eq!(output.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let (path, cycle) = text
+        .split_once("Loop (repeats forever):\n")
+        .unwrap_or_else(|| panic!("no loop part in {text}"));
+    assert!(
+        path.contains("... the 14 line(s) above repeat 749 more times ..."),
+        "the round's 7 lines, its 5 states and a reason's 2 lines fold: {path}"
+    );
+    assert_eq!(
+        states(path),
+        7,
+        "5 steps of the round and 2 to the loop: {path}"
+    );
+    assert_eq!(states(cycle), 4, "the loop's 4 steps: {cycle}");
+    let last = cycle
+        .lines()
+        .rfind(|l| l.starts_with("    state: "))
+        .unwrap();
+    let state: Value = serde_json::from_str(&last["    state: ".len()..]).expect("JSON");
+    assert_eq!(state["deployments"][0]["replicas"], 4, "{last}");
+}
+
+#[test]
 fn loop_sweeps_name_the_smallest_topology_with_an_eviction_loop() {
     let output = kivi(&["check", "--case", "c5", "--loop", "--format", "json"]);
     assert_eq!(output.status.code(), Some(1));
@@ -318,7 +362,9 @@ fn loop_sweeps_name_the_smallest_topology_with_an_eviction_loop() {
         Some(0),
         "C3 has no eviction loop at any size"
     );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("No failure is found!"));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("    No eviction loop found!"), "{text}");
+    assert!(!text.contains("No failure is found!"), "{text}");
 }
 
 #[test]

@@ -151,7 +151,8 @@ fn parallel_loop_search_agrees_with_the_reference_on_every_case() {
 fn loop_search_finds_the_oscillations_as_lassos() {
     use kivi::model::liveness::eviction_loop::evicts_pod;
     use kivi::model::liveness::LoopVerdict;
-    use kivi::report::eviction_loop::fold_repeats;
+    use kivi::report::counterexample::Verbosity;
+    use kivi::report::eviction_loop::{fold_repeats, loop_lines};
     for case in ["c5", "c8"] {
         let model = load(case, "original");
         let LoopVerdict::Found(found) = parallel_loop(&model, 2).verdict else {
@@ -171,7 +172,7 @@ fn loop_search_finds_the_oscillations_as_lassos() {
         }
         assert_eq!(&state, lasso.entry(), "{case}: the cycle closes");
         assert!(evictions > 0, "{case}: the cycle evicts");
-        let lines = found.lines();
+        let lines = loop_lines(&found, Verbosity::Reasons);
         eprintln!(
             "{case} prefix:\n{}\n{case} cycle:\n{}",
             fold_repeats(&lines.prefix).join("\n"),
@@ -206,11 +207,13 @@ fn loop_search_finds_the_oscillations_as_lassos() {
 #[test]
 fn c7_taint_loop_closes_after_one_round() {
     use kivi::model::liveness::eviction_loop::find_eviction_loop_reference;
+    use kivi::report::counterexample::Verbosity;
+    use kivi::report::eviction_loop::loop_lines;
     let model = load("c7", "original");
     let found = find_eviction_loop_reference(&model, 1_000_000)
         .expect("within the bound")
         .expect("C7 has an eviction loop");
-    let lines = found.lines();
+    let lines = loop_lines(&found, Verbosity::Reasons);
     assert_eq!(lines.cycle.len(), 16, "{:#?}", lines.cycle);
     assert_eq!(
         lines

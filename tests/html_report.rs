@@ -157,6 +157,55 @@ fn an_eviction_loop_is_bracketed_and_a_clean_check_has_no_chart() {
 }
 
 #[test]
+fn a_loops_repeated_steps_are_folded_as_the_text_report_folds_them() {
+    let args = [
+        "check",
+        "--case",
+        "c5",
+        "--original",
+        "--loop",
+        "--threads",
+        "1",
+    ];
+    let (html, code) = page("c5-loop", &args);
+    assert_eq!(code, Some(1));
+    assert!(html.len() < 64 << 10, "a page of {} bytes", html.len());
+    let svg = charts(&html)[0];
+    let classes: Vec<String> = columns(svg).into_iter().map(|(class, _)| class).collect();
+    assert_eq!(
+        classes.iter().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "step",
+            "step",
+            "step",
+            "step",
+            "step",
+            "step",
+            "step fold",
+            "step",
+            "step",
+            "step",
+            "step",
+            "step",
+            "step"
+        ],
+        "the initial state, one round of 5 steps, their 749 repeats in one column, the 2 \
+         steps to the loop and its 4"
+    );
+    let note = "... the 5 step(s) above repeat 749 more times (lines [7]–[5249]) ...";
+    assert!(svg.contains(&format!("<title>{note}</title>")), "{svg}");
+    assert!(
+        html.contains(&format!("{note}\n[5250][Descheduler]")),
+        "{html}"
+    );
+    assert_eq!(
+        html.matches("[Kubelet] Created pod 4 on node 3").count(),
+        2,
+        "once in the chart's titles, once in the trace"
+    );
+}
+
+#[test]
 fn a_sweep_draws_the_smallest_violating_topology() {
     let (html, code) = page("c8", &["check", "--case", "c8"]);
     assert_eq!(code, Some(1));

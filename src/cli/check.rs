@@ -233,7 +233,7 @@ impl CheckArgs {
                 .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
             self.print_report(
                 (name, &options.memory),
-                || eviction_loop::to_text(kind, model, &found),
+                || eviction_loop::to_text(kind, model, &found, self.verbosity()),
                 || eviction_loop::to_json(kind, model, &found),
             );
             self.write_html(|| {

@@ -32,6 +32,42 @@ impl Verbosity {
     }
 }
 
+/// The lines of one step of `model`, from `before` by `action` to `after`, at `verbosity`,
+/// numbered from `number` on (which it advances past them): the step's messages; from
+/// [`Verbosity::Steps`] on, each controller's reason (`    because: …`); from
+/// [`Verbosity::AllSteps`] on, the numbers behind it (`    numbers: …`) and a silent step by
+/// its action's name; at [`Verbosity::Values`], the cluster state after the step.
+pub fn step_lines(
+    model: &ClusterModel,
+    (before, action, after): (&ClusterState, &ClusterAction, &ClusterState),
+    verbosity: Verbosity,
+    number: &mut usize,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let messages = model.describe_step(before, action);
+    if messages.is_empty() && verbosity >= Verbosity::AllSteps {
+        lines.push(format!("[{number}][{action:?}]"));
+        *number += 1;
+    }
+    for message in messages {
+        lines.push(message.render(*number));
+        *number += 1;
+        if verbosity == Verbosity::Reasons {
+            continue;
+        }
+        if let Some(why) = &message.why {
+            lines.push(format!("    because: {}", why.reason));
+            if verbosity >= Verbosity::AllSteps {
+                lines.push(format!("    numbers: {}", why.detail));
+            }
+        }
+    }
+    if verbosity >= Verbosity::Values {
+        lines.push(format!("    state: {}", snapshot(after)));
+    }
+    lines
+}
+
 /// A violation with its trace, ready to print.
 pub struct Counterexample<'a> {
     /// The model the trace belongs to.
@@ -59,27 +95,8 @@ impl Counterexample<'_> {
         let mut lines = Vec::new();
         let mut number = 0;
         for (before, action, after) in self.steps() {
-            let messages = self.model.describe_step(before, action);
-            if messages.is_empty() && verbosity >= Verbosity::AllSteps {
-                lines.push(format!("[{number}][{action:?}]"));
-                number += 1;
-            }
-            for message in messages {
-                lines.push(message.render(number));
-                number += 1;
-                if verbosity == Verbosity::Reasons {
-                    continue;
-                }
-                if let Some(why) = &message.why {
-                    lines.push(format!("    because: {}", why.reason));
-                    if verbosity >= Verbosity::AllSteps {
-                        lines.push(format!("    numbers: {}", why.detail));
-                    }
-                }
-            }
-            if verbosity >= Verbosity::Values {
-                lines.push(format!("    state: {}", snapshot(after)));
-            }
+            let step = (before, action, after);
+            lines.extend(step_lines(self.model, step, verbosity, &mut number));
         }
         if verbosity == Verbosity::Reasons {
             lines.split_off(lines.len().saturating_sub(1))

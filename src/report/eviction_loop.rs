@@ -1,6 +1,7 @@
 //! The report of an eviction-loop search (`--loop`): the path to the loop and one round of
 //! it, in Kivi's trace style, or why there is none.
 
+use super::counterexample::{step_lines, Verbosity};
 use crate::model::liveness::stable_reconciliation::unconverged;
 use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
@@ -41,9 +42,14 @@ pub fn exit_code(search: &LoopSearch) -> i32 {
 }
 
 /// The result of a search for `kind` in `model` as text: the path to the loop (runs of
-/// repeated lines folded) and one round, or why there is none, then the setup and the search's
-/// counts.
-pub fn to_text(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> String {
+/// repeated lines folded) and one round at `verbosity`, or why there is none, then the setup
+/// and the search's counts.
+pub fn to_text(
+    kind: LoopKind,
+    model: &ClusterModel,
+    search: &LoopSearch,
+    verbosity: Verbosity,
+) -> String {
     let mut text = String::new();
     match &search.verdict {
         LoopVerdict::Incomplete(reason) => {
@@ -59,7 +65,7 @@ pub fn to_text(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Str
         LoopVerdict::None => {
             let _ = writeln!(text, "{}", none_headline(kind));
         }
-        LoopVerdict::Found(found) => text.push_str(&found_text(found)),
+        LoopVerdict::Found(found) => text.push_str(&found_text(found, verbosity)),
     }
     let _ = writeln!(text, "    Setup: {}", setup_text(model));
     let stats = &search.stats;
@@ -104,10 +110,45 @@ pub fn to_json(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Val
     report
 }
 
-/// A loop found, as text: the path to it (runs of repeated lines folded) and one round; for a
-/// run that does not stay converged, what is not converged.
-pub fn found_text(found: &FoundLoop) -> String {
-    let lines = found.lines();
+/// A lasso as Kivi-style trace lines, numbered on from the prefix into the cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopLines {
+    /// Lines of the path to the loop.
+    pub prefix: Vec<String>,
+    /// Lines of one round of the loop, which then repeats.
+    pub cycle: Vec<String>,
+}
+
+/// The lines of the lasso `found` at `verbosity`, as a counterexample's at that level
+/// ([`step_lines`]): at [`Verbosity::Values`] each step is followed by the cluster state.
+pub fn loop_lines(found: &FoundLoop, verbosity: Verbosity) -> LoopLines {
+    let lasso = &found.lasso;
+    let mut number = 0;
+    let mut before = &lasso.init;
+    let mut lines = Vec::new();
+    let mut prefix_len = 0;
+    for (index, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
+        if index == lasso.prefix.len() {
+            prefix_len = lines.len();
+        }
+        let taken = (before, &step.action, &step.state);
+        lines.extend(step_lines(&found.model, taken, verbosity, &mut number));
+        before = &step.state;
+    }
+    if lasso.cycle.is_empty() {
+        prefix_len = lines.len();
+    }
+    let cycle = lines.split_off(prefix_len);
+    LoopLines {
+        prefix: lines,
+        cycle,
+    }
+}
+
+/// A loop found, as text at `verbosity`: the path to it (runs of repeated lines folded) and
+/// one round; for a run that does not stay converged, what is not converged.
+pub fn found_text(found: &FoundLoop, verbosity: Verbosity) -> String {
+    let lines = loop_lines(found, verbosity);
     let mut text = format!("{}\n", found_headline(found.kind));
     let _ = writeln!(text, "Path to the loop:");
     for line in fold_repeats(&lines.prefix) {
@@ -147,7 +188,7 @@ fn not_converged(found: &FoundLoop) -> Vec<String> {
 /// A loop found, as JSON: the path to it and one round, as trace lines (and, for a run that
 /// does not stay converged, what is not converged).
 pub fn found_json(found: &FoundLoop) -> Value {
-    let lines = found.lines();
+    let lines = loop_lines(found, Verbosity::Reasons);
     let mut report = json!({
         "mode": "loop",
         "property": found.kind.rule(),
@@ -171,21 +212,35 @@ fn message(line: &str) -> &str {
         .map_or(line, |(_, message)| message)
 }
 
-/// `lines` with every run of a block repeated back to back (step numbers aside) shown once and
-/// followed by a note of how often it repeats. A loop's prefix often repeats the loop itself
-/// many times while the descheduler's clock runs up to its period; folded, it reads as the
-/// rounds a person would describe.
-pub fn fold_repeats(lines: &[String]) -> Vec<String> {
-    let same = |a: usize, b: usize, len: usize| {
-        (0..len).all(|k| message(&lines[a + k]) == message(&lines[b + k]))
-    };
+/// A stretch of a sequence after folding ([`fold_runs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Folded {
+    /// The item at this index, shown as it is.
+    One(usize),
+    /// The `len` items from `at` on, repeated back to back `copies` times in all (three or
+    /// more): shown once, with a note of how often they repeat.
+    Repeated {
+        /// The index of the block's first item.
+        at: usize,
+        /// The items in the block.
+        len: usize,
+        /// How many times the block occurs in a row.
+        copies: usize,
+    },
+}
+
+/// `items` as a sequence of single items and blocks repeated back to back three times or more
+/// (blocks of up to [`MAX_FOLDED_BLOCK`] items; at each place the shortest block that
+/// repeats). The text report folds trace lines with it, the HTML page the timeline's columns.
+pub fn fold_runs<T: PartialEq>(items: &[T]) -> Vec<Folded> {
+    let same = |a: usize, b: usize, len: usize| (0..len).all(|k| items[a + k] == items[b + k]);
     let mut out = Vec::new();
     let mut i = 0;
-    while i < lines.len() {
-        let run = (1..=MAX_FOLDED_BLOCK.min((lines.len() - i) / 2))
+    while i < items.len() {
+        let run = (1..=MAX_FOLDED_BLOCK.min((items.len() - i) / 2))
             .map(|len| {
                 let mut copies = 1;
-                while i + (copies + 1) * len <= lines.len() && same(i, i + copies * len, len) {
+                while i + (copies + 1) * len <= items.len() && same(i, i + copies * len, len) {
                     copies += 1;
                 }
                 (len, copies)
@@ -193,16 +248,34 @@ pub fn fold_repeats(lines: &[String]) -> Vec<String> {
             .find(|&(_, copies)| copies >= 3);
         match run {
             Some((len, copies)) => {
-                out.extend_from_slice(&lines[i..i + len]);
+                out.push(Folded::Repeated { at: i, len, copies });
+                i += len * copies;
+            }
+            None => {
+                out.push(Folded::One(i));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `lines` with every run of a block repeated back to back (step numbers aside) shown once and
+/// followed by a note of how often it repeats. A loop's prefix often repeats the loop itself
+/// many times while the descheduler's clock runs up to its period; folded, it reads as the
+/// rounds a person would describe.
+pub fn fold_repeats(lines: &[String]) -> Vec<String> {
+    let messages: Vec<&str> = lines.iter().map(|line| message(line)).collect();
+    let mut out = Vec::new();
+    for stretch in fold_runs(&messages) {
+        match stretch {
+            Folded::One(at) => out.push(lines[at].clone()),
+            Folded::Repeated { at, len, copies } => {
+                out.extend_from_slice(&lines[at..at + len]);
                 out.push(format!(
                     "... the {len} line(s) above repeat {} more times ...",
                     copies - 1
                 ));
-                i += len * copies;
-            }
-            None => {
-                out.push(lines[i].clone());
-                i += 1;
             }
         }
     }

@@ -56,6 +56,8 @@ enum Mark {
     Load,
     /// An intent's monitor or the scheduler reported a violation.
     Intent,
+    /// Steps that repeat the ones before, folded into one column.
+    Repeat,
 }
 
 impl Mark {
@@ -82,7 +84,7 @@ impl Mark {
             Self::Scaling => 3,
             Self::Load => 4,
             Self::Scheduling => 5,
-            Self::Start => 6,
+            Self::Start | Self::Repeat => 6,
         };
         lines
             .iter()
@@ -101,23 +103,46 @@ impl Mark {
             Self::Failure => ("⚡", "#e15759", "node failure"),
             Self::Load => ("~", "#9c755f", "load change"),
             Self::Intent => ("!", "#b00020", "intent check"),
+            Self::Repeat => ("↻", "#777", "steps repeated, folded"),
         }
     }
 }
 
 /// One column: the cluster after a step that printed something, and the numbered lines it
-/// printed (with the controllers' reasons).
+/// printed (with the controllers' reasons); or the steps folded away after a block of columns
+/// that they repeat.
 struct Column {
     mark: Mark,
-    /// The lines with Kivi's numbers (none for the initial state).
+    /// The lines with Kivi's numbers (none for the initial state or a fold).
     lines: Vec<(usize, TraceLine)>,
     state: ClusterState,
+    /// For a fold, what it folds.
+    fold: Option<Fold>,
 }
 
 impl Column {
     /// Kivi's numbers of its first and last line, or `None` for the initial state.
     fn numbers(&self) -> Option<(usize, usize)> {
         Some((self.lines.first()?.0, self.lines.last()?.0))
+    }
+}
+
+/// Steps of the path to a loop folded into one column, as the text report folds their lines:
+/// the block of `columns` columns before the fold, repeated `more` more times, which printed
+/// Kivi's lines `lines.0` to `lines.1`. The fold's column shows the cluster after them.
+struct Fold {
+    columns: usize,
+    more: usize,
+    lines: (usize, usize),
+}
+
+impl Fold {
+    /// What the fold stands for, in words.
+    fn note(&self) -> String {
+        format!(
+            "... the {} step(s) above repeat {} more times (lines [{}]–[{}]) ...",
+            self.columns, self.more, self.lines.0, self.lines.1
+        )
     }
 }
 
@@ -145,6 +170,7 @@ impl Timeline {
             mark: Mark::Start,
             lines: Vec::new(),
             state: init.clone(),
+            fold: None,
         }];
         let mut loop_from = None;
         let mut number = 0;
@@ -164,6 +190,7 @@ impl Timeline {
                 mark: Mark::of_lines(&numbered),
                 lines: numbered,
                 state: after.clone(),
+                fold: None,
             });
         }
         if loop_from.is_none() && columns.len() > 1 {
@@ -190,12 +217,63 @@ impl Timeline {
         timeline
     }
 
-    /// The timeline of an eviction loop: the path to it, then one round, bracketed.
+    /// The timeline of an eviction loop: the path to it, with runs of repeated steps folded
+    /// as the text report folds them, then one round, bracketed.
     pub fn of_loop(found: &FoundLoop) -> Self {
         let lasso = &found.lasso;
         let steps = lasso.prefix.iter().chain(&lasso.cycle);
         let steps = steps.map(|s| (&s.action, &s.state));
-        Self::new(&found.model, &lasso.init, steps, Some(lasso.prefix.len()))
+        let mut timeline = Self::new(&found.model, &lasso.init, steps, Some(lasso.prefix.len()));
+        timeline.fold_repeats();
+        timeline
+    }
+
+    /// Folds each block of columns on the path to the loop that repeats back to back three
+    /// times or more (the same lines, step numbers aside) into the block and one column for
+    /// the repeats ([`eviction_loop::fold_runs`]).
+    fn fold_repeats(&mut self) {
+        let mut columns = std::mem::take(&mut self.columns);
+        let tail = columns.split_off(self.loop_from.unwrap_or(columns.len()).max(1));
+        let path: Vec<Column> = columns.split_off(1);
+        let printed = |column: &Column| -> Vec<String> {
+            column
+                .lines
+                .iter()
+                .map(|(_, line)| line.render(0))
+                .collect()
+        };
+        let keys: Vec<Vec<String>> = path.iter().map(printed).collect();
+        let mut path: Vec<Option<Column>> = path.into_iter().map(Some).collect();
+        let mut take = |at: usize| path[at].take().expect("each column is taken once");
+        for stretch in eviction_loop::fold_runs(&keys) {
+            match stretch {
+                eviction_loop::Folded::One(at) => columns.push(take(at)),
+                eviction_loop::Folded::Repeated { at, len, copies } => {
+                    columns.extend((at..at + len).map(&mut take));
+                    let folded: Vec<Column> =
+                        (at + len..at + len * copies).map(&mut take).collect();
+                    let numbers = |c: Option<&Column>| c.and_then(Column::numbers);
+                    let (first, _) = numbers(folded.first()).unwrap_or_default();
+                    let (_, last) = numbers(folded.last()).unwrap_or_default();
+                    let state = folded.into_iter().last().expect("two copies or more").state;
+                    columns.push(Column {
+                        mark: Mark::Repeat,
+                        lines: Vec::new(),
+                        state,
+                        fold: Some(Fold {
+                            columns: len,
+                            more: copies - 1,
+                            lines: (first, last),
+                        }),
+                    });
+                }
+            }
+        }
+        if self.loop_from.is_some() {
+            self.loop_from = Some(columns.len());
+        }
+        columns.extend(tail);
+        self.columns = columns;
     }
 
     /// The lanes to draw: every node of a small cluster, else those whose pods or status
@@ -306,16 +384,21 @@ fn svg(timeline: &Timeline, node_name: &dyn Fn(usize) -> String) -> String {
     for (index, column) in timeline.columns.iter().enumerate() {
         let x = LABEL_WIDTH + index * column_width;
         let violation = timeline.violation && index == last;
-        let title = match column.numbers() {
-            None => "initial state".to_string(),
-            Some(_) => column
+        let title = match (&column.fold, column.numbers()) {
+            (Some(fold), _) => fold.note(),
+            (None, None) => "initial state".to_string(),
+            (None, Some(_)) => column
                 .lines
                 .iter()
                 .map(|(number, line)| explained(*number, line))
                 .collect::<Vec<_>>()
                 .join("\n"),
         };
-        let class = if violation { "step violation" } else { "step" };
+        let class = match (violation, &column.fold) {
+            (true, _) => "step violation",
+            (false, Some(_)) => "step fold",
+            (false, None) => "step",
+        };
         let _ = writeln!(
             out,
             r##"<g class="{class}" data-step="{index}"><title>{}</title>"##,
@@ -329,10 +412,11 @@ fn svg(timeline: &Timeline, node_name: &dyn Fn(usize) -> String) -> String {
         );
         let (symbol, colour, _) = column.mark.look();
         let cx = x + (column_width - GAP) / 2;
-        let label = match column.numbers() {
-            None => "init".to_string(),
-            Some((a, b)) if a == b => format!("[{a}]"),
-            Some((a, b)) => format!("[{a}–{b}]"),
+        let label = match (&column.fold, column.numbers()) {
+            (Some(fold), _) => format!("{}× more", fold.more),
+            (None, None) => "init".to_string(),
+            (None, Some((a, b))) if a == b => format!("[{a}]"),
+            (None, Some((a, b))) => format!("[{a}–{b}]"),
         };
         let _ = writeln!(
             out,
@@ -408,6 +492,7 @@ fn legend() -> String {
         Mark::Failure,
         Mark::Load,
         Mark::Intent,
+        Mark::Repeat,
     ] {
         let (symbol, colour, name) = mark.look();
         let _ = write!(
@@ -490,6 +575,9 @@ impl Page {
                 }
                 for (number, line) in &column.lines {
                     let _ = writeln!(out, "{}", escape(&explained(*number, line)));
+                }
+                if let Some(fold) = &column.fold {
+                    let _ = writeln!(out, "{}", escape(&fold.note()));
                 }
             }
             for line in &section.timeline.epilogue {

@@ -119,7 +119,7 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
         );
         text.push_str(&match &violation.finding {
             Finding::Intents(outcome) => failures_text(&violation.model, outcome, verbosity),
-            Finding::Loop(found) => eviction_loop::found_text(found),
+            Finding::Loop(found) => eviction_loop::found_text(found, verbosity),
         });
     }
     let _ = writeln!(text, "Summary:");
@@ -159,7 +159,7 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
             );
         }
         None if result.incomplete.is_none() => {
-            let _ = writeln!(text, "    No failure is found!");
+            let _ = writeln!(text, "    {}", nothing_found(result.liveness));
         }
         None => {}
     }
@@ -185,6 +185,16 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
     }
     let _ = writeln!(text, "    Elapsed time: {:.3} seconds", result.elapsed_s);
     text
+}
+
+/// The summary of a sweep that found nothing it looked for: Kivi's words for intents, the
+/// lasso's kind for a liveness sweep.
+pub fn nothing_found(liveness: Option<LoopKind>) -> &'static str {
+    match liveness {
+        None => "No failure is found!",
+        Some(LoopKind::Eviction) => "No eviction loop found!",
+        Some(LoopKind::UnstableReconciliation) => "No run that fails to stay converged found!",
+    }
 }
 
 /// The sweep's answer as JSON.
@@ -316,6 +326,7 @@ mod tests {
             incomplete: None,
             interrupted: false,
             journal: None,
+            liveness: None,
             warnings: Vec::new(),
             elapsed_s: 7.6,
             threads: 1,

@@ -167,6 +167,9 @@ pub struct SweepResult {
     pub elapsed_s: f64,
     /// Worker threads.
     pub threads: usize,
+    /// What the sweep looked for: a lasso of this kind (`--loop`, `--intent esr`), or the
+    /// intents' violations when `None`.
+    pub liveness: Option<LoopKind>,
 }
 
 impl SweepResult {
@@ -495,6 +498,7 @@ pub(super) fn assemble(
         warnings: Vec::new(),
         elapsed_s: 0.0,
         threads: settings.check.threads,
+        liveness: settings.liveness,
     }
 }
 

@@ -1,5 +1,5 @@
 //! What a liveness search of the cluster finds and reports: the kind of lasso, the lasso on
-//! the cluster without its monitors, the verdict, and the lasso as Kivi-style lines.
+//! the cluster without its monitors, and the verdict.
 
 use crate::engine::cndfs::LassoStats;
 use crate::engine::lasso::Lasso;
@@ -37,13 +37,6 @@ pub struct FoundLoop {
     pub model: ClusterModel,
     /// The path to the loop and one round of it.
     pub lasso: Lasso<ClusterModel>,
-}
-
-impl FoundLoop {
-    /// The loop as Kivi-style trace lines.
-    pub fn lines(&self) -> LoopLines {
-        loop_lines(&self.model, &self.lasso)
-    }
 }
 
 /// `model` without intent monitors (only the scheduler's own `pod_always_schedulable`), and
@@ -87,37 +80,4 @@ pub struct LoopSearch {
     pub stats: LassoStats,
     /// Wall time.
     pub elapsed: std::time::Duration,
-}
-
-/// A lasso as Kivi-style trace lines, numbered on from the prefix into the cycle.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoopLines {
-    /// Lines of the path to the loop.
-    pub prefix: Vec<String>,
-    /// Lines of one round of the loop, which then repeats.
-    pub cycle: Vec<String>,
-}
-
-/// The lines of `lasso` (of `model`) in Kivi's `[step][Controller] message` style.
-pub fn loop_lines(model: &ClusterModel, lasso: &Lasso<ClusterModel>) -> LoopLines {
-    let mut lines = Vec::new();
-    let mut before = &lasso.init;
-    for step in &lasso.prefix {
-        for line in model.describe_step(before, &step.action) {
-            lines.push(line.render(lines.len()));
-        }
-        before = &step.state;
-    }
-    let prefix_len = lines.len();
-    for step in &lasso.cycle {
-        for line in model.describe_step(before, &step.action) {
-            lines.push(line.render(lines.len()));
-        }
-        before = &step.state;
-    }
-    let cycle = lines.split_off(prefix_len);
-    LoopLines {
-        prefix: lines,
-        cycle,
-    }
 }

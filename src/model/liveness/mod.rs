@@ -10,7 +10,7 @@ pub mod eviction_loop;
 mod found;
 pub mod stable_reconciliation;
 
-pub use found::{loop_lines, FoundLoop, LoopKind, LoopLines, LoopSearch, LoopVerdict};
+pub use found::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 
 use crate::engine::cndfs::LassoOptions;
 use crate::model::ClusterModel;
