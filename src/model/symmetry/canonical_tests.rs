@@ -9,8 +9,9 @@
 //! places in the queues are not what its flags say, and a pod leaves a queue without a change
 //! to its record.
 
-use super::tests::{least_renaming, reduction_reaches_every_form};
-use super::*;
+use super::test_support::{least_renaming, reduction_reaches_every_form};
+use super::SymmetryStatus;
+use crate::cluster::{ClusterState, PodState, Queue, TieBreak};
 use crate::engine::Model;
 use crate::model::{ClusterModel, ModelOptions};
 use std::collections::{HashMap, HashSet, VecDeque};

@@ -1,0 +1,170 @@
+//! Models and whole-space searches the symmetry tests share: the node-failure benchmark model at
+//! a topology, the least renaming of a state by trying every permutation, and the canonical
+//! forms a search reaches.
+
+use super::scratch::Scratch;
+use super::{Symmetry, SymmetryStatus};
+use crate::cluster::{ClusterState, Renaming, TieBreak};
+use crate::engine::Model;
+use crate::model::{ClusterModel, ModelOptions};
+use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+/// The node-failure benchmark model at `topology`, under `any`, with or without symmetry.
+pub(super) fn node_failures(topology: &str, symmetry: bool) -> ClusterModel {
+    node_failures_with(topology, symmetry, 1)
+}
+
+/// [`node_failures`] with `deployments` alike deployment types.
+pub(super) fn node_failures_with(
+    topology: &str,
+    symmetry: bool,
+    deployments: usize,
+) -> ClusterModel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench-configs/models/c3-four-node-failures.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let types = json["userDefined"]["dTypes"].as_array_mut().unwrap();
+    for name in 1..deployments {
+        let mut another = types[0].clone();
+        another["template"]["name"] = serde_json::json!(10 + name);
+        types.push(another);
+    }
+    let template = Template::from_json(&json).unwrap();
+    let topology: Topology = topology.parse().unwrap();
+    let template = template.admitting(&topology).unwrap();
+    let options = ModelOptions {
+        tie_break: TieBreak::Any,
+        symmetry,
+        ..ModelOptions::default()
+    };
+    topology_model(&template, &topology, options).unwrap()
+}
+
+/// Every order of `items`.
+fn permutations(items: &[u32]) -> Vec<Vec<u32>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    (0..items.len())
+        .flat_map(|i| {
+            let mut rest = items.to_vec();
+            let first = rest.remove(i);
+            permutations(&rest).into_iter().map(move |mut p| {
+                p.insert(0, first);
+                p
+            })
+        })
+        .collect()
+}
+
+/// The inverse of an order (index = old id; index 0 unused).
+fn inverse(order: &[u32]) -> Vec<u32> {
+    let mut new = vec![0; order.len() + 1];
+    for (k, &old) in order.iter().enumerate() {
+        new[old as usize] = k as u32 + 1;
+    }
+    new
+}
+
+/// The least encoding of `state` over every permutation of nodes within their classes
+/// (pods sorted exactly under each, where pods are permuted): the canonical form by
+/// exhaustive search.
+pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u8> {
+    let mut scratch = Scratch::default();
+    symmetry.place_pods(state, &mut scratch, false);
+    let mut blocks: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, &class) in symmetry.node_classes.classes().iter().enumerate() {
+        blocks.entry(class).or_default().push(i as u32 + 1);
+    }
+    let mut node_orders: Vec<Vec<u32>> = vec![vec![]];
+    for block in blocks.values() {
+        let orders = permutations(block);
+        node_orders = node_orders
+            .iter()
+            .flat_map(|o| orders.iter().map(move |p| [o.as_slice(), p].concat()))
+            .collect();
+    }
+    node_orders
+        .iter()
+        .map(|node_order| {
+            let node_new = inverse(node_order);
+            let mut pods: Vec<(u32, u64, u32)> = (1..=state.pods().len())
+                .map(|p| {
+                    let mut pod = state.pod(p).settled();
+                    let node = if pod.loc == 0 {
+                        0
+                    } else {
+                        node_new[pod.loc as usize]
+                    };
+                    pod.loc = 0;
+                    (
+                        node,
+                        symmetry.pod_hash(p, &pod, scratch.pod_places[p]),
+                        p as u32,
+                    )
+                })
+                .collect();
+            if symmetry.pod_slot_classes.is_some() {
+                pods.sort();
+            }
+            let pod_order: Vec<u32> = pods.iter().map(|&(_, _, p)| p).collect();
+            let renaming = Renaming {
+                node_order,
+                node_new: &node_new,
+                pod_order: &pod_order,
+                pod_new: &inverse(&pod_order),
+                node_events: symmetry.node_classes.failure_events(),
+                queues_as_sets: symmetry.queues_as_sets,
+            };
+            let mut out = Vec::new();
+            symmetry.encode_renamed(state, &renaming, &mut out);
+            out
+        })
+        .min()
+        .unwrap()
+}
+
+/// The canonical forms of the states reached breadth-first from `model`'s initial state,
+/// each form expanded once.
+fn reachable_forms(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
+    let mut forms = HashSet::new();
+    let mut queue: VecDeque<ClusterState> = model.init_states().into();
+    let mut actions = Vec::new();
+    while let Some(state) = queue.pop_front() {
+        let mut form = Vec::new();
+        symmetry.encode(&state, &mut form);
+        if !forms.insert(form) {
+            continue;
+        }
+        actions.clear();
+        model.actions(&state, &mut actions);
+        queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+    }
+    forms
+}
+
+/// Asserts that the search of `reduced` reaches the forms of exactly the states the
+/// unreduced model (`full`) reaches; the number of forms, or `None` where `reduced` has no
+/// symmetry to check or the unreduced model has a step with more outcomes than a listing
+/// holds (a scale-down of distinct pods, each order of deletion an outcome).
+pub(super) fn reduction_reaches_every_form(
+    reduced: &ClusterModel,
+    full: impl FnOnce() -> ClusterModel,
+    at: &str,
+) -> Option<usize> {
+    let SymmetryStatus::On(symmetry) = reduced.symmetry() else {
+        return None;
+    };
+    let full = full();
+    let from_full = reachable_forms(&full, symmetry);
+    let from_reduced = reachable_forms(reduced, symmetry);
+    assert_eq!(reduced.left_out(), None, "{at}: every reduced step listed");
+    if full.left_out().is_some() {
+        return None;
+    }
+    assert_eq!(from_full.len(), from_reduced.len(), "{at}");
+    assert!(from_full == from_reduced, "{at}");
+    Some(from_full.len())
+}
