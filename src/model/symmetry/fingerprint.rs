@@ -129,7 +129,7 @@ impl Symmetry {
         }
         summed.resummed.clear();
         summed.resummed.resize(nodes + 1, false);
-        summed.keep_queued(state);
+        summed.keep_unflagged(state);
     }
 
     /// Brings `summed`, the parts of the last state fingerprinted, to `state` (the scratch
@@ -156,22 +156,23 @@ impl Symmetry {
                 }
             }
         }
-        // Pods in a pod queue: their places may have moved with the pods ahead of them. And
-        // pods that were in one and are in none now: their queue flags need not say that
-        // they left (see `mark_places`), so their records may be unchanged.
+        // Pods in a pod queue: their places may have moved with the pods ahead of them.
         for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
             for &id in state.pending(queue) {
                 self.resum_pod(state, scratch, summed, id as usize);
             }
         }
-        let queued = std::mem::take(&mut summed.queued);
-        for &id in &queued {
+        // Pods that left every queue: leaving one clears its flag, which changed the record,
+        // unless the flag was clear already (a queue that names a reused slot, or a pod
+        // twice: see `mark_places`); those entries of the last state were kept.
+        let unflagged = std::mem::take(&mut summed.unflagged);
+        for &id in &unflagged {
             if scratch.pod_places[id as usize] == [0; 3] {
                 self.resum_pod(state, scratch, summed, id as usize);
             }
         }
-        summed.queued = queued;
-        summed.keep_queued(state);
+        summed.unflagged = unflagged;
+        summed.keep_unflagged(state);
         for n in 1..=nodes {
             let record = state.node(n);
             let class = self.node_classes.key(state, n);
@@ -246,19 +247,30 @@ pub(super) struct Summed {
     node_part: Vec<u64>,
     /// Per node id: whether its pods' sum changed since its part was computed.
     resummed: Vec<bool>,
-    /// The pods in the scheduler, kubelet and taint queues (some maybe more than once).
-    queued: Vec<u32>,
+    /// The pods named in the scheduler, kubelet or taint queue whose record's flag for that
+    /// queue is clear ([`Summed::keep_unflagged`]).
+    unflagged: Vec<u32>,
     /// The sum of the nodes' parts and of the unplaced pods' hashes.
     node_total: u64,
     unplaced_sum: u64,
 }
 
 impl Summed {
-    /// Keeps which pods are in `state`'s pod queues.
-    fn keep_queued(&mut self, state: &ClusterState) {
-        self.queued.clear();
-        for queue in [Queue::Scheduler, Queue::Kubelet, Queue::Taint] {
-            self.queued.extend_from_slice(state.pending(queue));
+    /// Keeps the pods that `state`'s pod queues name although their records' flags say they
+    /// are not there: such a pod leaves the queue without a change to its record, so
+    /// [`Symmetry::sum_changes`] must look for it (most states have none: only the taint
+    /// manager's queue keeps the ids of removed pods).
+    fn keep_unflagged(&mut self, state: &ClusterState) {
+        use crate::cluster::pod_queue::{KUBELET, SCHEDULER, TAINT};
+        self.unflagged.clear();
+        for (queue, flag) in [
+            (Queue::Scheduler, SCHEDULER),
+            (Queue::Kubelet, KUBELET),
+            (Queue::Taint, TAINT),
+        ] {
+            let unflagged = state.pending(queue).iter().copied();
+            self.unflagged
+                .extend(unflagged.filter(|&id| state.pod(id as usize).queued & flag == 0));
         }
     }
 }
