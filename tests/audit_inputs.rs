@@ -55,6 +55,8 @@ fn the_second_of_two_alike_intents_is_reported_with_its_deployment() {
                     "check",
                     path,
                     "--original",
+                    "--semantics",
+                    "kivi",
                     "--format",
                     "json",
                     "--strategy",

@@ -203,6 +203,8 @@ fn agree(v: &Variation, directory: &Path, dump: &Path) -> Result<(), TestCaseErr
             "60",
             "--format",
             "json",
+            "--semantics",
+            "kivi",
         ]
         .map(str::to_string)
     };

@@ -641,7 +641,15 @@ fn cluster_config_events_keep_their_parameters() {
         assert_eq!(emitted["para"], para, "{tag}");
         let file = directory.with_extension("json");
         std::fs::write(&file, serde_json::to_string(&document).unwrap()).unwrap();
-        let direct = kivi(&["check", input, "--original", "--threads", "1"]);
+        let direct = kivi(&[
+            "check",
+            input,
+            "--original",
+            "--semantics",
+            "kivi",
+            "--threads",
+            "1",
+        ]);
         let back = kivi(&["check", file.to_str().unwrap(), "--threads", "1"]);
         let (direct_out, back_out) = (text(&direct.stdout), text(&back.stdout));
         assert!(

@@ -103,13 +103,13 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// Runs the check; returns the exit code, or why there is no answer.
     pub fn run(self) -> Result<i32, CommandError> {
-        let model_options = self.semantics.options("check")?;
         if let Some(path) = &self.html {
             std::fs::File::create(path).map_err(|error| {
                 format!("--html {}: cannot write the page: {error}", path.display())
             })?;
         }
         let mut input = open(&self.source()?)?;
+        let model_options = self.semantics.options("check", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
         if let (Some(shown), Some(read)) = (&self.report_as, &self.input) {
             input.name = shown.clone();

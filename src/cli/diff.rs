@@ -54,7 +54,6 @@ impl DiffArgs {
         if self.old.as_os_str() == "-" && self.new.as_os_str() == "-" {
             return Err("kivi diff: standard input (`-`) can be only one side".into());
         }
-        self.semantics.options("diff")?;
         let interrupt = interrupt::install();
         let options = CheckOptions {
             cancel: Some(interrupt.clone()),
@@ -96,12 +95,12 @@ impl DiffArgs {
             },
         )?;
         let input: Opened = open(&source)?;
+        let model_options = self.semantics.options("diff", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
         let name = &input.name;
         let liveness = self.liveness.kind(&input.document);
         if self.original || !input.is_template() {
-            let model = super::check::single_topology_model(&input)?
-                .with_options(self.semantics.options("diff")?);
+            let model = super::check::single_topology_model(&input)?.with_options(model_options);
             if let Some(kind) = liveness {
                 let search = kind
                     .search(&model, &LassoOptions::of_check(options))
@@ -119,7 +118,7 @@ impl DiffArgs {
             check: options.clone(),
             all_violations: true,
             journal: None,
-            model: self.semantics.options("diff")?,
+            model: model_options,
             liveness,
             shard: None,
             input: SweepInput::default(),

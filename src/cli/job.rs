@@ -83,7 +83,7 @@ impl JobArgs {
         }
         check
             .semantics
-            .options("check")
+            .options("check", crate::cluster::Semantics::Kivi)
             .map_err(|error| format!("the check arguments after --: {error}"))?;
         let mut args = self.check.clone();
         let mut input = Vec::new();

@@ -10,11 +10,12 @@ use clap::Args;
 #[derive(Clone, Debug, Args)]
 pub struct ModelArgs {
     /// Whose rules the scheduler follows: `kivi` is Kivi's scheduler (every verdict as
-    /// Kivi's); `kubernetes` is kube-scheduler v1.33's default profile, not yet modelled by
-    /// `check` (`kivi schedule` gives its decision for a pending pod). `kivi` for every input
-    /// for now.
-    #[arg(long, value_name = "RULES", default_value = "kivi", value_parser = parse_semantics)]
-    pub semantics: Semantics,
+    /// Kivi's); `kubernetes` is kube-scheduler v1.33's default profile, one pod per scheduling
+    /// cycle (fit on requests, scores over the feasible nodes, system default spreading).
+    /// Default: `kivi` for the built-in cases and uniform JSON (Kivi's format), `kubernetes`
+    /// for Kubernetes inputs (manifests, directories, standard input, dumps, Lists).
+    #[arg(long, value_name = "RULES", value_parser = parse_semantics)]
+    pub semantics: Option<Semantics>,
     /// How the scheduler breaks a tie between top-scored nodes: `lowest` takes the lowest node
     /// id (Kivi's semantics, every verdict as Kivi's); `any` explores every top-scored node, as
     /// kube-scheduler's `selectHost` picks one at random on a real cluster.
@@ -66,21 +67,27 @@ fn parse_perturbation(text: &str) -> Result<PerturbationKind, String> {
 }
 
 impl ModelArgs {
-    /// The options these flags select for `command`, or why it cannot run with them: the
-    /// model follows only Kivi's scheduling rules so far, so `--semantics kubernetes` is
-    /// refused rather than checked under Kivi's.
-    pub fn options(&self, command: &str) -> Result<ModelOptions, String> {
-        if self.semantics == Semantics::Kubernetes {
+    /// The options these flags select for `command` on an input whose default semantics is
+    /// `input_default`, or why it cannot run with them: a scheduler acting on a stale view
+    /// (`--perturb stale-view`) is Kivi's scheduler only.
+    pub fn options(&self, command: &str, input_default: Semantics) -> Result<ModelOptions, String> {
+        let semantics = self.semantics.unwrap_or(input_default);
+        if semantics == Semantics::Kubernetes && self.perturb.contains(&PerturbationKind::StaleView)
+        {
             return Err(format!(
-                "--semantics kubernetes: not yet supported for {command}: the model schedules \
-                 pods by Kivi's rules only (fit on usage, scores over every node); give \
-                 --semantics kivi, or run `kivi schedule FILE` for kube-scheduler v1.33's \
-                 decision on a pending pod of a List"
+                "--semantics kubernetes{} with --perturb stale-view: not supported for \
+                 {command}: a scheduler on a stale view follows Kivi's rules only; give \
+                 --semantics kivi, or leave stale-view out of --perturb",
+                if self.semantics.is_none() {
+                    " (the default for Kubernetes inputs)"
+                } else {
+                    ""
+                }
             ));
         }
         Ok(ModelOptions {
             tie_break: self.tie_break,
-            semantics: self.semantics,
+            semantics,
             symmetry: !self.no_symmetry,
             perturbations: Perturbations {
                 missed_event: self.perturb.contains(&PerturbationKind::MissedEvent),

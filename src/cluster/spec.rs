@@ -44,6 +44,9 @@ pub struct NodeAffinityTerm {
     pub weight: i32,
     /// Per node id (index 0 unused): whether the node's labels satisfy the term.
     pub matched: Vec<bool>,
+    /// The `(key, value)` labels a node must carry, each a `key In [value]` requirement of one
+    /// node selector term: what `--semantics kubernetes` hands kube-scheduler's NodeAffinity.
+    pub labels: Vec<(usize, u16)>,
 }
 
 impl NodeAffinityTerm {
@@ -117,6 +120,10 @@ pub struct PodTemplate {
     pub prefer_no_schedule: Vec<u8>,
     /// Topology spread constraints, user-given or Kivi's system defaults.
     pub spread: Vec<TopologySpreadConstraint>,
+    /// Whether [`PodTemplate::spread`] are Kivi's system defaults that the loader filled in
+    /// (the template gave none): `--semantics kubernetes` leaves them out and lets
+    /// kube-scheduler apply its own system default spreading.
+    pub default_spread: bool,
     /// The CPU usage pattern; empty when the template has none (`maxCpuChange` 0).
     pub cpu_pattern: Vec<CpuUsageStep>,
 }
@@ -400,6 +407,10 @@ pub struct ClusterSpec {
     pub label_keys: Vec<String>,
     /// Number of distinct values per label key (values are numbered `1..=n`).
     pub label_value_counts: Vec<u16>,
+    /// Per label key, the text of each value: value number `v` is `label_values[key][v - 1]`.
+    pub label_values: Vec<Vec<String>>,
+    /// What one model unit of CPU and of memory is.
+    pub units: ResourceUnits,
     /// Whether any deployment has an enabled autoscaler (Kivi's `HPA_ENABLED`): only then does
     /// the HPA controller run and do other controllers enqueue work for it.
     pub hpa_enabled: bool,
@@ -417,6 +428,25 @@ pub struct ClusterSpec {
     pub semantics: Semantics,
     /// The controller faults a run may suffer (`--perturb`), none by default.
     pub perturbations: Perturbations,
+}
+
+/// What one model unit of each resource is: the front-ends' choice (`kiviUnits`), or Kivi's
+/// one core and one GiB for inputs written in Kivi's units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResourceUnits {
+    /// One CPU unit in millicores.
+    pub cpu_millis: i64,
+    /// One memory unit in bytes.
+    pub memory_bytes: i64,
+}
+
+impl Default for ResourceUnits {
+    fn default() -> Self {
+        Self {
+            cpu_millis: 1000,
+            memory_bytes: 1 << 30,
+        }
+    }
 }
 
 /// How a controller chooses between candidates that its rules rank equal: the scheduler
@@ -444,7 +474,8 @@ pub enum TieBreak {
 /// it fits pods on what usage leaves free and scores over every node, among other differences
 /// (issue #42 lists them). kube-scheduler v1.33's default profile (upstream
 /// `pkg/scheduler/framework/plugins/`) is reproduced in [`crate::controllers::kube_scheduler`],
-/// which `kivi schedule` runs; `kivi check` models only Kivi's rules so far.
+/// which `kivi schedule` runs and the model's scheduling step follows under `kubernetes`
+/// (`crate::model`'s `kube_scheduling`).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
@@ -593,6 +624,7 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     no_schedule: Vec::new(),
     prefer_no_schedule: Vec::new(),
     spread: Vec::new(),
+    default_spread: false,
     cpu_pattern: Vec::new(),
 };
 

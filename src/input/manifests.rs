@@ -3,6 +3,7 @@
 //! into a [`ClusterDescription`].
 
 use super::cluster_config;
+use super::cluster_list::ClusterList;
 use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::{read_object, Object, TargetedAutoscaler};
@@ -19,6 +20,8 @@ pub struct ManifestSet {
     configs: Vec<Document>,
     /// Whether any file carried a cluster description.
     pub has_cluster_config: bool,
+    /// The pods and ReplicaSets of a running cluster (a `kubectl get … -o json` List).
+    running: ClusterList,
 }
 
 impl ManifestSet {
@@ -59,6 +62,9 @@ impl ManifestSet {
             for item in items {
                 self.add_document(document.part(item), diagnostics)?;
             }
+            return Ok(());
+        }
+        if self.running.take(&document, diagnostics)? {
             return Ok(());
         }
         match read_object(&document, diagnostics)? {
@@ -149,7 +155,16 @@ impl ManifestSet {
         mut self,
         diagnostics: &mut Diagnostics,
     ) -> Result<ClusterDescription, InputError> {
+        let running = std::mem::take(&mut self.running);
+        let mut autoscalers = Vec::new();
         for hpa in std::mem::take(&mut self.autoscalers) {
+            if running.is_system_deployment(&hpa.target) {
+                continue;
+            }
+            autoscalers.push(hpa);
+        }
+        running.place(&mut self.cluster, diagnostics)?;
+        for hpa in autoscalers {
             let Some(deployment) = self
                 .cluster
                 .deployments

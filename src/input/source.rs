@@ -11,6 +11,7 @@ use super::names::Names;
 use super::origins::Origins;
 use super::uniform;
 use crate::cases;
+use crate::cluster::Semantics;
 use serde_json::Value;
 use std::path::Path;
 
@@ -86,6 +87,9 @@ pub struct Opened {
     /// What the user calls the single topology's nodes and deployments (a template's
     /// deployments only), when a front-end built it from named objects.
     pub names: Option<Names>,
+    /// Whether a Kubernetes front-end translated it (manifests, a directory, standard input
+    /// that is not uniform JSON, a dump, a List), rather than it being Kivi's format.
+    pub from_kubernetes: bool,
 }
 
 impl Opened {
@@ -98,6 +102,18 @@ impl Opened {
             units: translation.units,
             origins: translation.origins,
             names: translation.names,
+            from_kubernetes: true,
+        }
+    }
+
+    /// The semantics a check of this input follows unless `--semantics` says otherwise:
+    /// Kivi's for Kivi's own format (the cases and uniform JSON, whose verdicts are Kivi's),
+    /// kube-scheduler's for Kubernetes inputs, which describe a real cluster.
+    pub fn default_semantics(&self) -> Semantics {
+        if self.from_kubernetes {
+            Semantics::Kubernetes
+        } else {
+            Semantics::Kivi
         }
     }
 
@@ -199,6 +215,7 @@ pub fn open(source: &Source<'_>) -> Result<Opened, String> {
         units: None,
         origins: Origins::default(),
         names: None,
+        from_kubernetes: false,
     })
 }
 

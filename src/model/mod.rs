@@ -71,6 +71,7 @@
 //!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
 //!   command changes `specReplicas`).
 
+mod kube_scheduling;
 pub mod liveness;
 pub mod restart;
 mod scheduler_outcomes;
@@ -171,6 +172,9 @@ impl ClusterModel {
         } else {
             0
         };
+        if options.semantics == Semantics::Kubernetes {
+            kube_scheduling::start(&mut self.init);
+        }
         if self.init.perturbations().left > 0 {
             self.init.keep_views(stale_view::views(&self.spec));
         }
@@ -179,6 +183,8 @@ impl ClusterModel {
             SymmetryStatus::Off(NO_SYMMETRY.into())
         } else if options.perturbations.stale_view {
             SymmetryStatus::Off("--perturb stale-view".into())
+        } else if options.semantics == Semantics::Kubernetes {
+            SymmetryStatus::Off("--semantics kubernetes".into())
         } else {
             SymmetryStatus::of(&self.spec)
         };
@@ -227,6 +233,29 @@ impl ClusterModel {
 
     /// Takes `action` in `next` (a copy of the state it is taken in), in place.
     fn apply(&self, next: &mut ClusterState, action: &ClusterAction, rec: &mut Recorder) {
+        let spec = &self.spec;
+        if spec.semantics == Semantics::Kubernetes {
+            let before = next.clone();
+            if action.is_scheduler() {
+                kube_scheduling::run(spec, next, action.scheduler_choices() as usize, rec);
+                intents::observe(spec, next, rec);
+                stale_view::after_step(spec, next, action);
+            } else {
+                self.apply_controllers_and_events(next, action, rec);
+            }
+            kube_scheduling::requeue_unschedulable(&before, next);
+            return;
+        }
+        self.apply_controllers_and_events(next, action, rec);
+    }
+
+    /// [`ClusterModel::apply`] with Kivi's scheduler.
+    fn apply_controllers_and_events(
+        &self,
+        next: &mut ClusterState,
+        action: &ClusterAction,
+        rec: &mut Recorder,
+    ) {
         let spec = &self.spec;
         match *action {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
@@ -310,6 +339,12 @@ impl ClusterModel {
     pub fn unschedulable(&self, before: &ClusterState, action: &ClusterAction) -> Option<FitError> {
         if !action.is_scheduler() {
             return None;
+        }
+        if self.spec.semantics == Semantics::Kubernetes {
+            return match kube_scheduling::cycle(&self.spec, before) {
+                Some(kube_scheduling::Cycle::Unschedulable(error)) => Some(error),
+                _ => None,
+            };
         }
         self.step_classing(before).with(self, |reduce| {
             controllers::scheduler::fit_error::first_unschedulable(
@@ -436,6 +471,14 @@ impl ClusterModel {
     ) -> bool {
         if self.spec.tie_break == TieBreak::Lowest {
             return visit(ClusterAction::Scheduler);
+        }
+        if self.spec.semantics == Semantics::Kubernetes {
+            return match kube_scheduling::choices(&self.spec, s) {
+                1 => visit(ClusterAction::Scheduler),
+                top => {
+                    (0..top as u64).all(|choices| visit(ClusterAction::SchedulerChoice { choices }))
+                }
+            };
         }
         scheduler_outcomes::start(self.id, s);
         let key = match &self.symmetry {

@@ -13,6 +13,7 @@ pub mod affinity;
 pub mod amount;
 pub mod labels;
 pub mod node;
+pub mod of_model;
 pub mod pod;
 pub mod spread;
 pub mod workload;

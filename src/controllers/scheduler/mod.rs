@@ -993,8 +993,9 @@ fn drain_items(
 }
 
 /// Takes pod `pod`, at the head of the queue, off it and binds it to node `n`, waking the
-/// kubelet and its deployment's HPA.
-fn bind(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, n: usize) {
+/// kubelet and its deployment's HPA (also the binding of kube-scheduler's decisions under
+/// `--semantics kubernetes`, which the model makes).
+pub fn bind(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, n: usize) {
     state.dequeue(Queue::Scheduler);
     state.bind(pod, n);
     state.enqueue(Queue::Kubelet, pod);
@@ -1087,6 +1088,7 @@ mod tests {
             required: true,
             weight: 0,
             matched: vec![false, false, false, true],
+            labels: Vec::new(),
         });
         assert_eq!(schedule_one(&spec, &s, 6), Some(3));
     }
@@ -1136,6 +1138,7 @@ mod tests {
             required: false,
             weight: 10,
             matched: vec![false, false, true, false],
+            labels: Vec::new(),
         });
         assert_eq!(schedule_one(&spec, &with_new_pod(&model), 6), Some(2));
     }

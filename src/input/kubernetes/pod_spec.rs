@@ -106,6 +106,21 @@ pub fn pod_template(
                      takes it only with effect NoExecute",
                 ));
             }
+            // What the DefaultTolerationSeconds admission plugin adds to every pod
+            // (`plugin/pkg/admission/defaulttolerationseconds/admission.go`): a pod read back
+            // from a cluster carries them, and the taint manager's 300 s is not what a verdict
+            // turns on, so they are not warned about.
+            let admission_default = given.toleration_seconds == Some(300)
+                && toleration.operator == crate::cluster::TolerationOperator::Exists
+                && [
+                    "node.kubernetes.io/not-ready",
+                    "node.kubernetes.io/unreachable",
+                ]
+                .contains(&toleration.key.as_str());
+            if admission_default {
+                tolerations.push(toleration);
+                continue;
+            }
             warn(
                 "spec.tolerations[].tolerationSeconds",
                 "the toleration holds for ever; the taint manager never evicts the pod after \

@@ -210,7 +210,13 @@ pub fn to_model(document: &Document) -> ClusterModel {
         deployment_templates,
         hpa_specs,
         label_value_counts: labels.values.iter().map(|v| v.len() as u16).collect(),
+        label_values: labels
+            .values
+            .iter()
+            .map(|values| values.iter().map(scalar_text).collect())
+            .collect(),
         label_keys: labels.keys,
+        units: resource_units(document.kivi_units.as_ref()),
         taint_types,
         hpa_enabled,
         events,
@@ -275,6 +281,24 @@ fn label_map(labels: &Option<Labels>) -> LabelMap {
         .flatten()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// What one model unit is: the `kiviUnits` the front-ends wrote (`{"cpu": "100m", "memory":
+/// "64Mi"}`), else Kivi's one core and one GiB.
+fn resource_units(written: Option<&Value>) -> ResourceUnits {
+    let defaults = ResourceUnits::default();
+    let read = |key: &str, scale: u128| {
+        written
+            .and_then(|units| units.get(key))
+            .and_then(Value::as_str)
+            .and_then(|text| crate::input::quantity::Quantity::parse(text).ok())
+            .map(|quantity| (quantity.nanos() / scale) as i64)
+            .filter(|&amount| amount > 0)
+    };
+    ResourceUnits {
+        cpu_millis: read("cpu", 1_000_000).unwrap_or(defaults.cpu_millis),
+        memory_bytes: read("memory", 1_000_000_000).unwrap_or(defaults.memory_bytes),
+    }
 }
 
 /// A node's labels with Kivi's default `hostname` label (the node's name).
@@ -414,6 +438,7 @@ fn pod_template(
                 required: rule.is_required.unwrap_or(0) == 1,
                 weight: rule.weight.unwrap_or(0) as i32,
                 matched,
+                labels: wanted.iter().map(|(k, v)| labels.lookup(k, v)).collect(),
             }
         })
         .collect();
@@ -468,6 +493,7 @@ fn pod_template(
         no_schedule,
         prefer_no_schedule,
         spread,
+        default_spread: template.topo_spread_constraints.is_none(),
         cpu_pattern,
     }
 }

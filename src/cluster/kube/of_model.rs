@@ -1,0 +1,319 @@
+//! A model state as the Kubernetes objects kube-scheduler would read from it
+//! (`--semantics kubernetes`): the [`Snapshot`] of a [`ClusterSpec`] and a [`ClusterState`].
+//!
+//! What Kivi's state says is turned into what the API server and the controllers around the
+//! scheduler would have written:
+//! - a node has `allocatable` cpu and memory (the model's units, `ClusterSpec::units`) and
+//!   110 pods, the kubelet's default `--max-pods`; its labels are its label values as strings,
+//!   Kivi's `hostname` and `zone` keys written `kubernetes.io/hostname` and
+//!   `topology.kubernetes.io/zone`;
+//! - a node that is not ready (failed, kernel-panicked, down for maintenance) carries the
+//!   `node.kubernetes.io/not-ready` NoSchedule and NoExecute taints, as the node lifecycle
+//!   controller taints it (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`); a node
+//!   being drained is cordoned, `spec.unschedulable` (`kubectl drain`);
+//! - a pod requests its template's cpu and memory (a pod without template: what it uses), and
+//!   every pod carries the NoExecute tolerations of `not-ready` and `unreachable` for 300 s that
+//!   the DefaultTolerationSeconds admission plugin adds
+//!   (`plugin/pkg/admission/defaulttolerationseconds/admission.go`);
+//! - each replica set version of a deployment is a ReplicaSet that controls its member pods,
+//!   selecting them by a `pod-template-hash` label, so that PodTopologySpread's system default
+//!   constraints apply to them (`helper.DefaultSelector`,
+//!   `pkg/scheduler/framework/plugins/helper/spread.go`); Kivi's own default constraints, which
+//!   the loader fills in for templates without any ([`PodTemplate::default_spread`]), are left
+//!   out for that reason.
+//!
+//! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] reads an
+//! id back.
+
+use super::labels::{LabelSelector, Labels, Operator, Requirement};
+use super::{
+    Amount, Container, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod, PodPhase,
+    PreferredSchedulingTerm, ResourceList, SelectorOwner, SelectorOwnerKind, Snapshot,
+    TopologySpreadConstraint, WhenUnsatisfiable,
+};
+use crate::cluster::spec::{self, ClusterSpec, PodTemplate};
+use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
+use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
+use crate::cluster::ClusterState;
+
+/// The kubelet's default `--max-pods`: a node's `allocatable.pods` unless configured.
+pub const DEFAULT_MAX_PODS: u64 = 110;
+/// The namespace every modelled pod is in.
+pub const NAMESPACE: &str = "default";
+/// The taint the node lifecycle controller puts on a node whose Ready condition is not true.
+pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+/// The taint it puts on a node that stopped reporting.
+pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+/// The label by which a ReplicaSet selects its pods.
+const TEMPLATE_HASH: &str = "pod-template-hash";
+
+/// The name of node `id`.
+pub fn node_name(id: usize) -> String {
+    format!("node-{id}")
+}
+
+/// The name of pod `id`.
+pub fn pod_name(id: usize) -> String {
+    format!("pod-{id}")
+}
+
+/// The node id a name of [`node_name`] stands for.
+pub fn node_id(name: &str) -> Option<usize> {
+    name.strip_prefix("node-")?.parse().ok()
+}
+
+/// The Kubernetes name of label key `key`: Kivi's `hostname` and `zone` are the well-known
+/// `kubernetes.io/hostname` and `topology.kubernetes.io/zone`.
+fn key_name(spec: &ClusterSpec, key: usize) -> String {
+    match spec.label_keys.get(key).map(String::as_str) {
+        Some("hostname") => "kubernetes.io/hostname".to_string(),
+        Some("zone") => "topology.kubernetes.io/zone".to_string(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The text of value `value` of label key `key`.
+fn value_text(spec: &ClusterSpec, key: usize, value: u16) -> String {
+    (value as usize)
+        .checked_sub(1)
+        .and_then(|v| spec.label_values.get(key)?.get(v))
+        .cloned()
+        .unwrap_or_else(|| value.to_string())
+}
+
+/// A label vector (value number per key) as labels.
+fn labels(spec: &ClusterSpec, values: &[u16]) -> Labels {
+    values
+        .iter()
+        .enumerate()
+        .filter(|(_, &value)| value != 0)
+        .map(|(key, &value)| (key_name(spec, key), value_text(spec, key, value)))
+        .collect()
+}
+
+/// `(key, value)` pairs as labels.
+fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
+    pairs
+        .iter()
+        .map(|&(key, value)| (key_name(spec, key), value_text(spec, key, value)))
+        .collect()
+}
+
+/// The snapshot kube-scheduler would take of `state`.
+pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
+    let nodes = (1..=spec.nodes.len())
+        .map(|n| node(spec, state, n))
+        .collect();
+    let pods = (1..=spec.pods.len())
+        .filter_map(|p| pod(spec, state, p))
+        .collect();
+    let selector_owners = (1..=spec.deployments.len())
+        .flat_map(|d| (1..=2).map(move |version| replica_set(d, version)))
+        .collect();
+    Snapshot {
+        nodes,
+        pods,
+        selector_owners,
+        namespaces: Vec::new(),
+    }
+}
+
+/// Node `n`.
+fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
+    let node = spec.node(n);
+    let now = state.node(n);
+    let mut taints: Vec<Taint> = (node.taint_type as usize)
+        .checked_sub(1)
+        .and_then(|t| spec.taint_types.get(t))
+        .cloned()
+        .unwrap_or_default();
+    if now.status != NodeStatus::Ready {
+        for effect in [TaintEffect::NoSchedule, TaintEffect::NoExecute] {
+            taints.push(Taint {
+                key: NOT_READY_TAINT.to_string(),
+                value: String::new(),
+                effect,
+            });
+        }
+    }
+    let mut allocatable = ResourceList::new();
+    allocatable.insert("cpu".into(), cpu(spec, node.cpu));
+    allocatable.insert("memory".into(), memory(spec, node.memory));
+    allocatable.insert("pods".into(), Amount::from_units(DEFAULT_MAX_PODS));
+    Node {
+        name: node_name(n),
+        labels: labels(spec, &node.labels),
+        taints,
+        unschedulable: now.maintenance == MaintenancePhase::Draining,
+        allocatable,
+        images: Vec::new(),
+    }
+}
+
+/// `amount` model units of CPU.
+fn cpu(spec: &ClusterSpec, amount: i32) -> Amount {
+    Amount::from_milli((amount.max(0) as u64) * spec.units.cpu_millis as u64)
+}
+
+/// `amount` model units of memory.
+fn memory(spec: &ClusterSpec, amount: i32) -> Amount {
+    Amount::from_units((amount.max(0) as u64) * spec.units.memory_bytes as u64)
+}
+
+/// The ReplicaSet of version `version` (1 or 2) of deployment `d`.
+fn replica_set(d: usize, version: usize) -> SelectorOwner {
+    let mut selector = LabelSelector::default();
+    selector
+        .match_labels
+        .insert(TEMPLATE_HASH.into(), template_hash(d, version));
+    SelectorOwner {
+        kind: SelectorOwnerKind::ReplicaSet,
+        namespace: NAMESPACE.into(),
+        name: replica_set_name(d, version),
+        selector: Some(selector),
+    }
+}
+
+fn replica_set_name(d: usize, version: usize) -> String {
+    format!("deployment-{d}-{}", template_hash(d, version))
+}
+
+fn template_hash(d: usize, version: usize) -> String {
+    format!("d{d}v{version}")
+}
+
+/// Pod `p`, unless its slot is free.
+fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
+    let now = state.pod(p);
+    if now.phase == Phase::Idle {
+        return None;
+    }
+    let template = spec.template_or_none(now.template);
+    let mut pod = Pod::new(NAMESPACE, &pod_name(p));
+    pod.labels = labels(spec, spec.pod_labels(state, p));
+    if now.owned && now.replica_set != 0 {
+        let (d, version) = (now.deployment as usize, now.replica_set as usize);
+        pod.labels
+            .insert(TEMPLATE_HASH.into(), template_hash(d, version));
+        pod.controller = Some(OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "ReplicaSet".into(),
+            name: replica_set_name(d, version),
+        });
+    }
+    pod.terminating = now.phase == Phase::Terminating;
+    pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));
+    pod.phase = match now.phase {
+        Phase::Running | Phase::Terminating => PodPhase::Running,
+        _ => PodPhase::Pending,
+    };
+    let (cpu_request, memory_request) = if now.template == 0 {
+        (now.cpu as i32, now.memory as i32)
+    } else {
+        (template.cpu_requested, template.mem_requested)
+    };
+    let mut requests = ResourceList::new();
+    if cpu_request > 0 {
+        requests.insert("cpu".into(), cpu(spec, cpu_request));
+    }
+    if memory_request > 0 {
+        requests.insert("memory".into(), memory(spec, memory_request));
+    }
+    pod.containers.push(Container {
+        name: "main".into(),
+        image: String::new(),
+        requests,
+        host_ports: Vec::new(),
+        sidecar: false,
+    });
+    pod.tolerations = tolerations(template);
+    pod.node_affinity = node_affinity(spec, template);
+    if !template.default_spread {
+        pod.topology_spread_constraints = spread(spec, template);
+    }
+    Some(pod)
+}
+
+/// The template's tolerations with those DefaultTolerationSeconds adds: `not-ready` and
+/// `unreachable`, NoExecute, unless the pod tolerates that taint already.
+fn tolerations(template: &PodTemplate) -> Vec<Toleration> {
+    let mut tolerations = template.tolerations.clone();
+    for key in [NOT_READY_TAINT, UNREACHABLE_TAINT] {
+        let taint = Taint {
+            key: key.to_string(),
+            value: String::new(),
+            effect: TaintEffect::NoExecute,
+        };
+        if !tolerations.iter().any(|t| t.tolerates(&taint)) {
+            tolerations.push(Toleration {
+                key: key.to_string(),
+                operator: TolerationOperator::Exists,
+                value: String::new(),
+                effect: Some(TaintEffect::NoExecute),
+            });
+        }
+    }
+    tolerations
+}
+
+/// The template's node affinity terms: each a node selector term of `key In [value]`
+/// requirements; required terms ORed, preferred terms weighted.
+fn node_affinity(spec: &ClusterSpec, template: &PodTemplate) -> Option<NodeAffinity> {
+    if template.affinity.is_empty() {
+        return None;
+    }
+    let term = |wanted: &[(usize, u16)]| NodeSelectorTerm {
+        match_expressions: pairs(spec, wanted)
+            .into_iter()
+            .filter_map(|(key, value)| Requirement::new(&key, Operator::In, vec![value]).ok())
+            .collect(),
+        match_fields: Vec::new(),
+    };
+    let required: Vec<NodeSelectorTerm> = template
+        .affinity
+        .iter()
+        .filter(|t| t.required)
+        .map(|t| term(&t.labels))
+        .collect();
+    let preferred: Vec<PreferredSchedulingTerm> = template
+        .affinity
+        .iter()
+        .filter(|t| !t.required)
+        .map(|t| PreferredSchedulingTerm {
+            weight: t.weight,
+            preference: term(&t.labels),
+        })
+        .collect();
+    Some(NodeAffinity {
+        required: (!required.is_empty()).then_some(required),
+        preferred: (!preferred.is_empty()).then_some(preferred),
+    })
+}
+
+/// The template's own topology spread constraints.
+fn spread(spec: &ClusterSpec, template: &PodTemplate) -> Vec<TopologySpreadConstraint> {
+    use super::spread::NodeInclusionPolicy::{Honor, Ignore};
+    template
+        .spread
+        .iter()
+        .map(|c| TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            topology_key: key_name(spec, c.topology_key),
+            when_unsatisfiable: match c.when_unsatisfiable {
+                spec::WhenUnsatisfiable::DoNotSchedule => WhenUnsatisfiable::DoNotSchedule,
+                spec::WhenUnsatisfiable::ScheduleAnyway => WhenUnsatisfiable::ScheduleAnyway,
+            },
+            label_selector: Some(LabelSelector {
+                match_labels: pairs(spec, &c.match_labels),
+                match_expressions: Vec::new(),
+            }),
+            min_domains: (c.when_unsatisfiable == spec::WhenUnsatisfiable::DoNotSchedule
+                && c.min_domains > 1)
+                .then_some(c.min_domains),
+            node_affinity_policy: Some(if c.honor_node_affinity { Honor } else { Ignore }),
+            node_taints_policy: Some(if c.honor_node_taints { Honor } else { Ignore }),
+            match_label_keys: Vec::new(),
+        })
+        .collect()
+}

@@ -1,0 +1,184 @@
+//! The scheduler step under `--semantics kubernetes`: one scheduling cycle of kube-scheduler
+//! v1.33 ([`crate::controllers::kube_scheduler`]) for the pod at the head of the queue, on the
+//! snapshot of the state ([`crate::cluster::kube::of_model`]).
+//!
+//! As `Scheduler.scheduleOne` (`pkg/scheduler/schedule_one.go`) does, a cycle pops one pod,
+//! filters and scores every node and binds the pod to one of the top-scored nodes, which
+//! `selectHost` picks at random: under `--tie-break lowest` the lowest node id among them,
+//! under `any` each of them is a successor of its own. A pod no node fits stays Pending, out
+//! of the queue, as in the scheduling queue's unschedulable pods
+//! (`pkg/scheduler/backend/queue/scheduling_queue.go`), and `pod_always_schedulable` is
+//! violated. Such pods are queued again when a later step changes a node or where a pod runs,
+//! as `MoveAllToActiveOrBackoffQueue` moves them on cluster events.
+//!
+//! Kivi's scheduler ([`crate::controllers::scheduler`]) instead drains the whole queue in one
+//! step, fits on usage and scores over every node.
+
+use crate::cluster::kube::of_model::{node_id, pod_name, snapshot, NAMESPACE};
+use crate::cluster::state::pod_queue;
+use crate::cluster::{ClusterSpec, ClusterState, ItemClock, PodPhase, Queue, Recorder};
+use crate::controllers::kube_scheduler::{Decision, Scheduler};
+use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
+
+/// What a scheduling cycle finds for the pod at the head of the queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cycle {
+    /// The head is bound, running or terminating already, or names a node that does not exist
+    /// in `nodeName`: it is taken off the queue as it is.
+    Skip,
+    /// No node fits the pod: kube-scheduler's FitError.
+    Unschedulable(FitError),
+    /// The pod and its top-scored nodes, ascending ids.
+    Top(usize, Vec<usize>),
+}
+
+/// The decision for `pod` in `state`.
+pub fn decide(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<Decision> {
+    let snapshot = snapshot(spec, state);
+    let name = pod_name(pod);
+    let subject = snapshot
+        .pods
+        .iter()
+        .find(|p| p.name == name && p.namespace == NAMESPACE)?;
+    Some(Scheduler::new(&snapshot).decide(subject))
+}
+
+/// The cycle for the head of the scheduler queue of `state`, if any pod is queued.
+pub fn cycle(spec: &ClusterSpec, state: &ClusterState) -> Option<Cycle> {
+    let pod = *state.pending(Queue::Scheduler).first()? as usize;
+    let phase = state.pod(pod).phase;
+    if phase == PodPhase::Running || phase == PodPhase::Terminating || state.pod(pod).loc != 0 {
+        return Some(Cycle::Skip);
+    }
+    let pinned = spec.template_or_none(state.pod(pod).template).node_name;
+    if pinned != 0 {
+        // `spec.nodeName` set: the API binds the pod there and kube-scheduler never sees it
+        // (`assignedPod`, `pkg/scheduler/eventhandlers.go`); one naming no node waits.
+        let node = (1..=spec.nodes.len()).find(|&n| spec.node(n).name == pinned);
+        return Some(node.map_or(Cycle::Skip, |n| Cycle::Top(pod, vec![n])));
+    }
+    let decision = decide(spec, state, pod)?;
+    let mut top: Vec<usize> = decision.top.iter().filter_map(|n| node_id(n)).collect();
+    top.sort_unstable();
+    if top.is_empty() {
+        return Some(Cycle::Unschedulable(fit_error(pod, &decision)));
+    }
+    Some(Cycle::Top(pod, top))
+}
+
+/// kube-scheduler's FitError for `pod` as the reports show one.
+fn fit_error(pod: usize, decision: &Decision) -> FitError {
+    let mut nodes: Vec<NodeRejection> = decision
+        .first_rejection
+        .iter()
+        .filter_map(|(name, rejection)| {
+            Some(NodeRejection {
+                node: node_id(name)?,
+                plugin: rejection.plugin.name(),
+                detail: rejection.reasons.join(", "),
+            })
+        })
+        .collect();
+    nodes.sort_by_key(|n| n.node);
+    FitError {
+        pod,
+        message: decision
+            .fit_error_with_postfilter
+            .clone()
+            .or_else(|| decision.fit_error.clone())
+            .unwrap_or_default(),
+        nodes,
+    }
+}
+
+/// How many successors the cycle in `state` has under `--tie-break any`: one per top-scored
+/// node (one when the pod fits nowhere or is skipped).
+pub fn choices(spec: &ClusterSpec, state: &ClusterState) -> usize {
+    match cycle(spec, state) {
+        Some(Cycle::Top(_, top)) => top.len(),
+        _ => 1,
+    }
+}
+
+/// Takes one scheduling cycle in `state`: binds the head of the queue to its `choice`-th
+/// top-scored node (in ascending ids), or leaves it Pending when no node fits.
+pub fn run(spec: &ClusterSpec, state: &mut ClusterState, choice: usize, rec: &mut Recorder) {
+    let Some(cycle) = cycle(spec, state) else {
+        return;
+    };
+    let mut clock = ItemClock::default();
+    match cycle {
+        Cycle::Skip => {
+            state.dequeue(Queue::Scheduler);
+        }
+        Cycle::Unschedulable(error) => {
+            state.dequeue(Queue::Scheduler);
+            rec.log(Some("Scheduler - no_feasible_node"), || {
+                format!("No feasible node! Pod {}: {}", error.pod, error.message)
+            });
+            state.violate_pod_always_schedulable(spec);
+        }
+        Cycle::Top(pod, top) => {
+            let n = top[choice.min(top.len() - 1)];
+            rec.log(Some("Scheduler"), || {
+                if top.len() > 1 {
+                    format!(
+                        "Pod {pod} is scheduled on node {n} (one of {} top-scored nodes)",
+                        top.len()
+                    )
+                } else {
+                    format!("Pod {pod} is scheduled on node {n}")
+                }
+            });
+            crate::controllers::scheduler::bind(spec, state, pod, n);
+        }
+    }
+    clock.tick(spec, state);
+    clock.settle(spec, state);
+}
+
+/// What the informers' initial lists start with: every pod waiting for a node in the
+/// scheduler's queue ([`queue_pending`]), and every existing deployment in the deployment
+/// controller's, which reconciles it on start (`Run` of `pkg/controller/deployment` and of the
+/// ReplicaSet controller sync every object once), so that a running cluster with fewer
+/// replicas than desired gets them created.
+pub fn start(state: &mut ClusterState) {
+    queue_pending(state);
+    for d in 1..=state.deployments().len() {
+        if state.deployment(d).active {
+            state.enqueue(Queue::Deployment, d);
+        }
+    }
+}
+
+/// Queues every pod of `state` that is Pending, unbound and out of the queue, in id order: at
+/// the start, kube-scheduler's queue holds every pod that waits for a node (the pods Kivi's
+/// input gives as Pending without a node, which Kivi's scheduler never takes).
+pub fn queue_pending(state: &mut ClusterState) {
+    for p in 1..=state.pods().len() {
+        let pod = state.pod(p);
+        if pod.phase == PodPhase::Pending && pod.loc == 0 && pod.queued & pod_queue::SCHEDULER == 0
+        {
+            state.enqueue(Queue::Scheduler, p);
+        }
+    }
+}
+
+/// Queues again the pods an earlier cycle left Pending (unbound, out of the queue) when the
+/// step from `before` to `after` changed a node's readiness or maintenance, or where a pod
+/// runs: the cluster events on which kube-scheduler retries unschedulable pods.
+pub fn requeue_unschedulable(before: &ClusterState, after: &mut ClusterState) {
+    let nodes_changed = before
+        .nodes()
+        .iter()
+        .zip(after.nodes())
+        .any(|(b, a)| b.status != a.status || b.maintenance != a.maintenance);
+    let pods_changed = before
+        .pods()
+        .iter()
+        .zip(after.pods())
+        .any(|(b, a)| b.phase != a.phase || b.loc != a.loc);
+    if nodes_changed || pods_changed {
+        queue_pending(after);
+    }
+}

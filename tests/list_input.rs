@@ -1,0 +1,66 @@
+//! A `kubectl get nodes,pods,replicasets,deployments,hpa -A -o json` List as the input of
+//! `kivi check`: ReplicaSet-owned pods belong to their workload and run where the List says,
+//! the pending one is created again by its workload, and the cluster is checked under
+//! kube-scheduler's semantics (the default for Kubernetes inputs). The List is scenario 0000 of
+//! the kube-scheduler recordings: 4 nodes, ReplicaSets `search` (7 replicas, 6 running, one
+//! pending) and `worker` (8 running).
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{json_of, kivi, kivi_with_stdin};
+
+const LIST: &str = "tests/data/kube-list/0000.json";
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn replica_set_pods_run_where_the_list_says_and_belong_to_their_workload() {
+    let dump = kivi(&["dump", LIST]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    let deployments = document["setup"]["d"].as_array().expect("deployments");
+    assert_eq!(deployments.len(), 2, "search and worker");
+    let running: Vec<(i64, i64)> = document["setup"]["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"] == 1)
+        .map(|p| {
+            (
+                p["workloadId"].as_i64().unwrap(),
+                p["loc"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let on = |workload: i64, node: i64| running.iter().filter(|&&p| p == (workload, node)).count();
+    // search: 3 on node-04, 2 on node-01, 1 on node-03; worker: 6 on node-04, 1 on node-02,
+    // 1 on node-01.
+    assert_eq!(
+        [on(1, 4), on(1, 1), on(1, 3), on(2, 4), on(2, 2), on(2, 1)],
+        [3, 2, 1, 6, 1, 1],
+        "{running:?}"
+    );
+    assert_eq!(running.len(), 14);
+    assert_eq!(deployments[0]["specReplicas"], 7);
+    assert_eq!(deployments[1]["specReplicas"], 8);
+}
+
+#[test]
+fn a_list_is_checked_to_a_definite_verdict_without_replica_sets_left_out() {
+    let file = kivi(&["check", LIST, "--format", "json", "-q"]);
+    let text = std::fs::read_to_string(LIST).unwrap();
+    let piped = kivi_with_stdin(&["check", "-", "--format", "json", "-q"], Some(&text));
+    for output in [&file, &piped] {
+        let report = json_of(output);
+        assert_eq!(report["verdict"], "no_violation", "{report}");
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(report["setup"]["semantics"], "kubernetes");
+        assert_eq!(report["setup"]["deployments"], 2);
+        let warnings = stderr(output);
+        assert!(!warnings.contains("ReplicaSet"), "{warnings}");
+        assert!(!warnings.contains("tolerationSeconds"), "{warnings}");
+    }
+}
