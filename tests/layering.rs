@@ -1,9 +1,10 @@
 //! The layers import only downwards: each top-level module of `src/` may use the modules listed
 //! for it below and nothing else (ARCHITECTURE.md draws the same picture). Test modules
-//! (`#[cfg(test)]`) and comments are left out: tests may reach anything.
+//! (`#[cfg(test)]`, in their parent's file or in their own, `#[cfg(test)] mod name;`) and
+//! comments are left out: tests may reach anything.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What each layer may import, from the top of the picture down.
 const ALLOWED: &[(&str, &[&str])] = &[
@@ -71,7 +72,34 @@ fn imported_layers(code: &str) -> BTreeSet<String> {
     layers
 }
 
-fn visit(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+/// The files of the test modules that `file`, whose code is `text`, declares in files of their
+/// own (`#[cfg(test)] mod name;`): `name.rs` or `name/mod.rs` beside a `mod.rs`, under a
+/// folder named as the file otherwise.
+fn test_module_files(file: &Path, text: &str) -> Vec<PathBuf> {
+    let folder = match file.file_name().and_then(|name| name.to_str()) {
+        Some("mod.rs" | "lib.rs" | "main.rs") => file.parent().expect("a folder").to_path_buf(),
+        _ => file.with_extension(""),
+    };
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        rest = &rest[at + "#[cfg(test)]".len()..];
+        let Some(declared) = rest.trim_start().strip_prefix("mod ") else {
+            continue;
+        };
+        let name: String = declared
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if declared[name.len()..].trim_start().starts_with(';') {
+            found.push(folder.join(format!("{name}.rs")));
+            found.push(folder.join(&name).join("mod.rs"));
+        }
+    }
+    found
+}
+
+fn visit(dir: &Path, files: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("src is readable") {
         let path = entry.expect("an entry").path();
         if path.is_dir() {
@@ -88,8 +116,15 @@ fn no_layer_imports_a_layer_above_it() {
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     let mut files = Vec::new();
     visit(&src, &mut files);
+    let test_files: BTreeSet<PathBuf> = files
+        .iter()
+        .flat_map(|file| {
+            let text = std::fs::read_to_string(file).expect("a source file");
+            test_module_files(file, &text)
+        })
+        .collect();
     let mut violations = Vec::new();
-    for file in &files {
+    for file in files.iter().filter(|file| !test_files.contains(*file)) {
         let relative = file.strip_prefix(&src).expect("under src");
         let layer = relative
             .components()
@@ -129,5 +164,26 @@ fn the_scanner_sees_grouped_and_plain_imports() {
     assert_eq!(
         layers.into_iter().collect::<Vec<_>>(),
         vec!["controllers", "engine", "events"]
+    );
+}
+
+#[test]
+fn test_modules_in_their_own_files_are_test_code() {
+    let code = "mod canonical;\n#[cfg(test)]\nmod listing_tests;\n#[cfg(test)]\nmod tests {}";
+    let symmetry = Path::new("src/model/symmetry/mod.rs");
+    assert_eq!(
+        test_module_files(symmetry, code),
+        vec![
+            PathBuf::from("src/model/symmetry/listing_tests.rs"),
+            PathBuf::from("src/model/symmetry/listing_tests/mod.rs"),
+        ]
+    );
+    let sweep = Path::new("src/scaler/sweep.rs");
+    assert_eq!(
+        test_module_files(sweep, "#[cfg(test)] mod checks;"),
+        vec![
+            PathBuf::from("src/scaler/sweep/checks.rs"),
+            PathBuf::from("src/scaler/sweep/checks/mod.rs"),
+        ]
     );
 }

@@ -6,6 +6,7 @@
 //! - [`enumeration`]: Kivi's ordered list of topologies up to the confident size.
 //! - [`search`]: the state machine that hands out topologies and takes verdicts.
 //! - [`instantiate`](mod@instantiate): the cluster document for one topology.
+//! - [`typed_instance`]: the same document as typed records, which the sweep checks.
 //! - [`error`]: the error for a malformed template.
 //! - [`jobs`]: the job scheduler that checks topologies concurrently on a shared pool.
 //! - [`journal`]: the resumable record of decided topologies (`--journal`).
@@ -26,6 +27,7 @@ pub mod shard;
 pub mod sweep;
 pub mod template;
 pub mod topology;
+pub mod typed_instance;
 
 pub use enumeration::{enumerate, why_no_topology, EnumerationOptions, FastFind, UnknownFastFind};
 pub use error::TemplateError;

@@ -16,9 +16,11 @@ use super::search::{mode_candidates, JobVerdict, Search};
 use super::shard::Shard;
 use super::template::Template;
 use super::topology::Topology;
+use super::typed_instance::typed_instance;
 use crate::cluster::Semantics;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
+use crate::input::uniform::load_records;
 use crate::input::{load_uniform, Names};
 use crate::model::liveness::{FoundLoop, LoopKind, LoopVerdict};
 use crate::model::{ClusterModel, ModelOptions};
@@ -221,15 +223,20 @@ impl std::fmt::Display for SweepError {
     }
 }
 
-/// The model of one topology of `template`: its instantiated document, loaded, with `options`.
+/// The model of one topology of `template`, with `options`: its typed instance, checked and
+/// converted as a loaded document is; or, where a part of the template does not read as
+/// records, its instantiated JSON document loaded, which names the problem by its place.
 pub fn topology_model(
     template: &Template,
     topology: &Topology,
     options: ModelOptions,
 ) -> Result<ClusterModel, String> {
-    load_uniform(&instantiate(template, topology))
-        .map(|model| model.with_options(options))
-        .map_err(|error| format!("topology {topology}: {}", template.origins.locate(error)))
+    match typed_instance(template, topology) {
+        Some(document) => load_records(&document),
+        None => load_uniform(&instantiate(template, topology)),
+    }
+    .map(|model| model.with_options(options))
+    .map_err(|error| format!("topology {topology}: {}", template.origins.locate(error)))
 }
 
 /// Sweeps `template` on `pool` as `settings` say. `on_decided` sees each topology as it is

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use super::error::TemplateError;
 use super::topology::Topology;
+use super::typed_instance::TypedTemplate;
 use crate::input::Origins;
 
 /// How the instance counts of one kind of type (nodes or deployments) grow.
@@ -74,6 +75,9 @@ pub struct Template {
     /// Where the user wrote the template's events, commands and intents, when a front-end
     /// translated it ([`Template::written_in`]): errors loading a topology name those places.
     pub origins: Origins,
+    /// The document's sections and the types' instances as records, read once for every
+    /// topology's typed instance ([`super::typed_instance`]).
+    pub(crate) typed: TypedTemplate,
 }
 
 /// The path that names the whole document in errors.
@@ -376,7 +380,13 @@ impl Template {
             ));
         }
         require_something_to_sweep(&node_types, &deployment_types)?;
+        let typed = TypedTemplate::read(
+            root.object,
+            node_types.iter().map(|t| &t.template),
+            deployment_types.iter().map(|t| &t.template),
+        );
         Ok(Template {
+            typed,
             document: root.object.clone(),
             node_types,
             deployment_types,

@@ -109,8 +109,14 @@ pub fn load_uniform_file(path: &Path) -> Result<ClusterModel, LoadError> {
 /// are ignored here; [`unknown_keys`] lists them.
 pub fn load_uniform(doc: &Value) -> Result<ClusterModel, LoadError> {
     let (document, _) = parsed(doc)?;
-    validate::single_topology(&document)?;
-    Ok(convert::to_model(&document))
+    load_records(&document)
+}
+
+/// Builds the model of a single-topology document already read into records (the topology
+/// scaler's typed instances): the checks and conversion of [`load_uniform`], without JSON.
+pub fn load_records(document: &schema::Document) -> Result<ClusterModel, LoadError> {
+    validate::single_topology(document)?;
+    Ok(convert::to_model(document))
 }
 
 /// Whether `doc` passes every check of a single topology's structure ([`validate`]), so that

@@ -186,7 +186,7 @@ impl TolerationEntry {
 }
 
 /// A whole document: a single topology, or a scaling template with `userDefined`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Document {
     /// The cluster.
     pub setup: Option<Setup>,
@@ -208,7 +208,7 @@ pub struct Document {
 }
 
 /// `setup`: the cluster's objects.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Setup {
     /// Nodes.
     pub nodes: Option<Vec<Node>>,
@@ -225,7 +225,7 @@ pub struct Setup {
 }
 
 /// A node.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Node {
     /// Kivi's object id (not read).
@@ -261,7 +261,7 @@ pub struct Node {
 }
 
 /// A pod slot.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pod {
     /// Kivi's object id (not read).
@@ -295,7 +295,7 @@ pub struct Pod {
 }
 
 /// A deployment.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Deployment {
     /// Kivi's object id (not read).
@@ -325,7 +325,7 @@ pub struct Deployment {
 }
 
 /// A replica set of a deployment.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplicaSet {
     /// Kivi's object id (not read).
@@ -343,7 +343,7 @@ pub struct ReplicaSet {
 }
 
 /// A HorizontalPodAutoscaler.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HpaSpec {
     /// 1 enabled, 0 disabled.
@@ -363,7 +363,7 @@ pub struct HpaSpec {
 }
 
 /// A pod template.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodTemplate {
     /// Kivi's object id (not read).
@@ -397,7 +397,7 @@ pub struct PodTemplate {
 }
 
 /// A node-affinity rule.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AffinityRule {
     /// 1 required, 0 preferred.
@@ -409,7 +409,7 @@ pub struct AffinityRule {
 }
 
 /// A topology spread constraint.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpreadConstraint {
     /// maxSkew.
@@ -431,7 +431,7 @@ pub struct SpreadConstraint {
 }
 
 /// A deployment template.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentTemplate {
     /// Kivi's object id (not read).
@@ -455,7 +455,7 @@ pub struct DeploymentTemplate {
 }
 
 /// An event or user command.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Event {
     /// Kivi's name (`eventCpuChange`, `applyDeployment`, …).
     pub name: Option<String>,
@@ -468,7 +468,7 @@ pub struct Event {
 }
 
 /// An intent.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Intent {
     /// Kivi's or the user-facing name.
     pub name: Option<String>,
@@ -477,7 +477,7 @@ pub struct Intent {
 }
 
 /// An intent's parameters.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentParameters {
     /// The deployment's 1-based position in `setup.d`.
@@ -489,7 +489,7 @@ pub struct IntentParameters {
 }
 
 /// `controllers`: configured controllers; only the descheduler has settings.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Controllers {
     /// The descheduler.
     pub descheduler: Option<Descheduler>,
@@ -502,7 +502,7 @@ pub struct Controllers {
 }
 
 /// The descheduler's configuration.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Descheduler {
     /// Profiles: plugin names in the order they run.
     pub profiles: Option<Vec<Profile>>,
@@ -514,7 +514,7 @@ pub struct Descheduler {
 
 /// One descheduler profile: a list of plugin names, one name, or Kivi's object form with one
 /// plugin as its key.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Profile {
     /// Plugin names.
     Names(Strings),
@@ -555,7 +555,7 @@ impl<'de> serde::de::Visitor<'de> for ProfileVisitor {
 }
 
 /// The descheduler's arguments.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeschedulerArgs {
     /// 1 to evict system-critical pods.
@@ -565,7 +565,7 @@ pub struct DeschedulerArgs {
 }
 
 /// The descheduler's eviction limits (and Kivi's model sizes, not read).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct DeschedulerConfigs {
     /// Most pods evicted per node over the run.
     #[serde(rename = "maxNoOfPodsToEvictPerNode")]
@@ -586,7 +586,7 @@ pub struct DeschedulerConfigs {
 
 /// `userDefined`: the scaling template's types. The topology scaler reads them
 /// ([`crate::scaler::Template`]); here they are typed so that unknown keys are found.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct UserDefined {
     /// How node counts grow: `free` or `proportion`.
     #[serde(rename = "nodesScaleType")]
@@ -605,7 +605,7 @@ pub struct UserDefined {
 }
 
 /// A node type of a template.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeType {
     /// One node of the type.
@@ -619,7 +619,7 @@ pub struct NodeType {
 }
 
 /// A deployment type of a template.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentType {
     /// One deployment of the type.
