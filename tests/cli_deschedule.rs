@@ -67,13 +67,19 @@ fn unknown_plugins_and_fields_exit_2_naming_them() {
     let output = kivi_with_stdin(&["deschedule", "-"], Some(&unknown_plugin));
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("`RemoveDoubles` is not a descheduler plugin"), "{stderr}");
+    assert!(
+        stderr.contains("`RemoveDoubles` is not a descheduler plugin"),
+        "{stderr}"
+    );
 
     let unknown_field = text.replace("\"args\":{}", "\"args\":{\"evictEverything\":true}");
     let output = kivi_with_stdin(&["deschedule", "-"], Some(&unknown_field));
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("unknown field `evictEverything`"), "{stderr}");
+    assert!(
+        stderr.contains("unknown field `evictEverything`"),
+        "{stderr}"
+    );
 
     let unmodelled = text.replace("\"RemoveDuplicates\"", "\"PodLifeTime\"");
     let output = kivi_with_stdin(&["deschedule", "-"], Some(&unmodelled));

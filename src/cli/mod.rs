@@ -5,6 +5,7 @@
 
 mod bench;
 mod check;
+mod deschedule;
 mod diff;
 mod dump;
 mod engine_args;
@@ -15,7 +16,6 @@ mod liveness_args;
 mod merge;
 mod model_args;
 mod plot;
-mod deschedule;
 mod schedule;
 mod simulate;
 

@@ -10,8 +10,8 @@ use super::diagnostics::{Diagnostics, InputError};
 use super::kube_list::read_snapshot_and_policies;
 use super::yaml_documents::Document;
 use crate::cluster::kube::descheduler_policy::{
-    DeschedulerPolicy, EvictorArgs, Namespaces, NodeUtilizationArgs, PluginArgs,
-    PriorityThreshold, Profile,
+    DeschedulerPolicy, EvictorArgs, Namespaces, NodeUtilizationArgs, PluginArgs, PriorityThreshold,
+    Profile,
 };
 use crate::cluster::kube::{LabelSelector, Operator, Requirement, Snapshot, WhenUnsatisfiable};
 use serde_json::{Map, Value};
@@ -150,30 +150,48 @@ impl Reader<'_> {
         match args.get(field) {
             None | Some(Value::Null) => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(self.error(field, format!("{at}.{field}: must be true or false, not {other}"))),
+            Some(other) => Err(self.error(
+                field,
+                format!("{at}.{field}: must be true or false, not {other}"),
+            )),
         }
     }
 
-    fn strings(&self, args: &Map<String, Value>, field: &str, at: &str) -> Result<Option<Vec<String>>, InputError> {
+    fn strings(
+        &self,
+        args: &Map<String, Value>,
+        field: &str,
+        at: &str,
+    ) -> Result<Option<Vec<String>>, InputError> {
         match args.get(field) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|item| {
                     item.as_str().map(str::to_string).ok_or_else(|| {
-                        self.error(field, format!("{at}.{field}: every entry must be a string, not {item}"))
+                        self.error(
+                            field,
+                            format!("{at}.{field}: every entry must be a string, not {item}"),
+                        )
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some),
-            Some(other) => Err(self.error(field, format!("{at}.{field}: must be a list of strings, not {other}"))),
+            Some(other) => Err(self.error(
+                field,
+                format!("{at}.{field}: must be a list of strings, not {other}"),
+            )),
         }
     }
 
     fn profile(&self, value: &Value, at: &str) -> Result<Profile, InputError> {
         let profile = self.object(value, at)?;
         self.known_fields(profile, at, &["name", "pluginConfig", "plugins"])?;
-        let name = profile.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let name = profile
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         let mut configs: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
         for (index, config) in profile
             .get("pluginConfig")
@@ -193,7 +211,10 @@ impl Reader<'_> {
             configs.insert(plugin.to_string(), args);
         }
         let evictor_args = configs.remove("DefaultEvictor").unwrap_or_default();
-        let evictor = self.evictor(&evictor_args, &format!("{at}.pluginConfig[DefaultEvictor].args"))?;
+        let evictor = self.evictor(
+            &evictor_args,
+            &format!("{at}.pluginConfig[DefaultEvictor].args"),
+        )?;
         let plugins = match profile.get("plugins") {
             None | Some(Value::Null) => Map::new(),
             Some(plugins) => self.object(plugins, &format!("{at}.plugins"))?.clone(),
@@ -201,18 +222,31 @@ impl Reader<'_> {
         self.known_fields(
             &plugins,
             &format!("{at}.plugins"),
-            &["deschedule", "balance", "filter", "preEvictionFilter", "presort", "sort"],
+            &[
+                "deschedule",
+                "balance",
+                "filter",
+                "preEvictionFilter",
+                "presort",
+                "sort",
+            ],
         )?;
         let mut by_point = BTreeMap::new();
         for (point, set) in &plugins {
             let here = format!("{at}.plugins.{point}");
             let set = self.object(set, &here)?;
             self.known_fields(set, &here, &["enabled", "disabled"])?;
-            if self.strings(set, "disabled", &here)?.is_some_and(|d| !d.is_empty()) {
+            if self
+                .strings(set, "disabled", &here)?
+                .is_some_and(|d| !d.is_empty())
+            {
                 return Err(self.error("disabled", format!("{here}.disabled: disabling plugins is not modelled; list only the enabled ones")));
             }
             let enabled = self.strings(set, "enabled", &here)?.unwrap_or_default();
-            if matches!(point.as_str(), "filter" | "preEvictionFilter" | "presort" | "sort") {
+            if matches!(
+                point.as_str(),
+                "filter" | "preEvictionFilter" | "presort" | "sort"
+            ) {
                 if let Some(other) = enabled.iter().find(|p| p.as_str() != "DefaultEvictor") {
                     return Err(self.error(other, format!("{here}.enabled: `{other}` is not modelled; kivi's evictor is the DefaultEvictor")));
                 }
@@ -234,7 +268,12 @@ impl Reader<'_> {
         if let Some(unused) = configs.keys().next() {
             return Err(self.error(unused, format!("{at}.pluginConfig: `{unused}` is configured but not enabled at any extension point (or is not a plugin kivi knows)")));
         }
-        Ok(Profile { name, evictor, deschedule, balance })
+        Ok(Profile {
+            name,
+            evictor,
+            deschedule,
+            balance,
+        })
     }
 
     fn evictor(&self, args: &Map<String, Value>, at: &str) -> Result<EvictorArgs, InputError> {
@@ -257,12 +296,26 @@ impl Reader<'_> {
                 let here = format!("{at}.priorityThreshold");
                 let threshold = self.object(value, &here)?;
                 self.known_fields(threshold, &here, &["name", "value"])?;
-                match (threshold.get("value"), threshold.get("name").and_then(Value::as_str)) {
-                    (Some(_), Some(_)) => return Err(self.error("priorityThreshold", format!("{here}: give either `name` or `value`, not both"))),
+                match (
+                    threshold.get("value"),
+                    threshold.get("name").and_then(Value::as_str),
+                ) {
+                    (Some(_), Some(_)) => {
+                        return Err(self.error(
+                            "priorityThreshold",
+                            format!("{here}: give either `name` or `value`, not both"),
+                        ))
+                    }
                     (Some(value), None) => Some(PriorityThreshold::Value(
-                        value.as_i64().and_then(|v| i32::try_from(v).ok()).ok_or_else(|| {
-                            self.error("priorityThreshold", format!("{here}.value: must be a 32-bit integer, not {value}"))
-                        })?,
+                        value
+                            .as_i64()
+                            .and_then(|v| i32::try_from(v).ok())
+                            .ok_or_else(|| {
+                                self.error(
+                                    "priorityThreshold",
+                                    format!("{here}.value: must be a 32-bit integer, not {value}"),
+                                )
+                            })?,
                     )),
                     (None, Some(name)) => Some(PriorityThreshold::ClassName(name.to_string())),
                     (None, None) => None,
@@ -287,15 +340,26 @@ impl Reader<'_> {
         let here = format!("{at}.namespaces");
         let namespaces = self.object(value, &here)?;
         self.known_fields(namespaces, &here, &["include", "exclude"])?;
-        let include = self.strings(namespaces, "include", &here)?.unwrap_or_default();
-        let exclude = self.strings(namespaces, "exclude", &here)?.unwrap_or_default();
+        let include = self
+            .strings(namespaces, "include", &here)?
+            .unwrap_or_default();
+        let exclude = self
+            .strings(namespaces, "exclude", &here)?
+            .unwrap_or_default();
         if !include.is_empty() && !exclude.is_empty() {
-            return Err(self.error("namespaces", format!("{here}: only one of include or exclude can be set")));
+            return Err(self.error(
+                "namespaces",
+                format!("{here}: only one of include or exclude can be set"),
+            ));
         }
         Ok(Namespaces { include, exclude })
     }
 
-    fn label_selector(&self, args: &Map<String, Value>, at: &str) -> Result<Option<LabelSelector>, InputError> {
+    fn label_selector(
+        &self,
+        args: &Map<String, Value>,
+        at: &str,
+    ) -> Result<Option<LabelSelector>, InputError> {
         let Some(value) = args.get("labelSelector").filter(|v| !v.is_null()) else {
             return Ok(None);
         };
@@ -303,30 +367,57 @@ impl Reader<'_> {
         let selector = self.object(value, &here)?;
         self.known_fields(selector, &here, &["matchLabels", "matchExpressions"])?;
         let mut result = LabelSelector::default();
-        for (key, value) in selector.get("matchLabels").and_then(Value::as_object).into_iter().flatten() {
-            let value = value.as_str().ok_or_else(|| self.error(key, format!("{here}.matchLabels.{key}: must be a string")))?;
+        for (key, value) in selector
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let value = value.as_str().ok_or_else(|| {
+                self.error(key, format!("{here}.matchLabels.{key}: must be a string"))
+            })?;
             result.match_labels.insert(key.clone(), value.to_string());
         }
-        for (index, expression) in selector.get("matchExpressions").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (index, expression) in selector
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             let item = format!("{here}.matchExpressions[{index}]");
             let expression = self.object(expression, &item)?;
             let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
-            let operator = expression.get("operator").and_then(Value::as_str).unwrap_or("");
-            let values = self.strings(expression, "values", &item)?.unwrap_or_default();
+            let operator = expression
+                .get("operator")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let values = self
+                .strings(expression, "values", &item)?
+                .unwrap_or_default();
             let operator = Operator::parse(operator)
                 .filter(|o| !matches!(o, Operator::Gt | Operator::Lt))
                 .ok_or_else(|| self.error("operator", format!("{item}.operator: `{operator}` is not In, NotIn, Exists or DoesNotExist")))?;
             result.match_expressions.push(
-                Requirement::new(key, operator, values).map_err(|why| self.error("matchExpressions", format!("{item}: {why}")))?,
+                Requirement::new(key, operator, values)
+                    .map_err(|why| self.error("matchExpressions", format!("{item}: {why}")))?,
             );
         }
         Ok(Some(result))
     }
 
-    fn plugin(&self, plugin: &str, point: &str, args: &Map<String, Value>, at: &str) -> Result<PluginArgs, InputError> {
+    fn plugin(
+        &self,
+        plugin: &str,
+        point: &str,
+        args: &Map<String, Value>,
+        at: &str,
+    ) -> Result<PluginArgs, InputError> {
         let expected_point = match plugin {
             "RemovePodsViolatingNodeTaints" => "deschedule",
-            "RemoveDuplicates" | "RemovePodsViolatingTopologySpreadConstraint" | "LowNodeUtilization" => "balance",
+            "RemoveDuplicates"
+            | "RemovePodsViolatingTopologySpreadConstraint"
+            | "LowNodeUtilization" => "balance",
             other if UNMODELLED_PLUGINS.contains(&other) => {
                 return Err(self.error(other, format!("plugin `{other}` is not modelled by kivi's descheduler yet (modelled: RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, RemovePodsViolatingNodeTaints, LowNodeUtilization)")));
             }
@@ -341,14 +432,28 @@ impl Reader<'_> {
             "RemoveDuplicates" => {
                 self.known_fields(args, at, &["excludeOwnerKinds", "namespaces"])?;
                 PluginArgs::RemoveDuplicates {
-                    exclude_owner_kinds: self.strings(args, "excludeOwnerKinds", at)?.unwrap_or_default(),
+                    exclude_owner_kinds: self
+                        .strings(args, "excludeOwnerKinds", at)?
+                        .unwrap_or_default(),
                     namespaces: self.namespaces(args, at)?,
                 }
             }
             "RemovePodsViolatingTopologySpreadConstraint" => {
-                self.known_fields(args, at, &["constraints", "topologyBalanceNodeFit", "namespaces", "labelSelector"])?;
+                self.known_fields(
+                    args,
+                    at,
+                    &[
+                        "constraints",
+                        "topologyBalanceNodeFit",
+                        "namespaces",
+                        "labelSelector",
+                    ],
+                )?;
                 let mut constraints = Vec::new();
-                for name in self.strings(args, "constraints", at)?.unwrap_or_else(|| vec!["DoNotSchedule".to_string()]) {
+                for name in self
+                    .strings(args, "constraints", at)?
+                    .unwrap_or_else(|| vec!["DoNotSchedule".to_string()])
+                {
                     constraints.push(match name.as_str() {
                         "DoNotSchedule" => WhenUnsatisfiable::DoNotSchedule,
                         "ScheduleAnyway" => WhenUnsatisfiable::ScheduleAnyway,
@@ -367,10 +472,22 @@ impl Reader<'_> {
                 }
             }
             "RemovePodsViolatingNodeTaints" => {
-                self.known_fields(args, at, &["includePreferNoSchedule", "excludedTaints", "includedTaints", "namespaces", "labelSelector"])?;
+                self.known_fields(
+                    args,
+                    at,
+                    &[
+                        "includePreferNoSchedule",
+                        "excludedTaints",
+                        "includedTaints",
+                        "namespaces",
+                        "labelSelector",
+                    ],
+                )?;
                 PluginArgs::NodeTaints {
                     include_prefer_no_schedule: self.bool(args, "includePreferNoSchedule", at)?,
-                    excluded_taints: self.strings(args, "excludedTaints", at)?.unwrap_or_default(),
+                    excluded_taints: self
+                        .strings(args, "excludedTaints", at)?
+                        .unwrap_or_default(),
                     included_taints: self.strings(args, "includedTaints", at)?,
                     namespaces: self.namespaces(args, at)?,
                     label_selector: self.label_selector(args, at)?,
@@ -380,11 +497,30 @@ impl Reader<'_> {
         })
     }
 
-    fn node_utilization(&self, args: &Map<String, Value>, at: &str) -> Result<NodeUtilizationArgs, InputError> {
-        self.known_fields(args, at, &["thresholds", "targetThresholds", "useDeviationThresholds", "numberOfNodes", "evictableNamespaces"])?;
+    fn node_utilization(
+        &self,
+        args: &Map<String, Value>,
+        at: &str,
+    ) -> Result<NodeUtilizationArgs, InputError> {
+        self.known_fields(
+            args,
+            at,
+            &[
+                "thresholds",
+                "targetThresholds",
+                "useDeviationThresholds",
+                "numberOfNodes",
+                "evictableNamespaces",
+            ],
+        )?;
         let percentages = |field: &str| -> Result<BTreeMap<String, f64>, InputError> {
             let mut map = BTreeMap::new();
-            for (name, value) in args.get(field).and_then(Value::as_object).into_iter().flatten() {
+            for (name, value) in args
+                .get(field)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
                 let percent = value.as_f64().filter(|p| (0.0..=100.0).contains(p)).ok_or_else(|| {
                     self.error(name, format!("{at}.{field}.{name}: must be a percentage from 0 to 100, not {value}"))
                 })?;
@@ -395,13 +531,26 @@ impl Reader<'_> {
         let thresholds = percentages("thresholds")?;
         let target_thresholds = percentages("targetThresholds")?;
         if thresholds.is_empty() {
-            return Err(self.error("LowNodeUtilization", format!("{at}.thresholds: no resource thresholds given")));
+            return Err(self.error(
+                "LowNodeUtilization",
+                format!("{at}.thresholds: no resource thresholds given"),
+            ));
         }
         if thresholds.keys().ne(target_thresholds.keys()) {
-            return Err(self.error("targetThresholds", format!("{at}: thresholds and targetThresholds must name the same resources")));
+            return Err(self.error(
+                "targetThresholds",
+                format!("{at}: thresholds and targetThresholds must name the same resources"),
+            ));
         }
-        if let Some((name, _)) = thresholds.iter().find(|(name, low)| **low > target_thresholds[*name]) {
-            return Err(self.error("thresholds", format!("{at}: thresholds' {name} is greater than targetThresholds' {name}")));
+        let use_deviation_thresholds = self.bool(args, "useDeviationThresholds", at)?;
+        let above = thresholds
+            .iter()
+            .find(|(name, low)| **low > target_thresholds[*name]);
+        if let Some((name, _)) = above.filter(|_| !use_deviation_thresholds) {
+            return Err(self.error(
+                "thresholds",
+                format!("{at}: thresholds' {name} is greater than targetThresholds' {name}"),
+            ));
         }
         let excluded_namespaces = match args.get("evictableNamespaces").filter(|v| !v.is_null()) {
             None => Vec::new(),
@@ -409,19 +558,23 @@ impl Reader<'_> {
                 let here = format!("{at}.evictableNamespaces");
                 let namespaces = self.object(value, &here)?;
                 self.known_fields(namespaces, &here, &["exclude"])?;
-                self.strings(namespaces, "exclude", &here)?.unwrap_or_default()
+                self.strings(namespaces, "exclude", &here)?
+                    .unwrap_or_default()
             }
         };
         let number_of_nodes = match args.get("numberOfNodes") {
             None | Some(Value::Null) => 0,
             Some(value) => value.as_u64().map(|n| n as usize).ok_or_else(|| {
-                self.error("numberOfNodes", format!("{at}.numberOfNodes: must be a non-negative integer, not {value}"))
+                self.error(
+                    "numberOfNodes",
+                    format!("{at}.numberOfNodes: must be a non-negative integer, not {value}"),
+                )
             })?,
         };
         Ok(NodeUtilizationArgs {
             thresholds,
             target_thresholds,
-            use_deviation_thresholds: self.bool(args, "useDeviationThresholds", at)?,
+            use_deviation_thresholds,
             number_of_nodes,
             excluded_namespaces,
         })

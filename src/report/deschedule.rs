@@ -14,7 +14,11 @@ pub fn to_text(report: &DeschedulingReport) -> String {
     }
     for plugin in &report.plugins_run {
         let evicted = &report.by_plugin[plugin];
-        let refused: Vec<_> = report.refused.iter().filter(|r| &r.plugin == plugin).collect();
+        let refused: Vec<_> = report
+            .refused
+            .iter()
+            .filter(|r| &r.plugin == plugin)
+            .collect();
         let _ = writeln!(
             text,
             "{plugin}: {} evicted, {} refused",

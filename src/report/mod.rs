@@ -17,11 +17,11 @@
 pub mod chart;
 pub mod ci;
 pub mod counterexample;
+pub mod deschedule;
 pub mod diff;
 pub mod eviction_loop;
 pub mod html;
 pub mod progress;
-pub mod deschedule;
 pub mod schedule;
 pub mod single;
 pub mod snapshot;

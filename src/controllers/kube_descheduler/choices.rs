@@ -58,7 +58,12 @@ pub fn subset<T: Copy>(chooser: &mut dyn Chooser, items: &[T], count: usize) -> 
     let mut from = 0;
     for left in (1..=count).rev() {
         let options = items.len() - from - (left - 1);
-        let index = from + if options == 1 { 0 } else { chooser.choose(options) };
+        let index = from
+            + if options == 1 {
+                0
+            } else {
+                chooser.choose(options)
+            };
         chosen.push(items[index]);
         from = index + 1;
     }

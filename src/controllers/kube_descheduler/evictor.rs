@@ -228,3 +228,78 @@ fn fixed_reasons(
     }
     reasons
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::kube::OwnerReference;
+
+    fn evictor(args: &EvictorArgs, pods: Vec<Pod>) -> Evictor {
+        let snapshot = Snapshot {
+            pods,
+            ..Snapshot::default()
+        };
+        Evictor::new(args, &snapshot, &[], &FitTable::new(&snapshot, &[])).unwrap()
+    }
+
+    fn owned(name: &str, kind: &str) -> Pod {
+        let mut pod = Pod::new("default", name);
+        pod.owner_references.push(OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+            name: "owner".into(),
+        });
+        pod
+    }
+
+    #[test]
+    fn reasons_come_in_the_descheduler_order_with_terminating_first() {
+        let mut critical = Pod::new("default", "bare");
+        critical.priority = SYSTEM_CRITICAL_PRIORITY;
+        critical.local_storage = true;
+        let e = evictor(
+            &EvictorArgs::default(),
+            vec![critical, owned("ds", "DaemonSet")],
+        );
+        assert_eq!(
+            e.filter_reasons(0, true),
+            vec![
+                FilterReason::Terminating,
+                FilterReason::BarePod,
+                FilterReason::SystemCritical,
+                FilterReason::PriorityThreshold,
+                FilterReason::LocalStorage,
+            ]
+        );
+        assert_eq!(e.filter_reasons(1, false), vec![FilterReason::DaemonSet]);
+        assert!(!e.filter(1, false));
+    }
+
+    #[test]
+    fn evicting_critical_pods_drops_the_priority_threshold_too() {
+        let mut high = owned("high", "ReplicaSet");
+        high.priority = 1000;
+        let args = EvictorArgs {
+            priority_threshold: Some(PriorityThreshold::Value(100)),
+            ..EvictorArgs::default()
+        };
+        assert!(!evictor(&args, vec![high.clone()]).filter(0, false));
+        let args = EvictorArgs {
+            evict_system_critical_pods: true,
+            ..args
+        };
+        assert!(evictor(&args, vec![high]).filter(0, false));
+    }
+
+    #[test]
+    fn a_threshold_naming_a_missing_class_is_an_error() {
+        let args = EvictorArgs {
+            priority_threshold: Some(PriorityThreshold::ClassName("gold".into())),
+            ..EvictorArgs::default()
+        };
+        let snapshot = Snapshot::default();
+        let error =
+            Evictor::new(&args, &snapshot, &[], &FitTable::new(&snapshot, &[])).unwrap_err();
+        assert!(error.contains("PriorityClass `gold`"), "{error}");
+    }
+}

@@ -16,7 +16,7 @@
 //! Nondeterminism: the order of overutilized nodes of equal total usage, and of a node's pods
 //! of equal priority and QoS class (unstable sorts over Go map order), are choices.
 
-use super::choices::{shuffle, Chooser, Pruned};
+use super::choices::{shuffle, take, Chooser, Pruned};
 use super::node_fit::add_pod_requests;
 use super::outcome::Refusal;
 use super::{PodEvictor, Step};
@@ -113,16 +113,29 @@ pub fn balance(
     let total = |info: &NodeInfo| info.usage.values().sum::<i64>();
     let mut by_total: BTreeMap<std::cmp::Reverse<i64>, Vec<NodeInfo>> = BTreeMap::new();
     for info in over {
-        by_total.entry(std::cmp::Reverse(total(&info))).or_default().push(info);
+        by_total
+            .entry(std::cmp::Reverse(total(&info)))
+            .or_default()
+            .push(info);
     }
     for (_, mut same) in by_total {
         shuffle(chooser, &mut same);
         for mut info in same {
-            let pods = removable(step, evictor, info.node, chooser);
+            let pods = removable(step, evictor, info.node);
             if pods.is_empty() {
                 continue;
             }
-            if evict_from(step, args, &mut info, pods, &mut room, &destinations, &names, evictor, chooser)? {
+            if evict_from(
+                step,
+                args,
+                &mut info,
+                pods,
+                &mut room,
+                &destinations,
+                &names,
+                evictor,
+                chooser,
+            )? {
                 return Ok(());
             }
         }
@@ -151,7 +164,10 @@ fn node_usage(names: &[String], on_node: &[usize], pods: &[Pod]) -> Usage {
 
 /// `ResourceUsageToResourceThreshold`: usage as percentages of the node's allocatable, for
 /// the resources the node has.
-fn percentages<'u>(usage: impl Iterator<Item = (&'u String, &'u i64)>, node: &Node) -> BTreeMap<String, f64> {
+fn percentages<'u>(
+    usage: impl Iterator<Item = (&'u String, &'u i64)>,
+    node: &Node,
+) -> BTreeMap<String, f64> {
     usage
         .filter_map(|(name, used)| {
             let capacity = units(name, *node.allocatable.get(name)?);
@@ -167,7 +183,10 @@ fn percentages<'u>(usage: impl Iterator<Item = (&'u String, &'u i64)>, node: &No
 
 /// The low and high thresholds: as given, or (`useDeviationThresholds`) the average usage
 /// less `thresholds` and plus `targetThresholds`, clamped to 0–100.
-fn thresholds(args: &NodeUtilizationArgs, percents: &[BTreeMap<String, f64>]) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
+fn thresholds(
+    args: &NodeUtilizationArgs,
+    percents: &[BTreeMap<String, f64>],
+) -> (BTreeMap<String, f64>, BTreeMap<String, f64>) {
     if !args.use_deviation_thresholds {
         return (args.thresholds.clone(), args.target_thresholds.clone());
     }
@@ -179,7 +198,10 @@ fn thresholds(args: &NodeUtilizationArgs, percents: &[BTreeMap<String, f64>]) ->
             entry.1 += 1;
         }
     }
-    let average: BTreeMap<String, f64> = sums.into_iter().map(|(n, (s, c))| (n, s / c as f64)).collect();
+    let average: BTreeMap<String, f64> = sums
+        .into_iter()
+        .map(|(n, (s, c))| (n, s / c as f64))
+        .collect();
     let shifted = |span: &BTreeMap<String, f64>, sign: f64| {
         average
             .iter()
@@ -189,7 +211,10 @@ fn thresholds(args: &NodeUtilizationArgs, percents: &[BTreeMap<String, f64>]) ->
             })
             .collect()
     };
-    (shifted(&args.thresholds, -1.0), shifted(&args.target_thresholds, 1.0))
+    (
+        shifted(&args.thresholds, -1.0),
+        shifted(&args.target_thresholds, 1.0),
+    )
 }
 
 /// `capNodeCapacitiesToThreshold`: each resource's allocatable, cut to the high threshold's
@@ -212,22 +237,20 @@ fn capped(node: &Node, high: &BTreeMap<String, f64>, names: &[String]) -> Usage 
 }
 
 /// The node's pods the evictor's `Filter` passes, lowest priority first (then BestEffort,
-/// Burstable, Guaranteed), ties in a chosen order.
-fn removable(step: &Step, evictor: &PodEvictor, node: usize, chooser: &mut dyn Chooser) -> Vec<usize> {
+/// Burstable, Guaranteed), as groups of equal pods whose order is chosen as they are taken.
+fn removable(step: &Step, evictor: &PodEvictor, node: usize) -> Vec<Vec<usize>> {
     let snapshot = step.descheduler.snapshot;
     let mut groups: BTreeMap<(i32, u8), Vec<usize>> = BTreeMap::new();
     for &p in &step.descheduler.pods_on[node] {
         if step.filter.filter(p, evictor.terminating(p)) {
             let pod = &snapshot.pods[p];
-            groups.entry((pod.priority, qos_rank(pod))).or_default().push(p);
+            groups
+                .entry((pod.priority, qos_rank(pod)))
+                .or_default()
+                .push(p);
         }
     }
-    let mut sorted = Vec::new();
-    for (_, mut same) in groups {
-        shuffle(chooser, &mut same);
-        sorted.extend(same);
-    }
-    sorted
+    groups.into_values().collect()
 }
 
 /// 0 BestEffort, 1 Burstable, 2 Guaranteed (`status.qosClass`, else from the requests and
@@ -239,10 +262,14 @@ fn qos_rank(pod: &Pod) -> u8 {
         Some(_) => 1,
         None => {
             let all = pod.containers.iter().chain(&pod.init_containers);
-            let empty = all.clone().all(|c| c.requests.is_empty() && c.limits.is_empty());
+            let empty = all
+                .clone()
+                .all(|c| c.requests.is_empty() && c.limits.is_empty());
             let guaranteed = pod.containers.iter().all(|c| {
                 ["cpu", "memory"].iter().all(|r| {
-                    c.limits.get(*r).is_some_and(|l| c.requests.get(*r).is_none_or(|q| q == l))
+                    c.limits
+                        .get(*r)
+                        .is_some_and(|l| c.requests.get(*r).is_none_or(|q| q == l))
                 })
             });
             if empty {
@@ -259,7 +286,9 @@ fn qos_rank(pod: &Pod) -> u8 {
 /// `continueEvictionCond`: the node is above its target in some resource and every resource
 /// of the room is positive.
 fn keep_going(info: &NodeInfo, room: &Usage) -> bool {
-    info.usage.iter().any(|(name, used)| info.available.get(name).is_some_and(|cap| cap < used))
+    info.usage
+        .iter()
+        .any(|(name, used)| info.available.get(name).is_some_and(|cap| cap < used))
         && room.values().all(|v| *v > 0)
 }
 
@@ -269,7 +298,7 @@ fn evict_from(
     step: &Step,
     args: &NodeUtilizationArgs,
     info: &mut NodeInfo,
-    pods: Vec<usize>,
+    mut pods: Vec<Vec<usize>>,
     room: &mut Usage,
     destinations: &[&Node],
     names: &[String],
@@ -280,7 +309,12 @@ fn evict_from(
         return Ok(false);
     }
     let snapshot = step.descheduler.snapshot;
-    for p in pods {
+    pods.reverse();
+    while let Some(mut group) = pods.pop() {
+        let p = take(chooser, &mut group);
+        if !group.is_empty() {
+            pods.push(group);
+        }
         let pod = &snapshot.pods[p];
         let tolerates_some = destinations.iter().any(|node| {
             pod.tolerations.len() >= node.taints.len()

@@ -49,14 +49,20 @@ pub fn deschedule(
             || (*include_prefer_no_schedule && taint.effect == TaintEffect::PreferNoSchedule);
         effect
             && !names(taint, excluded_taints)
-            && included_taints.as_ref().is_none_or(|list| names(taint, list))
+            && included_taints
+                .as_ref()
+                .is_none_or(|list| names(taint, list))
     };
     // Evicting a pod changes nothing on other nodes, so each node's list can be taken first.
     let mut nodes: Vec<Vec<usize>> = descheduler
         .ready
         .iter()
         .map(|&node| {
-            let taints: Vec<&Taint> = snapshot.nodes[node].taints.iter().filter(|t| counted(t)).collect();
+            let taints: Vec<&Taint> = snapshot.nodes[node]
+                .taints
+                .iter()
+                .filter(|t| counted(t))
+                .collect();
             descheduler.pods_on[node]
                 .iter()
                 .copied()

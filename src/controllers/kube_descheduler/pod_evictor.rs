@@ -84,7 +84,10 @@ impl<'d, 'a> PodEvictor<'d, 'a> {
         if pod.uid.is_empty() {
             return Err(Refusal::MissingUid);
         }
-        if policy.max_pods_total.is_some_and(|max| self.total + 1 > max) {
+        if policy
+            .max_pods_total
+            .is_some_and(|max| self.total + 1 > max)
+        {
             return Err(Refusal::TotalLimit);
         }
         let node = pod.node_name.clone().unwrap_or_default();

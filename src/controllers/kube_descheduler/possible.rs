@@ -118,10 +118,11 @@ impl Chooser for Search<'_> {
         let pod = &self.names[event.pod];
         let allowed = match event.refusal {
             None => self.holds(event.plugin, pod),
-            Some(refusal) => self
-                .target
-                .refused
-                .contains(&format!("{}:{pod}:{}", event.plugin, refusal.reason())),
+            Some(refusal) => self.target.refused.contains(&format!(
+                "{}:{pod}:{}",
+                event.plugin,
+                refusal.reason()
+            )),
         };
         if allowed {
             Ok(())

@@ -15,7 +15,7 @@
 //! pods of an owner on a node as one group, and computes the target nodes from all of them
 //! (they share a pod template, so their tolerations and selectors are equal).
 
-use super::choices::{subset, take, Chooser, Pruned};
+use super::choices::{take, Chooser, Pruned};
 use super::node_fit::{required_node_affinity_matches, tolerates_scheduling_taints};
 use super::outcome::Refusal;
 use super::{namespace_included, PodEvictor, Step};
@@ -65,10 +65,18 @@ pub fn balance(
             let hash = images.join("#");
             let mut keys: Vec<String> = Vec::new();
             for owner in owners {
-                let key = (pod.namespace.clone(), owner.kind.clone(), owner.name.clone(), hash.clone());
+                let key = (
+                    pod.namespace.clone(),
+                    owner.kind.clone(),
+                    owner.name.clone(),
+                    hash.clone(),
+                );
                 *occurrences.entry(key).or_default() += 1;
                 for image in &images {
-                    keys.push(format!("{}/{}/{}/{image}", pod.namespace, owner.kind, owner.name));
+                    keys.push(format!(
+                        "{}/{}/{}/{image}",
+                        pod.namespace, owner.kind, owner.name
+                    ));
                 }
             }
             keys.sort();
@@ -79,8 +87,18 @@ pub fn balance(
             let mut images: Vec<&str> = pod.containers.iter().map(|c| c.image.as_str()).collect();
             images.sort_unstable();
             for owner in &pod.owner_references {
-                let key = (pod.namespace.clone(), owner.kind.clone(), owner.name.clone(), images.join("#"));
-                groups.entry(key).or_default().entry(node).or_default().extend(&pods);
+                let key = (
+                    pod.namespace.clone(),
+                    owner.kind.clone(),
+                    owner.name.clone(),
+                    images.join("#"),
+                );
+                groups
+                    .entry(key)
+                    .or_default()
+                    .entry(node)
+                    .or_default()
+                    .extend(&pods);
             }
         }
     }
@@ -94,7 +112,10 @@ pub fn balance(
                 return None;
             }
             let average = occurrences[&owner].div_ceil(targets);
-            let above: Vec<Vec<usize>> = nodes.into_values().filter(|pods| pods.len() > average).collect();
+            let above: Vec<Vec<usize>> = nodes
+                .into_values()
+                .filter(|pods| pods.len() > average)
+                .collect();
             (!above.is_empty()).then_some((average, above))
         })
         .collect();
@@ -102,10 +123,11 @@ pub fn balance(
         let (average, mut nodes) = take(chooser, &mut owners);
         'nodes: while !nodes.is_empty() {
             let pods = take(chooser, &mut nodes);
-            let evicted = pods.len() - average;
-            let mut chosen = subset(chooser, &pods, evicted);
-            while !chosen.is_empty() {
-                let pod = take(chooser, &mut chosen);
+            // The last `pods - average` pods of the node's list, in list order: picked one
+            // at a time, each tried before the next is picked.
+            let mut left = pods.clone();
+            for _ in average..pods.len() {
+                let pod = take(chooser, &mut left);
                 match evictor.evict(step.plugin, pod, chooser)? {
                     Some(Refusal::NodeLimit) => continue 'nodes,
                     Some(Refusal::TotalLimit) => return Ok(()),

@@ -25,9 +25,7 @@ use super::node_fit::{required_node_affinity_matches, tolerates_scheduling_taint
 use super::outcome::Refusal;
 use super::{namespace_included, PodEvictor, Step};
 use crate::cluster::kube::descheduler_policy::PluginArgs;
-use crate::cluster::kube::{
-    Labels, NodeInclusionPolicy, NodeSelectorTerm, Pod, Selector,
-};
+use crate::cluster::kube::{Labels, NodeInclusionPolicy, NodeSelectorTerm, Pod, Selector};
 use crate::cluster::taints::Toleration;
 use std::collections::BTreeMap;
 
@@ -110,7 +108,16 @@ pub fn balance(
         }
         for (constraint, origin) in &constraints {
             let domains = domains_of(step, constraint, &snapshot.pods[*origin], pods, evictor);
-            balance_domains(step, constraint, &snapshot.pods[*origin], domains, *topology_balance_node_fit, &mut for_eviction, evictor, chooser)?;
+            balance_domains(
+                step,
+                constraint,
+                &snapshot.pods[*origin],
+                domains,
+                *topology_balance_node_fit,
+                &mut for_eviction,
+                evictor,
+                chooser,
+            )?;
         }
     }
     let policy = descheduler.policy;
@@ -138,7 +145,10 @@ pub fn balance(
 
 /// `newTopologySpreadConstraint`: the constraint as `pod` gives it, its `matchLabelKeys`
 /// values added to the selector, the policies defaulted (Honor affinity, Ignore taints).
-fn constraint_of(pod: &Pod, constraint: &crate::cluster::kube::TopologySpreadConstraint) -> Constraint {
+fn constraint_of(
+    pod: &Pod,
+    constraint: &crate::cluster::kube::TopologySpreadConstraint,
+) -> Constraint {
     let mut selector = Selector::from_label_selector(constraint.label_selector.as_ref());
     let keys: Labels = constraint
         .match_label_keys
@@ -166,7 +176,13 @@ fn constraint_of(pod: &Pod, constraint: &crate::cluster::kube::TopologySpreadCon
 type Domain = (String, Vec<usize>);
 
 /// The constraint's domains with the pods counted in each, from the namespace's listed `pods`.
-fn domains_of(step: &Step, constraint: &Constraint, origin: &Pod, pods: &[usize], evictor: &PodEvictor) -> Vec<Domain> {
+fn domains_of(
+    step: &Step,
+    constraint: &Constraint,
+    origin: &Pod,
+    pods: &[usize],
+    evictor: &PodEvictor,
+) -> Vec<Domain> {
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
     let mut domains: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -183,7 +199,8 @@ fn domains_of(step: &Step, constraint: &Constraint, origin: &Pod, pods: &[usize]
         if evictor.terminating(index) || !constraint.selector.matches(&pod.labels) {
             continue;
         }
-        let Some(node) = descheduler.node_of[index].filter(|n| descheduler.ready.contains(n)) else {
+        let Some(node) = descheduler.node_of[index].filter(|n| descheduler.ready.contains(n))
+        else {
             continue;
         };
         if let Some(value) = snapshot.nodes[node].labels.get(&constraint.key) {
@@ -222,16 +239,25 @@ fn balance_domains(
         for index in pods.iter().copied() {
             let pod = &snapshot.pods[index];
             let unselective = pod.node_selector.is_none() && pod.node_affinity.is_none();
-            groups.entry((unselective, pod.priority)).or_default().push(index);
+            groups
+                .entry((unselective, pod.priority))
+                .or_default()
+                .push(index);
         }
-        by_size.entry(pods.len()).or_default().push((value, groups.into_values().collect()));
+        by_size
+            .entry(pods.len())
+            .or_default()
+            .push((value, groups.into_values().collect()));
     }
     let mut sorted: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
     for (_, mut same) in by_size {
         shuffle(chooser, &mut same);
         sorted.extend(same);
     }
-    let mut sizes: Vec<usize> = sorted.iter().map(|(_, g)| g.iter().map(Vec::len).sum()).collect();
+    let mut sizes: Vec<usize> = sorted
+        .iter()
+        .map(|(_, g)| g.iter().map(Vec::len).sum())
+        .collect();
     let below: Vec<usize> = (0..descheduler.ready.len())
         .filter(|&k| {
             let node = &snapshot.nodes[descheduler.ready[k]];
@@ -291,7 +317,11 @@ fn balance_domains(
 
 /// The last `count` pods of a domain's tie groups, removed from it: whole groups from the
 /// back, and from the first group that has more than needed, a chosen subset.
-fn take_from_back(groups: &mut Vec<Vec<usize>>, count: usize, chooser: &mut dyn Chooser) -> Vec<usize> {
+fn take_from_back(
+    groups: &mut Vec<Vec<usize>>,
+    count: usize,
+    chooser: &mut dyn Chooser,
+) -> Vec<usize> {
     let mut taken = Vec::new();
     while taken.len() < count {
         let Some(mut last) = groups.pop() else {
