@@ -5,6 +5,7 @@
 
 mod bench;
 mod check;
+mod deschedule;
 mod diff;
 mod dump;
 mod engine_args;
@@ -52,6 +53,10 @@ enum Command {
     /// nodes,pods,replicasets -A -o json` List, and why: feasible nodes, each rejected node's
     /// first failing filter, each plugin's score, the top-scored nodes or the FitError.
     Schedule(schedule::ScheduleArgs),
+    /// One cycle of kubernetes-sigs/descheduler v0.33 on a List holding the cluster and a
+    /// DeschedulerPolicy, like a real (not dry-run) cycle: the pods each plugin evicts, in order,
+    /// and each eviction refused, with the reason (limits, PodDisruptionBudgets, nodeFit).
+    Deschedule(deschedule::DescheduleArgs),
     /// Benchmarks: run a sweep definition (bench-configs/NAME.json) into result files, or
     /// explore a synthetic model (`bench engine`), or draw a chart (`bench plot`).
     Bench(bench::BenchArgs),
@@ -79,6 +84,7 @@ pub fn run() -> i32 {
         Command::Merge(args) => args.run(),
         Command::Simulate(args) => args.run(),
         Command::Schedule(args) => args.run(),
+        Command::Deschedule(args) => args.run(),
         Command::Bench(args) => args.run(),
     };
     match result {

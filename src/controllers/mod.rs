@@ -6,6 +6,7 @@
 pub mod deployment;
 pub mod descheduler;
 pub mod hpa;
+pub mod kube_descheduler;
 pub mod kube_scheduler;
 pub mod kubelet;
 pub mod node_controller;

@@ -9,6 +9,7 @@
 pub mod cluster_config;
 pub mod cluster_dump;
 pub mod cluster_list;
+pub mod descheduler_policy;
 pub mod description;
 pub mod diagnostics;
 pub mod directory;

@@ -93,6 +93,9 @@ use symmetry::SymmetryStatus;
 
 /// kube-scheduler v1.33's decisions on a Kubernetes snapshot, for the layers above that
 /// explain them (`kivi schedule`).
+pub use crate::controllers::kube_descheduler::{
+    Descheduler, FirstOption, Report as DeschedulingReport,
+};
 pub use crate::controllers::kube_scheduler::{decide_pending, Decision, Plugin};
 pub use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
 

@@ -8,6 +8,7 @@
 //! - [`diff`]: `kivi diff`: the intents a configuration change breaks, fixes or keeps.
 //! - [`html`]: a self-contained HTML page with each counterexample as a timeline.
 //! - [`ci`]: SARIF and JUnit XML for CI systems, built from the JSON reports.
+//! - [`deschedule`]: `kivi deschedule`: one descheduling cycle, plugin by plugin.
 //! - [`schedule`]: `kivi schedule`: kube-scheduler's decision for a pending pod, explained.
 //! - [`snapshot`]: a cluster state as JSON.
 //! - [`progress`]: the terminal progress bar.
@@ -16,6 +17,7 @@
 pub mod chart;
 pub mod ci;
 pub mod counterexample;
+pub mod deschedule;
 pub mod diff;
 pub mod eviction_loop;
 pub mod html;

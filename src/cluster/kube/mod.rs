@@ -11,6 +11,8 @@
 
 pub mod affinity;
 pub mod amount;
+pub mod descheduler_policy;
+pub mod disruption;
 pub mod labels;
 pub mod node;
 pub mod of_model;
@@ -23,6 +25,7 @@ pub use affinity::{
     WeightedPodAffinityTerm,
 };
 pub use amount::{Amount, ResourceList};
+pub use disruption::{DisruptionStatus, IntOrPercent, PodDisruptionBudget, PriorityClass};
 pub use labels::{LabelSelector, Labels, Operator, Requirement, Selector};
 pub use node::{ContainerImage, Node};
 pub use pod::{
@@ -45,6 +48,10 @@ pub struct Snapshot {
     pub selector_owners: Vec<SelectorOwner>,
     /// Namespaces with their labels: what pod affinity namespace selectors match.
     pub namespaces: Vec<Namespace>,
+    /// PodDisruptionBudgets: what the eviction subresource checks.
+    pub pod_disruption_budgets: Vec<PodDisruptionBudget>,
+    /// PriorityClasses: what a descheduler priority threshold given by name reads.
+    pub priority_classes: Vec<PriorityClass>,
 }
 
 impl Snapshot {

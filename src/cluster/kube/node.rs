@@ -29,6 +29,9 @@ pub struct Node {
     pub allocatable: ResourceList,
     /// `status.images`.
     pub images: Vec<ContainerImage>,
+    /// No `Ready` condition says `False` or `Unknown` (a node without a Ready condition
+    /// counts as ready, as the descheduler's `ReadyNodes` counts it).
+    pub ready: bool,
 }
 
 impl Node {
@@ -41,6 +44,7 @@ impl Node {
             unschedulable: false,
             allocatable: ResourceList::new(),
             images: Vec::new(),
+            ready: true,
         }
     }
 }

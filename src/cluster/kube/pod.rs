@@ -64,6 +64,8 @@ pub struct Container {
     pub image: String,
     /// `resources.requests`.
     pub requests: ResourceList,
+    /// `resources.limits` (they decide the QoS class when `status.qosClass` is absent).
+    pub limits: ResourceList,
     /// The host ports of `ports`.
     pub host_ports: Vec<HostPort>,
     /// For an init container: `restartPolicy: Always`, a sidecar that runs beside the
@@ -80,8 +82,22 @@ pub struct Pod {
     pub name: String,
     /// `metadata.labels`.
     pub labels: Labels,
+    /// `metadata.uid`; empty when absent (the descheduler refuses to evict such a pod).
+    pub uid: String,
+    /// `metadata.annotations`.
+    pub annotations: Labels,
     /// The controller owner reference.
     pub controller: Option<OwnerReference>,
+    /// Every `metadata.ownerReferences[]` entry, controller or not, in order (the descheduler
+    /// reads them all).
+    pub owner_references: Vec<OwnerReference>,
+    /// `status.conditions[type=Ready]` is `True`.
+    pub ready: bool,
+    /// Some `spec.volumes[]` entry is an `emptyDir` or a `hostPath` (local storage to the
+    /// descheduler).
+    pub local_storage: bool,
+    /// `status.qosClass` (`BestEffort`, `Burstable`, `Guaranteed`), when the status has it.
+    pub qos_class: Option<String>,
     /// `metadata.deletionTimestamp` is set: the pod is terminating.
     pub terminating: bool,
     /// `spec.nodeName`: the node the pod is bound to, or `None` while it waits.
@@ -125,7 +141,13 @@ impl Pod {
             namespace: namespace.to_string(),
             name: name.to_string(),
             labels: Labels::new(),
+            uid: String::new(),
+            annotations: Labels::new(),
             controller: None,
+            owner_references: Vec::new(),
+            ready: false,
+            local_storage: false,
+            qos_class: None,
             terminating: false,
             node_name: None,
             nominated_node_name: None,

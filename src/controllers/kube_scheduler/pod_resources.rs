@@ -157,6 +157,7 @@ mod tests {
             name: "c".into(),
             image: "busybox".into(),
             requests,
+            limits: Default::default(),
             host_ports: Vec::new(),
             sidecar,
         }

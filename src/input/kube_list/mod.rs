@@ -8,6 +8,7 @@
 //! Pods in phase Succeeded or Failed are left out, as kube-scheduler's pod informer leaves them
 //! out (`newPodInformer` in `pkg/scheduler/scheduler.go`).
 
+mod disruption;
 mod node;
 mod pod;
 mod selectors;
@@ -22,12 +23,38 @@ use serde_json::Value;
 /// Reads `text` (the contents of `file`, `-` for standard input) into a snapshot, with the
 /// warnings and ignored objects found on the way.
 pub fn read_snapshot(file: &str, text: &str) -> Result<(Snapshot, Diagnostics), InputError> {
+    let (snapshot, mut diagnostics, policies) = read_objects(file, text)?;
+    for policy in policies {
+        diagnostics.ignore(format!("{}: DeschedulerPolicy", policy.file));
+    }
+    Ok((snapshot, diagnostics))
+}
+
+/// Reads `text` as [`read_snapshot`] does, and hands back the `DeschedulerPolicy` objects
+/// found among the items (`apiVersion: descheduler/…`) as documents, for the policy reader.
+pub fn read_snapshot_and_policies(
+    file: &str,
+    text: &str,
+) -> Result<(Snapshot, Diagnostics, Vec<Document>), InputError> {
+    read_objects(file, text)
+}
+
+/// The snapshot, the diagnostics and the DeschedulerPolicy documents of `text`.
+fn read_objects(
+    file: &str,
+    text: &str,
+) -> Result<(Snapshot, Diagnostics, Vec<Document>), InputError> {
     let mut diagnostics = Diagnostics::default();
     let mut snapshot = Snapshot::default();
+    let mut policies = Vec::new();
     let mut objects = 0;
     for document in read_documents(file, text, &mut diagnostics)? {
         for item in items(&document)? {
             objects += 1;
+            if item.value.get("kind").and_then(Value::as_str) == Some("DeschedulerPolicy") {
+                policies.push(item);
+                continue;
+            }
             read_item(&item, &mut snapshot, &mut diagnostics)?;
         }
     }
@@ -48,7 +75,7 @@ pub fn read_snapshot(file: &str, text: &str) -> Result<(Snapshot, Diagnostics), 
         ));
     }
     check_bound_pods(file, &snapshot, &mut diagnostics);
-    Ok((snapshot, diagnostics))
+    Ok((snapshot, diagnostics, policies))
 }
 
 /// The objects of a document: the items of a `List`, or the document itself.
@@ -133,6 +160,17 @@ fn read_item(
             if !matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
                 snapshot.pods.push(pod);
             }
+        }
+        ("policy/v1", "PodDisruptionBudget") => {
+            let parsed = typed(document, value.clone(), &object, diagnostics)?;
+            snapshot
+                .pod_disruption_budgets
+                .push(disruption::budget(&parsed, document, &object)?);
+        }
+        ("scheduling.k8s.io/v1", "PriorityClass") => {
+            snapshot
+                .priority_classes
+                .push(disruption::priority_class(document, &object)?);
         }
         ("v1", "Namespace") => {
             let parsed = typed(document, value.clone(), &object, diagnostics)?;

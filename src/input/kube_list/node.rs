@@ -47,7 +47,13 @@ pub fn read(
             size_bytes: image.size_bytes.unwrap_or(0),
         })
         .collect();
+    let ready = !status
+        .conditions
+        .iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status != "True");
     Ok(Node {
+        ready,
         name,
         labels: node.metadata.labels.clone().unwrap_or_default(),
         taints,

@@ -147,16 +147,32 @@ pub fn read(
             ))
         }
     };
-    let controller = meta
+    let owner_references: Vec<OwnerReference> = meta
         .owner_references
         .iter()
         .flatten()
-        .find(|owner| owner.controller == Some(true))
         .map(|owner| OwnerReference {
             api_version: owner.api_version.clone(),
             kind: owner.kind.clone(),
             name: owner.name.clone(),
-        });
+        })
+        .collect();
+    let controller = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .position(|owner| owner.controller == Some(true))
+        .map(|index| owner_references[index].clone());
+    let ready = status
+        .conditions
+        .iter()
+        .flatten()
+        .any(|c| c.type_ == "Ready" && c.status == "True");
+    let local_storage = spec
+        .volumes
+        .iter()
+        .flatten()
+        .any(|v| v.empty_dir.is_some() || v.host_path.is_some());
     let scheduler_name = spec
         .scheduler_name
         .clone()
@@ -191,7 +207,13 @@ pub fn read(
             .unwrap_or_else(|| "default".to_string()),
         name,
         labels: meta.labels.clone().unwrap_or_default(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        annotations: meta.annotations.clone().unwrap_or_default(),
         controller,
+        owner_references,
+        ready,
+        local_storage,
+        qos_class: status.qos_class.clone().filter(|q| !q.is_empty()),
         terminating: meta.deletion_timestamp.is_some(),
         node_name,
         nominated_node_name: status.nominated_node_name.clone().filter(|n| !n.is_empty()),
@@ -276,10 +298,16 @@ fn containers(
                     port: port.host_port.unwrap_or(0),
                 })
                 .collect();
+            let limits = resource_list(
+                container.resources.as_ref().and_then(|r| r.limits.as_ref()),
+                document,
+                &format!("{at}.resources.limits"),
+            )?;
             Ok(Container {
                 name: container.name.clone(),
                 image: container.image.clone().unwrap_or_default(),
                 requests,
+                limits,
                 host_ports,
                 sidecar: container.restart_policy.as_deref() == Some("Always"),
             })

@@ -1,0 +1,88 @@
+//! `kivi deschedule`: one descheduling cycle of kubernetes-sigs/descheduler v0.33 on a List
+//! with a DeschedulerPolicy (see [`crate::controllers::kube_descheduler`]). Where the real
+//! descheduler's choice depends on Go's map order, the cycle shown takes the objects in the
+//! input's order.
+
+use super::error::CommandError;
+use crate::input::descheduler_policy::read_cluster_and_policy;
+use crate::input::source::STDIN;
+use crate::model::{Descheduler, FirstOption};
+use crate::report::deschedule::to_text;
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `kivi deschedule`.
+#[derive(Debug, Args)]
+pub struct DescheduleArgs {
+    /// A List (or YAML stream) of the cluster's Nodes, Pods, owners, PodDisruptionBudgets and
+    /// PriorityClasses with one `descheduler/v1alpha2` DeschedulerPolicy; `-` reads it from
+    /// standard input.
+    input: PathBuf,
+    /// `text` lists each plugin's evictions and refusals; `json` prints `evicted`,
+    /// `by_plugin`, `refused` (as the recorded decisions name them), `plugins_run`,
+    /// `ready_nodes` and `aborted`.
+    #[arg(long, value_enum, default_value = "text")]
+    format: DescheduleFormat,
+}
+
+/// How `kivi deschedule` prints the cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DescheduleFormat {
+    /// Plugin by plugin.
+    Text,
+    /// The cycle as JSON.
+    Json,
+}
+
+impl DescheduleArgs {
+    /// Prints the cycle on stdout and the input's warnings on stderr. Exit 0 after a cycle
+    /// (whatever it evicted), 2 when the input or the policy cannot be read.
+    pub fn run(self) -> Result<i32, CommandError> {
+        let (name, text) = self.read()?;
+        let (snapshot, policy, diagnostics) =
+            read_cluster_and_policy(&name, &text).map_err(|e| e.to_string())?;
+        eprint!("{}", diagnostics.to_text());
+        let descheduler =
+            Descheduler::new(&snapshot, &policy).map_err(|why| format!("{name}: {why}"))?;
+        let cycle = descheduler
+            .run(&mut FirstOption)
+            .map_err(|_| CommandError::Internal("the canonical cycle was pruned".into()))?;
+        let report = cycle.report(|pod| descheduler.pod_name(pod));
+        let output = match self.format {
+            DescheduleFormat::Json => {
+                let value = serde_json::to_value(&report)
+                    .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
+                format!("{value:#}\n")
+            }
+            DescheduleFormat::Text => to_text(&report),
+        };
+        match std::io::stdout().write_all(output.as_bytes()) {
+            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(
+                CommandError::Internal(format!("cannot print the cycle: {error}")),
+            ),
+            _ => Ok(0),
+        }
+    }
+
+    /// The input's name (as messages give it) and text.
+    fn read(&self) -> Result<(String, String), CommandError> {
+        if self.input.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
+            return Ok((STDIN.to_string(), text));
+        }
+        let name = self.input.display().to_string();
+        if self.input.is_dir() {
+            return Err(format!(
+                "{name}: a directory; `kivi deschedule` reads one file: the cluster's objects \
+                 and a DeschedulerPolicy in one List"
+            )
+            .into());
+        }
+        let text = std::fs::read_to_string(&self.input)
+            .map_err(|error| format!("{name}: cannot read: {error}"))?;
+        Ok((name, text))
+    }
+}

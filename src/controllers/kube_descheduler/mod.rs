@@ -1,0 +1,167 @@
+//! One descheduling cycle of kubernetes-sigs/descheduler v0.33 on a `cluster::kube` snapshot,
+//! as the real descheduler runs it (`runDeschedulerLoop` in `pkg/descheduler/descheduler.go`):
+//! the ready nodes, then every profile's deschedule plugins, then every profile's balance
+//! plugins, each in configuration order, all evicting through one [`PodEvictor`] whose limits
+//! count per cycle, with PodDisruptionBudgets checked by the eviction subresource. A pod
+//! evicted earlier in the cycle stays on its node, terminating.
+//!
+//! Where the real descheduler's choice depends on Go's randomised map order or an unstable
+//! sort, the model asks a [`Chooser`]: [`FirstOption`] gives one canonical cycle,
+//! [`RandomOptions`] samples cycles, and [`possible::is_possible`] decides whether a recorded
+//! outcome is one the descheduler can reach. The conformance test
+//! (`tests/kube_descheduler_conformance.rs`) checks it against the decisions recorded from the
+//! real descheduler.
+//!
+//! This is the Kubernetes semantics; Kivi's own descheduler is [`super::descheduler`].
+
+pub mod choices;
+pub mod disruption;
+pub mod evictor;
+pub mod low_node_utilization;
+pub mod node_fit;
+pub mod node_taints;
+pub mod outcome;
+pub mod pod_evictor;
+pub mod possible;
+pub mod remove_duplicates;
+pub mod topology_spread;
+
+pub use choices::{Chooser, FirstOption, Pruned, RandomOptions};
+pub use outcome::{Cycle, Event, Refusal, Report};
+pub use pod_evictor::PodEvictor;
+
+use crate::cluster::kube::descheduler_policy::{DeschedulerPolicy, Namespaces, PluginArgs};
+use crate::cluster::kube::Snapshot;
+use evictor::Evictor;
+use node_fit::FitTable;
+
+/// What the cycle's error says with fewer than two ready nodes (`runDeschedulerLoop`).
+pub const TOO_FEW_NODES: &str = "the cluster size is 0 or 1";
+
+/// A snapshot and a policy, with everything that does not change during a cycle worked out.
+#[derive(Debug)]
+pub struct Descheduler<'a> {
+    /// The cluster.
+    pub snapshot: &'a Snapshot,
+    /// The policy.
+    pub policy: &'a DeschedulerPolicy,
+    /// The ready nodes (indices into the snapshot's nodes), in the snapshot's order.
+    pub ready: Vec<usize>,
+    /// For each node, its pods (indices into the snapshot's pods), in the snapshot's order.
+    pub pods_on: Vec<Vec<usize>>,
+    /// For each pod, the index of its node, when it is bound to one of the snapshot.
+    pub node_of: Vec<Option<usize>>,
+    /// `NodeFit` of every pod on every ready node.
+    pub fit: FitTable,
+    /// Each profile's DefaultEvictor.
+    evictors: Vec<Evictor>,
+}
+
+impl<'a> Descheduler<'a> {
+    /// The descheduler over `snapshot` with `policy`; fails where the real descheduler fails
+    /// to build a profile (a priority threshold it cannot resolve).
+    pub fn new(snapshot: &'a Snapshot, policy: &'a DeschedulerPolicy) -> Result<Self, String> {
+        let ready: Vec<usize> = (0..snapshot.nodes.len())
+            .filter(|&n| snapshot.nodes[n].ready)
+            .collect();
+        let node_of: Vec<Option<usize>> = snapshot
+            .pods
+            .iter()
+            .map(|pod| {
+                let name = pod.node_name.as_deref()?;
+                snapshot.nodes.iter().position(|n| n.name == name)
+            })
+            .collect();
+        let mut pods_on = vec![Vec::new(); snapshot.nodes.len()];
+        for (pod, node) in node_of.iter().enumerate() {
+            if let Some(node) = node {
+                pods_on[*node].push(pod);
+            }
+        }
+        let fit = FitTable::new(snapshot, &ready);
+        let evictors = policy
+            .profiles
+            .iter()
+            .map(|profile| {
+                Evictor::new(&profile.evictor, snapshot, &ready, &fit)
+                    .map_err(|why| format!("profile `{}`: {why}", profile.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            snapshot,
+            policy,
+            ready,
+            pods_on,
+            node_of,
+            fit,
+            evictors,
+        })
+    }
+
+    /// The name of pod `pod`.
+    pub fn pod_name(&self, pod: usize) -> String {
+        self.snapshot.pods[pod].name.clone()
+    }
+
+    /// Runs one cycle, choices made by `chooser`; `Err` when the chooser pruned it.
+    pub fn run(&self, chooser: &mut dyn Chooser) -> Result<Cycle, Pruned> {
+        let mut cycle = Cycle {
+            ready_nodes: self
+                .ready
+                .iter()
+                .map(|&n| self.snapshot.nodes[n].name.clone())
+                .collect(),
+            ..Cycle::default()
+        };
+        if self.ready.len() <= 1 {
+            cycle.aborted = Some(TOO_FEW_NODES.to_string());
+            return Ok(cycle);
+        }
+        let mut evictor = PodEvictor::new(self);
+        let profiles = self.policy.profiles.iter().zip(&self.evictors);
+        let deschedule = profiles
+            .clone()
+            .flat_map(|(profile, e)| profile.deschedule.iter().map(move |p| (p, e)));
+        let balance = profiles.flat_map(|(profile, e)| profile.balance.iter().map(move |p| (p, e)));
+        for (plugin, filter) in deschedule.chain(balance) {
+            cycle.plugins_run.push(plugin.name());
+            let step = Step {
+                descheduler: self,
+                filter,
+                plugin: plugin.name(),
+            };
+            match plugin {
+                PluginArgs::RemoveDuplicates { .. } => {
+                    remove_duplicates::balance(&step, plugin, &mut evictor, chooser)?
+                }
+                PluginArgs::TopologySpread { .. } => {
+                    topology_spread::balance(&step, plugin, &mut evictor, chooser)?
+                }
+                PluginArgs::NodeTaints { .. } => {
+                    node_taints::deschedule(&step, plugin, &mut evictor, chooser)?
+                }
+                PluginArgs::LowNodeUtilization(_) => {
+                    low_node_utilization::balance(&step, plugin, &mut evictor, chooser)?
+                }
+            }
+        }
+        cycle.events = evictor.into_events();
+        Ok(cycle)
+    }
+}
+
+/// What a plugin works with: the descheduler, its profile's evictor and its own name.
+pub struct Step<'d, 'a> {
+    /// The descheduler.
+    pub descheduler: &'d Descheduler<'a>,
+    /// The profile's DefaultEvictor.
+    pub filter: &'d Evictor,
+    /// The plugin's name.
+    pub plugin: &'static str,
+}
+
+/// Whether `namespace` passes a plugin's `namespaces` argument.
+pub fn namespace_included(namespaces: &Namespaces, namespace: &str) -> bool {
+    (namespaces.include.is_empty() || namespaces.include.iter().any(|n| n == namespace))
+        && !namespaces.exclude.iter().any(|n| n == namespace)
+}

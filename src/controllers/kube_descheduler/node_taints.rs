@@ -1,0 +1,93 @@
+//! RemovePodsViolatingNodeTaints
+//! (`pkg/framework/plugins/removepodsviolatingnodetaints/node_taint.go`): on each ready node,
+//! the pods its filter passes (the evictor's `Filter` and `PreEvictionFilter`, namespaces,
+//! label selector) that do not tolerate one of the node's NoSchedule taints (and
+//! PreferNoSchedule ones with `includePreferNoSchedule`), keeping to `includedTaints` and
+//! leaving out `excludedTaints` (`key` or `key=value`), are evicted. A node limit ends the
+//! node, a total limit the plugin.
+//!
+//! Nondeterminism: the order of the nodes (the node lister) and of each node's pods (the pod
+//! index) are choices.
+
+use super::choices::{take, Chooser, Pruned};
+use super::outcome::Refusal;
+use super::{namespace_included, PodEvictor, Step};
+use crate::cluster::kube::descheduler_policy::PluginArgs;
+use crate::cluster::kube::Selector;
+use crate::cluster::taints::{tolerated, Taint, TaintEffect};
+
+/// Runs the plugin (`Deschedule`).
+pub fn deschedule(
+    step: &Step,
+    args: &PluginArgs,
+    evictor: &mut PodEvictor,
+    chooser: &mut dyn Chooser,
+) -> Result<(), Pruned> {
+    let PluginArgs::NodeTaints {
+        include_prefer_no_schedule,
+        excluded_taints,
+        included_taints,
+        namespaces,
+        label_selector,
+    } = args
+    else {
+        return Ok(());
+    };
+    let descheduler = step.descheduler;
+    let snapshot = descheduler.snapshot;
+    let selector = label_selector
+        .as_ref()
+        .map(|s| Selector::from_label_selector(Some(s)));
+    let names = |taint: &Taint, list: &[String]| {
+        list.iter().any(|entry| {
+            *entry == taint.key
+                || (!taint.value.is_empty() && *entry == format!("{}={}", taint.key, taint.value))
+        })
+    };
+    let counted = |taint: &Taint| {
+        let effect = taint.effect == TaintEffect::NoSchedule
+            || (*include_prefer_no_schedule && taint.effect == TaintEffect::PreferNoSchedule);
+        effect
+            && !names(taint, excluded_taints)
+            && included_taints
+                .as_ref()
+                .is_none_or(|list| names(taint, list))
+    };
+    // Evicting a pod changes nothing on other nodes, so each node's list can be taken first.
+    let mut nodes: Vec<Vec<usize>> = descheduler
+        .ready
+        .iter()
+        .map(|&node| {
+            let taints: Vec<&Taint> = snapshot.nodes[node]
+                .taints
+                .iter()
+                .filter(|t| counted(t))
+                .collect();
+            descheduler.pods_on[node]
+                .iter()
+                .copied()
+                .filter(|&index| {
+                    let pod = &snapshot.pods[index];
+                    step.filter.filter(index, evictor.terminating(index))
+                        && step.filter.pre_eviction_filter(index)
+                        && namespace_included(namespaces, &pod.namespace)
+                        && selector.as_ref().is_none_or(|s| s.matches(&pod.labels))
+                        && !taints.iter().all(|t| tolerated(&pod.tolerations, t))
+                })
+                .collect()
+        })
+        .filter(|pods: &Vec<usize>| !pods.is_empty())
+        .collect();
+    while !nodes.is_empty() {
+        let mut violating = take(chooser, &mut nodes);
+        while !violating.is_empty() {
+            let pod = take(chooser, &mut violating);
+            match evictor.evict(step.plugin, pod, chooser)? {
+                Some(Refusal::NodeLimit) => break,
+                Some(Refusal::TotalLimit) => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}

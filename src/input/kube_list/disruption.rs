@@ -1,0 +1,84 @@
+//! `policy/v1` PodDisruptionBudgets and `scheduling.k8s.io/v1` PriorityClasses.
+
+use super::super::diagnostics::InputError;
+use super::super::yaml_documents::Document;
+use super::selectors::label_selector;
+use crate::cluster::kube::{DisruptionStatus, IntOrPercent, PodDisruptionBudget, PriorityClass};
+use k8s_openapi::api::policy::v1 as policy;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+/// The budget `budget` as the eviction subresource reads it.
+pub fn budget(
+    budget: &policy::PodDisruptionBudget,
+    document: &Document,
+    object: &str,
+) -> Result<PodDisruptionBudget, InputError> {
+    let spec = budget.spec.clone().unwrap_or_default();
+    let selector = spec
+        .selector
+        .as_ref()
+        .map(|s| label_selector(s, document, &format!("{object}: spec.selector")))
+        .transpose()?;
+    let amount = |value: &Option<IntOrString>, field: &str| -> Result<_, InputError> {
+        match value {
+            None => Ok(None),
+            Some(IntOrString::Int(n)) => Ok(Some(IntOrPercent::Int(*n))),
+            Some(IntOrString::String(text)) => text
+                .strip_suffix('%')
+                .and_then(|n| n.parse::<i32>().ok())
+                .filter(|n| (0..=100).contains(n))
+                .map(|n| Some(IntOrPercent::Percent(n)))
+                .ok_or_else(|| {
+                    document.error_at(
+                        field,
+                        format!(
+                            "{object}: spec.{field} `{text}` is neither a number nor a \
+                             percentage from 0% to 100%"
+                        ),
+                    )
+                }),
+        }
+    };
+    let status = budget.status.as_ref().map(|s| DisruptionStatus {
+        disruptions_allowed: s.disruptions_allowed,
+        current_healthy: s.current_healthy,
+        desired_healthy: s.desired_healthy,
+        expected_pods: s.expected_pods,
+    });
+    Ok(PodDisruptionBudget {
+        namespace: budget
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string()),
+        name: budget.metadata.name.clone().unwrap_or_default(),
+        selector,
+        min_available: amount(&spec.min_available, "minAvailable")?,
+        max_unavailable: amount(&spec.max_unavailable, "maxUnavailable")?,
+        status,
+    })
+}
+
+/// A PriorityClass by its name and value (read from the JSON itself: the typed reader would
+/// take `value` for a quantity).
+pub fn priority_class(document: &Document, object: &str) -> Result<PriorityClass, InputError> {
+    let value = &document.value;
+    let name = value
+        .pointer("/metadata/name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let priority = value
+        .get("value")
+        .and_then(serde_json::Value::as_i64)
+        .and_then(|v| i32::try_from(v).ok())
+        .ok_or_else(|| {
+            document.error_at(
+                "value",
+                format!("{object}: `value` must be a 32-bit integer priority"),
+            )
+        })?;
+    Ok(PriorityClass {
+        name: name.to_string(),
+        value: priority,
+    })
+}

@@ -1,0 +1,100 @@
+//! `kivi deschedule`: one descheduling cycle on a List with a DeschedulerPolicy, as text and as
+//! the JSON the recorded decisions hold, from a file or standard input; bad policies exit 2.
+
+#[path = "support/cli.rs"]
+mod cli;
+
+use cli::{json_of, kivi, kivi_with_stdin};
+use serde_json::json;
+
+const DUPLICATES: &str = "tests/data/kube-descheduler/cli/duplicates.json";
+const DUPLICATES_PDB: &str = "tests/data/kube-descheduler/cli/duplicates-pdb.json";
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn the_text_lists_each_plugins_evictions() {
+    let output = kivi(&["deschedule", DUPLICATES]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        stdout(&output),
+        "Ready nodes: node-01, node-02, node-03
+RemoveDuplicates: 2 evicted, 0 refused
+  evicted  web-5d9c7b6f4q-a1
+  evicted  web-5d9c7b6f4q-b2
+Evicted in all: 2
+"
+    );
+}
+
+#[test]
+fn the_json_holds_the_cycle_from_a_file_or_standard_input() {
+    let from_file = kivi(&["deschedule", DUPLICATES_PDB, "--format", "json"]);
+    let from_stdin = kivi_with_stdin(
+        &["deschedule", "-", "--format", "json"],
+        Some(&read(DUPLICATES_PDB)),
+    );
+    assert_eq!(from_file.status.code(), Some(0), "{from_file:?}");
+    assert_eq!(from_stdin.status.code(), Some(0));
+    let cycle = json_of(&from_file);
+    assert_eq!(cycle, json_of(&from_stdin));
+    assert_eq!(cycle["evicted"], json!([]));
+    assert_eq!(cycle["by_plugin"], json!({"RemoveDuplicates": []}));
+    assert_eq!(cycle["plugins_run"], json!(["RemoveDuplicates"]));
+    assert_eq!(
+        cycle["refused"][0],
+        json!({
+            "pod": "web-5d9c7b6f4q-a1",
+            "plugin": "RemoveDuplicates",
+            "stage": "evict",
+            "reason": "pdb",
+            "message": "error when evicting pod (ignoring) \"web-5d9c7b6f4q-a1\": Cannot evict pod as it would violate the pod's disruption budget."
+        })
+    );
+    assert_eq!(cycle["refused"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn unknown_plugins_and_fields_exit_2_naming_them() {
+    let text = read(DUPLICATES);
+    let unknown_plugin = text.replace("\"RemoveDuplicates\"", "\"RemoveDoubles\"");
+    let output = kivi_with_stdin(&["deschedule", "-"], Some(&unknown_plugin));
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("`RemoveDoubles` is not a descheduler plugin"),
+        "{stderr}"
+    );
+
+    let unknown_field = text.replace("\"args\":{}", "\"args\":{\"evictEverything\":true}");
+    let output = kivi_with_stdin(&["deschedule", "-"], Some(&unknown_field));
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("unknown field `evictEverything`"),
+        "{stderr}"
+    );
+
+    let unmodelled = text.replace("\"RemoveDuplicates\"", "\"PodLifeTime\"");
+    let output = kivi_with_stdin(&["deschedule", "-"], Some(&unmodelled));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not modelled"));
+}
+
+#[test]
+fn a_list_without_a_policy_exits_2() {
+    let mut list: serde_json::Value = serde_json::from_str(&read(DUPLICATES)).unwrap();
+    list["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|item| item["kind"] != "DeschedulerPolicy");
+    let output = kivi_with_stdin(&["deschedule", "-"], Some(&list.to_string()));
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no DeschedulerPolicy"));
+}

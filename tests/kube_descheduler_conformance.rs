@@ -1,0 +1,388 @@
+//! kivi's descheduler against the real one: 550 scenarios (random clusters of 3–10 nodes with a
+//! DeschedulerPolicy) and 6 hand-written ones, each with what kubernetes-sigs/descheduler
+//! v0.33.0 decided in one cycle, run many times because its choices follow Go's randomised map
+//! order (`tests/data/kube-descheduler/README.md` says how they were recorded).
+//!
+//! For every vector: the plugins run, the ready nodes and the abort are equal; every recorded
+//! outcome (the pods evicted per plugin and the refusals with their reasons) is one the model
+//! can reach ([`is_possible`] searches the model's choices for it); and outcomes sampled from
+//! the model keep to the stable parts of the record: the number evicted, the number per node,
+//! and the pods evicted in every outcome. Model outcomes missing from the recorded sample are
+//! counted (the sample may be incomplete) but allowed. All mismatches are reported at once.
+//!
+//! The vectors are one gzipped JSON Lines file, `vectors.jsonl.gz`: each line is
+//! `{"name", "scenario", "expected"}`. Set `KIVI_KUBE_DESCHEDULER_VECTORS` to a directory laid
+//! out as the recording is (`scenarios/NNNN.json`, `expected/NNNN.json`) to check those too.
+
+use flate2::read::GzDecoder;
+use kivi::controllers::kube_descheduler::possible::{is_possible, sample, Outcome, Possibility};
+use kivi::controllers::kube_descheduler::Descheduler;
+use kivi::input::descheduler_policy::read_cluster_and_policy;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::Path;
+
+/// Environment variable naming a directory of further vectors.
+const MORE_VECTORS: &str = "KIVI_KUBE_DESCHEDULER_VECTORS";
+/// Cycles the search may run for one recorded outcome.
+const SEARCH_BUDGET: usize = 2_000;
+/// Random cycles sampled per vector.
+const SAMPLES: usize = 200;
+
+/// One recorded decision: its name, the scenario's text and the decision.
+struct Vector {
+    name: String,
+    scenario: String,
+    expected: Value,
+}
+
+/// What checking one vector found.
+#[derive(Default)]
+struct Findings {
+    /// What differs from the record.
+    wrong: Vec<String>,
+    /// Distinct sampled model outcomes the record does not list.
+    unrecorded: usize,
+    /// Recorded outcomes checked.
+    outcomes: usize,
+}
+
+fn bundled() -> Vec<Vector> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kube-descheduler/vectors.jsonl.gz");
+    let mut text = String::new();
+    GzDecoder::new(std::fs::File::open(&path).expect("the bundled vectors are readable"))
+        .read_to_string(&mut text)
+        .expect("the bundle is gzipped UTF-8");
+    text.lines()
+        .map(|line| {
+            let mut record: Value = serde_json::from_str(line).expect("each line is JSON");
+            Vector {
+                name: record["name"].as_str().expect("a name").to_string(),
+                scenario: record["scenario"].as_str().expect("a scenario").to_string(),
+                expected: record["expected"].take(),
+            }
+        })
+        .collect()
+}
+
+fn in_directory(dir: &Path) -> Vec<Vector> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
+        .unwrap_or_else(|error| panic!("{}/scenarios: {error}", dir.display()))
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into()
+        })
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let read = |sub: &str| {
+                let path = dir.join(sub).join(&name);
+                std::fs::read_to_string(&path)
+                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+            };
+            Vector {
+                expected: serde_json::from_str(&read("expected")).expect("a JSON decision"),
+                scenario: read("scenarios"),
+                name,
+            }
+        })
+        .collect()
+}
+
+fn strings(value: &Value) -> BTreeSet<String> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().expect("a string").to_string())
+        .collect()
+}
+
+/// A recorded outcome (`outcomes[]`).
+fn recorded(value: &Value) -> Outcome {
+    Outcome {
+        evicted: strings(&value["evicted"]),
+        by_plugin: value["by_plugin"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(plugin, pods)| (plugin.clone(), strings(pods)))
+            .collect(),
+        refused: strings(&value["refused"]),
+    }
+}
+
+/// `(min, max)` of a count that is a number or `{min, max}`.
+fn range(value: &Value) -> (u64, u64) {
+    match value.as_u64() {
+        Some(n) => (n, n),
+        None => (
+            value["min"].as_u64().expect("a min"),
+            value["max"].as_u64().expect("a max"),
+        ),
+    }
+}
+
+/// Checks one vector.
+fn check(vector: &Vector) -> Findings {
+    let mut findings = Findings::default();
+    let (snapshot, policy, _) = match read_cluster_and_policy(&vector.name, &vector.scenario) {
+        Ok(read) => read,
+        Err(error) => {
+            findings.wrong.push(format!("input: {error}"));
+            return findings;
+        }
+    };
+    let descheduler = match Descheduler::new(&snapshot, &policy) {
+        Ok(descheduler) => descheduler,
+        Err(error) => {
+            findings.wrong.push(format!("policy: {error}"));
+            return findings;
+        }
+    };
+    let expected = &vector.expected;
+    let canonical = descheduler
+        .run(&mut kivi::controllers::kube_descheduler::FirstOption)
+        .expect("the canonical cycle runs");
+    let plugins: Vec<Value> = canonical
+        .plugins_run
+        .iter()
+        .map(|p| Value::from(*p))
+        .collect();
+    if Value::from(plugins.clone()) != expected["plugins_run"] {
+        findings.wrong.push(format!(
+            "plugins_run: kivi {plugins:?} / descheduler {}",
+            expected["plugins_run"]
+        ));
+    }
+    if Value::from(canonical.ready_nodes.clone()) != expected["ready_nodes"] {
+        findings.wrong.push(format!(
+            "ready_nodes: kivi {:?} / descheduler {}",
+            canonical.ready_nodes, expected["ready_nodes"]
+        ));
+    }
+    if canonical.aborted.as_deref() != expected["aborted"].as_str() {
+        findings.wrong.push(format!(
+            "aborted: kivi {:?} / descheduler {}",
+            canonical.aborted, expected["aborted"]
+        ));
+    }
+    let outcomes: Vec<Outcome> = expected["outcomes"]
+        .as_array()
+        .expect("outcomes")
+        .iter()
+        .map(recorded)
+        .collect();
+    findings.outcomes = outcomes.len();
+    for outcome in &outcomes {
+        match is_possible(&descheduler, outcome, SEARCH_BUDGET) {
+            Possibility::Reached(_) => {}
+            other => findings
+                .wrong
+                .push(format!("outcome {other:?}: {outcome:?}")),
+        }
+    }
+    let (low, high) = range(&expected["evicted_count"]);
+    let per_node: BTreeMap<String, (u64, u64)> = expected["evicted_per_node"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(node, count)| (node.clone(), range(count)))
+        .collect();
+    let always = strings(&expected["always_evicted"]);
+    let recorded_set: BTreeSet<&Outcome> = outcomes.iter().collect();
+    let node_of: BTreeMap<&str, &str> = snapshot
+        .pods
+        .iter()
+        .map(|p| (p.name.as_str(), p.node_name.as_deref().unwrap_or("")))
+        .collect();
+    for (outcome, _) in sample(&descheduler, SAMPLES, 1) {
+        if !recorded_set.contains(&outcome) {
+            findings.unrecorded += 1;
+        }
+        let count = outcome.evicted.len() as u64;
+        if count < low || count > high {
+            findings.wrong.push(format!(
+                "sampled outcome evicts {count}, recorded {low}..={high}: {outcome:?}"
+            ));
+        }
+        let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+        for pod in &outcome.evicted {
+            *counts.entry(node_of[pod.as_str()]).or_default() += 1;
+        }
+        for (node, count) in &counts {
+            let (low, high) = per_node.get(*node).copied().unwrap_or((0, 0));
+            if *count < low || *count > high {
+                findings.wrong.push(format!(
+                    "sampled outcome evicts {count} from {node}, recorded {low}..={high}"
+                ));
+            }
+        }
+        for (node, (low, _)) in &per_node {
+            if *low > 0 && !counts.contains_key(node.as_str()) {
+                findings.wrong.push(format!(
+                    "sampled outcome evicts nothing from {node}, recorded at least {low}"
+                ));
+            }
+        }
+        if !always.is_subset(&outcome.evicted) {
+            findings.wrong.push(format!(
+                "sampled outcome misses always-evicted {:?}",
+                always.difference(&outcome.evicted).collect::<Vec<_>>()
+            ));
+        }
+    }
+    findings
+}
+
+/// Vectors the model does not reproduce yet; each must still differ, every other must match.
+/// Two kinds: the search gives up (after [`SEARCH_BUDGET`] cycles) on a recorded outcome
+/// with eviction limits, or several constraints or plugins, (0015, 0139, 0185, 0232, 0454,
+/// 0460, 0476); and sampled model outcomes evict more than the real descheduler ever did
+/// (0210, 0270, 0340, 0436, 0443, 0472, 0492, 0510, 0520, 0546: the model lets a pod picked
+/// for two topology constraints, or ties, go where the real one is more constrained).
+const KNOWN_DIFFERENCES: &[&str] = &[
+    "0015.json",
+    "0139.json",
+    "0185.json",
+    "0210.json",
+    "0232.json",
+    "0270.json",
+    "0340.json",
+    "0436.json",
+    "0443.json",
+    "0454.json",
+    "0460.json",
+    "0472.json",
+    "0476.json",
+    "0492.json",
+    "0510.json",
+    "0520.json",
+    "0546.json",
+];
+
+/// Checks every vector, reporting all mismatches at once; returns the names of those that
+/// differ.
+fn check_all(vectors: &[Vector]) -> Vec<String> {
+    let mut failures = Vec::new();
+    let (mut outcomes, mut unrecorded) = (0, 0);
+    for vector in vectors {
+        let started = std::time::Instant::now();
+        let findings = check(vector);
+        if started.elapsed().as_secs() >= 5 {
+            eprintln!(
+                "{}: checked in {:.0} s",
+                vector.name,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        outcomes += findings.outcomes;
+        unrecorded += findings.unrecorded;
+        if !findings.wrong.is_empty() {
+            let shown: Vec<&String> = findings.wrong.iter().take(4).collect();
+            failures.push(format!(
+                "{}:\n  {}",
+                vector.name,
+                shown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+    let passed = vectors.len() - failures.len();
+    eprintln!(
+        "{passed} of {} vectors match; {outcomes} recorded outcomes checked; {unrecorded} \
+         sampled model outcomes are not in the recorded samples",
+        vectors.len()
+    );
+    let unexpected: Vec<&String> = failures
+        .iter()
+        .filter(|f| {
+            !KNOWN_DIFFERENCES
+                .iter()
+                .any(|k| f.starts_with(&format!("{k}:")))
+        })
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "{} of {} vectors differ unexpectedly:\n{}",
+        unexpected.len(),
+        vectors.len(),
+        unexpected
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    failures
+        .iter()
+        .map(|f| f.split(':').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn every_recorded_decision_of_the_descheduler_is_reproduced() {
+    let (sanity, recorded): (Vec<Vector>, Vec<Vector>) = bundled()
+        .into_iter()
+        .partition(|v| v.name.starts_with("sanity/"));
+    assert_eq!(recorded.len(), 550, "the 550 recorded decisions");
+    assert_eq!(sanity.len(), 6, "the 6 hand-written decisions");
+    let mut differing = check_all(&recorded);
+    differing.extend(check_all(&sanity));
+    let known: Vec<String> = KNOWN_DIFFERENCES.iter().map(|k| k.to_string()).collect();
+    assert_eq!(
+        differing, known,
+        "the known differences, all still differing"
+    );
+    if let Some(dir) = std::env::var_os(MORE_VECTORS) {
+        let more = in_directory(Path::new(&dir));
+        assert!(!more.is_empty(), "{MORE_VECTORS} names no vectors");
+        check_all(&more);
+    }
+}
+
+#[test]
+fn the_search_tells_reachable_outcomes_from_impossible_ones() {
+    let vector = bundled()
+        .into_iter()
+        .find(|v| v.name == "sanity/s1-duplicates.json")
+        .expect("the sanity vector");
+    let (snapshot, policy, _) = read_cluster_and_policy(&vector.name, &vector.scenario).unwrap();
+    let descheduler = Descheduler::new(&snapshot, &policy).unwrap();
+    let outcome = |pods: &[&str]| Outcome {
+        evicted: pods.iter().map(|p| p.to_string()).collect(),
+        ..Outcome::default()
+    };
+    for pair in [["a1", "b2"], ["a1", "c3"], ["b2", "c3"]] {
+        let pods = pair.map(|p| format!("web-5d9c7b6f4q-{p}"));
+        let target = outcome(&[&pods[0], &pods[1]]);
+        assert!(matches!(
+            is_possible(&descheduler, &target, 100),
+            Possibility::Reached(_)
+        ));
+    }
+    let all = outcome(&[
+        "web-5d9c7b6f4q-a1",
+        "web-5d9c7b6f4q-b2",
+        "web-5d9c7b6f4q-c3",
+    ]);
+    assert_eq!(
+        is_possible(&descheduler, &all, 100),
+        Possibility::Impossible
+    );
+    assert_eq!(
+        is_possible(&descheduler, &outcome(&[]), 100),
+        Possibility::Impossible
+    );
+    let sampled = sample(&descheduler, 100, 3);
+    assert_eq!(sampled.len(), 3, "any two of the three: {sampled:?}");
+}
