@@ -817,14 +817,18 @@ mod tests {
     #[test]
     fn checks_cut_short_before_the_answer_leave_it_unproven() {
         let mut tiny = settings(2, None);
-        tiny.check.memory = crate::engine::MemoryBudget::new(64 << 10);
+        tiny.check.depth_limit = Some(8);
         let result = sweep(&c3_template(false), &tiny);
         assert_eq!(
             result.verdict(),
             Verdict::Violation,
             "the violation is real"
         );
-        assert!(result.cut_short > 0);
+        assert_eq!(result.cut_short, 69);
+        assert_eq!(
+            result.cut_short_because.as_deref(),
+            Some("depth limit 8 reached")
+        );
         assert!(!result.proven_minimal());
         let without = sweep(&c3_template(true), &tiny);
         assert_eq!(

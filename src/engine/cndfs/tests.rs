@@ -54,7 +54,7 @@ impl Graph {
 fn options(threads: usize) -> LassoOptions {
     LassoOptions {
         threads,
-        memory: MemoryBudget::new(1 << 20),
+        memory: MemoryBudget::new(1 << 30),
         expected_states: 0,
         timeout: None,
         cancel: None,
