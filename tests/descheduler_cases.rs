@@ -104,6 +104,7 @@ fn parallel_loop(
         expected_states: 0,
         timeout: None,
         cancel: None,
+        trace: kivi::engine::TraceMode::Shortest,
     };
     kivi::model::liveness::eviction_loop::find_eviction_loop(model, &options)
         .expect("every loop replays")

@@ -1,6 +1,8 @@
 //! Flags that configure the engine, shared by every command that runs a check.
 
-use crate::engine::{parse_memory_budget, CheckOptions, MemoryBudget, Strategy, VisitedKind};
+use crate::engine::{
+    parse_memory_budget, CheckOptions, MemoryBudget, Strategy, TraceMode, VisitedKind,
+};
 use clap::Args;
 use std::time::Duration;
 
@@ -38,6 +40,11 @@ pub struct EngineArgs {
     /// of growing from one page (a sweep guesses from the topologies it has decided).
     #[arg(long, value_name = "N")]
     pub expect_states: Option<u64>,
+    /// Which counterexample to print: `shortest` (a breadth-first search bounded by the
+    /// violation's depth looks for a shortest trace to the same failure, and a lasso's stem
+    /// and cycle are shortened) or `first` (as the search found it).
+    #[arg(long, value_enum, default_value = "shortest")]
+    pub trace: TraceMode,
 }
 
 impl EngineArgs {
@@ -59,6 +66,7 @@ impl EngineArgs {
             all_violations: self.all_violations,
             cancel: None,
             expected_states: self.expect_states.unwrap_or(0),
+            trace: self.trace,
         }
     }
 }

@@ -3,8 +3,9 @@
 use super::error::CheckError;
 use super::model::Model;
 use super::options::{CheckOptions, Strategy, VisitedKind};
-use super::outcome::{Example, Incompleteness, Outcome, Violation};
+use super::outcome::{Example, Incompleteness, Outcome, TraceLength, Violation};
 use super::search::{bfs, dfs, Search, SuccessorBatch};
+use super::shortest::shorten_violations;
 use super::stats::Statistics;
 use super::trace::{replay_example, replay_violation, Path};
 use super::visited::{
@@ -19,7 +20,22 @@ use std::time::Instant;
 /// Every counterexample is replayed and re-checked before it is returned; a path that does not
 /// replay is returned as an error. A panic in the model stops every worker at once and is
 /// returned as [`CheckError::Panicked`].
+///
+/// With [`TraceMode::Shortest`](super::options::TraceMode) (the default), violations a
+/// strategy other than breadth-first found are then shortened ([`super::shortest`]), once the
+/// search's visited set is given back.
 pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, CheckError> {
+    let started = Instant::now();
+    let mut outcome = check_as_found(model, options)?;
+    shorten_violations(model, options, started, &mut outcome)?;
+    Ok(outcome)
+}
+
+/// [`check`] without shortening: the traces as the search found them.
+pub(super) fn check_as_found<M: Model>(
+    model: &M,
+    options: &CheckOptions,
+) -> Result<Outcome<M>, CheckError> {
     match options.visited {
         VisitedKind::Fingerprint => check_with(
             model,
@@ -67,7 +83,14 @@ fn check_with<M: Model, V: VisitedSet>(
         .violations
         .into_iter()
         .map(|(failure, path)| {
-            replay_violation(model, &path, &failure).map(|trace| Violation { failure, trace })
+            replay_violation(model, &path, &failure).map(|trace| Violation {
+                failure,
+                trace,
+                length: match options.strategy {
+                    Strategy::Bfs => TraceLength::Shortest,
+                    Strategy::Dfs | Strategy::Swarm => TraceLength::AsFound,
+                },
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let examples = findings
@@ -83,6 +106,7 @@ fn check_with<M: Model, V: VisitedSet>(
         unreached,
         incomplete,
         stats,
+        shortening: None,
     })
 }
 

@@ -61,8 +61,10 @@ use super::interrupt::Interrupt;
 use super::lasso::Lasso;
 use super::memory::{Charge, MemoryBudget, Tally, Use};
 use super::model::Model;
-use super::options::CancelToken;
+use super::options::{CancelToken, TraceMode};
 use super::rng::SplitMix64;
+use super::shortest::lasso::shorten_lasso;
+use super::shortest::Bounds;
 use super::trace::Step;
 use colour_table::ColourTable;
 
@@ -95,6 +97,9 @@ pub struct LassoOptions {
     pub timeout: Option<Duration>,
     /// Stops the search early (the result is then incomplete).
     pub cancel: Option<CancelToken>,
+    /// Whether a lasso found is shortened ([`crate::engine::shortest::lasso`]) or reported
+    /// as found.
+    pub trace: TraceMode,
 }
 
 impl LassoOptions {
@@ -111,6 +116,7 @@ impl LassoOptions {
             expected_states: options.expected_states,
             timeout: options.timeout,
             cancel: options.cancel.clone(),
+            trace: options.trace,
         }
     }
 }
@@ -214,7 +220,21 @@ where
         let search = match found {
             Some(lasso) => {
                 replays(model, &marked, &lasso)?;
-                LassoSearch::Found(lasso)
+                if options.trace == TraceMode::First {
+                    LassoSearch::Found(lasso)
+                } else {
+                    // The colour table and stacks are given back before the stem's search.
+                    drop(shared);
+                    let bounds = Bounds::left(
+                        (threads, memory),
+                        start,
+                        options.timeout,
+                        options.cancel.as_ref(),
+                    );
+                    let short = shorten_lasso(model, &marked, lasso, bounds);
+                    replays(model, &marked, &short)?;
+                    LassoSearch::Found(short)
+                }
             }
             // A step the model cut short left successors out: the bound that cut it decides.
             None if shared.interrupt.fired() => LassoSearch::Incomplete(

@@ -204,6 +204,7 @@ mod tests {
             expected_states: 0,
             timeout: None,
             cancel: Some(cancel),
+            trace: crate::engine::TraceMode::Shortest,
         };
         let lasso = find_lasso_parallel(&CutChain, |_, _, _| true, &options).unwrap();
         assert!(

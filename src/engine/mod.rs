@@ -10,6 +10,7 @@
 //! - [`trace`]: paths and their replay.
 //! - [`cndfs`]: the parallel on-the-fly lasso search (a cycle that takes a marked transition),
 //!   and [`lasso`], its sequential whole-graph reference.
+//! - [`shortest`]: shortest counterexamples and lassos, by bounded breadth-first searches.
 //! - [`interrupt`]: the search's bounds as a model sees them inside a long step.
 //! - [`memory`]: the process's memory budget, which every check charges.
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
@@ -25,6 +26,7 @@ pub mod options;
 pub mod outcome;
 pub mod rng;
 mod search;
+pub mod shortest;
 pub mod stats;
 pub mod synthetic;
 pub mod trace;
@@ -36,9 +38,9 @@ pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use memory::{default_memory_budget, process_overhead, MemoryBudget};
 pub use model::{Expectation, Model, Property};
 pub use options::{
-    parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy, VisitedKind,
+    parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy, TraceMode, VisitedKind,
 };
-pub use outcome::{Example, Incompleteness, Outcome, Verdict, Violation};
+pub use outcome::{Example, Incompleteness, Outcome, Shortening, TraceLength, Verdict, Violation};
 pub use search::dfs::computes_children_again;
 pub use stats::{Statistics, WorkerStats};
 pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};

@@ -19,6 +19,20 @@ pub enum Strategy {
     Swarm,
 }
 
+/// Which counterexample a check reports.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceMode {
+    /// A shortest one: after a strategy other than `bfs` finds a violation, a breadth-first
+    /// search bounded by its depth looks for a shortest path to the same failure
+    /// ([`crate::engine::shortest`]).
+    Shortest,
+    /// The one the strategy found first, as it found it.
+    First,
+}
+
 /// Which visited set a check uses.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
@@ -79,6 +93,8 @@ pub struct CheckOptions {
     /// A guess of the states the check will store: the visited set starts that big (within
     /// the memory budget) instead of growing from one page. 0 when unknown.
     pub expected_states: u64,
+    /// Whether counterexamples are shortened after the search ([`TraceMode`]).
+    pub trace: TraceMode,
 }
 
 impl Default for CheckOptions {
@@ -94,6 +110,7 @@ impl Default for CheckOptions {
             all_violations: false,
             cancel: None,
             expected_states: 0,
+            trace: TraceMode::Shortest,
         }
     }
 }

@@ -66,6 +66,19 @@ impl std::fmt::Display for Incompleteness {
     }
 }
 
+/// Whether a counterexample is as short as any that reaches its failure.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "length", content = "why")]
+pub enum TraceLength {
+    /// No path to the failure is shorter: a breadth-first search found it.
+    Shortest,
+    /// As the search found it (`--trace first`); a shorter one may exist.
+    AsFound,
+    /// As the search found it: a bound stopped the search for a shorter one, for the reason
+    /// given, so a shorter one may exist.
+    MaybeLonger(String),
+}
+
 /// A counterexample: a replayed path to a failing state.
 #[derive(Clone, Debug)]
 pub struct Violation<M: Model> {
@@ -73,6 +86,17 @@ pub struct Violation<M: Model> {
     pub failure: Failure,
     /// How to get there.
     pub trace: Trace<M>,
+    /// Whether a shorter trace could reach the same failure.
+    pub length: TraceLength,
+}
+
+/// What shortening the counterexamples cost ([`crate::engine::shortest`]).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Shortening {
+    /// States the bounded breadth-first search stored.
+    pub states: u64,
+    /// Its wall-clock time, in seconds.
+    pub elapsed_s: f64,
 }
 
 /// A witness for a `sometimes` property.
@@ -120,6 +144,8 @@ pub struct Outcome<M: Model> {
     pub incomplete: Option<Incompleteness>,
     /// Figures of the search.
     pub stats: Statistics,
+    /// What the search for shorter counterexamples cost, when one ran.
+    pub shortening: Option<Shortening>,
 }
 
 impl<M: Model> Outcome<M> {

@@ -2,7 +2,7 @@
 
 use super::counterexample::{Counterexample, Verbosity};
 use crate::cluster::TieBreak;
-use crate::engine::{Outcome, Verdict};
+use crate::engine::{Outcome, TraceLength, Verdict};
 use crate::model::ClusterModel;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -65,6 +65,9 @@ pub fn failures_text(
         for line in counterexample.unschedulable_lines(verbosity) {
             let _ = writeln!(text, "{line}");
         }
+        if let TraceLength::MaybeLonger(why) = &violation.length {
+            let _ = writeln!(text, "(This trace may not be the shortest: {why}.)");
+        }
         let _ = writeln!(text);
     }
     text
@@ -115,12 +118,17 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
         .violations
         .iter()
         .map(|violation| {
-            Counterexample {
+            let mut json = Counterexample {
                 model,
                 failure: &violation.failure,
                 trace: &violation.trace,
             }
-            .to_json()
+            .to_json();
+            json["shortest"] = json!(violation.length == TraceLength::Shortest);
+            if let TraceLength::MaybeLonger(why) = &violation.length {
+                json["maybeLongerBecause"] = json!(why);
+            }
+            json
         })
         .collect();
     json!({
@@ -133,5 +141,6 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
         "setup": setup_json(model),
         "counterexamples": counterexamples,
         "stats": outcome.stats,
+        "shortening": outcome.shortening,
     })
 }

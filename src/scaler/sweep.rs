@@ -19,7 +19,8 @@ use super::topology::Topology;
 use super::typed_instance::typed_instance;
 use crate::cluster::Semantics;
 use crate::engine::cndfs::LassoOptions;
-use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, Verdict};
+use crate::engine::shortest::shorten_violations;
+use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, TraceMode, Verdict};
 use crate::input::uniform::load_records;
 use crate::input::{load_uniform, Names};
 use crate::model::liveness::{FoundLoop, LoopKind, LoopVerdict};
@@ -281,8 +282,15 @@ pub fn run(
         let liveness = settings.liveness;
         let (passed, largest) = (passed.clone(), largest.clone());
         move |topology: &Topology, context: JobContext| {
+            // Only the reported topologies' traces are shortened, once the sweep is done;
+            // a lasso is shortened as it is found.
+            let trace = match liveness {
+                Some(_) => options.trace,
+                None => TraceMode::First,
+            };
             let options = CheckOptions {
                 expected_states: largest.load(Ordering::Relaxed),
+                trace,
                 ..options.clone()
             };
             // A panic here would abort the pool's thread; it becomes an internal error.
@@ -357,6 +365,7 @@ pub fn run(
         .map(|(index, topology)| (topology, index + 1))
         .collect();
     let mut result = assemble(reports, &positions, template, settings, first);
+    pool.install(|| shorten_reported(&mut result, &settings.check))?;
     result.candidates = candidates.len();
     result.guaranteed_minimal = guaranteed_minimal;
     result.interrupted = interrupt.is_cancelled();
@@ -602,6 +611,19 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
             incomplete: None,
         },
     )
+}
+
+/// Shortens the counterexamples of the violating topologies `result` reports
+/// ([`shorten_violations`]), each with `options`' bounds; the topologies' checks kept their
+/// traces as found.
+fn shorten_reported(result: &mut SweepResult, options: &CheckOptions) -> Result<(), SweepError> {
+    for violation in &mut result.violations {
+        if let Finding::Intents(outcome) = &mut violation.finding {
+            shorten_violations(&violation.model, options, Instant::now(), outcome)
+                .map_err(|error| SweepError::Internal(error.to_string()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks one topology of the sweep (for intent violations, or with `liveness` for a lasso of

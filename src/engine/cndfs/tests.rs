@@ -58,6 +58,7 @@ fn options(threads: usize) -> LassoOptions {
         expected_states: 0,
         timeout: None,
         cancel: None,
+        trace: crate::engine::TraceMode::Shortest,
     }
 }
 
