@@ -116,6 +116,8 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
         pods,
         selector_owners,
         namespaces: Vec::new(),
+        pod_disruption_budgets: Vec::new(),
+        priority_classes: Vec::new(),
     }
 }
 
@@ -148,6 +150,7 @@ fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         unschedulable: now.maintenance == MaintenancePhase::Draining,
         allocatable,
         images: Vec::new(),
+        ready: now.status == NodeStatus::Ready,
     }
 }
 
@@ -202,7 +205,9 @@ fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
             name: replica_set_name(d, version),
         });
     }
+    pod.owner_references = pod.controller.iter().cloned().collect();
     pod.terminating = now.phase == Phase::Terminating;
+    pod.ready = now.phase == Phase::Running;
     pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));
     pod.phase = match now.phase {
         Phase::Running | Phase::Terminating => PodPhase::Running,
@@ -224,6 +229,7 @@ fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
         name: "main".into(),
         image: String::new(),
         requests,
+        limits: ResourceList::new(),
         host_ports: Vec::new(),
         sidecar: false,
     });
