@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 /// `kivi ARGS` run to its end: its exit code, its standard output and its peak resident
 /// memory in bytes (the kernel's own count, `ru_maxrss` of the child as `wait4` reaps it).
 #[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // reaped by `wait4` below, which `Child::wait` cannot replace
 fn kivi_peak(args: &[&str]) -> (i32, String, u64) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kivi"))
         .args(args)

@@ -54,9 +54,7 @@ pub fn balance(
             let owners = &pod.owner_references;
             if !listed
                 || owners.is_empty()
-                || owners
-                    .iter()
-                    .any(|o| exclude_owner_kinds.iter().any(|k| *k == o.kind))
+                || owners.iter().any(|o| exclude_owner_kinds.contains(&o.kind))
             {
                 continue;
             }

@@ -29,6 +29,10 @@ use crate::cluster::kube::{Labels, NodeInclusionPolicy, NodeSelectorTerm, Pod, S
 use crate::cluster::taints::Toleration;
 use std::collections::BTreeMap;
 
+/// Domains keyed by how many matching pods they hold: each domain's value and its pods as
+/// tie groups, in the order the balancing takes them.
+type DomainsBySize = BTreeMap<usize, Vec<(String, Vec<Vec<usize>>)>>;
+
 /// One distinct constraint of a namespace (`topologySpreadConstraint`).
 #[derive(Clone, Debug, PartialEq)]
 struct Constraint {
@@ -233,7 +237,7 @@ fn balance_domains(
     let ideal = total as f64 / domains.len() as f64;
     // Domains by size, equal sizes in an order chosen; each domain's pods as tie groups in
     // ascending order (with node selector or affinity first, then by priority).
-    let mut by_size: BTreeMap<usize, Vec<(String, Vec<Vec<usize>>)>> = BTreeMap::new();
+    let mut by_size: DomainsBySize = BTreeMap::new();
     for (value, pods) in domains {
         let mut groups: BTreeMap<(bool, i32), Vec<usize>> = BTreeMap::new();
         for index in pods.iter().copied() {
