@@ -4,7 +4,9 @@
 # default), Kivi's own trace at that topology (cases/cN/expected.json, original.counterexample),
 # and the check's wall time with and without shortening (median of --repetitions runs); the same
 # for the eviction loops of C4 and C8 (--loop, whole report lines, one thread so that CNDFS's
-# lasso is fixed).
+# lasso is fixed). Safety rows also give the reported trace's steps and its point of no return
+# (JSON `unavoidable_from`: the steps after which every run fails; "undecided" when the
+# probe's allowance ran out).
 #
 # Usage: scripts/traces-table.sh [--repetitions N] [--out-dir DIR]   (KIVI=path/to/kivi)
 # Results: DIR/traces.{csv,md} (default results/).
@@ -46,20 +48,34 @@ print(sum(len(c["kiviTrace"]) for c in report["counterexamples"] if c["intent"] 
 ' "cases/$case/expected.json"
 }
 
+# "STEPS,POINT" of the counterexample of the intent Kivi reports for CASE: its steps and its
+# point of no return.
+no_return() {
+  local case="$1"
+  { "$kivi" check --case "$case" --original --format json || true; } | python3 -c '
+import json, sys
+intent = json.load(open(sys.argv[1]))["original"]["violatedIntents"][0]
+report = json.load(sys.stdin)
+c = next(c for c in report["counterexamples"] if c["intent"] == intent)
+point = c.get("unavoidable_from")
+print("%d,%s" % (len(c["steps"]), "undecided" if point is None else point))
+' "cases/$case/expected.json"
+}
+
 csv="$out_dir/traces.csv"
-echo "case,mode,lines_first,lines_shortest,kivi_lines,seconds_first,seconds_shortest" >"$csv"
+echo "case,mode,lines_first,lines_shortest,kivi_lines,seconds_first,seconds_shortest,steps,unavoidable_from" >"$csv"
 for case in c1 c2 c3 c4 c5 c6 c7 c8; do
   args=(check --case "$case" --original -q)
   first=$(step_lines "$case" --trace first)
   shortest=$(step_lines "$case")
   kivi_lines=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['original']['counterexample']))" "cases/$case/expected.json")
-  echo "$case,safety,$first,$shortest,$kivi_lines,$(median_seconds "${args[@]}" --trace first),$(median_seconds "${args[@]}")" >>"$csv"
+  echo "$case,safety,$first,$shortest,$kivi_lines,$(median_seconds "${args[@]}" --trace first),$(median_seconds "${args[@]}"),$(no_return "$case")" >>"$csv"
 done
 for case in c4 c8; do
   args=(check --case "$case" --original --loop --threads 1 -q)
   first=$("$kivi" "${args[@]}" --trace first | wc -l || true)
   shortest=$("$kivi" "${args[@]}" | wc -l || true)
-  echo "$case,loop,$first,$shortest,,$(median_seconds "${args[@]}" --trace first),$(median_seconds "${args[@]}")" >>"$csv"
+  echo "$case,loop,$first,$shortest,,$(median_seconds "${args[@]}" --trace first),$(median_seconds "${args[@]}"),," >>"$csv"
 done
 
 {
@@ -70,13 +86,18 @@ done
   echo "Kivi reports (C4 also violates a second one); loop rows count the whole"
   echo "\`--loop --threads 1\` report. Kivi's column is its own counterexample at the same topology"
   echo "(\`cases/cN/expected.json\`). Times are the whole command's wall time: the safety checks take"
-  echo "milliseconds, so their times are mostly process start-up and the machine's load."
+  echo "milliseconds, so their times are mostly process start-up and the machine's load. The default"
+  echo "also marks the point of no return; its last column is the number of steps of the shortest trace"
+  echo "after which every run fails (0: from the initial state; Kivi's scenarios script their events,"
+  echo "so most of them fail whatever the controllers do)."
   echo
-  echo "| case | mode | lines as found (--trace first) | lines shortest (default) | Kivi's lines | s as found | s shortest | shortening adds |"
-  echo "|---|---|---:|---:|---:|---:|---:|---:|"
-  tail -n +2 "$csv" | while IFS=, read -r case mode first shortest kivi_lines s_first s_short; do
+  echo "| case | mode | lines as found (--trace first) | lines shortest (default) | Kivi's lines | s as found | s shortest | shortening adds | unavoidable after (steps) |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+  tail -n +2 "$csv" | while IFS=, read -r case mode first shortest kivi_lines s_first s_short steps point; do
     added=$(echo "$s_first $s_short" | awk '{ if ($1 > 0) printf "%+.0f %%", 100 * ($2 - $1) / $1; else print "n/a" }')
-    echo "| $case | $mode | $first | $shortest | ${kivi_lines:--} | $s_first | $s_short | $added |"
+    after="-"
+    [ -n "$steps" ] && after="$point of $steps"
+    echo "| $case | $mode | $first | $shortest | ${kivi_lines:--} | $s_first | $s_short | $added | $after |"
   done
 } >"$out_dir/traces.md"
 cat "$out_dir/traces.md"

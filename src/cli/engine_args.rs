@@ -41,8 +41,10 @@ pub struct EngineArgs {
     #[arg(long, value_name = "N")]
     pub expect_states: Option<u64>,
     /// Which counterexample to print: `shortest` (a breadth-first search bounded by the
-    /// violation's depth looks for a shortest trace to the same failure, and a lasso's stem
-    /// and cycle are shortened) or `first` (as the search found it).
+    /// violation's depth looks for a shortest trace to the same failure, a lasso's stem and
+    /// cycle are shortened, and the step after which every run fails is marked `<- from here
+    /// on, every run fails` where that can be decided cheaply) or `first` (as the search found
+    /// it, nothing added).
     #[arg(long, value_enum, default_value = "shortest")]
     pub trace: TraceMode,
 }

@@ -2,6 +2,7 @@
 
 use super::error::CheckError;
 use super::model::Model;
+use super::no_return::mark_points_of_no_return;
 use super::options::{CheckOptions, Strategy, VisitedKind};
 use super::outcome::{Example, Incompleteness, Outcome, TraceLength, Violation};
 use super::search::{bfs, dfs, Search, SuccessorBatch};
@@ -23,11 +24,13 @@ use std::time::Instant;
 ///
 /// With [`TraceMode::Shortest`](super::options::TraceMode) (the default), violations a
 /// strategy other than breadth-first found are then shortened ([`super::shortest`]), once the
-/// search's visited set is given back.
+/// search's visited set is given back, and each invariant's counterexample is marked with its
+/// point of no return ([`mark_points_of_no_return`]).
 pub fn check<M: Model>(model: &M, options: &CheckOptions) -> Result<Outcome<M>, CheckError> {
     let started = Instant::now();
     let mut outcome = check_as_found(model, options)?;
     shorten_violations(model, options, started, &mut outcome)?;
+    mark_points_of_no_return(model, options, started, &mut outcome);
     Ok(outcome)
 }
 
@@ -90,6 +93,7 @@ fn check_with<M: Model, V: VisitedSet>(
                     Strategy::Bfs => TraceLength::Shortest,
                     Strategy::Dfs | Strategy::Swarm => TraceLength::AsFound,
                 },
+                unavoidable_from: None,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

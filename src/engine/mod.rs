@@ -11,6 +11,7 @@
 //! - [`cndfs`]: the parallel on-the-fly lasso search (a cycle that takes a marked transition),
 //!   and [`lasso`], its sequential whole-graph reference.
 //! - [`shortest`]: shortest counterexamples and lassos, by bounded breadth-first searches.
+//! - [`no_return`]: the step of a counterexample after which every run fails.
 //! - [`interrupt`]: the search's bounds as a model sees them inside a long step.
 //! - [`memory`]: the process's memory budget, which every check charges.
 //! - [`synthetic`]: models with known state counts, for tests and benchmarks.
@@ -22,6 +23,7 @@ pub mod interrupt;
 pub mod lasso;
 pub mod memory;
 pub mod model;
+pub mod no_return;
 pub mod options;
 pub mod outcome;
 pub mod rng;

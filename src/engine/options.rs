@@ -27,9 +27,10 @@ pub enum Strategy {
 pub enum TraceMode {
     /// A shortest one: after a strategy other than `bfs` finds a violation, a breadth-first
     /// search bounded by its depth looks for a shortest path to the same failure
-    /// ([`crate::engine::shortest`]).
+    /// ([`crate::engine::shortest`]), and the step after which every run fails is marked
+    /// ([`crate::engine::no_return`]).
     Shortest,
-    /// The one the strategy found first, as it found it.
+    /// The one the strategy found first, as it found it, nothing added.
     First,
 }
 

@@ -88,6 +88,9 @@ pub struct Violation<M: Model> {
     pub trace: Trace<M>,
     /// Whether a shorter trace could reach the same failure.
     pub length: TraceLength,
+    /// The number of steps of the trace after which every run fails the same way (0: from
+    /// the initial state on), when that could be decided ([`crate::engine::no_return`]).
+    pub unavoidable_from: Option<usize>,
 }
 
 /// What shortening the counterexamples cost ([`crate::engine::shortest`]).

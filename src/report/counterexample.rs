@@ -2,7 +2,7 @@
 
 use super::snapshot::snapshot;
 use crate::cluster::{ClusterAction, ClusterState};
-use crate::engine::{Failure, Trace};
+use crate::engine::{Failure, Trace, Violation};
 use crate::model::{ClusterModel, FitError};
 use serde_json::{json, Value};
 
@@ -76,9 +76,25 @@ pub struct Counterexample<'a> {
     pub failure: &'a Failure,
     /// The replayed trace.
     pub trace: &'a Trace<ClusterModel>,
+    /// The number of steps after which every run fails (0: from the initial state), if
+    /// decided.
+    pub unavoidable_from: Option<usize>,
 }
 
-impl Counterexample<'_> {
+/// The line that marks the point of no return in a text counterexample.
+pub const NO_RETURN_MARK: &str = "<- from here on, every run fails";
+
+impl<'a> Counterexample<'a> {
+    /// The counterexample of `violation`, found in `model`.
+    pub fn of(model: &'a ClusterModel, violation: &'a Violation<ClusterModel>) -> Self {
+        Self {
+            model,
+            failure: &violation.failure,
+            trace: &violation.trace,
+            unavoidable_from: violation.unavoidable_from,
+        }
+    }
+
     fn steps(&self) -> impl Iterator<Item = (&ClusterState, &ClusterAction, &ClusterState)> {
         let mut before = &self.trace.init;
         self.trace.steps.iter().map(move |step| {
@@ -90,19 +106,36 @@ impl Counterexample<'_> {
 
     /// The counterexample's lines at `verbosity`, numbered as Kivi numbers them; from
     /// [`Verbosity::Steps`] on, a controller's reason follows its line (`    because: …`), and
-    /// from [`Verbosity::AllSteps`] on, the numbers behind it (`    numbers: …`).
+    /// from [`Verbosity::AllSteps`] on, the numbers behind it (`    numbers: …`). From
+    /// [`Verbosity::Steps`] on, a line [`NO_RETURN_MARK`] follows the step after which every
+    /// run fails ([`Counterexample::no_return_mark`]; first, after `[init]`, when the initial
+    /// state is already doomed).
     pub fn lines(&self, verbosity: Verbosity) -> Vec<String> {
         let mut lines = Vec::new();
         let mut number = 0;
-        for (before, action, after) in self.steps() {
+        let mark = self.no_return_mark().filter(|_| verbosity >= Verbosity::Steps);
+        if mark == Some(0) {
+            lines.push(format!("[init] {NO_RETURN_MARK}"));
+        }
+        for (index, (before, action, after)) in self.steps().enumerate() {
             let step = (before, action, after);
             lines.extend(step_lines(self.model, step, verbosity, &mut number));
+            if mark == Some(index + 1) {
+                lines.push(NO_RETURN_MARK.to_string());
+            }
         }
         if verbosity == Verbosity::Reasons {
             lines.split_off(lines.len().saturating_sub(1))
         } else {
             lines
         }
+    }
+
+    /// The number of steps after which every run fails, when it is worth marking: not the
+    /// trace's last step, where the failure shows anyway.
+    pub fn no_return_mark(&self) -> Option<usize> {
+        self.unavoidable_from
+            .filter(|&steps| steps < self.trace.steps.len())
     }
 
     /// The lines saying why the pod the trace ends on found no node: kube-scheduler's
@@ -143,7 +176,9 @@ impl Counterexample<'_> {
     /// action and the state after it (a message with a controller's reason has `reason` and
     /// `detail`); and, when a pod found no node, why (`"unschedulable": {"pod": 6, "reason":
     /// "0/3 nodes are available: …", "nodes": [{"node": 1, "plugin": "PodTopologySpread",
-    /// "detail": "…"}]}`).
+    /// "detail": "…"}]}`); `unavoidable_from`, when decided: the number of steps after which
+    /// every run fails (0: from the initial state; `n`: from the state after the step whose
+    /// `step` is `n - 1`).
     pub fn to_json(&self) -> Value {
         let mut kivi_trace = Vec::new();
         let mut steps = Vec::new();
@@ -171,6 +206,9 @@ impl Counterexample<'_> {
             "initialState": snapshot(&self.trace.init),
             "steps": steps,
         });
+        if let Some(steps) = self.unavoidable_from {
+            json["unavoidable_from"] = json!(steps);
+        }
         if let Some(error) = self.unschedulable() {
             let nodes: Vec<Value> = error
                 .nodes

@@ -118,6 +118,8 @@ struct Column {
     state: ClusterState,
     /// For a fold, what it folds.
     fold: Option<Fold>,
+    /// The steps of the trace taken up to this column (0 for the initial state).
+    taken: usize,
 }
 
 impl Column {
@@ -146,11 +148,23 @@ impl Fold {
     }
 }
 
+/// Which edge of its column the point of no return is drawn on: after the step that made
+/// the failure unavoidable, or before the first column after it when that step printed
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NoReturnEdge {
+    Before,
+    After,
+}
+
 /// A counterexample as columns over node lanes.
 pub struct Timeline {
     columns: Vec<Column>,
     /// The column where an eviction loop's cycle starts.
     loop_from: Option<usize>,
+    /// Where the point of no return is drawn: the x offset within the column's width, and
+    /// the column.
+    no_return: Option<(NoReturnEdge, usize)>,
     /// Whether the last column is where an intent is violated.
     violation: bool,
     /// Lines printed after the trace (why a pod found no node).
@@ -171,6 +185,7 @@ impl Timeline {
             lines: Vec::new(),
             state: init.clone(),
             fold: None,
+            taken: 0,
         }];
         let mut loop_from = None;
         let mut number = 0;
@@ -191,6 +206,7 @@ impl Timeline {
                 lines: numbered,
                 state: after.clone(),
                 fold: None,
+                taken: index + 1,
             });
         }
         if loop_from.is_none() && columns.len() > 1 {
@@ -201,6 +217,7 @@ impl Timeline {
         Self {
             columns,
             loop_from,
+            no_return: None,
             violation: false,
             epilogue: Vec::new(),
         }
@@ -212,6 +229,13 @@ impl Timeline {
         let steps = trace.steps.iter().map(|s| (&s.action, &s.state));
         let mut timeline = Self::new(counterexample.model, &trace.init, steps, None);
         timeline.violation = true;
+        timeline.no_return = counterexample.no_return_mark().and_then(|steps| {
+            let at = timeline.columns.iter().position(|c| c.taken >= steps)?;
+            match timeline.columns[at].taken == steps {
+                true => Some((NoReturnEdge::After, at)),
+                false => Some((NoReturnEdge::Before, at)),
+            }
+        });
         timeline.epilogue =
             counterexample.unschedulable_lines(super::counterexample::Verbosity::AllSteps);
         timeline
@@ -255,11 +279,12 @@ impl Timeline {
                     let numbers = |c: Option<&Column>| c.and_then(Column::numbers);
                     let (first, _) = numbers(folded.first()).unwrap_or_default();
                     let (_, last) = numbers(folded.last()).unwrap_or_default();
-                    let state = folded.into_iter().last().expect("two copies or more").state;
+                    let end = folded.into_iter().last().expect("two copies or more");
                     columns.push(Column {
                         mark: Mark::Repeat,
                         lines: Vec::new(),
-                        state,
+                        state: end.state,
+                        taken: end.taken,
                         fold: Some(Fold {
                             columns: len,
                             more: copies - 1,
@@ -378,6 +403,17 @@ fn svg(timeline: &Timeline, node_name: &dyn Fn(usize) -> String) -> String {
             out,
             r##"<g class="loop"><path d="M{x0} 12 V6 H{x1} V12" fill="none" stroke="#b00020" stroke-width="1.5"/><text x="{}" y="4" text-anchor="middle" font-size="9" fill="#b00020">repeats forever</text></g>"##,
             (x0 + x1) / 2
+        );
+    }
+    if let Some((edge, at)) = timeline.no_return {
+        let x = match edge {
+            NoReturnEdge::Before => LABEL_WIDTH + at * column_width - GAP / 2,
+            NoReturnEdge::After => LABEL_WIDTH + (at + 1) * column_width - GAP / 2,
+        };
+        let _ = writeln!(
+            out,
+            r##"<g class="no-return" data-column="{at}"><title>from here on, every run fails</title><line x1="{x}" y1="0" x2="{x}" y2="{height}" stroke="#b00020" stroke-width="1.5" stroke-dasharray="4,3"/><text x="{}" y="10" font-size="9" fill="#b00020">no return</text></g>"##,
+            x + 3
         );
     }
     let last = timeline.columns.len() - 1;
@@ -608,11 +644,7 @@ pub fn single_page(title: &str, model: &ClusterModel, outcome: &Outcome<ClusterM
         .iter()
         .enumerate()
         .map(|(number, violation)| {
-            let counterexample = Counterexample {
-                model,
-                failure: &violation.failure,
-                trace: &violation.trace,
-            };
+            let counterexample = Counterexample::of(model, violation);
             Section {
                 heading: format!("Failure #{}: {}", number + 1, violation.failure),
                 timeline: Timeline::of_counterexample(&counterexample),
@@ -688,11 +720,7 @@ pub fn sweep_page(title: &str, result: &SweepResult) -> Page {
         match &violation.finding {
             Finding::Intents(outcome) => {
                 for v in &outcome.violations {
-                    let counterexample = Counterexample {
-                        model: &violation.model,
-                        failure: &v.failure,
-                        trace: &v.trace,
-                    };
+                    let counterexample = Counterexample::of(&violation.model, v);
                     sections.push(Section {
                         heading: format!("Topology {at}: {}", v.failure),
                         timeline: Timeline::of_counterexample(&counterexample),

@@ -54,11 +54,7 @@ pub fn failures_text(
         let _ = writeln!(text, "-----Failure #{}-----", number + 1);
         let _ = writeln!(text, "Violated intent: {}", violation.failure);
         let _ = writeln!(text, "Counterexample:");
-        let counterexample = Counterexample {
-            model,
-            failure: &violation.failure,
-            trace: &violation.trace,
-        };
+        let counterexample = Counterexample::of(model, violation);
         for line in counterexample.lines(verbosity) {
             let _ = writeln!(text, "{line}");
         }
@@ -118,12 +114,7 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
         .violations
         .iter()
         .map(|violation| {
-            let mut json = Counterexample {
-                model,
-                failure: &violation.failure,
-                trace: &violation.trace,
-            }
-            .to_json();
+            let mut json = Counterexample::of(model, violation).to_json();
             json["shortest"] = json!(violation.length == TraceLength::Shortest);
             if let TraceLength::MaybeLonger(why) = &violation.length {
                 json["maybeLongerBecause"] = json!(why);

@@ -19,6 +19,7 @@ use super::topology::Topology;
 use super::typed_instance::typed_instance;
 use crate::cluster::Semantics;
 use crate::engine::cndfs::LassoOptions;
+use crate::engine::no_return::mark_points_of_no_return;
 use crate::engine::shortest::shorten_violations;
 use crate::engine::{check, panic_message, CancelToken, CheckOptions, Outcome, TraceMode, Verdict};
 use crate::input::uniform::load_records;
@@ -614,13 +615,16 @@ fn failed(error: SweepError) -> (JobVerdict, TopologyCheck) {
 }
 
 /// Shortens the counterexamples of the violating topologies `result` reports
-/// ([`shorten_violations`]), each with `options`' bounds; the topologies' checks kept their
-/// traces as found.
+/// ([`shorten_violations`]) and marks their points of no return
+/// ([`mark_points_of_no_return`]), each with `options`' bounds; the topologies' checks kept
+/// their traces as found.
 fn shorten_reported(result: &mut SweepResult, options: &CheckOptions) -> Result<(), SweepError> {
     for violation in &mut result.violations {
         if let Finding::Intents(outcome) = &mut violation.finding {
-            shorten_violations(&violation.model, options, Instant::now(), outcome)
+            let started = Instant::now();
+            shorten_violations(&violation.model, options, started, outcome)
                 .map_err(|error| SweepError::Internal(error.to_string()))?;
+            mark_points_of_no_return(&violation.model, options, started, outcome);
         }
     }
     Ok(())
