@@ -2,29 +2,14 @@
 //! accepted silently: each must now give its right answer, with the exit code that says so.
 //! The inputs are in tests/data/audit/ under the audit's names.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch, Scratch};
 
-use cli::{json_of, kivi};
-use std::process::Output;
+use cli::{json_of, kivi, stderr, stdout};
 
 const AUDIT: &str = "tests/data/audit";
 
 fn input(name: &str) -> String {
     format!("{AUDIT}/{name}")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// A path for a file of this test run, in the system's temporary folder.
-fn scratch(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("kivi-audit-{}-{name}", std::process::id()))
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 /// Row 3: two `pod_balance_across_node` intents, the second violated. The violation is found,
@@ -45,7 +30,8 @@ fn the_second_of_two_alike_intents_is_reported_with_its_deployment() {
         .replace(first, "FIRST")
         .replace(second, first)
         .replace("FIRST", second);
-    let swapped = scratch("f01-swapped.yaml");
+    let dir = scratch("f01");
+    let swapped = dir.join("f01-swapped.yaml");
     std::fs::write(&swapped, swapped_text).unwrap();
     let swapped = swapped.display().to_string();
     for path in [&listed, &swapped] {
@@ -157,7 +143,8 @@ spec:
       - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
       - {maxSkew: 1, topologyKey: rack, whenUnsatisfiable: Sometimes}
 ";
-    let path = scratch("list-items.yaml");
+    let dir = scratch("list-items");
+    let path = dir.join("list-items.yaml");
     let file = path.to_str().unwrap();
     std::fs::write(&path, manifests).unwrap();
     refused(
@@ -246,7 +233,8 @@ fn a_template_beyond_the_confident_size_is_refused_with_the_bound() {
     document["userDefined"]["max_pod_per_node"] = 7.into();
     document["userDefined"]["dTypes"][0]["minSize"] = 100.into();
     document["userDefined"]["dTypes"][0]["maxSize"] = 200.into();
-    let path = scratch("beyond-confident.json");
+    let dir = scratch("beyond-confident");
+    let path = dir.join("beyond-confident.json");
     std::fs::write(&path, document.to_string()).unwrap();
     refused(
         &["check", path.to_str().unwrap()],
@@ -284,7 +272,8 @@ fn free_resources_beyond_capacity_are_refused() {
         node["cpuLeft"] = node["cpu"].clone();
         node["memLeft"] = node["memory"].clone();
     }
-    let path = scratch("u34-consistent.json");
+    let dir = scratch("u34-consistent");
+    let path = dir.join("u34-consistent.json");
     std::fs::write(&path, document.to_string()).unwrap();
     let output = kivi(&["check", path.to_str().unwrap(), "-q"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
@@ -330,7 +319,7 @@ fn impossible_description_values_and_names_are_refused() {
 
 /// A copy of the audit's cluster description `name` in a fresh scratch folder, with its
 /// `cluster_configs.json` changed by `change`.
-fn changed_description(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+fn changed_description(name: &str, change: impl FnOnce(&mut serde_json::Value)) -> Scratch {
     let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(input(name));
     let to = scratch(&format!("{name}-changed"));
     for folder in ["yaml", "user_input"] {
@@ -345,7 +334,7 @@ fn changed_description(name: &str, change: impl FnOnce(&mut serde_json::Value)) 
         serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     change(&mut document);
     std::fs::write(&config, document.to_string()).unwrap();
-    to.display().to_string()
+    to
 }
 
 /// Row 9: only a `num` the description gives is held to its `minSize`..`maxSize`; a node type
@@ -361,7 +350,7 @@ fn a_count_the_description_leaves_out_is_within_its_sizes() {
         types[1].as_object_mut().unwrap().remove("num");
         types[1].as_object_mut().unwrap().remove("minSize");
     });
-    let output = kivi(&["dump", &folder, "--original"]);
+    let output = kivi(&["dump", folder.to_str().unwrap(), "--original"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let nodes = json_of(&output)["setup"]["nodes"].clone();
     let zones: Vec<_> = nodes
@@ -371,7 +360,7 @@ fn a_count_the_description_leaves_out_is_within_its_sizes() {
         .map(|node| node["labels"]["zone"].clone())
         .collect();
     assert_eq!(zones, ["A", "A", "B"], "{nodes}");
-    let output = kivi(&["dump", &folder]);
+    let output = kivi(&["dump", folder.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let sizes: Vec<_> = json_of(&output)["userDefined"]["nodesTypes"]
         .as_array()
@@ -380,7 +369,6 @@ fn a_count_the_description_leaves_out_is_within_its_sizes() {
         .map(|t| (t["minSize"].clone(), t["maxSize"].clone()))
         .collect();
     assert_eq!(sizes, [(2.into(), 10.into()), (1.into(), 10.into())]);
-    std::fs::remove_dir_all(&folder).unwrap();
 
     let folder = changed_description("cc19-num-above-maxsize", |config| {
         config["nodesTypes"][0]["num"] = 2.into();
@@ -388,10 +376,9 @@ fn a_count_the_description_leaves_out_is_within_its_sizes() {
         config["dTypes"][0]["maxSize"] = 3_000_000_000_i64.into();
     });
     refused(
-        &["check", &folder, "--original"],
+        &["check", folder.to_str().unwrap(), "--original"],
         &["dTypes[0].num: 3000000000 is too large; give at most 2147483647"],
     );
-    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 /// Row 9: bounds no check can keep to are refused, naming the least that can be kept, instead
@@ -465,7 +452,8 @@ fn merging_journals_of_different_options_names_the_option() {
             stderr(&output)
         );
     };
-    let (first, second) = (scratch("shard-0.jsonl"), scratch("shard-1.jsonl"));
+    let dir = scratch("shards");
+    let (first, second) = (dir.join("shard-0.jsonl"), dir.join("shard-1.jsonl"));
     run(&first, "0/2", &[]);
     run(
         &second,

@@ -1,35 +1,11 @@
 //! `kivi bench CONFIG`: a sweep definition runs into CSV, Markdown and SVG result files with
 //! the machine facts; bad definitions are input errors; the committed definitions are valid.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch};
 
 use cli::kivi;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-
-/// A test's own directory under the system's temporary one, removed when the test ends (passed
-/// or failed), so that runs leave nothing behind.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch(name: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("kivi-bench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch directory");
-    Scratch(dir)
-}
 
 /// Runs the sweep defined in `config` into a `results` folder beside it.
 fn run_sweep(config: &Path) -> (PathBuf, Output) {

@@ -1,11 +1,9 @@
 //! `kivi check` end to end: verdicts, exit codes, scaling answers, journals and bad input.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch};
 
 use cli::{json_of, kivi};
 use serde_json::Value;
-use std::path::PathBuf;
 
 fn expected(case: &str) -> Value {
     let path = format!("{}/cases/{case}/expected.json", env!("CARGO_MANIFEST_DIR"));
@@ -154,13 +152,6 @@ fn non_violation_sweeps_check_every_topology() {
         assert_eq!(report["candidates"], count, "{case}");
         assert_eq!(report["checksFinished"], count, "{case}");
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
 }
 
 #[test]
@@ -440,19 +431,13 @@ fn one_chosen_topology_of_a_template_is_checked_alone() {
 #[test]
 fn an_unschedulable_pod_is_explained_in_kube_schedulers_words() {
     let reason = "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.";
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(["check", "--case", "c3", "--original"])
-        .output()
-        .unwrap();
+    let output = kivi(&["check", "--case", "c3", "--original"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains(&format!("Pod 6 cannot be scheduled: {reason}")),
         "{stdout}"
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(["check", "--case", "c3", "--original", "--format", "json"])
-        .output()
-        .unwrap();
+    let output = kivi(&["check", "--case", "c3", "--original", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let skew = |node: usize, key: &str, value: usize, holds: usize, min: usize| {
         serde_json::json!({
@@ -477,10 +462,7 @@ fn an_unschedulable_pod_is_explained_in_kube_schedulers_words() {
         !stdout.contains("    node 1: PodTopologySpread"),
         "the per-node numbers wait for --verbose 3: {stdout}"
     );
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(["check", "--case", "c3", "--original", "--verbose", "3"])
-        .output()
-        .unwrap();
+    let output = kivi(&["check", "--case", "c3", "--original", "--verbose", "3"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     for node in &nodes {
         let line = format!(
@@ -498,10 +480,7 @@ fn an_unschedulable_pod_is_explained_in_kube_schedulers_words() {
 #[test]
 fn controllers_say_why_they_scaled_and_evicted() {
     let text = |case: &str, verbose: &str| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-            .args(["check", "--case", case, "--original", "--verbose", verbose])
-            .output()
-            .unwrap();
+        let output = kivi(&["check", "--case", case, "--original", "--verbose", verbose]);
         String::from_utf8_lossy(&output.stdout).into_owned()
     };
     let c3 = text("c3", "2");

@@ -1,10 +1,9 @@
 //! `kivi deschedule`: one descheduling cycle on a List with a DeschedulerPolicy, as text and as
 //! the JSON the recorded decisions hold, from a file or standard input; bad policies exit 2.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
-use cli::{json_of, kivi, kivi_with_stdin};
+use cli::{json_of, kivi, kivi_with_stdin, stdout};
 use serde_json::json;
 
 const DUPLICATES: &str = "tests/data/kube-descheduler/cli/duplicates.json";
@@ -12,10 +11,6 @@ const DUPLICATES_PDB: &str = "tests/data/kube-descheduler/cli/duplicates-pdb.jso
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
-}
-
-fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]

@@ -2,10 +2,9 @@
 //! why a pod is Pending and as the JSON the conformance vectors hold, from a file or standard
 //! input; its exit codes (0 placed, 1 a pod fits nowhere, 2 bad input).
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
-use cli::{json_of, kivi, kivi_with_stdin};
+use cli::{json_of, kivi, kivi_with_stdin, stdout};
 use flate2::read::GzDecoder;
 use serde_json::{json, Value};
 use std::io::Read;
@@ -14,10 +13,6 @@ const CLUSTER: &str = "tests/data/kube-scheduler/cli/cluster.yaml";
 
 fn cluster() -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CLUSTER)).unwrap()
-}
-
-fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]

@@ -13,7 +13,7 @@ use kivi::model::ClusterModel;
 use kivi::scaler::template::Template;
 use proptest::prelude::*;
 
-mod support;
+use crate::support;
 
 /// Per node: placed pods, their CPU and their memory (pods that hold a node: not idle, bound).
 fn placed(state: &ClusterState, nodes: usize) -> Vec<(i32, i32, i32)> {

@@ -2,18 +2,13 @@
 //! and compared with Kivi + SPIN's reference results in `cases/`.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kivi::cluster::ClusterAction;
 use kivi::engine::{check, CheckOptions, Model, Outcome, Strategy, VisitedKind};
-use kivi::input::load_uniform_file;
 use kivi::model::ClusterModel;
 
-fn load(case: &str, file: &str) -> ClusterModel {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));
-    load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::support::case_model as load;
 
 fn options() -> CheckOptions {
     CheckOptions {

@@ -5,13 +5,9 @@
 use std::path::Path;
 
 use kivi::engine::{check, CheckOptions, Failure, Outcome, Strategy, Verdict};
-use kivi::input::load_uniform_file;
 use kivi::model::ClusterModel;
 
-fn load(case: &str, variant: &str) -> ClusterModel {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{variant}.json"));
-    load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::support::case_model as load;
 
 fn run(model: &ClusterModel, threads: usize, strategy: Strategy) -> Outcome<ClusterModel> {
     check(

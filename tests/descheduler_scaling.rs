@@ -1,15 +1,12 @@
 //! `kivi check` scaling sweeps of C5–C8 against Kivi + SPIN's: the minimal violating topology
 //! and how many topologies were decided to find it, and no violation on the fixed variants.
 
+use crate::support::cli;
 use serde_json::Value;
-use std::process::Command;
 
+/// What `kivi ARGS` prints on standard output.
 fn kivi(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .output()
-        .expect("kivi runs");
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    cli::stdout(&cli::kivi(args))
 }
 
 fn expected(case: &str) -> Value {

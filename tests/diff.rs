@@ -4,8 +4,7 @@
 //! new side drops is "no longer checked", not fixed; eviction loops and eventually stable
 //! reconciliation compare too.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::kivi_with_stdin as kivi;
 

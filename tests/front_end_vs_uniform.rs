@@ -5,10 +5,11 @@
 //! exit code, verdict, violated intents and state count. Both run on one thread to depth 24,
 //! so that the counts are exact and every run is short.
 
+use crate::support::cli::kivi_texts as kivi;
+use crate::support::scratch;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// The examples with a cluster description (the live-cluster dump has none; the 5,000-node
 /// shop is too large to check many times).
@@ -19,19 +20,6 @@ const MODELS: [&str; 5] = [
     "models/c5-descheduler-duplicates",
     "models/c8-spot-spread-descheduler",
 ];
-
-fn kivi(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -237,22 +225,13 @@ fn agree(v: &Variation, directory: &Path, dump: &Path) -> Result<(), TestCaseErr
     Ok(())
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("kivi-vs-uniform-{tag}-{}", std::process::id()))
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
     #[test]
     fn front_end_and_uniform_json_agree_on_random_variations(v in variation()) {
-        let directory = scratch("dir");
-        let dump = scratch("dump.json");
-        let _ = std::fs::remove_dir_all(&directory);
-        let result = agree(&v, &directory, &dump);
-        let _ = std::fs::remove_dir_all(&directory);
-        let _ = std::fs::remove_file(&dump);
-        result?;
+        let dir = scratch("variation");
+        agree(&v, &dir.join("dir"), &dir.join("dump.json"))?;
     }
 }
 
@@ -270,8 +249,8 @@ fn variations_change_what_is_checked() {
         max_skew: 1,
         hpa: (2, 2),
     };
-    let directory = scratch("reach");
-    let _ = std::fs::remove_dir_all(&directory);
+    let dir = scratch("reach");
+    let directory = dir.join("variation");
     write_variation(&v, &directory);
     let (_, stdout, stderr) = kivi(&[
         "check",
@@ -302,5 +281,4 @@ fn variations_change_what_is_checked() {
         report["stats"]["states_stored"],
         original["stats"]["states_stored"]
     );
-    std::fs::remove_dir_all(&directory).unwrap();
 }

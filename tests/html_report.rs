@@ -3,17 +3,14 @@
 //! the trace puts them, and the violating step outlined; loops are bracketed; a page that
 //! cannot be written is a usage error found before the search.
 
-use std::path::PathBuf;
-
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch};
 
 use cli::kivi;
 
 /// The page `kivi check ARGS --html …` writes, and the exit code.
 fn page(name: &str, args: &[&str]) -> (String, Option<i32>) {
-    let path: PathBuf =
-        std::env::temp_dir().join(format!("kivi-html-{}-{name}.html", std::process::id()));
+    let dir = scratch(name);
+    let path = dir.join("page.html");
     let path_text = path.to_str().unwrap();
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["-q", "--html", path_text]);

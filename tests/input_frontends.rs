@@ -4,8 +4,7 @@
 //! file and place named, no panic). Kivi's own inputs are checked too where a checkout has them
 //! beside it (`../shared/kivi-inputs`); elsewhere that test says it is skipped.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch, Scratch};
 
 use cli::kivi;
 use serde_json::Value;
@@ -155,8 +154,7 @@ fn c3_units_are_the_greatest_common_divisor() {
 
 #[test]
 fn dumps_check_back_with_the_same_verdict() {
-    let directory = std::env::temp_dir().join(format!("kivi-dump-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
+    let directory = scratch("dumps");
     for (args, expected) in [
         (
             vec![C3_CONFIGS.to_string(), "--original".into()],
@@ -378,8 +376,7 @@ fn node_type_with_min_size_above_max_size() {
 
 #[test]
 fn missing_directory_contents_is_an_input_error() {
-    let empty = std::env::temp_dir().join(format!("kivi-empty-{}", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
+    let empty = scratch("empty");
     let output = kivi(&["check", empty.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("no manifests"));
@@ -591,9 +588,9 @@ fn translations_use_only_the_formats_keys() {
 }
 
 /// A copy of the C3 cluster description with `events` as its `events_assumption`, in a fresh
-/// temporary directory (removed by the caller).
-fn c3_with_events(tag: &str, events: Value) -> std::path::PathBuf {
-    let directory = std::env::temp_dir().join(format!("kivi-events-{tag}-{}", std::process::id()));
+/// scratch directory.
+fn c3_with_events(tag: &str, events: Value) -> Scratch {
+    let directory = scratch(&format!("events-{tag}"));
     for sub in ["yaml", "user_input"] {
         std::fs::create_dir_all(directory.join(sub)).unwrap();
         for entry in std::fs::read_dir(Path::new(C3_CONFIGS).join(sub)).unwrap() {
@@ -716,7 +713,8 @@ fn kivi_document_events_keep_parameters_and_name_their_place() {
             ),
         )
     };
-    let file = std::env::temp_dir().join(format!("kivi-single-{}.yaml", std::process::id()));
+    let dir = scratch("single");
+    let file = dir.join("single.yaml");
     let name = file.to_str().unwrap();
     std::fs::write(&file, with_event(0)).unwrap();
     let bad = kivi(&["check", name, "--original"]);

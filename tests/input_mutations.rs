@@ -11,12 +11,12 @@
 //! Truncated and byte-flipped files are covered too. The mutations are deterministic: the same
 //! few thousand inputs in every run.
 
+use crate::support::{cli::kivi, scratch};
 use kivi::engine::{check, CheckOptions};
 use kivi::input::uniform::{load_uniform, unknown_keys};
 use kivi::input::{open, InputOptions, Source};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// The documents mutated: each case's two single topologies, and each example's.
@@ -280,15 +280,11 @@ fn every_value_mutated_every_way() {
     assert!(inputs > 5_000, "{inputs} inputs");
     assert!(refused > 1_000, "{refused} refused");
     // The command line says the same: exit 2, the path named.
-    let directory = std::env::temp_dir().join(format!("kivi-mutations-{}", std::process::id()));
-    std::fs::create_dir_all(&directory).unwrap();
+    let directory = scratch("mutations");
     for (i, (document, path)) in sampled.iter().enumerate().take(40) {
         let file = directory.join(format!("m{i}.json"));
         std::fs::write(&file, serde_json::to_string(document).unwrap()).unwrap();
-        let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
-            .args(["check", file.to_str().unwrap(), "-q"])
-            .output()
-            .expect("kivi runs");
+        let output = kivi(&["check", file.to_str().unwrap(), "-q"]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{path}: {stderr}");
         assert!(stderr.contains(path.as_str()), "{path}: {stderr}");

@@ -2,6 +2,8 @@
 //! last line a kill cut off, resumes from its journal to exactly the answer, rows and state
 //! counts of a sweep that was never interrupted.
 
+use crate::support::cli::kivi;
+use crate::support::scratch;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -20,14 +22,6 @@ const SWEEP: [&str; 10] = [
     "--format",
     "json",
 ];
-
-fn kivi(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("kivi runs")
-}
 
 /// Each decided topology with its verdict and states, in Kivi's order.
 fn rows(report: &Value) -> Vec<(String, String, u64)> {
@@ -82,9 +76,8 @@ fn stopped_sweeps_resume_to_the_uninterrupted_answer() {
     let clean: Value = serde_json::from_slice(&clean.stdout).expect("JSON");
     assert_eq!(clean["rows"].as_array().unwrap().len(), 1644);
     for (signal, expected) in [(libc::SIGINT, Some(3)), (libc::SIGKILL, None)] {
-        let journal =
-            std::env::temp_dir().join(format!("kivi-resume-{}-{signal}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&journal);
+        let dir = scratch(&format!("resume-{signal}"));
+        let journal = dir.join("sweep.jsonl");
         // The journal's header line, then at least 400 decisions.
         assert_eq!(
             stop_midway(&journal, 401, signal),

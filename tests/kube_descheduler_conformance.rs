@@ -14,28 +14,21 @@
 //! `{"name", "scenario", "expected"}`. Set `KIVI_KUBE_DESCHEDULER_VECTORS` to a directory laid
 //! out as the recording is (`scenarios/NNNN.json`, `expected/NNNN.json`) to check those too.
 
-use flate2::read::GzDecoder;
+use crate::support::vectors::{bundled, more_from, Vector};
 use kivi::controllers::kube_descheduler::possible::{is_possible, sample, Outcome, Possibility};
 use kivi::controllers::kube_descheduler::Descheduler;
 use kivi::input::descheduler_policy::read_cluster_and_policy;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
-use std::path::Path;
 
+/// The recorded vectors, relative to the repository root.
+const BUNDLE: &str = "tests/data/kube-descheduler/vectors.jsonl.gz";
 /// Environment variable naming a directory of further vectors.
 const MORE_VECTORS: &str = "KIVI_KUBE_DESCHEDULER_VECTORS";
 /// Cycles the search may run for one recorded outcome.
 const SEARCH_BUDGET: usize = 2_000;
 /// Random cycles sampled per vector.
 const SAMPLES: usize = 200;
-
-/// One recorded decision: its name, the scenario's text and the decision.
-struct Vector {
-    name: String,
-    scenario: String,
-    expected: Value,
-}
 
 /// What checking one vector found.
 #[derive(Default)]
@@ -46,54 +39,6 @@ struct Findings {
     unrecorded: usize,
     /// Recorded outcomes checked.
     outcomes: usize,
-}
-
-fn bundled() -> Vec<Vector> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kube-descheduler/vectors.jsonl.gz");
-    let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(&path).expect("the bundled vectors are readable"))
-        .read_to_string(&mut text)
-        .expect("the bundle is gzipped UTF-8");
-    text.lines()
-        .map(|line| {
-            let mut record: Value = serde_json::from_str(line).expect("each line is JSON");
-            Vector {
-                name: record["name"].as_str().expect("a name").to_string(),
-                scenario: record["scenario"].as_str().expect("a scenario").to_string(),
-                expected: record["expected"].take(),
-            }
-        })
-        .collect()
-}
-
-fn in_directory(dir: &Path) -> Vec<Vector> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
-        .unwrap_or_else(|error| panic!("{}/scenarios: {error}", dir.display()))
-        .map(|entry| {
-            entry
-                .expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into()
-        })
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|name| {
-            let read = |sub: &str| {
-                let path = dir.join(sub).join(&name);
-                std::fs::read_to_string(&path)
-                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-            };
-            Vector {
-                expected: serde_json::from_str(&read("expected")).expect("a JSON decision"),
-                scenario: read("scenarios"),
-                name,
-            }
-        })
-        .collect()
 }
 
 fn strings(value: &Value) -> BTreeSet<String> {
@@ -331,7 +276,7 @@ fn check_all(vectors: &[Vector]) -> Vec<String> {
 
 #[test]
 fn every_recorded_decision_of_the_descheduler_is_reproduced() {
-    let (sanity, recorded): (Vec<Vector>, Vec<Vector>) = bundled()
+    let (sanity, recorded): (Vec<Vector>, Vec<Vector>) = bundled(BUNDLE)
         .into_iter()
         .partition(|v| v.name.starts_with("sanity/"));
     assert_eq!(recorded.len(), 550, "the 550 recorded decisions");
@@ -343,16 +288,14 @@ fn every_recorded_decision_of_the_descheduler_is_reproduced() {
         differing, known,
         "the known differences, all still differing"
     );
-    if let Some(dir) = std::env::var_os(MORE_VECTORS) {
-        let more = in_directory(Path::new(&dir));
-        assert!(!more.is_empty(), "{MORE_VECTORS} names no vectors");
+    if let Some(more) = more_from(MORE_VECTORS) {
         check_all(&more);
     }
 }
 
 #[test]
 fn the_search_tells_reachable_outcomes_from_impossible_ones() {
-    let vector = bundled()
+    let vector = bundled(BUNDLE)
         .into_iter()
         .find(|v| v.name == "sanity/s1-duplicates.json")
         .expect("the sanity vector");

@@ -14,13 +14,11 @@
 //! directory laid out as the recording is (`scenarios/NNNN.json`, `expected/NNNN.json`) to
 //! check more vectors as well.
 
-use flate2::read::GzDecoder;
+use crate::support::vectors::{bundled, more_from, Vector};
 use kivi::controllers::kube_scheduler::Scheduler;
 use kivi::input::kube_list::read_snapshot;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::Path;
 
 /// The fields compared, as the vectors name them.
 const FIELDS: &[&str] = &[
@@ -41,65 +39,10 @@ const FIELDS: &[&str] = &[
     "pending_pod",
 ];
 
+/// The recorded vectors, relative to the repository root.
+const BUNDLE: &str = "tests/data/kube-scheduler/vectors.jsonl.gz";
 /// Environment variable naming a directory of further vectors.
 const MORE_VECTORS: &str = "KIVI_KUBE_SCHEDULER_VECTORS";
-
-/// One recorded decision: its name, the scenario's text and the decision.
-struct Vector {
-    name: String,
-    scenario: String,
-    expected: Value,
-}
-
-/// The vectors of the bundle in `tests/data/kube-scheduler/`.
-fn bundled() -> Vec<Vector> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kube-scheduler/vectors.jsonl.gz");
-    let mut text = String::new();
-    GzDecoder::new(std::fs::File::open(&path).expect("the bundled vectors are readable"))
-        .read_to_string(&mut text)
-        .expect("the bundle is gzipped UTF-8");
-    text.lines()
-        .map(|line| {
-            let mut record: Value = serde_json::from_str(line).expect("each line is JSON");
-            Vector {
-                name: record["name"].as_str().expect("a name").to_string(),
-                scenario: record["scenario"].as_str().expect("a scenario").to_string(),
-                expected: record["expected"].take(),
-            }
-        })
-        .collect()
-}
-
-/// The vectors of a directory laid out as the recording is, by file name.
-fn in_directory(dir: &Path) -> Vec<Vector> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
-        .unwrap_or_else(|error| panic!("{}/scenarios: {error}", dir.display()))
-        .map(|entry| {
-            entry
-                .expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into()
-        })
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|name| {
-            let read = |sub: &str| {
-                let path = dir.join(sub).join(&name);
-                std::fs::read_to_string(&path)
-                    .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
-            };
-            Vector {
-                expected: serde_json::from_str(&read("expected")).expect("a JSON decision"),
-                scenario: read("scenarios"),
-                name,
-            }
-        })
-        .collect()
-}
 
 /// The fields of the vector's expected decision that kivi's decision gets wrong, each as
 /// `field: kivi … / kube-scheduler …`.
@@ -149,23 +92,21 @@ fn check_all(vectors: &[Vector]) {
 
 #[test]
 fn every_recorded_decision_of_kube_scheduler_is_reproduced() {
-    let (sanity, recorded): (Vec<Vector>, Vec<Vector>) = bundled()
+    let (sanity, recorded): (Vec<Vector>, Vec<Vector>) = bundled(BUNDLE)
         .into_iter()
         .partition(|v| v.name.starts_with("sanity/"));
     assert_eq!(recorded.len(), 1000, "the 1,000 recorded decisions");
     assert_eq!(sanity.len(), 3, "the 3 hand-written decisions");
     check_all(&recorded);
     check_all(&sanity);
-    if let Some(dir) = std::env::var_os(MORE_VECTORS) {
-        let more = in_directory(Path::new(&dir));
-        assert!(!more.is_empty(), "{MORE_VECTORS} names no vectors");
+    if let Some(more) = more_from(MORE_VECTORS) {
         check_all(&more);
     }
 }
 
 #[test]
 fn the_comparison_catches_a_wrong_decision() {
-    let mut vector = bundled()
+    let mut vector = bundled(BUNDLE)
         .into_iter()
         .find(|v| v.name == "sanity/s2-too-much-cpu.json")
         .expect("the sanity vector");

@@ -5,16 +5,11 @@
 //! the kube-scheduler recordings: 4 nodes, ReplicaSets `search` (7 replicas, 6 running, one
 //! pending) and `worker` (8 running).
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
-use cli::{json_of, kivi, kivi_with_stdin};
+use cli::{json_of, kivi, kivi_with_stdin, stderr};
 
 const LIST: &str = "tests/data/kube-list/0000.json";
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 #[test]
 fn replica_set_pods_run_where_the_list_says_and_belong_to_their_workload() {

@@ -1,8 +1,7 @@
 //! Every example in models/ gives its expected verdict, and the descheduler examples build the
 //! same `controllers.descheduler` as the hand-written cases.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::kivi;
 use serde_json::{json, Value};

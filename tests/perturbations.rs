@@ -5,8 +5,7 @@
 //! unperturbed one; the cases' non-violation variants stay violation-free; and since the resync
 //! always comes and a restart relists everything, eventually stable reconciliation still holds.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::{json_of, kivi};
 

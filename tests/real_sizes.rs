@@ -7,19 +7,8 @@
 //! state's children wait on the stack as the state and their action, and are computed again
 //! when popped.
 
-use std::process::Command;
-
-fn kivi(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(args)
-        .output()
-        .expect("kivi runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
+use crate::support::cli::{self, kivi_texts as kivi};
+use crate::support::scratch;
 
 #[test]
 fn a_thousand_node_cluster_has_the_same_states_on_every_thread_count_and_strategy() {
@@ -101,7 +90,7 @@ fn sizes_past_the_limits_are_refused_with_the_limit_named() {
 #[test]
 fn a_five_thousand_node_live_dump_is_read_dumped_and_checked() {
     let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/live-cluster-dump");
-    let directory = std::env::temp_dir().join(format!("kivi-live-5000-{}", std::process::id()));
+    let directory = scratch("live-5000");
     let setup = directory.join("setup");
     std::fs::create_dir_all(&setup).unwrap();
     for entry in std::fs::read_dir(example.join("setup")).unwrap() {
@@ -123,10 +112,7 @@ fn a_five_thousand_node_live_dump_is_read_dumped_and_checked() {
     }
     std::fs::write(&nodes_file, nodes.to_string()).unwrap();
     let input = directory.to_str().unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args(["dump", input])
-        .output()
-        .unwrap();
+    let output = cli::kivi(&["dump", input]);
     assert_eq!(
         output.status.code(),
         Some(0),

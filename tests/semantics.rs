@@ -4,8 +4,7 @@
 //! runs on `check`, `diff` and `job` (refused only with a stale-view scheduler); `kivi merge`
 //! refuses journals of differing semantics.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch};
 
 use cli::{json_of, kivi};
 use std::path::PathBuf;
@@ -56,7 +55,8 @@ fn every_report_says_which_semantics_it_used() {
         junit.contains("<property name=\"semantics\" value=\"kivi\"/>"),
         "{junit}"
     );
-    let html = std::env::temp_dir().join(format!("kivi-semantics-{}.html", std::process::id()));
+    let dir = scratch("semantics-page");
+    let html = dir.join("page.html");
     let page = kivi(&[&single[..], &["--html", html.to_str().unwrap()]].concat());
     assert_eq!(page.status.code(), Some(1));
     let page = std::fs::read_to_string(&html).expect("the HTML page");
@@ -154,10 +154,7 @@ fn kubernetes_runs_on_check_diff_and_job_but_not_with_a_stale_view_scheduler() {
 
 #[test]
 fn merge_refuses_journals_of_differing_semantics() {
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("kivi-semantics-merge-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("semantics-merge");
     let journal = |i: u32| dir.join(format!("shard-{i}.jsonl"));
     for i in 0..2 {
         let shard = format!("{i}/2");

@@ -2,8 +2,7 @@
 //! v1.33's cycle (fit on requests, not on usage), and every built-in case gets a definite
 //! verdict under it.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::{json_of, kivi};
 

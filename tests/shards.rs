@@ -3,23 +3,14 @@
 //! missing shards and journals of different sweeps are named; `kivi job` prints an Indexed Job
 //! that the Kubernetes types read back.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::{cli, scratch};
 
 use cli::{json_of, kivi};
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A fresh directory for one test's journals.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("kivi-shards-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
 
 /// `case` args of a sweep on one thread, as every run of these tests checks it.
 fn sweep_args(case: &[&str]) -> Vec<String> {

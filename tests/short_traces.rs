@@ -2,8 +2,7 @@
 //! case's trace is as long as breadth-first search's; `--trace first` keeps the trace as found;
 //! eviction loops are shortened.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::{json_of, kivi};
 use serde_json::Value;

@@ -3,8 +3,7 @@
 //! deployment controller, scheduler) undo each other forever or a pod never fits, and a model
 //! too small to hold the desired replicas gives no answer rather than a false one.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::{json_of, kivi};
 use serde_json::Value;

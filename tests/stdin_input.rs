@@ -2,8 +2,7 @@
 //! `kustomize build` print it, or a uniform-JSON document) gives what the same text gives from
 //! a file, and bad input on stdin exits 2 with an error that names `<stdin>` and the place.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
 use cli::kivi_with_stdin as kivi;
 

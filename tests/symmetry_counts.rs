@@ -4,8 +4,7 @@
 //! never more than the unreduced count (issue #46, row 2). Checked on the auditor's inputs and
 //! on generated small configurations with taints and node failures.
 
-#[path = "support/random_config.rs"]
-mod random_config;
+use crate::support::random_config;
 
 use kivi::engine::{check, CheckOptions, Strategy, Verdict, VisitedKind};
 use kivi::model::ClusterModel;

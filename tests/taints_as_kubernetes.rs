@@ -4,11 +4,9 @@
 //! checked under both tie-breaks, and the eviction loop an untolerated NoExecute taint used to
 //! give (the scheduler placing the pod, the taint manager evicting it) is gone.
 
-#[path = "support/cli.rs"]
-mod cli;
+use crate::support::cli;
 
-use cli::{kivi, kivi_with_stdin};
-use std::process::Output;
+use cli::{kivi, kivi_with_stdin, stdout};
 
 const NO_EXECUTE_NODES: &str = "tests/data/audit/b24-node-noexecute-no-toleration.yaml";
 const NO_EXECUTE_TYPE: &str = "tests/data/audit/b04c-taint-noexecute.yaml";
@@ -19,10 +17,6 @@ const EXISTS_KEY: &str = "tests/data/audit/b22-toleration-exists-key.yaml";
 /// kube-scheduler's reason for two nodes tainted `dedicated=gpu` the pod does not tolerate.
 const TWO_TAINTED: &str =
     "0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}.";
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// `kivi check FILE EXTRA…` under each tie-break: every exit code is `code`; the outputs.
 fn check(file: &str, extra: &[&str], code: i32) -> Vec<String> {

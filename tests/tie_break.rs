@@ -8,26 +8,20 @@ use std::path::Path;
 use kivi::cases::CASES as CASE_FILES;
 use kivi::cluster::TieBreak;
 use kivi::engine::{check, CheckOptions, Outcome, Strategy, Verdict, VisitedKind};
-use kivi::input::load_uniform_file;
 use kivi::model::{ClusterModel, ModelOptions};
 use kivi::scaler::template::Template;
 use proptest::prelude::*;
 
-#[path = "support/cli.rs"]
-mod cli;
-mod support;
+use crate::support::{self, cli};
 
 const CASES: [&str; 8] = ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"];
 
 fn load(case: &str, file: &str, tie_break: TieBreak, symmetry: bool) -> ClusterModel {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));
-    load_uniform_file(&path)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .with_options(ModelOptions {
-            tie_break,
-            symmetry,
-            ..ModelOptions::default()
-        })
+    support::case_model(case, file).with_options(ModelOptions {
+        tie_break,
+        symmetry,
+        ..ModelOptions::default()
+    })
 }
 
 /// Breadth-first, one thread, exact states: deterministic counts.

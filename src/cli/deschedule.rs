@@ -4,12 +4,11 @@
 //! input's order.
 
 use super::error::CommandError;
+use super::one_file;
 use crate::input::descheduler_policy::read_cluster_and_policy;
-use crate::input::source::STDIN;
 use crate::model::{Descheduler, FirstOption};
 use crate::report::deschedule::to_text;
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Arguments of `kivi deschedule`.
@@ -39,7 +38,11 @@ impl DescheduleArgs {
     /// Prints the cycle on stdout and the input's warnings on stderr. Exit 0 after a cycle
     /// (whatever it evicted), 2 when the input or the policy cannot be read.
     pub fn run(self) -> Result<i32, CommandError> {
-        let (name, text) = self.read()?;
+        let (name, text) = one_file::read(
+            &self.input,
+            "`kivi deschedule` reads one file: the cluster's objects and a DeschedulerPolicy \
+             in one List",
+        )?;
         let (snapshot, policy, diagnostics) =
             read_cluster_and_policy(&name, &text).map_err(|e| e.to_string())?;
         eprint!("{}", diagnostics.to_text());
@@ -50,39 +53,10 @@ impl DescheduleArgs {
             .map_err(|_| CommandError::Internal("the canonical cycle was pruned".into()))?;
         let report = cycle.report(|pod| descheduler.pod_name(pod));
         let output = match self.format {
-            DescheduleFormat::Json => {
-                let value = serde_json::to_value(&report)
-                    .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
-                format!("{value:#}\n")
-            }
+            DescheduleFormat::Json => one_file::pretty_json(&name, &report)?,
             DescheduleFormat::Text => to_text(&report),
         };
-        match std::io::stdout().write_all(output.as_bytes()) {
-            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(
-                CommandError::Internal(format!("cannot print the cycle: {error}")),
-            ),
-            _ => Ok(0),
-        }
-    }
-
-    /// The input's name (as messages give it) and text.
-    fn read(&self) -> Result<(String, String), CommandError> {
-        if self.input.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
-            return Ok((STDIN.to_string(), text));
-        }
-        let name = self.input.display().to_string();
-        if self.input.is_dir() {
-            return Err(format!(
-                "{name}: a directory; `kivi deschedule` reads one file: the cluster's objects \
-                 and a DeschedulerPolicy in one List"
-            )
-            .into());
-        }
-        let text = std::fs::read_to_string(&self.input)
-            .map_err(|error| format!("{name}: cannot read: {error}"))?;
-        Ok((name, text))
+        one_file::print(&output, "cycle")?;
+        Ok(0)
     }
 }

@@ -15,6 +15,7 @@ mod job;
 mod liveness_args;
 mod merge;
 mod model_args;
+mod one_file;
 mod plot;
 mod schedule;
 mod simulate;

@@ -4,12 +4,11 @@
 //! and the FitError (see [`crate::controllers::kube_scheduler`]).
 
 use super::error::CommandError;
+use super::one_file;
 use crate::input::kube_list::read_snapshot;
-use crate::input::source::STDIN;
 use crate::model::decide_pending;
 use crate::report::schedule::to_text;
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Exit code when some pending pod fits no node.
@@ -45,7 +44,11 @@ impl ScheduleArgs {
     /// pending pod fits a node, 1 when one fits none, 2 when the input cannot be read or has
     /// no pending pod.
     pub fn run(self) -> Result<i32, CommandError> {
-        let (name, text) = self.read()?;
+        let (name, text) = one_file::read(
+            &self.input,
+            "`kivi schedule` reads one file: write the cluster with \
+             `kubectl get nodes,pods,replicasets -A -o json > cluster.json`",
+        )?;
         let (snapshot, diagnostics) = read_snapshot(&name, &text).map_err(|e| e.to_string())?;
         eprint!("{}", diagnostics.to_text());
         let decisions = decide_pending(&snapshot);
@@ -58,46 +61,14 @@ impl ScheduleArgs {
             .into());
         }
         let output = match self.format {
-            ScheduleFormat::Json => {
-                let value = match decisions.as_slice() {
-                    [one] => serde_json::to_value(one),
-                    several => serde_json::to_value(several),
-                }
-                .map_err(|error| CommandError::Internal(format!("{name}: {error}")))?;
-                format!("{value:#}\n")
-            }
+            ScheduleFormat::Json => match decisions.as_slice() {
+                [one] => one_file::pretty_json(&name, one)?,
+                several => one_file::pretty_json(&name, several)?,
+            },
             ScheduleFormat::Text => decisions.iter().map(to_text).collect::<Vec<_>>().join("\n"),
         };
-        match std::io::stdout().write_all(output.as_bytes()) {
-            Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
-                return Err(CommandError::Internal(format!(
-                    "cannot print the decision: {error}"
-                )))
-            }
-            _ => {}
-        }
+        one_file::print(&output, "decision")?;
         let unschedulable = decisions.iter().any(|d| d.feasible.is_empty());
         Ok(if unschedulable { EXIT_UNSCHEDULABLE } else { 0 })
-    }
-
-    /// The input's name (as messages give it) and text.
-    fn read(&self) -> Result<(String, String), CommandError> {
-        if self.input.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|error| format!("{STDIN}: cannot read: {error}"))?;
-            return Ok((STDIN.to_string(), text));
-        }
-        let name = self.input.display().to_string();
-        if self.input.is_dir() {
-            return Err(format!(
-                "{name}: a directory; `kivi schedule` reads one file: write the cluster with \
-                 `kubectl get nodes,pods,replicasets -A -o json > cluster.json`"
-            )
-            .into());
-        }
-        let text = std::fs::read_to_string(&self.input)
-            .map_err(|error| format!("{name}: cannot read: {error}"))?;
-        Ok((name, text))
     }
 }

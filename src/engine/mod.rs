@@ -46,3 +46,6 @@ pub use outcome::{Example, Incompleteness, Outcome, Shortening, TraceLength, Ver
 pub use search::dfs::computes_children_again;
 pub use stats::{Statistics, WorkerStats};
 pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};
+
+#[cfg(test)]
+mod test_graph;

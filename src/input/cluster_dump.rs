@@ -7,9 +7,7 @@
 //! their requests are subtracted from their nodes. Unlike Kivi, no `kubectl describe node`
 //! dump is needed: allocatable comes from the Node objects and requests from the Pods.
 
-use super::description::{
-    Autoscaler, ClusterDescription, MetricResource, MetricTarget, RunningPod,
-};
+use super::description::{Autoscaler, ClusterDescription, MetricResource, MetricTarget};
 use super::diagnostics::{Diagnostics, InputError, Place};
 use super::kubernetes::{read_object, typed, Object};
 use super::quantity::Quantity;
@@ -169,22 +167,10 @@ fn read_pods(
             .as_ref()
             .and_then(|s| s.phase.clone())
             .unwrap_or_default();
-        let node = spec
-            .node_name
-            .as_ref()
-            .and_then(|n| cluster.nodes.iter().position(|node| &node.name == n));
+        let node = spec.node_name.as_ref().and_then(|n| cluster.node_index(n));
         if is_system(&document.value) {
             if let Some(index) = node {
-                let (cpu, memory) = pod_requests(&document, &pod)?;
-                let node = &mut cluster.nodes[index];
-                node.reserved_cpu = node
-                    .reserved_cpu
-                    .checked_add(cpu)
-                    .unwrap_or(node.reserved_cpu);
-                node.reserved_memory = node
-                    .reserved_memory
-                    .checked_add(memory)
-                    .unwrap_or(node.reserved_memory);
+                cluster.reserve(index, pod_requests(&document, &pod)?);
             }
             continue;
         }
@@ -195,13 +181,8 @@ fn read_pods(
         });
         match (owner, node, phase.as_str()) {
             (Some(deployment), Some(node), "Running") => {
-                cluster.deployments[deployment].running += 1;
-                cluster.running.push(RunningPod {
-                    name: name.clone(),
-                    deployment,
-                    node,
-                    cpu_usage: usage.get(&name).copied(),
-                });
+                let cpu_usage = usage.get(&name).copied();
+                cluster.place_running(name.clone(), deployment, node, cpu_usage);
             }
             (None, _, _) => diagnostics.warn(format!(
                 "{file}: Pod/{name}: not owned by a Deployment in the dump; not modelled"

@@ -16,7 +16,7 @@
 //!
 //! Pods in phase Succeeded or Failed hold nothing and are left out.
 
-use super::description::{ClusterDescription, RunningPod};
+use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::{read_object, Object};
 use super::quantity::Quantity;
@@ -187,10 +187,7 @@ impl ClusterList {
             }
         }
         for pod in self.pods {
-            let node = pod
-                .node
-                .as_ref()
-                .and_then(|n| cluster.nodes.iter().position(|node| &node.name == n));
+            let node = pod.node.as_ref().and_then(|n| cluster.node_index(n));
             if system(&pod.namespace)
                 || pod
                     .controller
@@ -198,7 +195,7 @@ impl ClusterList {
                     .is_some_and(|(kind, _)| kind == "DaemonSet")
             {
                 if let Some(index) = node {
-                    reserve(cluster, index, pod.requests);
+                    cluster.reserve(index, pod.requests);
                 }
                 continue;
             }
@@ -218,13 +215,8 @@ impl ClusterList {
             };
             match (workload, node) {
                 (Some(deployment), Some(node)) => {
-                    cluster.deployments[deployment].running += 1;
-                    cluster.running.push(RunningPod {
-                        name: pod.object.trim_start_matches("Pod/").to_string(),
-                        deployment,
-                        node,
-                        cpu_usage: None,
-                    });
+                    let name = pod.object.trim_start_matches("Pod/").to_string();
+                    cluster.place_running(name, deployment, node, None);
                 }
                 (Some(_), None) => {}
                 (None, _) => {
@@ -256,19 +248,6 @@ impl ClusterList {
     pub fn is_system_deployment(&self, name: &str) -> bool {
         !self.is_empty() && self.system_deployments.iter().any(|d| d == name)
     }
-}
-
-/// Takes `requests` from node `index`'s allocatable resources.
-fn reserve(cluster: &mut ClusterDescription, index: usize, (cpu, memory): (Quantity, Quantity)) {
-    let node = &mut cluster.nodes[index];
-    node.reserved_cpu = node
-        .reserved_cpu
-        .checked_add(cpu)
-        .unwrap_or(node.reserved_cpu);
-    node.reserved_memory = node
-        .reserved_memory
-        .checked_add(memory)
-        .unwrap_or(node.reserved_memory);
 }
 
 /// A pod's requested CPU and memory, summed over its containers.

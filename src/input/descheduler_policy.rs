@@ -10,8 +10,8 @@ use super::diagnostics::{Diagnostics, InputError};
 use super::kube_list::read_snapshot_and_policies;
 use super::yaml_documents::Document;
 use crate::cluster::kube::descheduler_policy::{
-    DeschedulerPolicy, EvictorArgs, Namespaces, NodeUtilizationArgs, PluginArgs, PriorityThreshold,
-    Profile,
+    DeschedulerPolicy, EvictorArgs, Namespaces, NodeTaintsArgs, NodeUtilizationArgs, PluginArgs,
+    PriorityThreshold, Profile, RemoveDuplicatesArgs, TopologySpreadArgs,
 };
 use crate::cluster::kube::{LabelSelector, Operator, Requirement, Snapshot, WhenUnsatisfiable};
 use serde_json::{Map, Value};
@@ -431,12 +431,12 @@ impl Reader<'_> {
         Ok(match plugin {
             "RemoveDuplicates" => {
                 self.known_fields(args, at, &["excludeOwnerKinds", "namespaces"])?;
-                PluginArgs::RemoveDuplicates {
+                PluginArgs::RemoveDuplicates(RemoveDuplicatesArgs {
                     exclude_owner_kinds: self
                         .strings(args, "excludeOwnerKinds", at)?
                         .unwrap_or_default(),
                     namespaces: self.namespaces(args, at)?,
-                }
+                })
             }
             "RemovePodsViolatingTopologySpreadConstraint" => {
                 self.known_fields(
@@ -464,12 +464,12 @@ impl Reader<'_> {
                     None | Some(Value::Null) => true,
                     Some(_) => self.bool(args, "topologyBalanceNodeFit", at)?,
                 };
-                PluginArgs::TopologySpread {
+                PluginArgs::TopologySpread(TopologySpreadArgs {
                     constraints,
                     topology_balance_node_fit,
                     namespaces: self.namespaces(args, at)?,
                     label_selector: self.label_selector(args, at)?,
-                }
+                })
             }
             "RemovePodsViolatingNodeTaints" => {
                 self.known_fields(
@@ -483,7 +483,7 @@ impl Reader<'_> {
                         "labelSelector",
                     ],
                 )?;
-                PluginArgs::NodeTaints {
+                PluginArgs::NodeTaints(NodeTaintsArgs {
                     include_prefer_no_schedule: self.bool(args, "includePreferNoSchedule", at)?,
                     excluded_taints: self
                         .strings(args, "excludedTaints", at)?
@@ -491,7 +491,7 @@ impl Reader<'_> {
                     included_taints: self.strings(args, "includedTaints", at)?,
                     namespaces: self.namespaces(args, at)?,
                     label_selector: self.label_selector(args, at)?,
-                }
+                })
             }
             _ => PluginArgs::LowNodeUtilization(self.node_utilization(args, at)?),
         })

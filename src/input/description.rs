@@ -240,3 +240,44 @@ pub struct ClusterDescription {
     /// Whether this is a live cluster, whose deployments already exist.
     pub live: bool,
 }
+
+/// Placing the pods of a running cluster, as both readers of one (a live-cluster dump and a
+/// `kubectl get … -o json` List) find them.
+impl ClusterDescription {
+    /// The index of the node named `name`, if the cluster has it.
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|node| node.name == name)
+    }
+
+    /// Takes a pod's requested `(cpu, memory)` from node `index`'s allocatable resources: a
+    /// pod the model does not run (a system pod, a DaemonSet's) is load on its node.
+    pub fn reserve(&mut self, index: usize, (cpu, memory): (Quantity, Quantity)) {
+        let node = &mut self.nodes[index];
+        node.reserved_cpu = node
+            .reserved_cpu
+            .checked_add(cpu)
+            .unwrap_or(node.reserved_cpu);
+        node.reserved_memory = node
+            .reserved_memory
+            .checked_add(memory)
+            .unwrap_or(node.reserved_memory);
+    }
+
+    /// Pod `name` of Deployment `deployment`, running on node `node`, with its measured CPU
+    /// usage when known: one more running replica of the Deployment.
+    pub fn place_running(
+        &mut self,
+        name: String,
+        deployment: usize,
+        node: usize,
+        cpu_usage: Option<Quantity>,
+    ) {
+        self.deployments[deployment].running += 1;
+        self.running.push(RunningPod {
+            name,
+            deployment,
+            node,
+            cpu_usage,
+        });
+    }
+}

@@ -1,6 +1,7 @@
 //! Running the `kivi` binary from a test, in the repository root, with or without standard
-//! input. Included by path (`#[path = "support/cli.rs"] mod cli;`); each test binary uses the
-//! part it needs.
+//! input, and reading what it wrote. A module of `tests/support/` in the integration binary;
+//! the binaries of their own include it by path (`#[path = "support/cli.rs"] mod cli;`) and
+//! use the part they need.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -31,6 +32,22 @@ pub fn kivi_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(input);
     child.wait_with_output().expect("kivi runs")
+}
+
+/// `kivi ARGS` with an empty standard input: its exit code, standard output and standard error.
+pub fn kivi_texts(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = kivi(args);
+    (output.status.code(), stdout(&output), stderr(&output))
+}
+
+/// What kivi wrote on standard output, as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What kivi wrote on standard error, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// kivi's JSON report on standard output; a test failure showing both streams otherwise.

@@ -1,9 +1,28 @@
-//! Helpers shared by the property tests that build random clusters.
+//! Helpers shared by the modules of the integration binary (`tests/tests.rs`): running the
+//! `kivi` binary ([`cli`]), scratch directories of a test's own ([`scratch`]), the built-in
+//! cases as models ([`case_model`]), random clusters for the property tests ([`cluster_at`],
+//! [`random_config`]) and the recorded conformance vectors ([`vectors`]).
 
+pub mod cli;
+pub mod random_config;
+pub mod scratch;
+pub mod vectors;
+
+use kivi::input::load_uniform_file;
 use kivi::model::{ClusterModel, ModelOptions};
 use kivi::scaler::sweep::topology_model;
 use kivi::scaler::template::Template;
 use kivi::scaler::topology::Topology;
+
+pub use scratch::{scratch, Scratch};
+
+/// The built-in case `case`'s uniform JSON `file` (`cases/{case}/{file}.json`, e.g.
+/// `template` or `template-non-violation`) as a model with the default options.
+pub fn case_model(case: &str, file: &str) -> ClusterModel {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("cases/{case}/{file}.json"));
+    load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
 
 /// `template` at `nodes` per node type and `replicas` per deployment type (at least 1, and no
 /// more than the pods per node the template allows leave room for), with `options`.

@@ -75,47 +75,61 @@ pub struct Namespaces {
 #[derive(Clone, Debug, PartialEq)]
 pub enum PluginArgs {
     /// `RemoveDuplicates`.
-    RemoveDuplicates {
-        /// `excludeOwnerKinds`.
-        exclude_owner_kinds: Vec<String>,
-        /// `namespaces`.
-        namespaces: Namespaces,
-    },
+    RemoveDuplicates(RemoveDuplicatesArgs),
     /// `RemovePodsViolatingTopologySpreadConstraint`.
-    TopologySpread {
-        /// `constraints` (default `[DoNotSchedule]`).
-        constraints: Vec<WhenUnsatisfiable>,
-        /// `topologyBalanceNodeFit` (default true).
-        topology_balance_node_fit: bool,
-        /// `namespaces`.
-        namespaces: Namespaces,
-        /// `labelSelector`.
-        label_selector: Option<LabelSelector>,
-    },
+    TopologySpread(TopologySpreadArgs),
     /// `RemovePodsViolatingNodeTaints`.
-    NodeTaints {
-        /// `includePreferNoSchedule`.
-        include_prefer_no_schedule: bool,
-        /// `excludedTaints`: `key` or `key=value`.
-        excluded_taints: Vec<String>,
-        /// `includedTaints`: `key` or `key=value`; `None` includes every taint.
-        included_taints: Option<Vec<String>>,
-        /// `namespaces`.
-        namespaces: Namespaces,
-        /// `labelSelector`.
-        label_selector: Option<LabelSelector>,
-    },
+    NodeTaints(NodeTaintsArgs),
     /// `LowNodeUtilization`.
     LowNodeUtilization(NodeUtilizationArgs),
+}
+
+/// `RemoveDuplicatesArgs` (`pkg/framework/plugins/removeduplicates/types.go`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemoveDuplicatesArgs {
+    /// `excludeOwnerKinds`.
+    pub exclude_owner_kinds: Vec<String>,
+    /// `namespaces`.
+    pub namespaces: Namespaces,
+}
+
+/// `RemovePodsViolatingTopologySpreadConstraintArgs`
+/// (`pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/types.go`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologySpreadArgs {
+    /// `constraints` (default `[DoNotSchedule]`).
+    pub constraints: Vec<WhenUnsatisfiable>,
+    /// `topologyBalanceNodeFit` (default true).
+    pub topology_balance_node_fit: bool,
+    /// `namespaces`.
+    pub namespaces: Namespaces,
+    /// `labelSelector`.
+    pub label_selector: Option<LabelSelector>,
+}
+
+/// `RemovePodsViolatingNodeTaintsArgs`
+/// (`pkg/framework/plugins/removepodsviolatingnodetaints/types.go`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeTaintsArgs {
+    /// `includePreferNoSchedule`.
+    pub include_prefer_no_schedule: bool,
+    /// `excludedTaints`: `key` or `key=value`.
+    pub excluded_taints: Vec<String>,
+    /// `includedTaints`: `key` or `key=value`; `None` includes every taint.
+    pub included_taints: Option<Vec<String>>,
+    /// `namespaces`.
+    pub namespaces: Namespaces,
+    /// `labelSelector`.
+    pub label_selector: Option<LabelSelector>,
 }
 
 impl PluginArgs {
     /// The plugin's name as policies and logs write it.
     pub fn name(&self) -> &'static str {
         match self {
-            Self::RemoveDuplicates { .. } => "RemoveDuplicates",
-            Self::TopologySpread { .. } => "RemovePodsViolatingTopologySpreadConstraint",
-            Self::NodeTaints { .. } => "RemovePodsViolatingNodeTaints",
+            Self::RemoveDuplicates(_) => "RemoveDuplicates",
+            Self::TopologySpread(_) => "RemovePodsViolatingTopologySpreadConstraint",
+            Self::NodeTaints(_) => "RemovePodsViolatingNodeTaints",
             Self::LowNodeUtilization(_) => "LowNodeUtilization",
         }
     }

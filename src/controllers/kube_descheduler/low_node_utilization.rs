@@ -20,7 +20,7 @@ use super::choices::{shuffle, take, Chooser, Pruned};
 use super::node_fit::add_pod_requests;
 use super::outcome::Refusal;
 use super::{PodEvictor, Step};
-use crate::cluster::kube::descheduler_policy::{NodeUtilizationArgs, PluginArgs};
+use crate::cluster::kube::descheduler_policy::NodeUtilizationArgs;
 use crate::cluster::kube::{Amount, Node, Pod, ResourceList};
 use crate::cluster::taints::tolerated;
 use std::collections::BTreeMap;
@@ -48,13 +48,10 @@ struct NodeInfo {
 /// Runs the plugin (`Balance`).
 pub fn balance(
     step: &Step,
-    args: &PluginArgs,
+    args: &NodeUtilizationArgs,
     evictor: &mut PodEvictor,
     chooser: &mut dyn Chooser,
 ) -> Result<(), Pruned> {
-    let PluginArgs::LowNodeUtilization(args) = args else {
-        return Ok(());
-    };
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
     let mut names: Vec<String> = args.thresholds.keys().cloned().collect();

@@ -31,7 +31,7 @@ pub use outcome::{Cycle, Event, Refusal, Report};
 pub use pod_evictor::PodEvictor;
 
 use crate::cluster::kube::descheduler_policy::{DeschedulerPolicy, Namespaces, PluginArgs};
-use crate::cluster::kube::Snapshot;
+use crate::cluster::kube::{LabelSelector, Selector, Snapshot};
 use evictor::Evictor;
 use node_fit::FitTable;
 
@@ -131,17 +131,17 @@ impl<'a> Descheduler<'a> {
                 plugin: plugin.name(),
             };
             match plugin {
-                PluginArgs::RemoveDuplicates { .. } => {
-                    remove_duplicates::balance(&step, plugin, &mut evictor, chooser)?
+                PluginArgs::RemoveDuplicates(args) => {
+                    remove_duplicates::balance(&step, args, &mut evictor, chooser)?
                 }
-                PluginArgs::TopologySpread { .. } => {
-                    topology_spread::balance(&step, plugin, &mut evictor, chooser)?
+                PluginArgs::TopologySpread(args) => {
+                    topology_spread::balance(&step, args, &mut evictor, chooser)?
                 }
-                PluginArgs::NodeTaints { .. } => {
-                    node_taints::deschedule(&step, plugin, &mut evictor, chooser)?
+                PluginArgs::NodeTaints(args) => {
+                    node_taints::deschedule(&step, args, &mut evictor, chooser)?
                 }
-                PluginArgs::LowNodeUtilization(_) => {
-                    low_node_utilization::balance(&step, plugin, &mut evictor, chooser)?
+                PluginArgs::LowNodeUtilization(args) => {
+                    low_node_utilization::balance(&step, args, &mut evictor, chooser)?
                 }
             }
         }
@@ -158,6 +158,32 @@ pub struct Step<'d, 'a> {
     pub filter: &'d Evictor,
     /// The plugin's name.
     pub plugin: &'static str,
+}
+
+impl Step<'_, '_> {
+    /// Whether the plugin takes pod `index` from its node's list: the evictor's `Filter` (the
+    /// pod as the cycle has left it) and `PreEvictionFilter` pass it, its namespace passes the
+    /// plugin's `namespaces` and its labels the plugin's `labelSelector` (`selector`, when
+    /// the plugin has one).
+    pub fn lists(
+        &self,
+        index: usize,
+        evictor: &PodEvictor,
+        namespaces: &Namespaces,
+        selector: Option<&Selector>,
+    ) -> bool {
+        let pod = &self.descheduler.snapshot.pods[index];
+        self.filter.filter(index, evictor.terminating(index))
+            && self.filter.pre_eviction_filter(index)
+            && namespace_included(namespaces, &pod.namespace)
+            && selector.is_none_or(|s| s.matches(&pod.labels))
+    }
+}
+
+/// A plugin's `labelSelector` argument as a selector; `None` where the plugin has none (it
+/// then takes pods whatever their labels).
+pub fn plugin_selector(label_selector: Option<&LabelSelector>) -> Option<Selector> {
+    label_selector.map(|s| Selector::from_label_selector(Some(s)))
 }
 
 /// Whether `namespace` passes a plugin's `namespaces` argument.

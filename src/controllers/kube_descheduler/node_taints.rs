@@ -11,33 +11,27 @@
 
 use super::choices::{take, Chooser, Pruned};
 use super::outcome::Refusal;
-use super::{namespace_included, PodEvictor, Step};
-use crate::cluster::kube::descheduler_policy::PluginArgs;
-use crate::cluster::kube::Selector;
+use super::{plugin_selector, PodEvictor, Step};
+use crate::cluster::kube::descheduler_policy::NodeTaintsArgs;
 use crate::cluster::taints::{tolerated, Taint, TaintEffect};
 
 /// Runs the plugin (`Deschedule`).
 pub fn deschedule(
     step: &Step,
-    args: &PluginArgs,
+    args: &NodeTaintsArgs,
     evictor: &mut PodEvictor,
     chooser: &mut dyn Chooser,
 ) -> Result<(), Pruned> {
-    let PluginArgs::NodeTaints {
+    let NodeTaintsArgs {
         include_prefer_no_schedule,
         excluded_taints,
         included_taints,
         namespaces,
         label_selector,
-    } = args
-    else {
-        return Ok(());
-    };
+    } = args;
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
-    let selector = label_selector
-        .as_ref()
-        .map(|s| Selector::from_label_selector(Some(s)));
+    let selector = plugin_selector(label_selector.as_ref());
     let names = |taint: &Taint, list: &[String]| {
         list.iter().any(|entry| {
             *entry == taint.key
@@ -67,12 +61,10 @@ pub fn deschedule(
                 .iter()
                 .copied()
                 .filter(|&index| {
-                    let pod = &snapshot.pods[index];
-                    step.filter.filter(index, evictor.terminating(index))
-                        && step.filter.pre_eviction_filter(index)
-                        && namespace_included(namespaces, &pod.namespace)
-                        && selector.as_ref().is_none_or(|s| s.matches(&pod.labels))
-                        && !taints.iter().all(|t| tolerated(&pod.tolerations, t))
+                    step.lists(index, evictor, namespaces, selector.as_ref())
+                        && !taints
+                            .iter()
+                            .all(|t| tolerated(&snapshot.pods[index].tolerations, t))
                 })
                 .collect()
         })

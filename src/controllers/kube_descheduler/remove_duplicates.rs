@@ -18,8 +18,8 @@
 use super::choices::{take, Chooser, Pruned};
 use super::node_fit::{required_node_affinity_matches, tolerates_scheduling_taints};
 use super::outcome::Refusal;
-use super::{namespace_included, PodEvictor, Step};
-use crate::cluster::kube::descheduler_policy::PluginArgs;
+use super::{PodEvictor, Step};
+use crate::cluster::kube::descheduler_policy::RemoveDuplicatesArgs;
 use std::collections::BTreeMap;
 
 /// An owner as the plugin keys it: namespace, kind, name and the pod's sorted images.
@@ -28,17 +28,14 @@ type OwnerKey = (String, String, String, String);
 /// Runs the plugin (`Balance`).
 pub fn balance(
     step: &Step,
-    args: &PluginArgs,
+    args: &RemoveDuplicatesArgs,
     evictor: &mut PodEvictor,
     chooser: &mut dyn Chooser,
 ) -> Result<(), Pruned> {
-    let PluginArgs::RemoveDuplicates {
+    let RemoveDuplicatesArgs {
         exclude_owner_kinds,
         namespaces,
-    } = args
-    else {
-        return Ok(());
-    };
+    } = args;
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
     let mut occurrences: BTreeMap<OwnerKey, usize> = BTreeMap::new();
@@ -48,9 +45,7 @@ pub fn balance(
         let mut on_node: BTreeMap<Vec<String>, Vec<usize>> = BTreeMap::new();
         for &index in &descheduler.pods_on[node] {
             let pod = &snapshot.pods[index];
-            let listed = step.filter.filter(index, evictor.terminating(index))
-                && step.filter.pre_eviction_filter(index)
-                && namespace_included(namespaces, &pod.namespace);
+            let listed = step.lists(index, evictor, namespaces, None);
             let owners = &pod.owner_references;
             if !listed
                 || owners.is_empty()

@@ -23,8 +23,8 @@
 use super::choices::{shuffle, subset, take, Chooser, Pruned};
 use super::node_fit::{required_node_affinity_matches, tolerates_scheduling_taints};
 use super::outcome::Refusal;
-use super::{namespace_included, PodEvictor, Step};
-use crate::cluster::kube::descheduler_policy::PluginArgs;
+use super::{namespace_included, plugin_selector, PodEvictor, Step};
+use crate::cluster::kube::descheduler_policy::TopologySpreadArgs;
 use crate::cluster::kube::{Labels, NodeInclusionPolicy, NodeSelectorTerm, Pod, Selector};
 use crate::cluster::taints::Toleration;
 use std::collections::BTreeMap;
@@ -57,24 +57,19 @@ impl Constraint {
 /// Runs the plugin (`Balance`).
 pub fn balance(
     step: &Step,
-    args: &PluginArgs,
+    args: &TopologySpreadArgs,
     evictor: &mut PodEvictor,
     chooser: &mut dyn Chooser,
 ) -> Result<(), Pruned> {
-    let PluginArgs::TopologySpread {
+    let TopologySpreadArgs {
         constraints: kinds,
         topology_balance_node_fit,
         namespaces,
         label_selector,
-    } = args
-    else {
-        return Ok(());
-    };
+    } = args;
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
-    let selector = label_selector
-        .as_ref()
-        .map(|s| Selector::from_label_selector(Some(s)));
+    let selector = plugin_selector(label_selector.as_ref());
     let listed = |index: usize, evictor: &PodEvictor| {
         step.filter.filter(index, evictor.terminating(index))
             && selector

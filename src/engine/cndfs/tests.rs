@@ -1,55 +1,6 @@
 use super::*;
 use crate::engine::lasso::find_lasso;
-use crate::engine::model::Property;
-
-/// An explicit graph: states are node numbers, actions edge numbers; node 0 is initial.
-struct Graph {
-    /// Per node: its edges (target, marked).
-    edges: Vec<Vec<(u32, bool)>>,
-}
-
-impl Model for Graph {
-    type State = u32;
-    type Action = u32;
-    fn init_states(&self) -> Vec<u32> {
-        vec![0]
-    }
-    fn actions(&self, s: &u32, out: &mut Vec<u32>) {
-        out.extend(0..self.edges[*s as usize].len() as u32);
-    }
-    fn next_state(&self, s: &u32, a: &u32) -> Option<u32> {
-        Some(self.edges[*s as usize][*a as usize].0)
-    }
-    fn encode(&self, s: &u32, out: &mut Vec<u8>) {
-        out.extend_from_slice(&s.to_le_bytes());
-    }
-    fn properties(&self) -> Vec<Property> {
-        Vec::new()
-    }
-    fn holds(&self, _: usize, _: &u32) -> bool {
-        true
-    }
-}
-
-impl Graph {
-    fn marked(&self) -> impl Fn(&u32, &u32, &u32) -> bool + Sync + '_ {
-        |s, a, _| self.edges[*s as usize][*a as usize].1
-    }
-
-    /// A random graph of `nodes` nodes, up to `degree` edges each, an edge marked with
-    /// probability 1 in `rarity`.
-    fn random(seed: u64, nodes: usize, degree: usize, rarity: usize) -> Graph {
-        let mut rng = SplitMix64::new(seed);
-        let edges = (0..nodes)
-            .map(|_| {
-                (0..rng.below(degree + 1))
-                    .map(|_| (rng.below(nodes) as u32, rng.below(rarity) == 0))
-                    .collect()
-            })
-            .collect();
-        Graph { edges }
-    }
-}
+use crate::engine::test_graph::Graph;
 
 fn options(threads: usize) -> LassoOptions {
     LassoOptions {
@@ -143,7 +94,12 @@ fn shapes_with_and_without_lassos() {
 fn random_graphs_agree_with_the_tarjan_reference() {
     let (mut with, mut without) = (0, 0);
     for seed in 0..300 {
-        let graph = Graph::random(seed, 1 + (seed as usize * 7) % 60, 3, 6);
+        let graph = Graph::random(
+            &mut SplitMix64::new(seed),
+            1 + (seed as usize * 7) % 60,
+            (0, 3),
+            6,
+        );
         if agrees(&graph, &format!("seed {seed}")) {
             with += 1;
         } else {

@@ -3,6 +3,7 @@ use super::*;
 use crate::engine::lasso::Lasso;
 use crate::engine::model::Property;
 use crate::engine::outcome::TraceLength;
+use crate::engine::test_graph::Graph;
 use crate::engine::trace::{replay, Failure, Step};
 use crate::engine::{check, cndfs};
 
@@ -170,40 +171,7 @@ fn a_budget_too_small_for_the_shortening_keeps_the_trace_as_found() {
     );
 }
 
-/// An explicit graph: states are node numbers, actions edge numbers; node 0 is initial.
-struct Graph {
-    /// Per node: its edges (target, marked).
-    edges: Vec<Vec<(u32, bool)>>,
-}
-
-impl Model for Graph {
-    type State = u32;
-    type Action = u32;
-    fn init_states(&self) -> Vec<u32> {
-        vec![0]
-    }
-    fn actions(&self, s: &u32, out: &mut Vec<u32>) {
-        out.extend(0..self.edges[*s as usize].len() as u32);
-    }
-    fn next_state(&self, s: &u32, a: &u32) -> Option<u32> {
-        Some(self.edges[*s as usize][*a as usize].0)
-    }
-    fn encode(&self, s: &u32, out: &mut Vec<u8>) {
-        out.extend_from_slice(&s.to_le_bytes());
-    }
-    fn properties(&self) -> Vec<Property> {
-        Vec::new()
-    }
-    fn holds(&self, _: usize, _: &u32) -> bool {
-        true
-    }
-}
-
 impl Graph {
-    fn marked(&self) -> impl Fn(&u32, &u32, &u32) -> bool + Sync + '_ {
-        |s, a, _| self.edges[*s as usize][*a as usize].1
-    }
-
     /// The lasso that walks `nodes` (an initial 0, then each next node by its first edge to
     /// it), its cycle starting at position `entry`.
     fn lasso(&self, nodes: &[u32], entry: usize) -> Lasso<Graph> {
@@ -283,17 +251,11 @@ fn short_lassos_replay_and_match_brute_force_on_the_found_cycle() {
     assert!(shortened > 10, "only {shortened} lassos got shorter");
 }
 
+/// A random graph of 5 to 44 nodes, one to three edges each, one edge in four marked.
 fn random_graph(seed: u64) -> Graph {
     let mut rng = crate::engine::rng::SplitMix64::new(seed);
     let nodes = 5 + rng.below(40);
-    let edges = (0..nodes)
-        .map(|_| {
-            (0..1 + rng.below(3))
-                .map(|_| (rng.below(nodes) as u32, rng.below(4) == 0))
-                .collect()
-        })
-        .collect();
-    Graph { edges }
+    Graph::random(&mut rng, nodes, (1, 3), 4)
 }
 
 /// The shortest cycle through a marked edge that stays among `states`, by trying every

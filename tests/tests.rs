@@ -1,0 +1,55 @@
+//! The integration tests, as one binary with a module per area (`tests/<area>.rs`) and the
+//! helpers they share in `tests/support/`. One binary links once and runs every area's tests
+//! side by side on the test harness's threads, so a test here must not change what the whole
+//! process shares: no working directory, no environment variables, no signal handlers, no
+//! fixed paths (`support::scratch` gives each test a directory of its own), and no measuring
+//! of the process or of all its children. The tests that need that have a binary of their own
+//! (Cargo.toml says which and why).
+
+mod support;
+
+mod audit_inputs;
+mod bench_sweeps;
+mod ci_formats;
+mod cli_check;
+mod cli_deschedule;
+mod cli_schedule;
+mod cluster_bookkeeping;
+mod cluster_cases;
+mod cluster_robustness;
+mod cluster_scaling;
+mod cluster_spin_traces;
+mod descheduler_cases;
+mod descheduler_scaling;
+mod diff;
+mod differential;
+mod engine_counterexamples;
+mod engine_growth;
+mod engine_many_checks;
+mod engine_state_counts;
+mod front_end_vs_uniform;
+mod html_report;
+mod input_frontends;
+mod input_fuzz;
+mod input_mutations;
+mod interrupted_sweeps;
+mod kube_descheduler_conformance;
+mod kube_scheduler_conformance;
+mod layering;
+mod list_input;
+mod models_verdicts;
+mod node_classes;
+mod perturbations;
+mod real_sizes;
+mod scaler_cases;
+mod scaler_proportion;
+mod scaler_template;
+mod semantics;
+mod semantics_kubernetes;
+mod shards;
+mod short_traces;
+mod stable_reconciliation;
+mod stdin_input;
+mod symmetry_counts;
+mod taints_as_kubernetes;
+mod tie_break;
