@@ -2,10 +2,8 @@
 //! which every run fails, in text (`<- from here on, every run fails`), JSON
 //! (`unavoidable_from`) and the HTML timeline; `--trace first` adds nothing.
 
-#[path = "support/cli.rs"]
-mod cli;
-
-use cli::{json_of, kivi};
+use crate::support::cli::{json_of, kivi};
+use crate::support::scratch;
 
 /// Each counterexample's intent, steps and point of no return, by intent, for `kivi check
 /// --case CASE --original -a EXTRA…`.
@@ -99,13 +97,11 @@ fn the_text_marks_the_step_and_the_start() {
 
 #[test]
 fn the_html_timeline_draws_the_point() {
-    let dir = std::env::temp_dir().join(format!("kivi-no-return-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let dir = scratch("no-return-html");
     let page = dir.join("c4.html");
     let page_arg = page.to_str().expect("a UTF-8 path");
     let output = kivi(&["check", "--case", "c4", "--original", "-a", "--html", page_arg]);
     assert_eq!(output.status.code(), Some(1));
     let html = std::fs::read_to_string(&page).expect("the page");
     assert_eq!(html.matches(r#"<g class="no-return""#).count(), 1, "{html}");
-    std::fs::remove_dir_all(&dir).expect("cleaned up");
 }

@@ -40,6 +40,7 @@ mod list_input;
 mod models_verdicts;
 mod node_classes;
 mod perturbations;
+mod point_of_no_return;
 mod real_sizes;
 mod scaler_cases;
 mod scaler_proportion;
