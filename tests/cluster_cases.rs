@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kivi::cluster::ClusterAction;
-use kivi::engine::{check, CheckOptions, Model, Outcome, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Outcome, Strategy, VisitedKind};
 use kivi::input::load_uniform_file;
 use kivi::model::ClusterModel;
 
