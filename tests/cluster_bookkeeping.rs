@@ -8,7 +8,6 @@
 
 use kivi::cases::CASES;
 use kivi::cluster::{ClusterAction, ClusterSpec, ClusterState, PodPhase, Queue};
-use kivi::engine::model::Model;
 use kivi::model::ClusterModel;
 use kivi::scaler::template::Template;
 use proptest::prelude::*;

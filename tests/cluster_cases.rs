@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use kivi::cluster::ClusterAction;
-use kivi::engine::{check, CheckOptions, Model, Outcome, Strategy, VisitedKind};
+use kivi::engine::{check, CheckOptions, Outcome, Strategy, VisitedKind};
 use kivi::model::ClusterModel;
 
 use crate::support::case_model as load;

@@ -27,7 +27,7 @@ fn lines(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Vec<String> {
     let mut state = trace.init.clone();
     let mut steps = Vec::new();
     for step in &trace.steps {
-        let next = kivi::engine::Model::next_state(model, &state, &step.action).expect("replays");
+        let next = model.next_state(&state, &step.action).expect("replays");
         assert_eq!(next, step.state, "step {:?} replays", step.action);
         steps.push((step.action, step.state.clone()));
         state = next;
@@ -160,7 +160,7 @@ fn loop_search_finds_the_oscillations_as_lassos() {
         let mut state = lasso.init.clone();
         let mut evictions = 0;
         for (i, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
-            let next = kivi::engine::Model::next_state(model, &state, &step.action).unwrap();
+            let next = model.next_state(&state, &step.action).unwrap();
             assert_eq!(next, step.state, "{case}: step {i} replays");
             if i >= lasso.prefix.len() && evicts_pod(model, &state, &step.action, &next) {
                 evictions += 1;

@@ -44,10 +44,12 @@ fn dfs_and_swarm_traces_replay_to_the_violation() {
             let mut path_state = trace.init;
             let actions: Vec<u8> = trace.steps.iter().map(|step| step.action).collect();
             for action in &actions {
-                path_state = model.next_state(&path_state, action).expect("enabled");
+                path_state = model
+                    .next_state(&mut (), &path_state, action)
+                    .expect("enabled");
             }
             assert_eq!(&path_state, trace.last_state());
-            assert!(!model.holds(1, trace.last_state()), "{strategy:?}");
+            assert!(!model.holds(&mut (), 1, trace.last_state()), "{strategy:?}");
             let replayed = replay(
                 &model,
                 &kivi::engine::Path {

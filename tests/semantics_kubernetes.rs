@@ -104,7 +104,6 @@ fn vectors(names: &[&str]) -> Vec<(String, String, serde_json::Value)> {
 #[test]
 fn under_any_a_scheduling_step_has_one_successor_per_recorded_top_node() {
     use kivi::cluster::{ClusterAction, Semantics, TieBreak};
-    use kivi::engine::Model;
     use kivi::input::{load_uniform, translate_stream, InputOptions};
     use kivi::model::ModelOptions;
     let found = vectors(MODELLED_VECTORS);

@@ -205,7 +205,7 @@ proptest! {
 fn a_listing_is_cut_once_the_search_must_stop() {
     use kivi::cluster::ClusterAction;
     use kivi::engine::interrupt::Interrupt;
-    use kivi::engine::Model;
+    use kivi::engine::{Model, WorkerBounds};
     let model = random_cluster(&template(CASE_FILES.len(), false), 3, 6, false);
     let choices = |actions: &[ClusterAction]| {
         actions
@@ -227,7 +227,8 @@ fn a_listing_is_cut_once_the_search_must_stop() {
     assert_eq!(choices(&actions), 720);
     let time_is_up = Interrupt::new(Some(std::time::Instant::now()), None);
     actions.clear();
-    time_is_up.during(|| model.actions(&rollout, &mut actions));
+    let mut worker = model.worker(WorkerBounds::new(time_is_up.clone()));
+    Model::actions(&model, &mut worker, &rollout, &mut actions);
     assert_eq!(choices(&actions), 0);
     assert!(time_is_up.fired());
 }

@@ -4,7 +4,7 @@
 use super::dump::read;
 use super::error::CommandError;
 use crate::engine::rng::SplitMix64;
-use crate::engine::Model;
+use crate::engine::{Model, WorkerBounds};
 use crate::input::{load_uniform, InputOptions};
 use crate::model::ClusterModel;
 use clap::Args;
@@ -75,17 +75,18 @@ pub fn simulate(model: &ClusterModel, seed: u64, steps: u64) -> (Vec<String>, Op
     let mut state = model.initial_state().clone();
     let mut lines = Vec::new();
     let mut actions = Vec::new();
-    let violated = |state: &<ClusterModel as Model>::State| {
+    let mut worker = model.worker(WorkerBounds::none());
+    let violated = |worker: &mut _, state: &<ClusterModel as Model>::State| {
         (0..properties.len())
-            .find(|&p| !model.holds(p, state))
+            .find(|&p| !Model::holds(model, worker, p, state))
             .map(|p| properties[p].name.clone())
     };
-    if let Some(name) = violated(&state) {
+    if let Some(name) = violated(&mut worker, &state) {
         return (lines, Some(name));
     }
     for _ in 0..steps {
         actions.clear();
-        model.actions(&state, &mut actions);
+        Model::actions(model, &mut worker, &state, &mut actions);
         if actions.is_empty() {
             lines.push("The cluster is quiet: no controller or event can act.".to_string());
             return (lines, None);
@@ -94,11 +95,11 @@ pub fn simulate(model: &ClusterModel, seed: u64, steps: u64) -> (Vec<String>, Op
         for line in model.describe_step(&state, &action) {
             lines.push(line.render(lines.len()));
         }
-        let Some(next) = model.next_state(&state, &action) else {
+        let Some(next) = Model::next_state(model, &mut worker, &state, &action) else {
             continue;
         };
         state = next;
-        if let Some(name) = violated(&state) {
+        if let Some(name) = violated(&mut worker, &state) {
             return (lines, Some(name));
         }
     }

@@ -10,7 +10,7 @@ pub enum ClusterAction {
     /// The scheduler places every queued pod, ties on the lowest node id.
     Scheduler,
     /// Under `--tie-break any`: the scheduler places the queued pods, each tied pod on the
-    /// top-scored node `choices` names (see [`crate::controllers::scheduler::run`]).
+    /// top-scored node `choices` names (see `crate::model::scheduler_steps::run`).
     SchedulerChoice {
         /// The outcome's number, in the order the step's listing gives them.
         choices: u64,

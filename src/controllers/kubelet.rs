@@ -12,35 +12,28 @@
 use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
 use crate::cluster::{ItemClock, Queue};
 
-/// One kubelet step: handles every queued pod, oldest first.
+/// One kubelet step: handles every queued pod, oldest first. `taken` is a buffer for the
+/// queue the step takes, which the caller keeps so that a step allocates nothing once it has
+/// grown to the longest queue.
 ///
 /// The queue is taken whole before the first pod is handled: handling a pod queues nothing
 /// for the kubelet and reads nothing of its queue, so this is the pods dequeued one by one.
-pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    TAKEN.with(|taken| {
-        let taken = &mut *taken.borrow_mut();
-        taken.clear();
-        state.take_pod_queue(Queue::Kubelet, taken);
-        let mut clock = ItemClock::default();
-        let taints = spec.has_taints();
-        for &pod in taken.iter() {
-            let pod = pod as usize;
-            let p = *state.pod(pod);
-            match p.phase {
-                PodPhase::Pending if p.loc != 0 => start(spec, state, pod, taints, rec),
-                PodPhase::Terminating => remove(spec, state, pod, rec),
-                _ => {}
-            }
-            clock.tick(spec, state);
+pub fn run(spec: &ClusterSpec, state: &mut ClusterState, taken: &mut Vec<u32>, rec: &mut Recorder) {
+    taken.clear();
+    state.take_pod_queue(Queue::Kubelet, taken);
+    let mut clock = ItemClock::default();
+    let taints = spec.has_taints();
+    for &pod in taken.iter() {
+        let pod = pod as usize;
+        let p = *state.pod(pod);
+        match p.phase {
+            PodPhase::Pending if p.loc != 0 => start(spec, state, pod, taints, rec),
+            PodPhase::Terminating => remove(spec, state, pod, rec),
+            _ => {}
         }
-        clock.settle(spec, state);
-    })
-}
-
-thread_local! {
-    /// Each thread's buffer for the queue a kubelet step takes, so that a step allocates
-    /// nothing once it has grown to the longest queue.
-    static TAKEN: std::cell::RefCell<Vec<u32>> = std::cell::RefCell::default();
+        clock.tick(spec, state);
+    }
+    clock.settle(spec, state);
 }
 
 /// Starts pod `pod` on its node; it joins the taint manager's queue when the cluster has
@@ -135,7 +128,7 @@ mod tests {
         s.clear_queue(Queue::Hpa);
         s.mark_for_deletion(1, 1);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut rec);
+        run(model.spec(), &mut s, &mut Vec::new(), &mut rec);
         assert_eq!(s.pod(1).phase, PodPhase::Idle);
         assert_eq!((s.node(1).cpu_left, s.node(1).num_pods), (56, 1));
         let d = s.deployment(1);
@@ -160,7 +153,7 @@ mod tests {
         p.loc = 2;
         s.deployment_mut(1).in_creation = 1;
         s.enqueue(Queue::Kubelet, 6);
-        run(model.spec(), &mut s, &mut Recorder::off());
+        run(model.spec(), &mut s, &mut Vec::new(), &mut Recorder::off());
         assert_eq!(s.pod(6).phase, PodPhase::Running);
         let d = s.deployment(1);
         assert_eq!(

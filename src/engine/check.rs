@@ -120,9 +120,10 @@ fn store_initial_states<M: Model, V: VisitedSet>(
 ) -> Vec<(usize, M::State)> {
     let mut pin = search.visited.pin();
     let mut keys = SuccessorBatch::new();
+    let mut worker = search.model_worker();
     let mut initial = Vec::new();
     for (index, state) in search.model.init_states().into_iter().enumerate() {
-        match pin.insert_if_new(keys.key(search.model, &state, &pin)) {
+        match pin.insert_if_new(keys.key(search.model, &mut worker, &state, &pin)) {
             Insertion::Seen => continue,
             Insertion::Full => {
                 search.record_full();
@@ -134,7 +135,7 @@ fn store_initial_states<M: Model, V: VisitedSet>(
             init: index,
             actions: Vec::new(),
         };
-        if !search.check_new_state(&state, path) {
+        if !search.check_new_state(&mut worker, &state, path) {
             initial.push((index, state));
         }
     }

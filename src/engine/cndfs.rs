@@ -52,7 +52,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod colour_table;
@@ -60,7 +60,7 @@ mod colour_table;
 use super::interrupt::Interrupt;
 use super::lasso::Lasso;
 use super::memory::{Charge, MemoryBudget, Tally, Use};
-use super::model::Model;
+use super::model::{Model, StepBuffers, WorkerBounds};
 use super::options::{CancelToken, TraceMode};
 use super::rng::SplitMix64;
 use super::shortest::lasso::shorten_lasso;
@@ -283,7 +283,7 @@ where
             let (shared, found) = (&shared, &found);
             scope.spawn(move || {
                 let mut search = Worker::new(model, marked, shared, worker);
-                let outcome = shared.interrupt.during(|| search.run());
+                let outcome = search.run();
                 search.tally.flush();
                 match outcome {
                     Ok(Some(lasso)) => {
@@ -319,9 +319,10 @@ pub fn replays<M: Model>(
     marked: &impl Fn(&M::State, &M::Action, &M::State) -> bool,
     lasso: &Lasso<M>,
 ) -> Result<(), String> {
+    let worker = std::cell::RefCell::new(model.worker(WorkerBounds::none()));
     let encode = |state: &M::State| {
         let mut bytes = Vec::new();
-        model.encode(state, &mut bytes);
+        model.encode(&mut worker.borrow_mut(), state, &mut bytes);
         bytes
     };
     let init = encode(&lasso.init);
@@ -333,10 +334,10 @@ pub fn replays<M: Model>(
     let mut any_marked = false;
     for (index, step) in lasso.prefix.iter().chain(&lasso.cycle).enumerate() {
         actions.clear();
-        model.actions(&at, &mut actions);
+        model.actions(&mut worker.borrow_mut(), &at, &mut actions);
         let next = actions
             .contains(&step.action)
-            .then(|| model.next_state(&at, &step.action))
+            .then(|| model.next_state(&mut worker.borrow_mut(), &at, &step.action))
             .flatten()
             .filter(|next| encode(next) == encode(&step.state))
             .ok_or_else(|| format!("step {} of the lasso does not replay", index + 1))?;
@@ -445,7 +446,9 @@ struct Worker<'a, M: Model, F> {
     stack: Vec<Frame<M>>,
     cyan: HashMap<u64, usize>,
     scratch: Vec<u8>,
-    actions: Vec<M::Action>,
+    /// The model's context for this worker.
+    model_worker: M::Worker,
+    buffers: StepBuffers<M::Action, M::State>,
     transitions: u64,
     /// What the stacks and the cyan set hold, charged to the memory budget.
     tally: Tally<'a>,
@@ -468,7 +471,8 @@ where
             stack: Vec::new(),
             cyan: HashMap::new(),
             scratch: Vec::new(),
-            actions: Vec::new(),
+            model_worker: model.worker(WorkerBounds::new(Arc::clone(&shared.interrupt))),
+            buffers: StepBuffers::new(),
             transitions: 0,
             tally: Tally::new(&shared.stacks),
             cyan_bytes: 0,
@@ -507,7 +511,9 @@ where
     /// The product state's key: the state's fingerprint with the marked bit mixed in (never
     /// 0, the empty slot).
     fn key(&mut self, state: &M::State, accepting: bool) -> u64 {
-        let fingerprint = self.model.fingerprint(state, &mut self.scratch);
+        let fingerprint = self
+            .model
+            .fingerprint(&mut self.model_worker, state, &mut self.scratch);
         let key = if accepting {
             fingerprint ^ 0x9e37_79b9_7f4a_7c15
         } else {
@@ -529,17 +535,17 @@ where
     /// The successors of `state`, each with whether the transition to it is marked, in the
     /// reverse of this worker's order (the next to visit is popped off the end).
     fn successors(&mut self, state: &M::State) -> Vec<(M::Action, M::State, bool)> {
-        self.actions.clear();
-        self.model.actions(state, &mut self.actions);
-        let mut out: Vec<_> = self
-            .actions
-            .drain(..)
-            .filter_map(|action| {
-                let next = self.model.next_state(state, &action)?;
-                let marked = (self.marked)(state, &action, &next);
-                Some((action, next, marked))
-            })
-            .collect();
+        let mut out = Vec::new();
+        let marked = self.marked;
+        self.model.successors(
+            &mut self.model_worker,
+            state,
+            &mut self.buffers,
+            |action, next| {
+                let marked = marked(state, &action, &next);
+                out.push((action, next, marked));
+            },
+        );
         self.transitions += out.len() as u64;
         match &mut self.rng {
             Some(rng) => rng.shuffle(&mut out),

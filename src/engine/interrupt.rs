@@ -1,19 +1,18 @@
-//! Lets a model cut a long step short when the search it serves must stop.
+//! A search's bounds as a model sees them inside a long step.
 //!
 //! The searches look at their time limit and cancel token between states. A model whose single
 //! step can take long (one that lists thousands of outcomes of a step on a large system) would
-//! hold its worker past the limit until the step is done, so the search installs its bounds on
-//! each worker thread ([`Interrupt::during`]) and the model asks [`requested`] inside the step.
-//! A step cut short has only some of its successors; the search that installed the bounds
-//! notices that it was asked ([`Interrupt::fired`]) and reports itself incomplete, for the
-//! bound that fired, even if its workers ran out of work first.
+//! hold its worker past the limit until the step is done, so each worker's context carries
+//! the search's bounds ([`WorkerBounds`](super::model::WorkerBounds)) and the model asks
+//! them inside the step. A step cut short has only some of its successors; the search
+//! notices that a model was told to stop ([`Interrupt::fired`]) and reports itself
+//! incomplete, for the bound that fired, even if its workers ran out of work first.
 //!
-//! The same installed bounds carry the search's memory budget, which what a model keeps
-//! between steps (the scheduler's listings) charges ([`with_memory`]).
+//! The same bounds carry the search's memory budget, which what a model keeps between steps
+//! (the scheduler's listings) charges.
 
 use super::memory::MemoryBudget;
 use super::options::CancelToken;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,17 +52,14 @@ impl Interrupt {
         })
     }
 
-    /// Runs `body` with these bounds installed for [`requested`] on this thread (the bounds it
-    /// had before are back afterwards, so that nested searches each see their own).
-    pub fn during<T>(self: &Arc<Self>, body: impl FnOnce() -> T) -> T {
-        let previous = CURRENT.with(|current| current.replace(Some(Arc::clone(self))));
-        let _restore = Restore(previous);
-        body()
-    }
-
-    /// Whether [`requested`] ever told a model to stop under these bounds.
+    /// Whether a model was ever told to stop under these bounds.
     pub fn fired(&self) -> bool {
         self.fired.load(Ordering::Relaxed)
+    }
+
+    /// The memory budget what a model keeps between steps charges, if any.
+    pub fn memory(&self) -> Option<&MemoryBudget> {
+        self.memory.as_ref()
     }
 
     /// Whether the time limit has passed (the search's own look at its bounds, which notes
@@ -78,8 +74,8 @@ impl Interrupt {
     }
 
     /// Whether either bound is reached, noted as [`Interrupt::fired`] when it is (a model's
-    /// look, through [`requested`]).
-    fn reached(&self) -> bool {
+    /// look, through [`WorkerBounds::stop_requested`](super::model::WorkerBounds)).
+    pub(crate) fn reached(&self) -> bool {
         let reached = self.time_is_up() || self.cancelled();
         if reached {
             self.fired.store(true, Ordering::Relaxed);
@@ -88,62 +84,26 @@ impl Interrupt {
     }
 }
 
-/// Puts the bounds a thread had before back when [`Interrupt::during`] ends (a panic
-/// included).
-struct Restore(Option<Arc<Interrupt>>);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let previous = self.0.take();
-        CURRENT.with(|current| *current.borrow_mut() = previous);
-    }
-}
-
-thread_local! {
-    /// The bounds of the search this thread works for, if any.
-    static CURRENT: RefCell<Option<Arc<Interrupt>>> = const { RefCell::new(None) };
-}
-
-/// Whether the search this thread works for has reached its time limit or been cancelled: a
-/// model asks inside a step that may take long and, when told yes, ends the step with the
-/// successors it has (the search then reports itself incomplete). Always `false` outside a
-/// search (a replay, a test), so a step taken there is never cut.
-pub fn requested() -> bool {
-    CURRENT.with(|current| current.borrow().as_ref().is_some_and(|i| i.reached()))
-}
-
-/// Calls `body` with the memory budget of the search this thread works for (`None` outside a
-/// search, or for bounds without one), for what a model keeps between steps to charge.
-pub fn with_memory<T>(body: impl FnOnce(Option<&MemoryBudget>) -> T) -> T {
-    CURRENT.with(|current| {
-        let current = current.borrow();
-        body(current.as_ref().and_then(|bounds| bounds.memory.as_ref()))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
+    use crate::engine::model::WorkerBounds;
     use crate::engine::{check, CheckOptions, Incompleteness, Model, Property, Strategy};
     use std::time::Duration;
 
     #[test]
-    fn only_the_installed_bounds_are_asked_and_a_yes_is_noted() {
-        assert!(!requested(), "outside a search nothing is cut");
+    fn only_the_given_bounds_are_asked_and_a_yes_is_noted() {
+        assert!(
+            !WorkerBounds::none().stop_requested(),
+            "outside a search nothing is cut"
+        );
         let later = Interrupt::new(Some(Instant::now() + Duration::from_secs(3600)), None);
         let passed = Interrupt::new(Some(Instant::now()), None);
-        later.during(|| {
-            assert!(!requested());
-            passed.during(|| assert!(requested()));
-            assert!(
-                !requested(),
-                "the outer bounds are back after a nested search"
-            );
-        });
+        assert!(!WorkerBounds::new(later.clone()).stop_requested());
+        assert!(WorkerBounds::new(passed.clone()).stop_requested());
         assert!(!later.fired());
         assert!(passed.fired());
-        assert!(!requested());
     }
 
     /// A chain 0 → 1 → … → 9 whose states list their one successor only while the search
@@ -154,24 +114,28 @@ mod tests {
     impl Model for CutChain {
         type State = u8;
         type Action = u8;
+        type Worker = WorkerBounds;
+        fn worker(&self, bounds: WorkerBounds) -> WorkerBounds {
+            bounds
+        }
         fn init_states(&self) -> Vec<u8> {
             vec![0]
         }
-        fn actions(&self, s: &u8, out: &mut Vec<u8>) {
-            if *s < 9 && !requested() {
+        fn actions(&self, bounds: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
+            if *s < 9 && !bounds.stop_requested() {
                 out.push(1);
             }
         }
-        fn next_state(&self, s: &u8, _: &u8) -> Option<u8> {
+        fn next_state(&self, _: &mut WorkerBounds, s: &u8, _: &u8) -> Option<u8> {
             Some(s + 1)
         }
-        fn encode(&self, s: &u8, out: &mut Vec<u8>) {
+        fn encode(&self, _: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
             out.push(*s);
         }
         fn properties(&self) -> Vec<Property> {
             Vec::new()
         }
-        fn holds(&self, _: usize, _: &u8) -> bool {
+        fn holds(&self, _: &mut WorkerBounds, _: usize, _: &u8) -> bool {
             true
         }
     }
@@ -217,12 +181,11 @@ mod tests {
     #[test]
     fn a_cancelled_token_is_a_stop() {
         let cancel = CancelToken::new();
-        let bounds = Interrupt::new(None, Some(cancel.clone()));
-        bounds.during(|| {
-            assert!(!requested());
-            cancel.cancel();
-            assert!(requested());
-        });
-        assert!(bounds.fired());
+        let interrupt = Interrupt::new(None, Some(cancel.clone()));
+        let bounds = WorkerBounds::new(interrupt.clone());
+        assert!(!bounds.stop_requested());
+        cancel.cancel();
+        assert!(bounds.stop_requested());
+        assert!(interrupt.fired());
     }
 }

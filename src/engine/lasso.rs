@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::model::Model;
+use super::model::{Model, StepBuffers, WorkerBounds};
 use super::trace::Step;
 
 /// A reachable cycle and the path to it.
@@ -87,14 +87,16 @@ fn explore<M: Model>(
     let mut index: HashMap<Vec<u8>, u32> = HashMap::new();
     let mut queue = VecDeque::new();
     let mut buf = Vec::new();
-    let mut add = |graph: &mut Graph<M>,
+    let mut worker = model.worker(WorkerBounds::none());
+    let mut add = |worker: &mut M::Worker,
+                   graph: &mut Graph<M>,
                    state: M::State,
                    parent: Result<(u32, u32), usize>,
                    depth: u32,
                    queue: &mut VecDeque<u32>|
      -> Result<u32, TooManyStates> {
         buf.clear();
-        model.encode(&state, &mut buf);
+        model.encode(worker, &state, &mut buf);
         if let Some(&id) = index.get(&buf) {
             return Ok(id);
         }
@@ -111,21 +113,27 @@ fn explore<M: Model>(
         Ok(id)
     };
     for (i, init) in model.init_states().into_iter().enumerate() {
-        add(&mut graph, init, Err(i), 0, &mut queue)?;
+        add(&mut worker, &mut graph, init, Err(i), 0, &mut queue)?;
     }
-    let mut actions = Vec::new();
+    let mut buffers = StepBuffers::new();
+    let mut successors = Vec::new();
     while let Some(id) = queue.pop_front() {
         let state = graph.states[id as usize].clone();
-        actions.clear();
-        model.actions(&state, &mut actions);
-        for action in actions.drain(..) {
-            let Some(next) = model.next_state(&state, &action) else {
-                continue;
-            };
+        model.successors(&mut worker, &state, &mut buffers, |action, next| {
+            successors.push((action, next));
+        });
+        for (action, next) in successors.drain(..) {
             let is_marked = marked(&state, &action, &next);
             let edge = graph.edges[id as usize].len() as u32;
             let depth = graph.depth[id as usize] + 1;
-            let target = add(&mut graph, next, Ok((id, edge)), depth, &mut queue)?;
+            let target = add(
+                &mut worker,
+                &mut graph,
+                next,
+                Ok((id, edge)),
+                depth,
+                &mut queue,
+            )?;
             graph.edges[id as usize].push(Edge {
                 target,
                 action,
@@ -297,10 +305,12 @@ mod tests {
     impl Model for Ring {
         type State = u8;
         type Action = u8;
+        type Worker = ();
+        fn worker(&self, _: WorkerBounds) {}
         fn init_states(&self) -> Vec<u8> {
             vec![0]
         }
-        fn actions(&self, s: &u8, out: &mut Vec<u8>) {
+        fn actions(&self, _: &mut (), s: &u8, out: &mut Vec<u8>) {
             if *s == u8::MAX {
                 return;
             }
@@ -311,20 +321,20 @@ mod tests {
                 out.push(1);
             }
         }
-        fn next_state(&self, s: &u8, a: &u8) -> Option<u8> {
+        fn next_state(&self, _: &mut (), s: &u8, a: &u8) -> Option<u8> {
             Some(if *a == 1 {
                 u8::MAX
             } else {
                 (*s + 1) % self.modulus
             })
         }
-        fn encode(&self, s: &u8, out: &mut Vec<u8>) {
+        fn encode(&self, _: &mut (), s: &u8, out: &mut Vec<u8>) {
             out.push(*s);
         }
         fn properties(&self) -> Vec<Property> {
             Vec::new()
         }
-        fn holds(&self, _: usize, _: &u8) -> bool {
+        fn holds(&self, _: &mut (), _: usize, _: &u8) -> bool {
             true
         }
     }

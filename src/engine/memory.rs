@@ -39,20 +39,17 @@ pub enum Use {
     Stacks,
     /// The lasso search's colour table.
     Colours,
-    /// The states a scheduler step's listing leads to, kept until the search takes them.
-    Outcomes,
     /// Scheduler listings kept to be taken again, in their own share of the budget
     /// ([`CACHE_SHARE`]).
     Caches,
 }
 
 impl Use {
-    const ALL: [Use; 6] = [
+    const ALL: [Use; 5] = [
         Use::Visited,
         Use::Levels,
         Use::Stacks,
         Use::Colours,
-        Use::Outcomes,
         Use::Caches,
     ];
 
@@ -66,7 +63,6 @@ impl Use {
             Use::Levels => "breadth-first levels",
             Use::Stacks => "search stacks",
             Use::Colours => "colour table",
-            Use::Outcomes => "scheduler outcomes",
             Use::Caches => "scheduler caches",
         }
     }

@@ -38,12 +38,12 @@ pub use check::check;
 pub use error::{panic_message, CheckError};
 pub use lasso::{find_lasso, Lasso, TooManyStates};
 pub use memory::{default_memory_budget, process_overhead, MemoryBudget};
-pub use model::{Expectation, Model, Property};
+pub use model::{Expectation, Model, Property, StepBuffers, WorkerBounds};
 pub use options::{
     parse_memory, parse_memory_budget, CancelToken, CheckOptions, Strategy, TraceMode, VisitedKind,
 };
 pub use outcome::{Example, Incompleteness, Outcome, Shortening, TraceLength, Verdict, Violation};
-pub use search::dfs::computes_children_again;
+pub use search::dfs::{computes_children_again, LAZY_STATE_BYTES};
 pub use stats::{Statistics, WorkerStats};
 pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};
 

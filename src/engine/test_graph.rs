@@ -2,7 +2,7 @@
 //! `shortest`): states are node numbers, actions edge numbers, node 0 is initial, and each
 //! edge may be marked (the transitions an accepting cycle must take).
 
-use super::model::{Model, Property};
+use super::model::{Model, Property, WorkerBounds};
 use super::rng::SplitMix64;
 
 /// An explicit graph: states are node numbers, actions edge numbers; node 0 is initial.
@@ -14,22 +14,25 @@ pub(crate) struct Graph {
 impl Model for Graph {
     type State = u32;
     type Action = u32;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
     fn init_states(&self) -> Vec<u32> {
         vec![0]
     }
-    fn actions(&self, s: &u32, out: &mut Vec<u32>) {
+    fn actions(&self, _: &mut (), s: &u32, out: &mut Vec<u32>) {
         out.extend(0..self.edges[*s as usize].len() as u32);
     }
-    fn next_state(&self, s: &u32, a: &u32) -> Option<u32> {
+    fn next_state(&self, _: &mut (), s: &u32, a: &u32) -> Option<u32> {
         Some(self.edges[*s as usize][*a as usize].0)
     }
-    fn encode(&self, s: &u32, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), s: &u32, out: &mut Vec<u8>) {
         out.extend_from_slice(&s.to_le_bytes());
     }
     fn properties(&self) -> Vec<Property> {
         Vec::new()
     }
-    fn holds(&self, _: usize, _: &u32) -> bool {
+    fn holds(&self, _: &mut (), _: usize, _: &u32) -> bool {
         true
     }
 }

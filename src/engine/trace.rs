@@ -5,7 +5,7 @@
 //! taken, and the last state must show the failure. A path that does not replay is a bug in the
 //! engine or a nondeterministic model, never a result.
 
-use super::model::Model;
+use super::model::{Model, WorkerBounds};
 
 /// A path as the search records it.
 #[derive(Clone, Debug)]
@@ -95,18 +95,22 @@ pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, R
         .ok_or_else(|| ReplayError(format!("no initial state number {}", path.init)))?;
     let mut steps: Vec<Step<M>> = Vec::with_capacity(path.actions.len());
     let mut enabled = Vec::new();
+    // A fresh context outside any search: a replay never depends on what a search kept.
+    let mut worker = model.worker(WorkerBounds::none());
     for (index, action) in path.actions.iter().enumerate() {
         let state = steps.last().map_or(&init, |step| &step.state);
         enabled.clear();
-        model.actions(state, &mut enabled);
+        model.actions(&mut worker, state, &mut enabled);
         if !enabled.contains(action) {
             return Err(ReplayError(format!(
                 "step {index}: action {action:?} is not enabled"
             )));
         }
-        let next = model.next_state(state, action).ok_or_else(|| {
-            ReplayError(format!("step {index}: action {action:?} has no next state"))
-        })?;
+        let next = model
+            .next_state(&mut worker, state, action)
+            .ok_or_else(|| {
+                ReplayError(format!("step {index}: action {action:?} has no next state"))
+            })?;
         steps.push(Step {
             action: action.clone(),
             state: next,
@@ -123,14 +127,15 @@ pub fn replay_violation<M: Model>(
 ) -> Result<Trace<M>, ReplayError> {
     let trace = replay(model, path)?;
     let last = trace.last_state();
+    let mut worker = model.worker(WorkerBounds::none());
     let reproduced = match failure {
         Failure::Invariant(name) => {
             let index = property_index(model, name)?;
-            !model.holds(index, last)
+            !model.holds(&mut worker, index, last)
         }
         Failure::Deadlock => {
             let mut enabled = Vec::new();
-            model.actions(last, &mut enabled);
+            model.actions(&mut worker, last, &mut enabled);
             enabled.is_empty() && !model.is_valid_end_state(last)
         }
     };
@@ -151,7 +156,8 @@ pub fn replay_example<M: Model>(
 ) -> Result<Trace<M>, ReplayError> {
     let trace = replay(model, path)?;
     let index = property_index(model, property)?;
-    if model.holds(index, trace.last_state()) {
+    let mut worker = model.worker(WorkerBounds::none());
+    if model.holds(&mut worker, index, trace.last_state()) {
         Ok(trace)
     } else {
         Err(ReplayError(format!(

@@ -116,7 +116,6 @@ mod tests {
     use super::*;
     use crate::cluster::Queue;
     use crate::cluster::{NodeStatus, PodPhase};
-    use crate::engine::Model;
     use crate::model::test_cases::load;
     use crate::model::ClusterModel;
 

@@ -74,10 +74,12 @@
 mod kube_scheduling;
 pub mod liveness;
 pub mod restart;
-mod scheduler_outcomes;
+pub mod scheduler_steps;
+mod scheduling;
 pub mod stale_view;
 pub mod symmetry;
 mod victim_choices;
+mod worker;
 
 use crate::cluster::Queue;
 use crate::cluster::{
@@ -85,11 +87,14 @@ use crate::cluster::{
     TraceLine, WriteBudget,
 };
 use crate::controllers::deployment::Ties;
-use crate::controllers::scheduler::{Listed, Placements, Reduce};
-use crate::engine::model::{Model, Property};
+use crate::engine::model::{Model, Property, StepBuffers, WorkerBounds};
 use crate::{controllers, events, intents};
-use scheduler_outcomes::Taken;
+use scheduler_steps::SharedListings;
+use scheduling::Reduction;
+use std::cell::RefCell;
+use std::sync::Arc;
 use symmetry::SymmetryStatus;
+pub use worker::ClusterWorker;
 
 /// kube-scheduler v1.33's decisions on a Kubernetes snapshot, for the layers above that
 /// explain them (`kivi schedule`).
@@ -108,10 +113,11 @@ pub struct ClusterModel {
     spec: ClusterSpec,
     init: ClusterState,
     symmetry: SymmetryStatus,
-    /// Tells this model's kept scheduler outcomes from another's ([`scheduler_outcomes`]).
-    id: u64,
+    /// The scheduler steps' listings every worker on this model shares (a new model, or the
+    /// model with new options, starts with none).
+    listings: Arc<SharedListings>,
     /// Set when a scheduler step had more outcomes than its listing holds
-    /// ([`controllers::scheduler::MAX_LISTED`]): the search then missed some successors and
+    /// ([`scheduler_steps::MAX_LISTED`]): the search then missed some successors and
     /// cannot be complete ([`Model::left_out`]).
     left_out: std::sync::OnceLock<String>,
 }
@@ -160,7 +166,7 @@ impl ClusterModel {
             spec,
             init,
             symmetry,
-            id: scheduler_outcomes::model_id(),
+            listings: Arc::default(),
             left_out: std::sync::OnceLock::new(),
         }
     }
@@ -181,7 +187,7 @@ impl ClusterModel {
         if self.init.perturbations().left > 0 {
             self.init.keep_views(stale_view::views(&self.spec));
         }
-        self.id = scheduler_outcomes::model_id();
+        self.listings = Arc::default();
         self.symmetry = if !options.symmetry {
             SymmetryStatus::Off(NO_SYMMETRY.into())
         } else if options.perturbations.stale_view {
@@ -222,7 +228,8 @@ impl ClusterModel {
         intents::distinct_names(&self.spec.intents)
     }
 
-    /// Takes `action` in `state`, recording Kivi's trace messages into `rec`.
+    /// Takes `action` in `state`, recording Kivi's trace messages into `rec` (off the hot
+    /// path: with a context of its own).
     pub fn step(
         &self,
         state: &ClusterState,
@@ -230,12 +237,49 @@ impl ClusterModel {
         rec: &mut Recorder,
     ) -> ClusterState {
         let mut next = state.clone();
-        self.apply(&mut next, action, rec);
+        self.apply(&mut ClusterWorker::unbounded(), &mut next, action, rec);
         next
     }
 
-    /// Takes `action` in `next` (a copy of the state it is taken in), in place.
-    fn apply(&self, next: &mut ClusterState, action: &ClusterAction, rec: &mut Recorder) {
+    /// The actions enabled in `state`, appended to `actions` ([`Model::actions`] with a
+    /// context of its own: for tools and tests, off the hot path).
+    pub fn actions(&self, state: &ClusterState, actions: &mut Vec<ClusterAction>) {
+        Model::actions(self, &mut ClusterWorker::unbounded(), state, actions);
+    }
+
+    /// The state `action` leads to from `state` ([`Model::next_state`] with a context of its
+    /// own: for tools and tests, off the hot path).
+    pub fn next_state(&self, state: &ClusterState, action: &ClusterAction) -> Option<ClusterState> {
+        Model::next_state(self, &mut ClusterWorker::unbounded(), state, action)
+    }
+
+    /// Appends `state`'s canonical encoding to `out` ([`Model::encode`] with a context of its
+    /// own: for tools and tests, off the hot path).
+    pub fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
+        Model::encode(self, &mut ClusterWorker::unbounded(), state, out);
+    }
+
+    /// Whether intent number `property` holds in `state` ([`Model::holds`] with a context of
+    /// its own: for tools and tests, off the hot path).
+    pub fn holds(&self, property: usize, state: &ClusterState) -> bool {
+        Model::holds(self, &mut ClusterWorker::unbounded(), property, state)
+    }
+
+    /// `state`'s fingerprint ([`Model::fingerprint`] with a context of its own: for tools and
+    /// tests, off the hot path).
+    pub fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
+        Model::fingerprint(self, &mut ClusterWorker::unbounded(), state, scratch)
+    }
+
+    /// Takes `action` in `next` (a copy of the state it is taken in), in place, on worker
+    /// context `w`.
+    fn apply(
+        &self,
+        w: &mut ClusterWorker,
+        next: &mut ClusterState,
+        action: &ClusterAction,
+        rec: &mut Recorder,
+    ) {
         let spec = &self.spec;
         if spec.semantics == Semantics::Kubernetes {
             let before = next.clone();
@@ -244,17 +288,18 @@ impl ClusterModel {
                 intents::observe(spec, next, rec);
                 stale_view::after_step(spec, next, action);
             } else {
-                self.apply_controllers_and_events(next, action, rec);
+                self.apply_controllers_and_events(w, next, action, rec);
             }
             kube_scheduling::requeue_unschedulable(&before, next);
             return;
         }
-        self.apply_controllers_and_events(next, action, rec);
+        self.apply_controllers_and_events(w, next, action, rec);
     }
 
     /// [`ClusterModel::apply`] with Kivi's scheduler.
     fn apply_controllers_and_events(
         &self,
+        w: &mut ClusterWorker,
         next: &mut ClusterState,
         action: &ClusterAction,
         rec: &mut Recorder,
@@ -262,27 +307,18 @@ impl ClusterModel {
         let spec = &self.spec;
         match *action {
             ClusterAction::SchedulerChoice { choices } if !rec.is_recording() => {
-                match scheduler_outcomes::take(self.id, next, choices) {
-                    Taken::State(outcome) => *next = outcome,
-                    Taken::Placements(placements) => controllers::scheduler::replay_placements(
-                        &self.spec,
-                        next,
-                        &placements,
-                        rec,
-                    ),
-                    Taken::Unknown => match self.shared_placements(next, choices) {
-                        Some(placements) => controllers::scheduler::replay_placements(
-                            &self.spec,
-                            next,
-                            &placements,
-                            rec,
-                        ),
-                        None => self.run_scheduler(next, choices, rec),
-                    },
+                let known = self
+                    .remembered_placements(w, next, choices)
+                    .or_else(|| self.shared_placements(w, next, choices));
+                match known {
+                    Some(placements) => {
+                        scheduler_steps::replay_placements(&self.spec, next, &placements, rec)
+                    }
+                    None => self.run_scheduler(w, next, choices, rec),
                 }
             }
             ClusterAction::Scheduler | ClusterAction::SchedulerChoice { .. } => {
-                self.run_scheduler(next, action.scheduler_choices(), rec)
+                self.run_scheduler(w, next, action.scheduler_choices(), rec)
             }
             ClusterAction::DeploymentController => controllers::deployment::run(spec, next, rec),
             ClusterAction::DeploymentChoice { picks } => {
@@ -297,7 +333,7 @@ impl ClusterModel {
             }
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
-            ClusterAction::Kubelet => controllers::kubelet::run(spec, next, rec),
+            ClusterAction::Kubelet => controllers::kubelet::run(spec, next, &mut w.kubelet, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
             ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
@@ -315,26 +351,6 @@ impl ClusterModel {
         stale_view::after_step(spec, next, action);
     }
 
-    /// Where outcome number `choices` of the scheduler step in `state` puts its pods, from the
-    /// listing all threads share under `state`'s listing key, if one is kept: a thread taking
-    /// a child whose parent another thread listed (a stolen task, a large state's child
-    /// computed again) binds its pods there instead of listing the step again.
-    fn shared_placements(&self, state: &ClusterState, choices: u64) -> Option<Placements> {
-        let SymmetryStatus::On(symmetry) = &self.symmetry else {
-            return None;
-        };
-        let listing = scheduler_outcomes::listing(self.id, symmetry.listing_key(state)?)?;
-        let (_, placements) = listing.iter().find(|(number, _)| *number == choices)?;
-        Some(placements.clone())
-    }
-
-    /// Takes the scheduler step's outcome number `choices` in `next`, in place.
-    fn run_scheduler(&self, next: &mut ClusterState, choices: u64, rec: &mut Recorder) {
-        self.step_classing(next).with(self, |reduce| {
-            controllers::scheduler::run(&self.spec, next, choices, reduce, rec)
-        })
-    }
-
     /// The pod a scheduler step `action` taken in `before` finds no node for, with kube-scheduler's
     /// `FitError` saying which filters rejected which nodes (`0/3 nodes are available:
     /// 3 node(s) didn't match pod topology spread constraints.`) and each plugin's numbers per
@@ -349,8 +365,11 @@ impl ClusterModel {
                 _ => None,
             };
         }
-        self.step_classing(before).with(self, |reduce| {
-            controllers::scheduler::fit_error::first_unschedulable(
+        let mut w = ClusterWorker::unbounded();
+        let classing = self.step_classing(before, &mut w.symmetry);
+        let reduction = Reduction::new(self, &mut w.symmetry, &mut w.encoding);
+        classing.with(&reduction, |reduce| {
+            scheduler_steps::first_unschedulable(
                 &self.spec,
                 before,
                 action.scheduler_choices(),
@@ -397,8 +416,13 @@ impl ClusterModel {
 
     /// Whether any step is enabled in `state`.
     pub fn any_enabled(&self, state: &ClusterState) -> bool {
+        self.any_enabled_on(&mut ClusterWorker::unbounded(), state)
+    }
+
+    /// [`ClusterModel::any_enabled`] on worker context `w`.
+    fn any_enabled_on(&self, w: &mut ClusterWorker, state: &ClusterState) -> bool {
         let mut found = false;
-        self.for_each_action(state, |_| {
+        self.for_each_action(w, state, |_, _| {
             found = true;
             false
         });
@@ -408,15 +432,24 @@ impl ClusterModel {
     /// Calls `visit` on each enabled action until it returns false, in a fixed order: the
     /// reverse of the order in which Kivi's `init` starts the processes (events, then the
     /// controllers, then `init`'s own after-stable step), which is the order SPIN's depth-first
-    /// search tries them in.
-    fn for_each_action(&self, s: &ClusterState, mut visit: impl FnMut(ClusterAction) -> bool) {
+    /// search tries them in. An action comes with the state it leads to where listing it
+    /// computed that (a scheduler step's outcome under `--tie-break any`).
+    fn for_each_action(
+        &self,
+        w: &mut ClusterWorker,
+        s: &ClusterState,
+        mut visit: impl FnMut(ClusterAction, Option<ClusterState>) -> bool,
+    ) {
         let spec = &self.spec;
-        if !events::for_each_enabled(spec, s, &mut visit) || s.first_pending(spec) {
+        let mut plain = |action| visit(action, None);
+        if !events::for_each_enabled(spec, s, &mut plain) || s.first_pending(spec) {
             return;
         }
-        let victim_picks = |state: &ClusterState| self.victim_picks(state);
-        if !restart::for_each(spec, s, &victim_picks, &mut visit)
-            || !stale_view::for_each(spec, s, &mut visit)
+        let worker = RefCell::new(&mut *w);
+        let victim_picks =
+            |state: &ClusterState| self.victim_picks(&mut worker.borrow_mut(), state);
+        if !restart::for_each(spec, s, &victim_picks, &mut plain)
+            || !stale_view::for_each(spec, s, &mut plain)
         {
             return;
         }
@@ -437,14 +470,15 @@ impl ClusterModel {
             (controllers::hpa::enabled(spec, s), ClusterAction::Hpa),
         ];
         for (enabled, action) in before_scheduler {
-            if enabled && !visit(action) {
+            if enabled && !visit(action, None) {
                 return;
             }
         }
-        if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(s, &mut visit) {
+        if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(w, s, &mut visit) {
             return;
         }
-        if controllers::deployment::enabled(s) && !self.for_each_deployment_step(s, &mut visit) {
+        let mut plain = |action| visit(action, None);
+        if controllers::deployment::enabled(s) && !self.for_each_deployment_step(w, s, &mut plain) {
             return;
         }
         let after_scheduler = [(
@@ -454,101 +488,8 @@ impl ClusterModel {
             ClusterAction::StartAfterStable,
         )];
         for (enabled, action) in after_scheduler {
-            if enabled && !visit(action) {
+            if enabled && !visit(action, None) {
                 return;
-            }
-        }
-    }
-
-    /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
-    /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
-    /// outcomes with symmetry). A step with more outcomes than its listing holds is noted in
-    /// [`ClusterModel::left_out`] and visited in part. With symmetry, a state whose listing
-    /// key ([`symmetry::Symmetry::listing_key`]) was listed completely before takes that
-    /// listing's outcomes by binding their placements instead of listing the step again
-    /// ([`scheduler_outcomes::listing`]).
-    fn for_each_scheduler_step(
-        &self,
-        s: &ClusterState,
-        visit: &mut impl FnMut(ClusterAction) -> bool,
-    ) -> bool {
-        if self.spec.tie_break == TieBreak::Lowest {
-            return visit(ClusterAction::Scheduler);
-        }
-        if self.spec.semantics == Semantics::Kubernetes {
-            return match kube_scheduling::choices(&self.spec, s) {
-                1 => visit(ClusterAction::Scheduler),
-                top => {
-                    (0..top as u64).all(|choices| visit(ClusterAction::SchedulerChoice { choices }))
-                }
-            };
-        }
-        scheduler_outcomes::start(self.id, s);
-        let key = match &self.symmetry {
-            SymmetryStatus::On(symmetry) => symmetry.listing_key(s),
-            SymmetryStatus::Off(_) => None,
-        };
-        if let Some(outcomes) = key.and_then(|key| scheduler_outcomes::listing(self.id, key)) {
-            for (choices, placements) in outcomes.iter() {
-                let mut end = s.clone();
-                controllers::scheduler::replay_placements(
-                    &self.spec,
-                    &mut end,
-                    placements,
-                    &mut Recorder::off(),
-                );
-                scheduler_outcomes::keep(*choices, Some(placements.clone()), end);
-                if !visit(ClusterAction::SchedulerChoice { choices: *choices }) {
-                    return false;
-                }
-            }
-            return true;
-        }
-        // The outcomes' placements, for the shared listing; `None` once one cannot be told.
-        let mut kept = key.map(|_| Vec::new());
-        let listed = self.step_classing(s).with(self, |reduce| {
-            controllers::scheduler::for_each_choice(
-                &self.spec,
-                s,
-                reduce,
-                &crate::engine::interrupt::requested,
-                |choices, _, end| {
-                    let placements = Placements::of(s, &end);
-                    match (&placements, &mut kept) {
-                        (Some(placements), Some(kept)) => kept.push((choices, placements.clone())),
-                        (None, _) => kept = None,
-                        (Some(_), None) => {}
-                    }
-                    scheduler_outcomes::keep(choices, placements, end);
-                    visit(ClusterAction::SchedulerChoice { choices })
-                },
-            )
-        });
-        if let (Listed::All, Some(key), Some(kept)) = (listed, key, kept) {
-            scheduler_outcomes::keep_listing(self.id, key, kept);
-        }
-        match listed {
-            Listed::All => true,
-            Listed::Stopped | Listed::Cut => false,
-            Listed::TooMany => {
-                self.left_out.get_or_init(|| {
-                    let why = match &self.symmetry {
-                        SymmetryStatus::On(_) => String::new(),
-                        SymmetryStatus::Off(why) if why == NO_SYMMETRY => format!(
-                            "; symmetry reduction is off ({why}), with it a step lists one \
-                             outcome per class"
-                        ),
-                        SymmetryStatus::Off(why) => {
-                            format!("; symmetry reduction is off ({why})")
-                        }
-                    };
-                    format!(
-                        "a scheduler step under --tie-break any had more than {} outcomes and \
-                         only that many were explored{why}",
-                        controllers::scheduler::MAX_LISTED
-                    )
-                });
-                true
             }
         }
     }
@@ -558,10 +499,11 @@ impl ClusterModel {
     /// its ties ([`victim_choices`]).
     fn for_each_deployment_step(
         &self,
+        w: &mut ClusterWorker,
         s: &ClusterState,
         visit: &mut impl FnMut(ClusterAction) -> bool,
     ) -> bool {
-        let all_picks = self.victim_picks(s);
+        let all_picks = self.victim_picks(w, s);
         if all_picks.len() <= 1 {
             return visit(ClusterAction::DeploymentController);
         }
@@ -572,18 +514,22 @@ impl ClusterModel {
 
     /// The picks of each outcome of the deployment controller's step in `state`: the lowest
     /// ids alone under `--tie-break lowest`.
-    fn victim_picks(&self, state: &ClusterState) -> Vec<u64> {
+    fn victim_picks(&self, w: &mut ClusterWorker, state: &ClusterState) -> Vec<u64> {
         match self.spec.tie_break {
             TieBreak::Lowest => vec![0],
-            TieBreak::Any => self.victim_listing(state).picks,
+            TieBreak::Any => self.victim_listing(w, state).picks,
         }
     }
 
     /// The outcomes of the deployment controller's step in `state` under `--tie-break any`,
     /// told apart by the model's fingerprints; a step with too many is noted in
     /// [`ClusterModel::left_out`].
-    fn victim_listing(&self, state: &ClusterState) -> victim_choices::Listing {
-        let mut scratch = Vec::new();
+    fn victim_listing(
+        &self,
+        w: &mut ClusterWorker,
+        state: &ClusterState,
+    ) -> victim_choices::Listing {
+        let mut scratch = std::mem::take(&mut w.encoding);
         let listing = victim_choices::list(
             state,
             &|next, picker| {
@@ -595,8 +541,9 @@ impl ClusterModel {
                     &mut Ties::picked_by(picker),
                 )
             },
-            &mut |end| self.fingerprint(end, &mut scratch),
+            &mut |end| Model::fingerprint(self, w, end, &mut scratch),
         );
+        w.encoding = scratch;
         if listing.cut {
             self.left_out.get_or_init(|| {
                 format!(
@@ -608,66 +555,6 @@ impl ClusterModel {
             });
         }
         listing
-    }
-
-    /// How the states a scheduler step from `source` reaches are told apart under the model's
-    /// symmetry ([`StepClassing`]). Listing a step and replaying one of its outcomes must use
-    /// the same classes, so both come here.
-    fn step_classing(&self, source: &ClusterState) -> StepClassing<'_> {
-        let SymmetryStatus::On(symmetry) = &self.symmetry else {
-            return StepClassing::Off;
-        };
-        match symmetry.step_classes(source) {
-            Some(step) => StepClassing::Placed(step),
-            None => StepClassing::Forms(self),
-        }
-    }
-
-    /// How the scheduler narrows a tie: to one node of each group of interchangeable nodes
-    /// when states are reduced by symmetry, to all of them otherwise.
-    fn narrow(&self) -> impl Fn(&ClusterState, &mut Vec<u16>) + '_ {
-        move |state, candidates| {
-            if let SymmetryStatus::On(symmetry) = &self.symmetry {
-                symmetry.narrow(state, candidates);
-            }
-        }
-    }
-}
-
-/// How a scheduler listing tells apart the states a step from one state (its source) reaches,
-/// when states are reduced (it follows one partly placed state per class).
-enum StepClassing<'m> {
-    /// States are not reduced: no classes.
-    Off,
-    /// Told from what the step placed ([`symmetry::StepClasses`]), where the model allows.
-    Placed(symmetry::StepClasses<'m>),
-    /// By the states' canonical forms (the model's fingerprints).
-    Forms(&'m ClusterModel),
-}
-
-impl StepClassing<'_> {
-    /// Calls `f` with how `model`'s scheduler step narrows ties and classes its partly placed
-    /// states: by node labels kept pod by pod where the step's classes can keep them, else by
-    /// `model`'s narrowing and the classes (if states have any) of whole states.
-    fn with<T>(&self, model: &ClusterModel, f: impl FnOnce(Reduce) -> T) -> T {
-        let narrow = model.narrow();
-        match self {
-            Self::Off => f(Reduce::Off),
-            Self::Placed(step) if step.labels_nodes() => f(Reduce::Labels(step)),
-            Self::Placed(step) => f(Reduce::Whole(
-                &narrow,
-                Some(&|state: &ClusterState| step.of(state)),
-            )),
-            Self::Forms(model) => {
-                let scratch = std::cell::RefCell::new(Vec::new());
-                f(Reduce::Whole(
-                    &narrow,
-                    Some(&|state: &ClusterState| {
-                        model.fingerprint(state, &mut scratch.borrow_mut())
-                    }),
-                ))
-            }
-        }
     }
 }
 
@@ -686,43 +573,93 @@ fn controller_enabled(spec: &ClusterSpec, state: &ClusterState, queue: Queue) ->
 impl Model for ClusterModel {
     type State = ClusterState;
     type Action = ClusterAction;
+    type Worker = ClusterWorker;
+
+    fn worker(&self, bounds: WorkerBounds) -> ClusterWorker {
+        ClusterWorker::new(bounds)
+    }
 
     fn init_states(&self) -> Vec<ClusterState> {
         vec![self.init.clone()]
     }
 
-    fn actions(&self, state: &ClusterState, actions: &mut Vec<ClusterAction>) {
-        self.for_each_action(state, |a| {
+    fn actions(
+        &self,
+        w: &mut ClusterWorker,
+        state: &ClusterState,
+        actions: &mut Vec<ClusterAction>,
+    ) {
+        self.for_each_action(w, state, |a, _| {
             actions.push(a);
             true
         });
     }
 
-    fn next_state(&self, state: &ClusterState, action: &ClusterAction) -> Option<ClusterState> {
-        Some(self.step(state, action, &mut Recorder::off()))
+    fn next_state(
+        &self,
+        w: &mut ClusterWorker,
+        state: &ClusterState,
+        action: &ClusterAction,
+    ) -> Option<ClusterState> {
+        let mut next = state.clone();
+        self.apply(w, &mut next, action, &mut Recorder::off());
+        Some(next)
     }
 
     fn next_state_into(
         &self,
+        w: &mut ClusterWorker,
         state: &ClusterState,
         action: &ClusterAction,
         out: &mut ClusterState,
     ) -> bool {
         out.clone_from(state);
-        self.apply(out, action, &mut Recorder::off());
+        self.apply(w, out, action, &mut Recorder::off());
         true
     }
 
-    fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
+    /// Hands a scheduler step's outcomes over as its listing computed them, and computes the
+    /// other actions' states ([`Model::next_state_into`]).
+    fn successors(
+        &self,
+        w: &mut ClusterWorker,
+        state: &ClusterState,
+        buffers: &mut StepBuffers<ClusterAction, ClusterState>,
+        mut visit: impl FnMut(ClusterAction, ClusterState),
+    ) {
+        let mut listed = std::mem::take(&mut w.successors);
+        self.for_each_action(w, state, |action, end| {
+            listed.push((action, end));
+            true
+        });
+        for (action, end) in listed.drain(..) {
+            let next = match end {
+                Some(end) => end,
+                None => match buffers.next_state(self, w, state, &action) {
+                    Some(next) => next,
+                    None => continue,
+                },
+            };
+            visit(action, next);
+        }
+        w.successors = listed;
+    }
+
+    fn encode(&self, w: &mut ClusterWorker, state: &ClusterState, out: &mut Vec<u8>) {
         match &self.symmetry {
-            SymmetryStatus::On(symmetry) => symmetry.encode(state, out),
+            SymmetryStatus::On(symmetry) => symmetry.encode(state, &mut w.symmetry, out),
             SymmetryStatus::Off(_) => state.encode(out),
         }
     }
 
-    fn fingerprint(&self, state: &ClusterState, scratch: &mut Vec<u8>) -> u64 {
+    fn fingerprint(
+        &self,
+        w: &mut ClusterWorker,
+        state: &ClusterState,
+        scratch: &mut Vec<u8>,
+    ) -> u64 {
         match &self.symmetry {
-            SymmetryStatus::On(symmetry) => symmetry.fingerprint(state, scratch),
+            SymmetryStatus::On(symmetry) => symmetry.fingerprint(state, &mut w.symmetry, scratch),
             SymmetryStatus::Off(_) => state.fingerprint(scratch),
         }
     }
@@ -738,8 +675,10 @@ impl Model for ClusterModel {
             .collect()
     }
 
-    fn holds(&self, property: usize, state: &ClusterState) -> bool {
-        intents::holds(&self.spec, state, property, || self.any_enabled(state))
+    fn holds(&self, w: &mut ClusterWorker, property: usize, state: &ClusterState) -> bool {
+        intents::holds(&self.spec, state, property, || {
+            self.any_enabled_on(w, state)
+        })
     }
 
     fn state_heap_bytes(&self, state: &ClusterState) -> usize {

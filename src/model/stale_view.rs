@@ -219,7 +219,9 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, queue: u8, depth: u8, r
     });
     let before = seen.clone();
     match queue {
-        Queue::Scheduler => controllers::scheduler::run_first_candidates(spec, &mut seen, rec),
+        Queue::Scheduler => {
+            controllers::scheduler::run(spec, &mut seen, &mut Default::default(), rec)
+        }
         Queue::Deployment => controllers::deployment::run(spec, &mut seen, rec),
         Queue::Hpa => controllers::hpa::run(spec, &mut seen, rec),
         Queue::Descheduler => controllers::descheduler::run(spec, &mut seen, rec),
@@ -391,7 +393,6 @@ fn delete(
 mod tests {
     use super::*;
     use crate::cluster::{Perturbations, TieBreak};
-    use crate::engine::model::Model;
     use crate::model::test_cases::{load, with_new_pod};
     use crate::model::ModelOptions;
 

@@ -6,7 +6,7 @@
 use super::pod_topology_spread::{self, MatchingPods};
 use super::{run_filters, Buffers, Cycle, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
-use crate::cluster::{ClusterSpec, ClusterState, Recorder, Taint, TaintEffect};
+use crate::cluster::{ClusterSpec, ClusterState, Taint, TaintEffect};
 use std::collections::BTreeMap;
 
 /// kube-scheduler's reason for a node the filter `filter` rejects.
@@ -189,34 +189,6 @@ pub fn fit_error(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option
 /// The `FitError` message for `pod` in `state`, or `None` when some node fits it.
 pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<String> {
     fit_error(spec, state, pod).map(|e| e.message)
-}
-
-/// The pod a scheduler step in `state` (outcome number `choice`, as [`super::run`] takes it)
-/// finds no node for, with its `FitError`: the step replayed up to that pod, binding the pods
-/// before it.
-pub fn first_unschedulable(
-    spec: &ClusterSpec,
-    state: &ClusterState,
-    choice: u64,
-    reduce: super::Reduce,
-) -> Option<FitError> {
-    let digits = super::outcome_digits(spec, state, reduce, choice);
-    let mut s = state.clone();
-    let mut digits = super::Digits::new(&digits);
-    let (rec, mut scratch) = (&mut Recorder::off(), Scratch::default());
-    let mut track = super::start(reduce);
-    match super::drain(
-        spec,
-        &mut s,
-        &mut digits,
-        reduce,
-        &mut track,
-        rec,
-        &mut scratch,
-    ) {
-        super::Drained::Unschedulable { pod } => fit_error(spec, &s, pod),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -8,22 +8,13 @@
 //!
 //! # Ties
 //!
-//! kube-scheduler's `selectHost` picks **uniformly at random** among the nodes that share the
-//! highest score (reservoir sampling over the scored list), so on a real cluster any of them
-//! may get the pod. Kivi's `scheduler.pml` takes the first, the lowest node id. kivi does either,
-//! as [`TieBreak`] says:
-//! - [`TieBreak::Lowest`] (the default): the lowest node id, as Kivi; one scheduler step drains
-//!   the whole queue (Kivi's `BACK_TO_BACK_OPT`).
-//! - [`TieBreak::Any`]: every top-scored node is explored. A step drains the queue as one
-//!   atomic block, as under `Lowest` (so `any` explores exactly `lowest`'s interleavings, with
-//!   every choice at every tie), and has one outcome per way of placing its tied pods: the
-//!   action ([`ClusterAction::SchedulerChoice`](crate::cluster::ClusterAction)) numbers them
-//!   in the order [`for_each_choice`] lists them, and [`run`] lists the step again to replay
-//!   one. A queue without ties is one step with one outcome, as under `Lowest`. The model may
-//!   narrow a tie to one node per group of interchangeable nodes and follow one partly placed
-//!   state per class ([`Reduce`]: by looking at the whole state, or by node labels it keeps
-//!   up to date pod by pod, [`Labels`]); a step with more than [`MAX_LISTED`] outcomes is
-//!   listed in part and the check reports itself incomplete.
+//! kube-scheduler's `selectHost` (`pkg/scheduler/schedule_one.go`) picks **uniformly at
+//! random** among the nodes that share the highest score (reservoir sampling over the scored
+//! list), so on a real cluster any of them may get the pod. Kivi's `scheduler.pml` takes the
+//! first, the lowest node id, and so does [`run`]. Under [`TieBreak::Any`] a cycle also
+//! leaves the top-scored nodes in its [`Scratch`] ([`Scratch::tied`]), for the model, which
+//! explores every choice (`crate::model`'s scheduler steps): this controller only filters,
+//! scores and selects.
 //!
 //! Queue order: kube-scheduler pops its active queue by priority, then by the time a pod was
 //! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
@@ -41,6 +32,7 @@ use crate::cluster::{
     ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder, TieBreak,
 };
 use crate::cluster::{ItemClock, Queue};
+pub use pod_topology_spread::MatchingCache;
 
 /// The per-node buffers of a scheduling cycle, kept between the pods of one scheduler step (and
 /// between steps on one thread) so that scheduling a pod allocates nothing.
@@ -187,24 +179,45 @@ impl<'a> Cycle<'a> {
 }
 
 /// What one scheduler step keeps from pod to pod: the cycle's buffers and the topology spread
-/// plugin's matching-pod counts.
+/// plugin's matching-pod counts (kube-scheduler's cache, which assumes each pod onto its node
+/// before the next is scheduled), and the top-scored nodes of the last pod. The caller keeps
+/// it between steps, so that a step allocates nothing once the buffers have grown to the
+/// cluster.
 #[derive(Default)]
-struct Scratch {
+pub struct Scratch {
     buffers: Buffers,
-    matching: pod_topology_spread::MatchingCache,
+    matching: MatchingCache,
     /// Under [`TieBreak::Any`], the top-scored nodes of the last pod [`select`] placed, in
     /// ascending id order.
     tied: Vec<u16>,
-    /// The nodes of a tie worth exploring (the tie narrowed by the model).
-    candidates: Vec<u16>,
-    /// The labels a tie narrowed by labels kept ([`Reduce::Labels`]).
-    labelled: Labelled,
 }
 
-thread_local! {
-    /// Each thread's scheduler scratch, so that a step allocates nothing once the buffers have
-    /// grown to the cluster.
-    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+impl Scratch {
+    /// The top-scored nodes of the last pod [`select`] placed, in ascending id order, under
+    /// [`TieBreak::Any`] (empty under `Lowest`).
+    pub fn tied(&self) -> &[u16] {
+        &self.tied
+    }
+
+    /// Counts pod `pod`, about to be bound to node `node` in `state`, in the matching-pod
+    /// counts (kube-scheduler's `assume`), so that the next pod's cycle sees it there.
+    pub fn assume(&mut self, spec: &ClusterSpec, state: &ClusterState, pod: usize, node: usize) {
+        self.matching.bind(spec, state, pod, node);
+    }
+
+    /// Makes the matching-pod counts those of `counts` (kept by whoever scheduled pods in
+    /// this state before), or, with none, forgets them so that they are counted afresh.
+    pub fn resume_counts(&mut self, counts: Option<MatchingCache>) {
+        match counts {
+            Some(counts) => self.matching = counts,
+            None => self.matching.clear(),
+        }
+    }
+
+    /// Takes the matching-pod counts out, to resume from later ([`Scratch::resume_counts`]).
+    pub fn take_counts(&mut self) -> MatchingCache {
+        std::mem::take(&mut self.matching)
+    }
 }
 
 /// Runs the filters and scoring plugins for `pod`; the chosen node id, or `None` when no node
@@ -230,7 +243,7 @@ enum Filter {
 /// the spread filter used, for the spread score.
 fn run_filters<'m>(
     c: &mut Cycle,
-    matching: &'m mut pod_topology_spread::MatchingCache,
+    matching: &'m mut MatchingCache,
     tainted: bool,
     mut after: impl FnMut(&Cycle, Filter),
 ) -> &'m pod_topology_spread::MatchingPods {
@@ -252,9 +265,10 @@ fn run_filters<'m>(
 }
 
 /// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`: the lowest
-/// top-scored node; under [`TieBreak::Any`] every top-scored node is left in `scratch.tied`
-/// (under `Lowest` it is left empty: the scheduling cycle's hot path collects nothing).
-fn select(
+/// top-scored node; under [`TieBreak::Any`] every top-scored node is left in `scratch`
+/// ([`Scratch::tied`]; under `Lowest` it is left empty: the scheduling cycle's hot path
+/// collects nothing).
+pub fn select(
     spec: &ClusterSpec,
     state: &ClusterState,
     pod: usize,
@@ -290,706 +304,46 @@ fn select(
     best
 }
 
-/// Most partly placed states, and most outcomes, the listing of one scheduler step under
-/// [`TieBreak::Any`] holds ([`for_each_choice`]). A step drains the whole queue, so its
-/// outcomes are all the ways of placing its tied pods: without symmetry reduction the product
-/// of its ties' sizes (24 pods on 8 empty nodes spread by hostname: (8!)³ ≈ 6.6 × 10¹³), with
-/// it one per class of outcomes (one, there). A step with more is listed in part and the
-/// listing says so ([`Listed::TooMany`]): the check is then incomplete, never silently cut.
-pub const MAX_LISTED: usize = 4096;
-
-/// Narrows the top-scored nodes of a tie (ascending ids) to those worth exploring, in place,
-/// keeping their order: the model drops nodes interchangeable with one already listed when it
-/// reduces by symmetry.
-pub type Narrow<'a> = &'a dyn Fn(&ClusterState, &mut Vec<u16>);
-
-/// A fingerprint of a state's class under the model's symmetry, equal for states that are
-/// renamings of each other ([`for_each_choice`] lists one of each).
-pub type Class<'a> = &'a dyn Fn(&ClusterState) -> u64;
-
-/// How a listing or a replay of a scheduler step narrows ties and tells its partly placed
-/// states apart (the model's symmetry reduction, if any). A listing and the replay of one of
-/// its outcomes must be given the same, so that the replay meets the same candidates.
-#[derive(Clone, Copy)]
-pub enum Reduce<'a> {
-    /// Every top-scored node is a candidate and partly placed states have no classes.
-    Off,
-    /// Ties are narrowed, and partly placed states classed (if given), by looking at the whole
-    /// state each time.
-    Whole(Narrow<'a>, Option<Class<'a>>),
-    /// Nodes carry labels kept up to date pod by pod ([`Labels`]): a tie keeps the first
-    /// candidate of each label, and a partly placed state's class is kept with its labels.
-    Labels(&'a dyn Labels),
-}
-
-/// A reduction that labels nodes so that nodes with equal labels are interchangeable in the
-/// state at hand, and keeps the labels (and a partly placed state's class) up to date as a
-/// step binds pods, instead of comparing every tied node's pods at every tie: on a cluster of
-/// a thousand alike nodes a tie has a thousand candidates, and a step binds thousands of pods.
-pub trait Labels {
-    /// The labels of the step's source, where the listing or replay starts.
-    fn start(&self) -> Track;
-
-    /// Updates `track` after the step bound pod `pod` to node `node`, giving `state`.
-    fn bound(&self, track: &mut Track, state: &ClusterState, pod: usize, node: usize);
-
-    /// The class of `state`, a partly placed state of the step whose labels `track` holds.
-    fn class(&self, track: &Track, state: &ClusterState) -> u64;
-}
-
-/// A partly placed state's node labels and what its [`Labels`] keep beside them.
-#[derive(Clone, Debug, Default)]
-pub struct Track {
-    /// Per node id (index 0 unused): its label; nodes with equal labels are interchangeable.
-    pub labels: Vec<u32>,
-    /// Per node id: two sums the reduction keeps over the pods the step bound to the node.
-    pub sums: Vec<[u64; 2]>,
-    /// The reduction's running part of the state's class.
-    pub class: u64,
-}
-
-/// Where a scheduler step stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Drained {
-    /// The queue is empty.
-    Empty,
-    /// Under [`TieBreak::Any`], while listing: the listing branches on the tie of the pod at the
-    /// head of the queue (a choice, or one node when it follows more than one partly placed
-    /// state pod by pod); the pod is still queued.
-    AtTie,
-    /// While listing: the pod chosen before the step went on ([`Choose::head`]) is bound and
-    /// the step stopped before the next pod, without scheduling it, so that the listing can
-    /// tell the partly placed state's class first.
-    Paused,
-    /// Pod `pod` fits no node: `pod_always_schedulable` is violated and the pod stays unbound.
-    Unschedulable {
-        /// The pod.
-        pod: usize,
-    },
-}
-
-/// How the listing of a scheduler step's outcomes ([`for_each_choice`]) ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Listed {
-    /// Every outcome was visited.
-    All,
-    /// The visitor asked to stop.
-    Stopped,
-    /// The step has more than [`MAX_LISTED`] partly placed states or outcomes: those visited
-    /// are only some of them.
-    TooMany,
-    /// The listing was told to stop ([`Stop`]) before it was done: those visited are only
-    /// some of the outcomes.
-    Cut,
-}
-
-/// Asked between the partly placed states of a listing: whether to stop it now (the search
-/// it serves has reached its time limit or been cancelled). A listing of a step on a large
-/// cluster can take longer than a search may run, so it is cut rather than finished.
-pub type Stop<'a> = &'a dyn Fn() -> bool;
-
-/// One scheduler step: schedules every queued pod that is not running or terminating. A pod
-/// with no feasible node violates `pod_always_schedulable`; like Kivi's assertion, that ends
-/// the step (and the run) with the pod unbound.
-///
-/// Under [`TieBreak::Any`], `choice` is the number of the outcome in the order
-/// [`for_each_choice`] lists them with the same `reduce`; the step is listed again to find
-/// where that outcome puts each tied pod. Under [`TieBreak::Lowest`] it is ignored.
-///
-/// # Panics
-/// When `choice` is not a listed outcome's number: a step is only ever taken with a number its
-/// listing gave (the engine reports the panic as an internal error).
+/// One scheduler step: schedules every queued pod that is not running or terminating, each on
+/// its lowest top-scored node, as Kivi does. A pod with no feasible node violates
+/// `pod_always_schedulable`; like Kivi's assertion, that ends the step (and the run) with the
+/// pod unbound.
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
-    choice: u64,
-    reduce: Reduce,
-    rec: &mut Recorder,
-) {
-    let digits = outcome_digits(spec, state, reduce, choice);
-    replay(spec, state, &digits, reduce, rec);
-}
-
-/// The scheduler step whose ties take the candidates `digits` names, in the order the step
-/// meets its ties with a choice (as [`for_each_choice`] gives them with the same `reduce`):
-/// [`run`] without listing the step to find them.
-fn replay(
-    spec: &ClusterSpec,
-    state: &mut ClusterState,
-    digits: &[u16],
-    reduce: Reduce,
-    rec: &mut Recorder,
-) {
-    let mut track = start(reduce);
-    with_scratch(|scratch| {
-        let mut digits = Digits::new(digits);
-        drain(spec, state, &mut digits, reduce, &mut track, rec, scratch)
-    });
-}
-
-/// The labels a step starts from under `reduce`, if it labels nodes.
-fn start(reduce: Reduce) -> Option<Track> {
-    match reduce {
-        Reduce::Labels(labels) => Some(labels.start()),
-        _ => None,
-    }
-}
-
-/// Where a listed outcome of a scheduler step put each pod it took off the queue, in queue
-/// order: the pod's node, [`Placements::SKIPPED`] for a pod already running or terminating
-/// (taken off and left as it is), or [`Placements::UNSCHEDULABLE`] for the pod that fit
-/// nowhere and ended the step. Enough to take the step again without filtering, scoring or
-/// narrowing anything ([`replay_placements`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placements(Box<[u16]>);
-
-impl Placements {
-    /// A pod taken off the queue without being scheduled (running or terminating).
-    pub const SKIPPED: u16 = 0;
-    /// The pod that fit no node, which ends the step.
-    pub const UNSCHEDULABLE: u16 = u16::MAX;
-
-    /// The placements of the step from `source` that ended in `end`: each pod the step took
-    /// off `source`'s queue, at the node `end` binds it to. Only the last can have fit
-    /// nowhere (that ends the step), and a bound pod joins the kubelet's queue, so the last
-    /// fit nowhere when `end` does not have it there. `None` when that cannot be told: the
-    /// last pod was in the kubelet's queue already.
-    pub fn of(source: &ClusterState, end: &ClusterState) -> Option<Self> {
-        let queue = source.pending(Queue::Scheduler);
-        let left = end.pending(Queue::Scheduler).len();
-        let taken = &queue[..queue.len() - left];
-        let skipped = |pod: usize| {
-            matches!(
-                source.pod(pod).phase,
-                PodPhase::Running | PodPhase::Terminating
-            )
-        };
-        let mut placements: Vec<u16> = taken
-            .iter()
-            .map(|&pod| match skipped(pod as usize) {
-                true => Self::SKIPPED,
-                false => end.pod(pod as usize).loc,
-            })
-            .collect();
-        if let Some(&last) = taken.last().filter(|&&pod| !skipped(pod as usize)) {
-            let in_kubelet_queue = |state: &ClusterState| {
-                state.pod(last as usize).queued & crate::cluster::pod_queue::KUBELET != 0
-            };
-            if in_kubelet_queue(source) {
-                return None;
-            }
-            if !in_kubelet_queue(end) {
-                *placements.last_mut().expect("a pod was taken") = Self::UNSCHEDULABLE;
-            }
-        }
-        Some(Self(placements.into()))
-    }
-
-    /// How many pods the step took off the queue.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether the step took no pod off the queue.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// The scheduler step that puts the pods it takes off the queue where `placements` says
-/// ([`Placements::of`] an outcome [`for_each_choice`] listed from this state): the outcome's
-/// state, in one pass over the queue instead of scheduling each pod again.
-pub fn replay_placements(
-    spec: &ClusterSpec,
-    state: &mut ClusterState,
-    placements: &Placements,
-    rec: &mut Recorder,
-) {
-    let mut clock = ItemClock::default();
-    for &node in placements.0.iter() {
-        let pod = state.pending(Queue::Scheduler)[0] as usize;
-        match node {
-            Placements::SKIPPED => {
-                state.dequeue(Queue::Scheduler);
-            }
-            Placements::UNSCHEDULABLE => {
-                fits_nowhere(spec, state, rec);
-                break;
-            }
-            n => bind(spec, state, pod, n as usize),
-        }
-        clock.tick(spec, state);
-    }
-    clock.settle(spec, state);
-}
-
-/// [`run`] with every tie resolved to its first candidate (the lowest id among them), as a
-/// controller acting on a stale view does (see [`crate::model`]'s perturbations).
-pub fn run_first_candidates(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    with_scratch(|scratch| {
-        let mut first = Digits::new(&[]);
-        drain(
-            spec,
-            state,
-            &mut first,
-            Reduce::Off,
-            &mut None,
-            rec,
-            scratch,
-        )
-    });
-}
-
-/// Where outcome number `choice` of the step in `state` puts its tied pods: the index of the
-/// candidate each tie with a choice takes, in the order the step meets them (none under
-/// [`TieBreak::Lowest`], which has no choices).
-fn outcome_digits(
-    spec: &ClusterSpec,
-    state: &ClusterState,
-    reduce: Reduce,
-    choice: u64,
-) -> Vec<u16> {
-    if spec.tie_break == TieBreak::Lowest {
-        return Vec::new();
-    }
-    let mut found = None;
-    for_each_choice(spec, state, reduce, &|| false, |index, digits, _| {
-        if index != choice {
-            return true;
-        }
-        found = Some(digits.to_vec());
-        false
-    });
-    found.unwrap_or_else(|| panic!("scheduler outcome {choice} is not one the step lists"))
-}
-
-/// Calls `visit` with every outcome of a scheduler step in `state`, numbered from 0: the
-/// outcome's number (for [`run`]), where it puts the tied pods (the candidate each tie with a
-/// choice takes) and the state it leads to; a step without ties has one outcome. Stops when
-/// `visit` returns false.
-///
-/// The step is followed pod by pod, breadth first: every partly placed state branches to each
-/// candidate of its next pod's tie (narrowed as `reduce` says). Where `reduce` classes partly
-/// placed states, one in the same class as one already met is not followed further: the rest of the step places the
-/// same queue on renamed nodes from there, so its outcomes are renamings of outcomes already
-/// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
-/// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
-/// rollout onto empty alike nodes one.
-///
-/// While more than one partly placed state is followed, each is taken one pod further at a
-/// time, so that all of them have placed the same pods (the queue is drained in order) and
-/// two that meet in one class are merged at once, before either schedules the rest of the
-/// queue: merging only at the next tie with a choice would schedule each pod between the two
-/// ties once per partly placed state, which on a rollout over n nodes is O(n) pods per
-/// state. A lone partly placed state without a choice goes on to its next choice in one go.
-///
-/// `stop` is asked before each partly placed state is followed; when it says so the listing
-/// ends there ([`Listed::Cut`]). A step replayed by its number is listed without it, so that
-/// the replay finds the outcome the search listed.
-pub fn for_each_choice(
-    spec: &ClusterSpec,
-    state: &ClusterState,
-    reduce: Reduce,
-    stop: Stop,
-    mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
-) -> Listed {
-    let class = |track: &Option<Track>, state: &ClusterState| match (reduce, track) {
-        (Reduce::Whole(_, class), _) => class.map(|class| class(state)),
-        (Reduce::Labels(labels), Some(track)) => Some(labels.class(track, state)),
-        _ => None,
-    };
-    let mut first = state.clone();
-    let mut track = start(reduce);
-    let mut probe = Probe::new(None, false);
-    let matching = probe.drain(spec, &mut first, reduce, &mut track, None);
-    let Some(tie) = probe.tie else {
-        return match visit(0, &[], first) {
-            true => Listed::All,
-            false => Listed::Stopped,
-        };
-    };
-    let mut seen = std::collections::HashSet::new();
-    let mut listed = 0;
-    let mut frontier = vec![Partial {
-        state: first,
-        matching,
-        track,
-        tie,
-        digits: Vec::new(),
-    }];
-    while !frontier.is_empty() {
-        let alone = frontier.len() == 1 && frontier[0].tie.candidates.len() == 1;
-        let mut further = Vec::new();
-        for partial in frontier {
-            if stop() {
-                return Listed::Cut;
-            }
-            let Partial {
-                state,
-                matching,
-                track,
-                tie,
-                digits,
-            } = partial;
-            let mut kept = Some((state, matching, track));
-            let last = tie.candidates.len() - 1;
-            for (digit, &node) in tie.candidates.iter().enumerate() {
-                let (mut next, matching, mut track) = match digit == last {
-                    true => kept.take().expect("the last candidate takes the state"),
-                    false => kept.clone().expect("kept for the last candidate"),
-                };
-                let head = (node as usize, tie.tied);
-                let mut resume = Probe::new(Some(head), !alone);
-                let mut matching = Some(matching);
-                if !alone {
-                    // Told apart right after the tied pod is bound: the next pod is scheduled
-                    // only in the partly placed states of new classes.
-                    let bound =
-                        Probe::binding(head).drain(spec, &mut next, reduce, &mut track, matching);
-                    matching = Some(bound);
-                    resume = Probe::new(None, true);
-                    if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
-                        continue;
-                    }
-                }
-                let matching = resume.drain(spec, &mut next, reduce, &mut track, matching);
-                if alone && class(&track, &next).is_some_and(|class| !seen.insert(class)) {
-                    continue;
-                }
-                let mut digits = digits.clone();
-                if tie.candidates.len() > 1 {
-                    digits.push(digit as u16);
-                }
-                match resume.tie {
-                    Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
-                    Some(tie) => further.push(Partial {
-                        state: next,
-                        matching,
-                        track,
-                        tie,
-                        digits,
-                    }),
-                    None if listed == MAX_LISTED as u64 => return Listed::TooMany,
-                    None => {
-                        if !visit(listed, &digits, next) {
-                            return Listed::Stopped;
-                        }
-                        listed += 1;
-                    }
-                }
-            }
-        }
-        frontier = further;
-    }
-    Listed::All
-}
-
-/// A partly placed step in a listing: the state so far with its matching-pod counts and node
-/// labels (where the reduction labels nodes), the tie its next pod meets (its candidates may
-/// be one node), and the candidates taken at the ties with a choice before it.
-struct Partial {
-    state: ClusterState,
-    matching: pod_topology_spread::MatchingCache,
-    track: Option<Track>,
-    tie: Tie,
-    digits: Vec<u16>,
-}
-
-/// A tie a listing branches on: its candidates after narrowing and its number of top-scored
-/// nodes (one node, or none, where the pod's node is no choice).
-#[derive(Clone, Debug)]
-struct Tie {
-    candidates: Vec<u16>,
-    tied: usize,
-}
-
-/// How a step chooses among the candidates of a tie.
-trait Choose {
-    /// At a tie of `tied` top-scored nodes (at least two) narrowed to `candidates` (at least
-    /// one): the index of the chosen candidate, or `None` to stop the step before the tied pod.
-    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize>;
-
-    /// The node for the first pod the step schedules, with the size of its tie, when it was
-    /// chosen before the step began (none by default: the pod is scheduled as any other).
-    fn head(&mut self) -> Option<(usize, usize)> {
-        None
-    }
-
-    /// Whether to stop before the pod now at the head of the queue, without scheduling it
-    /// (no by default).
-    fn pause(&self) -> bool {
-        false
-    }
-
-    /// Whether [`Choose::choose`] is also asked at pods whose node is no choice (one
-    /// top-scored node: `tied` is 1 and the candidate is that node), so that the step can stop
-    /// before any pod (no by default).
-    fn asked_at_every_pod(&self) -> bool {
-        false
-    }
-}
-
-/// Replays a listed outcome's digits ([`for_each_choice`]): each tie with a choice takes the
-/// candidate its digit names, in order, and the first candidate once the digits run out.
-struct Digits<'a> {
-    digits: &'a [u16],
-    next: usize,
-}
-
-impl<'a> Digits<'a> {
-    fn new(digits: &'a [u16]) -> Self {
-        Self { digits, next: 0 }
-    }
-}
-
-impl Choose for Digits<'_> {
-    fn choose(&mut self, _tied: usize, candidates: usize) -> Option<usize> {
-        if candidates == 1 {
-            return Some(0);
-        }
-        let digit = self.digits.get(self.next).copied().unwrap_or(0);
-        self.next += 1;
-        Some(digit as usize)
-    }
-}
-
-/// Binds the first pod to `head`'s node (if given), goes on through pods whose node is no
-/// choice (unless it stops at every pod), and stops before the next pod with a choice (noting
-/// its tie in `tie`) or where the step ends; or, pausing, stops right after the first pod.
-struct Probe {
-    /// The node for the pod at the head of the queue and the size of its tie: a listing
-    /// branching on that tie has scheduled the pod once in this very state, so its filters,
-    /// scores and narrowing are not run again for every candidate.
-    head: Option<(usize, usize)>,
-    /// Whether to stop before the next pod the step schedules, choice or not.
-    every_pod: bool,
-    /// Whether to stop once `head` is bound, before scheduling the next pod at all.
-    pause_after_head: bool,
-    tie: Option<Tie>,
-}
-
-impl Choose for Probe {
-    fn choose(&mut self, tied: usize, candidates: usize) -> Option<usize> {
-        if candidates == 1 && !self.every_pod {
-            return Some(0);
-        }
-        self.tie = Some(Tie {
-            candidates: Vec::with_capacity(candidates),
-            tied,
-        });
-        None
-    }
-
-    fn head(&mut self) -> Option<(usize, usize)> {
-        self.head.take()
-    }
-
-    fn pause(&self) -> bool {
-        self.pause_after_head && self.head.is_none()
-    }
-
-    fn asked_at_every_pod(&self) -> bool {
-        self.every_pod
-    }
-}
-
-impl Probe {
-    /// A probe binding the first pod to `head`'s node, if given, and stopping before the next
-    /// pod with a choice, or before the next pod at all when `every_pod`.
-    fn new(head: Option<(usize, usize)>, every_pod: bool) -> Self {
-        Self {
-            head,
-            every_pod,
-            pause_after_head: false,
-            tie: None,
-        }
-    }
-
-    /// A probe binding the first pod to `head`'s node and stopping right after it
-    /// ([`Drained::Paused`]).
-    fn binding(head: (usize, usize)) -> Self {
-        Self {
-            pause_after_head: true,
-            ..Self::new(Some(head), true)
-        }
-    }
-
-    /// Drains `state`'s queue as [`drain`] does, choosing as the probe says; where it stops at
-    /// a tie, the tie keeps its narrowed candidates. `matching` are the matching-pod counts
-    /// of `state` as a listing kept them (none: counted afresh), and `track` its labels; the
-    /// counts of the state the probe stops in are returned, for going on from there.
-    fn drain(
-        &mut self,
-        spec: &ClusterSpec,
-        state: &mut ClusterState,
-        reduce: Reduce,
-        track: &mut Option<Track>,
-        matching: Option<pod_topology_spread::MatchingCache>,
-    ) -> pod_topology_spread::MatchingCache {
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            match matching {
-                Some(matching) => scratch.matching = matching,
-                None => scratch.matching.clear(),
-            }
-            drain(
-                spec,
-                state,
-                self,
-                reduce,
-                track,
-                &mut Recorder::off(),
-                scratch,
-            );
-            if let Some(tie) = &mut self.tie {
-                tie.candidates.extend_from_slice(&scratch.candidates);
-            }
-            std::mem::take(&mut scratch.matching)
-        })
-    }
-}
-
-/// Runs `f` on this thread's scratch, its matching-pod counts cleared for a new state.
-fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
-    SCRATCH.with(|scratch| {
-        let scratch = &mut *scratch.borrow_mut();
-        scratch.matching.clear();
-        f(scratch)
-    })
-}
-
-/// [`run`] on `scratch`, choosing ties with `choose` among the candidates `reduce` leaves
-/// (with the node labels `track`, kept up to date, where it labels nodes); where it stopped.
-fn drain(
-    spec: &ClusterSpec,
-    state: &mut ClusterState,
-    choose: &mut impl Choose,
-    reduce: Reduce,
-    track: &mut Option<Track>,
-    rec: &mut Recorder,
     scratch: &mut Scratch,
-) -> Drained {
-    let mut clock = ItemClock::default();
-    let step = Step { reduce, track };
-    let drained = drain_items(spec, state, choose, step, rec, scratch, &mut clock);
-    clock.settle(spec, state);
-    drained
-}
-
-/// How [`drain_items`] narrows ties: the reduction and the node labels it keeps.
-struct Step<'r, 'a> {
-    reduce: Reduce<'a>,
-    track: &'r mut Option<Track>,
-}
-
-impl Step<'_, '_> {
-    /// Narrows the top-scored nodes `candidates` (ascending ids) of a tie in `state`;
-    /// `seen` is scratch.
-    fn narrow(&self, state: &ClusterState, candidates: &mut Vec<u16>, seen: &mut Labelled) {
-        match (self.reduce, &*self.track) {
-            (Reduce::Whole(narrow, _), _) => narrow(state, candidates),
-            (Reduce::Labels(_), Some(track)) => seen.keep_first(&track.labels, candidates),
-            _ => {}
-        }
-    }
-
-    /// Keeps the labels up to date after pod `pod` was bound to node `node` in `state`.
-    fn bound(&mut self, state: &ClusterState, pod: usize, node: usize) {
-        if let (Reduce::Labels(labels), Some(track)) = (self.reduce, &mut *self.track) {
-            labels.bound(track, state, pod, node);
-        }
-    }
-}
-
-/// Which labels a tie has kept a candidate of: the round in which each label was last kept,
-/// so that a tie's narrowing costs one look-up per candidate and nothing to clear.
-#[derive(Default)]
-struct Labelled {
-    round: u32,
-    kept_in: Vec<u32>,
-}
-
-impl Labelled {
-    /// Keeps, of `candidates`, the first node of each label.
-    fn keep_first(&mut self, labels: &[u32], candidates: &mut Vec<u16>) {
-        self.round = self.round.wrapping_add(1);
-        if self.round == 0 {
-            self.kept_in.fill(0);
-            self.round = 1;
-        }
-        let round = self.round;
-        let kept_in = &mut self.kept_in;
-        candidates.retain(|&n| {
-            let label = labels[n as usize] as usize;
-            if label >= kept_in.len() {
-                kept_in.resize(label + 1, 0);
-            }
-            let first = kept_in[label] != round;
-            kept_in[label] = round;
-            first
-        });
-    }
-}
-
-/// [`drain`]'s loop over the queued pods, each one tick of `clock`.
-fn drain_items(
-    spec: &ClusterSpec,
-    state: &mut ClusterState,
-    choose: &mut impl Choose,
-    mut step: Step,
     rec: &mut Recorder,
-    scratch: &mut Scratch,
-    clock: &mut ItemClock,
-) -> Drained {
+) {
+    scratch.matching.clear();
+    let mut clock = ItemClock::default();
     while let Some(&head) = state.pending(Queue::Scheduler).first() {
-        if choose.pause() {
-            return Drained::Paused;
-        }
         let pod = head as usize;
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let (n, tied) = match choose.head() {
-                Some(head) => head,
-                None => {
-                    let Some(lowest) = select(spec, state, pod, scratch) else {
-                        fits_nowhere(spec, state, rec);
-                        return Drained::Unschedulable { pod };
-                    };
-                    let tied = scratch.tied.len();
-                    if tied <= 1 && !choose.asked_at_every_pod() {
-                        (lowest, tied)
-                    } else {
-                        let candidates = &mut scratch.candidates;
-                        candidates.clear();
-                        if tied <= 1 {
-                            candidates.push(lowest as u16);
-                        } else {
-                            candidates.extend_from_slice(&scratch.tied);
-                            step.narrow(state, candidates, &mut scratch.labelled);
-                        }
-                        let Some(index) = choose.choose(tied, candidates.len()) else {
-                            return Drained::AtTie;
-                        };
-                        (candidates[index] as usize, tied)
-                    }
-                }
+            let Some(n) = select(spec, state, pod, scratch) else {
+                fits_nowhere(spec, state, rec);
+                break;
             };
-            rec.log(Some("Scheduler"), || {
-                if tied > 1 {
-                    format!("Pod {pod} is scheduled on node {n} (one of {tied} top-scored nodes)")
-                } else {
-                    format!("Pod {pod} is scheduled on node {n}")
-                }
-            });
-            scratch.matching.bind(spec, state, pod, n);
+            log_binding(rec, pod, n, scratch.tied.len());
+            scratch.assume(spec, state, pod, n);
             bind(spec, state, pod, n);
-            step.bound(state, pod, n);
         } else {
             state.dequeue(Queue::Scheduler);
         }
         clock.tick(spec, state);
     }
-    Drained::Empty
+    clock.settle(spec, state);
+}
+
+/// Records that pod `pod` is scheduled on node `n`, one of `tied` top-scored nodes.
+pub fn log_binding(rec: &mut Recorder, pod: usize, n: usize, tied: usize) {
+    rec.log(Some("Scheduler"), || {
+        if tied > 1 {
+            format!("Pod {pod} is scheduled on node {n} (one of {tied} top-scored nodes)")
+        } else {
+            format!("Pod {pod} is scheduled on node {n}")
+        }
+    });
 }
 
 /// Takes pod `pod`, at the head of the queue, off it and binds it to node `n`, waking the
@@ -1007,7 +361,7 @@ pub fn bind(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, n: usize) 
 
 /// Takes the pod at the head of the queue off it, unbound: it fits no node, which violates
 /// `pod_always_schedulable` and ends the step.
-fn fits_nowhere(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+pub fn fits_nowhere(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
     state.dequeue(Queue::Scheduler);
     rec.log(Some("Scheduler - no_feasible_node"), || {
         "No feasible node!".to_string()
@@ -1027,26 +381,6 @@ mod tests {
     fn c3_spread_constraints_leave_no_feasible_node() {
         let model = load("c3", "original");
         assert_eq!(schedule_one(model.spec(), &with_new_pod(&model), 6), None);
-    }
-
-    #[test]
-    fn placements_replay_a_step_whose_last_pod_fits_nowhere() {
-        let model = load("c3", "original");
-        let mut s = with_new_pod(&model);
-        s.enqueue(Queue::Scheduler, 6);
-        let mut end = s.clone();
-        run(model.spec(), &mut end, 0, Reduce::Off, &mut Recorder::off());
-        assert!(end.queue_is_empty(Queue::Scheduler), "the queue ends empty");
-        let placements = Placements::of(&s, &end).expect("told");
-        assert_eq!(*placements.0, [Placements::UNSCHEDULABLE]);
-        let mut replayed = s.clone();
-        replay_placements(
-            model.spec(),
-            &mut replayed,
-            &placements,
-            &mut Recorder::off(),
-        );
-        assert_eq!(replayed, end);
     }
 
     #[test]
@@ -1094,43 +428,6 @@ mod tests {
     }
 
     #[test]
-    fn under_any_each_tied_node_is_one_outcome_of_the_step() {
-        let model = load("c1", "original");
-        let mut spec = model.spec().clone();
-        spec.tie_break = TieBreak::Any;
-        let mut s = with_new_pod(&model);
-        s.enqueue(Queue::Scheduler, 6);
-        let mut choices = Vec::new();
-        let mut listed = Vec::new();
-        let all = for_each_choice(&spec, &s, Reduce::Off, &|| false, |c, _, outcome| {
-            choices.push(c);
-            listed.push(outcome);
-            true
-        });
-        assert_eq!(all, Listed::All);
-        assert_eq!(choices, [0, 1, 2], "nodes 1, 2 and 3 tie");
-        let taken: Vec<ClusterState> = choices
-            .iter()
-            .map(|&c| {
-                let mut next = s.clone();
-                run(&spec, &mut next, c, Reduce::Off, &mut Recorder::off());
-                next
-            })
-            .collect();
-        let placed: Vec<u16> = taken.iter().map(|next| next.pod(6).loc).collect();
-        assert_eq!(placed, [1, 2, 3]);
-        assert_eq!(listed, taken, "the listing's end states are the steps' own");
-        let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
-        let mut narrowed = 0;
-        let keep_first = Reduce::Whole(keep_first, None);
-        for_each_choice(&spec, &s, keep_first, &|| false, |_, _, _| {
-            narrowed += 1;
-            true
-        });
-        assert_eq!(narrowed, 1, "a narrowed tie is no choice");
-    }
-
-    #[test]
     fn preferred_node_affinity_outweighs_equal_nodes() {
         let model = load("c1", "original");
         let mut spec = model.spec().clone();
@@ -1150,7 +447,7 @@ mod tests {
         s.clear_queue(Queue::Hpa);
         s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, 0, Reduce::Off, &mut rec);
+        run(model.spec(), &mut s, &mut Scratch::default(), &mut rec);
         assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
         assert_eq!(s.pending(Queue::Kubelet), &[6]);

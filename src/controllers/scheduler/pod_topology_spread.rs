@@ -511,7 +511,6 @@ mod tests {
     };
     use super::*;
     use crate::cluster::Queue;
-    use crate::engine::model::Model;
     use crate::model::test_cases::load;
 
     /// Schedules the pods queued in `state` as a scheduler step does, and after every bind

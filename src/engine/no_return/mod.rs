@@ -21,7 +21,7 @@
 //! This is the "backwards pass over the explored graph" of counterexample explanation in the
 //! small, restricted to the trace's states; TLC and Spin print no such marker.
 
-use super::model::Model;
+use super::model::{Model, StepBuffers, WorkerBounds};
 use super::options::{CancelToken, CheckOptions, TraceMode};
 use super::outcome::Outcome;
 use super::trace::{Failure, Trace};
@@ -135,8 +135,9 @@ struct Judge<'a, M: Model> {
     /// Fingerprints of states proved doomed.
     doomed: HashSet<u64>,
     expanded: u64,
+    worker: M::Worker,
+    buffers: StepBuffers<M::Action, M::State>,
     scratch: Vec<u8>,
-    actions: Vec<M::Action>,
 }
 
 impl<'a, M: Model> Judge<'a, M> {
@@ -147,17 +148,18 @@ impl<'a, M: Model> Judge<'a, M> {
             allowance,
             doomed: HashSet::new(),
             expanded: 0,
+            worker: model.worker(WorkerBounds::none()),
+            buffers: StepBuffers::new(),
             scratch: Vec::new(),
-            actions: Vec::new(),
         }
     }
 
     /// Whether every run from `start` fails the property; `None` once the allowance is spent.
     fn doomed(&mut self, start: &M::State) -> Option<bool> {
-        if !self.model.holds(self.property, start) {
+        if !self.model.holds(&mut self.worker, self.property, start) {
             return Some(true);
         }
-        let fingerprint = self.model.fingerprint(start, &mut self.scratch);
+        let fingerprint = self.model.fingerprint(&mut self.worker, start, &mut self.scratch);
         if self.doomed.contains(&fingerprint) {
             return Some(true);
         }
@@ -175,10 +177,10 @@ impl<'a, M: Model> Judge<'a, M> {
                 }
                 continue;
             };
-            if !self.model.holds(self.property, &next) {
+            if !self.model.holds(&mut self.worker, self.property, &next) {
                 continue;
             }
-            let fingerprint = self.model.fingerprint(&next, &mut self.scratch);
+            let fingerprint = self.model.fingerprint(&mut self.worker, &next, &mut self.scratch);
             if self.doomed.contains(&fingerprint) {
                 continue;
             }
@@ -195,8 +197,7 @@ impl<'a, M: Model> Judge<'a, M> {
         Some(true)
     }
 
-    /// `state`'s successors, all taken at once (a model may keep what listing its actions
-    /// found for the steps that follow); `None` once the allowance is spent.
+    /// `state`'s successors; `None` once the allowance is spent.
     fn expand(&mut self, state: &M::State, fingerprint: u64) -> Option<Frame<M::State>> {
         self.expanded += 1;
         let allowance = self.allowance;
@@ -207,13 +208,11 @@ impl<'a, M: Model> Judge<'a, M> {
         {
             return None;
         }
-        self.actions.clear();
-        self.model.actions(state, &mut self.actions);
-        let successors = self
-            .actions
-            .iter()
-            .filter_map(|action| self.model.next_state(state, action))
-            .collect();
+        let mut successors = Vec::new();
+        self.model
+            .successors(&mut self.worker, state, &mut self.buffers, |_, next| {
+                successors.push(next)
+            });
         Some(Frame {
             fingerprint,
             successors,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::model::Property;
+use crate::engine::model::{Property, WorkerBounds};
 use crate::engine::trace::Step;
 use crate::engine::{check, CheckOptions, Strategy, TraceMode};
 
@@ -39,22 +39,25 @@ impl Graph {
 impl Model for Graph {
     type State = usize;
     type Action = usize;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
     fn init_states(&self) -> Vec<usize> {
         vec![0]
     }
-    fn actions(&self, at: &usize, out: &mut Vec<usize>) {
+    fn actions(&self, _: &mut (), at: &usize, out: &mut Vec<usize>) {
         out.extend(&self.edges[*at]);
     }
-    fn next_state(&self, _: &usize, to: &usize) -> Option<usize> {
+    fn next_state(&self, _: &mut (), _: &usize, to: &usize) -> Option<usize> {
         Some(*to)
     }
-    fn encode(&self, at: &usize, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), at: &usize, out: &mut Vec<u8>) {
         out.extend_from_slice(&at.to_le_bytes());
     }
     fn properties(&self) -> Vec<Property> {
         vec![Property::always("never bad")]
     }
-    fn holds(&self, _: usize, at: &usize) -> bool {
+    fn holds(&self, _: &mut (), _: usize, at: &usize) -> bool {
         !self.bad.contains(at)
     }
 }

@@ -256,9 +256,9 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let search = self.search;
         let model = search.model;
         let mut pin = search.visited.pin();
-        let mut actions = Vec::new();
+        let mut worker = search.model_worker();
         let mut successors = SuccessorBatch::new();
-        let mut spare = Spare::new();
+        let mut spare = Spare::<M>::new();
         let mut part = Part::<M>::default();
         let mut unreported = Unreported::default();
         let mut countdown = POLL_INTERVAL;
@@ -278,19 +278,25 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     break 'chunks;
                 }
                 let parent = first + offset;
-                actions.clear();
-                model.actions(&state, &mut actions);
-                if !search.may_expand(self.depth, !actions.is_empty()) {
+                if search
+                    .options
+                    .depth_limit
+                    .is_some_and(|limit| self.depth >= limit)
+                {
+                    let mut actions = spare.take_actions();
+                    model.actions(&mut worker, &state, &mut actions);
+                    search.may_expand(self.depth, !actions.is_empty());
+                    spare.give_back_actions(actions);
                     spare.keep(state);
                     continue;
                 }
+                successors.fill(model, &mut worker, &state, &pin, &mut spare);
                 stats.expanded += 1;
-                if actions.is_empty() {
+                if successors.entries.is_empty() {
                     search.check_end_state(&state, || self.path_to(parent, None));
                     spare.keep(state);
                     continue;
                 }
-                successors.fill(model, &state, &actions, false, &pin, &mut spare);
                 spare.keep(state);
                 stats.transitions += successors.entries.len() as u64;
                 for (successor, key) in successors.drain() {
@@ -303,15 +309,15 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                         Insertion::New => {
                             stats.stored += 1;
                             stats.max_depth = stats.max_depth.max(self.depth + 1);
-                            let action = &actions[successor.action];
-                            if !search.check_new_state(&successor.state, || {
+                            let action = &successor.action;
+                            if !search.check_new_state(&mut worker, &successor.state, || {
                                 self.path_to(parent, Some(action))
                             }) {
                                 unreported.states += state_bytes(model, &successor.state);
                                 unreported.links += link_size;
                                 let link = Link {
                                     parent: parent as u64,
-                                    via: Via::Action(action.clone()),
+                                    via: Via::Action(successor.action),
                                 };
                                 part.push(successor.state, link);
                             }

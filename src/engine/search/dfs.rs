@@ -144,9 +144,10 @@ struct Worker<'s, 'm, M: Model, V: VisitedSet> {
     tally: Tally<'s>,
     /// The stack's and the path's slots counted in the tally so far.
     counted_slots: usize,
-    actions: Vec<M::Action>,
+    /// The model's context for this worker.
+    model_worker: M::Worker,
     successors: SuccessorBatch<M>,
-    spare: Spare<M::State>,
+    spare: Spare<M>,
     shuffle: Option<SplitMix64>,
     stats: WorkerStats,
 }
@@ -164,9 +165,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             path: Vec::new(),
             tally: Tally::new(&search.held),
             counted_slots: 0,
-            actions: Vec::new(),
+            model_worker: search.model_worker(),
             successors: SuccessorBatch::new(),
-            spare: Spare::new(),
+            spare: Spare::<M>::new(),
             shuffle,
             stats: WorkerStats::default(),
         }
@@ -232,7 +233,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     state
                 }
                 Pending::Child(parent) => {
-                    let state = child(model, &parent, &task.via);
+                    let state = child(model, &mut self.model_worker, &parent, &task.via);
                     if let Some(parent) = Arc::into_inner(parent) {
                         self.tally.sub(parent_bytes(model, &parent));
                     }
@@ -271,28 +272,35 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
     fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
-        self.actions.clear();
-        model.actions(&state, &mut self.actions);
-        if !search.may_expand(depth, !self.actions.is_empty()) {
+        if search
+            .options
+            .depth_limit
+            .is_some_and(|limit| depth >= limit)
+        {
+            let mut actions = self.spare.take_actions();
+            model.actions(&mut self.model_worker, &state, &mut actions);
+            search.may_expand(depth, !actions.is_empty());
+            self.spare.give_back_actions(actions);
             return 0;
         }
+        self.successors
+            .fill(model, &mut self.model_worker, &state, pin, &mut self.spare);
         self.stats.expanded += 1;
-        if self.actions.is_empty() {
+        if self.successors.entries.is_empty() {
             let path = &self.path;
             search.check_end_state(&state, || path_from(path.iter().cloned()));
             return 0;
         }
         if let Some(rng) = &mut self.shuffle {
-            rng.shuffle(&mut self.actions);
+            rng.shuffle(&mut self.successors.entries);
         }
+        // Inserted in reverse so that the first successor ends on top of the stack.
+        self.successors.entries.reverse();
+        self.stats.transitions += self.successors.entries.len() as u64;
         if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
         {
-            return self.expand_lazily(pin, state, depth);
+            return self.push_lazily(pin, state, depth);
         }
-        // Filled in reverse so that the first action ends on top of the stack.
-        self.successors
-            .fill(model, &state, &self.actions, true, pin, &mut self.spare);
-        self.stats.transitions += self.successors.entries.len() as u64;
         let mut held = 0;
         for (successor, key) in self.successors.drain() {
             match pin.insert_if_new(key) {
@@ -302,14 +310,23 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                     return held;
                 }
                 Insertion::New => {
-                    let action = &self.actions[successor.action];
+                    let action = &successor.action;
                     let state = &successor.state;
-                    if admit(search, &mut self.stats, &self.path, state, action, depth) {
+                    let worker = &mut self.model_worker;
+                    if admit(
+                        search,
+                        worker,
+                        &mut self.stats,
+                        &self.path,
+                        state,
+                        action,
+                        depth,
+                    ) {
                         held += model.state_heap_bytes(&successor.state) as u64;
                         self.stack.push_back(Task {
                             pending: Pending::State(successor.state),
                             depth: depth + 1,
-                            via: Via::Action(action.clone()),
+                            via: Via::Action(successor.action),
                         });
                     }
                 }
@@ -319,31 +336,37 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         held
     }
 
-    /// [`Worker::expand`] for a large state: its successors are computed one at a time, and
-    /// the new ones are pushed as the state (shared) and their action. Returns the bytes of
-    /// the state when a child keeps it.
-    fn expand_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
+    /// [`Worker::expand`] for a large state, whose successors are in the batch: the new ones
+    /// are pushed as the state (shared) and their action, and computed again when popped.
+    /// Returns the bytes of the state when a child keeps it.
+    fn push_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
         let parent = Arc::new(state);
         let held = parent_bytes(model, &parent);
-        for action in self.actions.iter().rev() {
-            let Some(next) = model.next_state(&parent, action) else {
-                continue;
-            };
-            self.stats.transitions += 1;
-            match pin.insert_if_new(self.successors.key(model, &next, &*pin)) {
+        for (successor, key) in self.successors.drain() {
+            match pin.insert_if_new(key) {
                 Insertion::Seen => {}
                 Insertion::Full => {
                     search.record_full();
                     break;
                 }
                 Insertion::New => {
-                    if admit(search, &mut self.stats, &self.path, &next, action, depth) {
+                    let (next, action) = (&successor.state, &successor.action);
+                    let worker = &mut self.model_worker;
+                    if admit(
+                        search,
+                        worker,
+                        &mut self.stats,
+                        &self.path,
+                        next,
+                        action,
+                        depth,
+                    ) {
                         self.stack.push_back(Task {
                             pending: Pending::Child(parent.clone()),
                             depth: depth + 1,
-                            via: Via::Action(action.clone()),
+                            via: Via::Action(successor.action),
                         });
                     }
                 }
@@ -390,6 +413,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
 /// `depth`, and checks its properties; whether it is to be explored (it violates none).
 fn admit<M: Model, V: VisitedSet>(
     search: &Search<'_, M, V>,
+    worker: &mut M::Worker,
     stats: &mut WorkerStats,
     path: &[Via<M::Action>],
     state: &M::State,
@@ -398,7 +422,7 @@ fn admit<M: Model, V: VisitedSet>(
 ) -> bool {
     stats.stored += 1;
     stats.max_depth = stats.max_depth.max(depth + 1);
-    !search.check_new_state(state, || {
+    !search.check_new_state(worker, state, || {
         path_from(
             path.iter()
                 .cloned()
@@ -415,12 +439,17 @@ fn parent_bytes<M: Model>(model: &M, parent: &M::State) -> u64 {
 }
 
 /// Computes again the child of `parent` that `via` (an action) leads to.
-fn child<M: Model>(model: &M, parent: &M::State, via: &Via<M::Action>) -> M::State {
+fn child<M: Model>(
+    model: &M,
+    worker: &mut M::Worker,
+    parent: &M::State,
+    via: &Via<M::Action>,
+) -> M::State {
     let Via::Action(action) = via else {
         unreachable!("only children of expanded states are kept as their parent")
     };
     model
-        .next_state(parent, action)
+        .next_state(worker, parent, action)
         .expect("a kept child was generated by this action from this parent")
 }
 

@@ -5,7 +5,7 @@ pub mod dfs;
 
 use super::interrupt::Interrupt;
 use super::memory::{Charge, Use};
-use super::model::{Expectation, Model};
+use super::model::{Expectation, Model, StepBuffers, WorkerBounds};
 use super::options::{CheckOptions, Strategy};
 use super::outcome::Incompleteness;
 use super::trace::{Failure, Path};
@@ -45,41 +45,15 @@ pub fn path_from<A: Clone>(vias: impl IntoIterator<Item = Via<A>>) -> Path<A> {
 pub struct Successor<M: Model> {
     /// The successor state.
     pub state: M::State,
-    /// Index of the action that leads to it in the expanded state's action list.
-    pub action: usize,
+    /// The action that leads to it from the expanded state.
+    pub action: M::Action,
     fingerprint: u64,
     encoding: Range<usize>,
 }
 
-/// States a worker has finished with, kept to be overwritten by later successors
-/// ([`Model::next_state_into`]) instead of allocating new ones: a known successor, or a state
-/// just expanded, goes back here. Bounded, so it never holds more than a few states.
-pub struct Spare<S> {
-    states: Vec<S>,
-}
-
-impl<S> Spare<S> {
-    /// The most states kept.
-    const MAX: usize = 64;
-
-    /// No spare states yet.
-    pub fn new() -> Self {
-        Self { states: Vec::new() }
-    }
-
-    /// Keeps `state` for reuse (drops it when enough are kept).
-    pub fn keep(&mut self, state: S) {
-        if self.states.len() < Self::MAX {
-            self.states.push(state);
-        }
-    }
-}
-
-impl<S> Default for Spare<S> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// The spare states a worker writes successors over ([`Model::successors`]): a known
+/// successor, or a state just expanded, goes back here.
+pub type Spare<M> = StepBuffers<<M as Model>::Action, <M as Model>::State>;
 
 /// The successors of one state. They are all computed, encoded and fingerprinted before any
 /// is inserted, and their visited-set lines are prefetched as they are fingerprinted: the
@@ -104,69 +78,61 @@ impl<M: Model> SuccessorBatch<M> {
         }
     }
 
-    /// Computes the successors of `state` through `actions`, in reverse order when `reverse`,
-    /// writing them over `spare` states while there are any.
+    /// Computes the successors of `state` ([`Model::successors`] on `worker`), writing them
+    /// over `spare` states while there are any, in the order the model lists them.
     pub fn fill<P: VisitedPin>(
         &mut self,
         model: &M,
+        worker: &mut M::Worker,
         state: &M::State,
-        actions: &[M::Action],
-        reverse: bool,
         pin: &P,
-        spare: &mut Spare<M::State>,
+        spare: &mut Spare<M>,
     ) {
         self.entries.clear();
         self.encodings.clear();
-        let count = actions.len();
-        for position in 0..count {
-            let action = if reverse {
-                count - 1 - position
-            } else {
-                position
-            };
-            let next = match spare.states.pop() {
-                Some(mut reused) => {
-                    if !model.next_state_into(state, &actions[action], &mut reused) {
-                        spare.keep(reused);
-                        continue;
-                    }
-                    reused
-                }
-                None => match model.next_state(state, &actions[action]) {
-                    Some(next) => next,
-                    None => continue,
-                },
-            };
-            let (fingerprint, encoding) = if P::NEEDS_BYTES {
-                let start = self.encodings.len();
-                model.encode(&next, &mut self.encodings);
-                let encoding = start..self.encodings.len();
-                let fingerprint = StateKey::new(&self.encodings[encoding.clone()]).fingerprint;
-                (fingerprint, encoding)
-            } else {
-                (model.fingerprint(&next, &mut self.scratch), 0..0)
-            };
-            pin.prefetch(fingerprint);
-            self.entries.push(Successor {
+        let entries = &mut self.entries;
+        let encodings = &mut self.encodings;
+        let scratch = &mut self.scratch;
+        model.successors(worker, state, spare, |action, next| {
+            entries.push(Successor {
                 state: next,
                 action,
-                fingerprint,
-                encoding,
+                fingerprint: 0,
+                encoding: 0..0,
             });
+        });
+        for successor in entries.iter_mut() {
+            let next = &successor.state;
+            if P::NEEDS_BYTES {
+                let start = encodings.len();
+                model.encode(worker, next, encodings);
+                successor.encoding = start..encodings.len();
+                successor.fingerprint =
+                    StateKey::new(&encodings[successor.encoding.clone()]).fingerprint;
+            } else {
+                successor.fingerprint = model.fingerprint(worker, next, scratch);
+            }
+            pin.prefetch(successor.fingerprint);
         }
     }
 
     /// The visited-set key of `state` alone, for a set like `_pin`'s (bytes only when it
     /// needs them); it borrows the batch's buffers, so the batch must be empty.
-    pub fn key<P: VisitedPin>(&mut self, model: &M, state: &M::State, _pin: &P) -> StateKey<'_> {
+    pub fn key<P: VisitedPin>(
+        &mut self,
+        model: &M,
+        worker: &mut M::Worker,
+        state: &M::State,
+        _pin: &P,
+    ) -> StateKey<'_> {
         debug_assert!(self.entries.is_empty());
         self.encodings.clear();
         if P::NEEDS_BYTES {
-            model.encode(state, &mut self.encodings);
+            model.encode(worker, state, &mut self.encodings);
             StateKey::new(&self.encodings)
         } else {
             StateKey {
-                fingerprint: model.fingerprint(state, &mut self.scratch),
+                fingerprint: model.fingerprint(worker, state, &mut self.scratch),
                 bytes: &[],
             }
         }
@@ -271,6 +237,16 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
         }
     }
 
+    /// A new worker's context from the model, with the search's bounds; under `dfs` and
+    /// `swarm`, large states' children are computed again ([`dfs::computes_children_again`]).
+    pub fn model_worker(&self) -> M::Worker {
+        let bounds = WorkerBounds::new(Arc::clone(&self.interrupt));
+        self.model.worker(match self.options.strategy {
+            Strategy::Bfs => bounds,
+            Strategy::Dfs | Strategy::Swarm => bounds.recomputing_above(dfs::LAZY_STATE_BYTES),
+        })
+    }
+
     /// Whether workers should stop now.
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
@@ -279,10 +255,15 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     /// Checks the properties in a newly stored state. Returns `true` when the state violates an
     /// `always` property (the caller then does not expand it). `path` is called only when
     /// something is found.
-    pub fn check_new_state(&self, state: &M::State, path: impl Fn() -> Path<M::Action>) -> bool {
+    pub fn check_new_state(
+        &self,
+        worker: &mut M::Worker,
+        state: &M::State,
+        path: impl Fn() -> Path<M::Action>,
+    ) -> bool {
         for (slot, &index) in self.sometimes.iter().enumerate() {
             if !self.sometimes_found[slot].load(Ordering::Relaxed)
-                && self.model.holds(index, state)
+                && self.model.holds(worker, index, state)
                 && !self.sometimes_found[slot].swap(true, Ordering::Relaxed)
             {
                 self.findings
@@ -292,7 +273,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             }
         }
         for &index in &self.always {
-            if !self.model.holds(index, state) {
+            if !self.model.holds(worker, index, state) {
                 self.record_violation(Failure::Invariant(self.names[index].clone()), path());
                 return true;
             }
@@ -300,7 +281,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
         false
     }
 
-    /// Checks a state without enabled actions for a deadlock.
+    /// Checks a state without successors for a deadlock.
     pub fn check_end_state(&self, state: &M::State, path: impl Fn() -> Path<M::Action>) {
         if self.model.checks_deadlock() && !self.model.is_valid_end_state(state) {
             self.record_violation(Failure::Deadlock, path());
@@ -401,12 +382,10 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             .collect()
     }
 
-    /// Runs one worker's `body` with the search's bounds installed for the model
-    /// ([`Interrupt::during`]); if the model panics in it, records the panic and stops every
+    /// Runs one worker's `body`; if the model panics in it, records the panic and stops every
     /// worker, so that none waits for work the panicked one will never share. Returns `None`
     /// after a panic.
     pub fn guard<T>(&self, body: impl FnOnce() -> T) -> Option<T> {
-        let body = || self.interrupt.during(body);
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
             Ok(value) => Some(value),
             Err(payload) => {

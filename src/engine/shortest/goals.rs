@@ -8,7 +8,7 @@
 //!
 //! [`Strategy::Bfs`]: crate::engine::Strategy::Bfs
 
-use crate::engine::model::{Expectation, Model, Property};
+use crate::engine::model::{Expectation, Model, Property, StepBuffers, WorkerBounds};
 use crate::engine::trace::Failure;
 
 /// What a goal state is.
@@ -64,8 +64,10 @@ impl<'g, M: Model> Goals<'g, M> {
     }
 
     /// Whether `state` fails one of the model's `always` properties (and is not expanded).
-    fn fails_any(&self, state: &M::State) -> bool {
-        self.always.iter().any(|&at| !self.model.holds(at, state))
+    fn fails_any(&self, worker: &mut M::Worker, state: &M::State) -> bool {
+        self.always
+            .iter()
+            .any(|&at| !self.model.holds(worker, at, state))
     }
 }
 
@@ -73,30 +75,59 @@ impl<M: Model> Model for Goals<'_, M> {
     type State = M::State;
     type Action = M::Action;
 
+    type Worker = M::Worker;
+
+    fn worker(&self, bounds: WorkerBounds) -> M::Worker {
+        self.model.worker(bounds)
+    }
+
     fn init_states(&self) -> Vec<M::State> {
         self.model.init_states()
     }
 
-    fn actions(&self, state: &M::State, actions: &mut Vec<M::Action>) {
-        if !self.fails_any(state) {
-            self.model.actions(state, actions);
+    fn actions(&self, worker: &mut M::Worker, state: &M::State, actions: &mut Vec<M::Action>) {
+        if !self.fails_any(worker, state) {
+            self.model.actions(worker, state, actions);
         }
     }
 
-    fn next_state(&self, state: &M::State, action: &M::Action) -> Option<M::State> {
-        self.model.next_state(state, action)
+    fn next_state(
+        &self,
+        worker: &mut M::Worker,
+        state: &M::State,
+        action: &M::Action,
+    ) -> Option<M::State> {
+        self.model.next_state(worker, state, action)
     }
 
-    fn next_state_into(&self, state: &M::State, action: &M::Action, out: &mut M::State) -> bool {
-        self.model.next_state_into(state, action, out)
+    fn next_state_into(
+        &self,
+        worker: &mut M::Worker,
+        state: &M::State,
+        action: &M::Action,
+        out: &mut M::State,
+    ) -> bool {
+        self.model.next_state_into(worker, state, action, out)
     }
 
-    fn encode(&self, state: &M::State, out: &mut Vec<u8>) {
-        self.model.encode(state, out);
+    fn successors(
+        &self,
+        worker: &mut M::Worker,
+        state: &M::State,
+        buffers: &mut StepBuffers<M::Action, M::State>,
+        visit: impl FnMut(M::Action, M::State),
+    ) {
+        if !self.fails_any(worker, state) {
+            self.model.successors(worker, state, buffers, visit);
+        }
     }
 
-    fn fingerprint(&self, state: &M::State, scratch: &mut Vec<u8>) -> u64 {
-        self.model.fingerprint(state, scratch)
+    fn encode(&self, worker: &mut M::Worker, state: &M::State, out: &mut Vec<u8>) {
+        self.model.encode(worker, state, out);
+    }
+
+    fn fingerprint(&self, worker: &mut M::Worker, state: &M::State, scratch: &mut Vec<u8>) -> u64 {
+        self.model.fingerprint(worker, state, scratch)
     }
 
     fn properties(&self) -> Vec<Property> {
@@ -106,9 +137,9 @@ impl<M: Model> Model for Goals<'_, M> {
             .collect()
     }
 
-    fn holds(&self, property: usize, state: &M::State) -> bool {
+    fn holds(&self, worker: &mut M::Worker, property: usize, state: &M::State) -> bool {
         match &self.goals[property].1 {
-            Goal::Fails(at) => self.model.holds(*at, state),
+            Goal::Fails(at) => self.model.holds(worker, *at, state),
             Goal::Reached(reached) => !reached(state),
         }
     }
@@ -118,7 +149,8 @@ impl<M: Model> Model for Goals<'_, M> {
     }
 
     fn is_valid_end_state(&self, state: &M::State) -> bool {
-        self.fails_any(state) || self.model.is_valid_end_state(state)
+        let mut worker = self.model.worker(WorkerBounds::none());
+        self.fails_any(&mut worker, state) || self.model.is_valid_end_state(state)
     }
 
     fn left_out(&self) -> Option<String> {

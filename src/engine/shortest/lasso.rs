@@ -15,7 +15,7 @@
 use super::{path_of, search, Bounds, Goals};
 use crate::engine::lasso::Lasso;
 use crate::engine::memory::Use;
-use crate::engine::model::Model;
+use crate::engine::model::{Model, WorkerBounds};
 use crate::engine::trace::{replay, Step};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -52,13 +52,14 @@ impl<M: Model> CycleGraph<M> {
             }
         }
         let mut actions = Vec::new();
+        let mut worker = model.worker(WorkerBounds::none());
         for state in &graph.states {
             actions.clear();
-            model.actions(state, &mut actions);
+            model.actions(&mut worker, state, &mut actions);
             let edges = actions
                 .iter()
                 .filter_map(|action| {
-                    let next = model.next_state(state, action)?;
+                    let next = model.next_state(&mut worker, state, action)?;
                     let to = *graph.index.get(&encoding(model, &next))?;
                     let marked = marked(state, action, &next);
                     Some(Edge { to, marked })
@@ -127,9 +128,10 @@ impl<M: Model> CycleGraph<M> {
     }
 }
 
+/// `state`'s encoding, with a fresh context (off the hot path).
 fn encoding<M: Model>(model: &M, state: &M::State) -> Vec<u8> {
     let mut bytes = Vec::new();
-    model.encode(state, &mut bytes);
+    model.encode(&mut model.worker(WorkerBounds::none()), state, &mut bytes);
     bytes
 }
 
@@ -234,15 +236,16 @@ fn walk<M: Model>(
     let offset = cycle[..rounds].iter().position(|at| at == here)?;
     let mut steps: Vec<Step<M>> = Vec::with_capacity(rounds);
     let mut actions = Vec::new();
+    let mut worker = model.worker(WorkerBounds::none());
     for position in offset..offset + rounds {
         let target = &graph.states[cycle[(position + 1) % rounds]];
         let target = encoding(model, target);
         let must_mark = position % rounds == 0;
         let at = steps.last().map_or(start, |step| &step.state);
         actions.clear();
-        model.actions(at, &mut actions);
+        model.actions(&mut worker, at, &mut actions);
         let step = actions.iter().find_map(|action| {
-            let next = model.next_state(at, action)?;
+            let next = model.next_state(&mut worker, at, action)?;
             let fits =
                 encoding(model, &next) == target && (!must_mark || marked(at, action, &next));
             fits.then(|| Step {

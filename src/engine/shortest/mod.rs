@@ -17,7 +17,7 @@ pub use goals::{Goal, Goals};
 
 use super::check::check_as_found;
 use super::error::CheckError;
-use super::model::Model;
+use super::model::{Model, WorkerBounds};
 use super::options::{CancelToken, CheckOptions, Strategy, TraceMode, VisitedKind};
 use super::outcome::{Incompleteness, Outcome, Shortening, TraceLength};
 use super::trace::{replay_violation, Path, Trace};
@@ -137,9 +137,10 @@ pub fn search<M: Model>(
 
 /// The path `trace` takes, to replay it on `model`.
 pub fn path_of<M: Model>(model: &M, trace: &Trace<M>) -> Path<M::Action> {
-    let encode = |state: &M::State| {
+    let mut worker = model.worker(WorkerBounds::none());
+    let mut encode = |state: &M::State| {
         let mut bytes = Vec::new();
-        model.encode(state, &mut bytes);
+        model.encode(&mut worker, state, &mut bytes);
         bytes
     };
     let first = encode(&trace.init);

@@ -1,7 +1,7 @@
 use super::lasso::shorten_lasso;
 use super::*;
 use crate::engine::lasso::Lasso;
-use crate::engine::model::Property;
+use crate::engine::model::{Property, WorkerBounds};
 use crate::engine::outcome::TraceLength;
 use crate::engine::test_graph::Graph;
 use crate::engine::trace::{replay, Failure, Step};
@@ -19,16 +19,19 @@ struct Ladder {
 impl Model for Ladder {
     type State = u32;
     type Action = u32;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
     fn init_states(&self) -> Vec<u32> {
         vec![0]
     }
-    fn actions(&self, at: &u32, out: &mut Vec<u32>) {
+    fn actions(&self, _: &mut (), at: &u32, out: &mut Vec<u32>) {
         out.extend([1, 10].into_iter().filter(|step| at + step <= self.end));
     }
-    fn next_state(&self, at: &u32, step: &u32) -> Option<u32> {
+    fn next_state(&self, _: &mut (), at: &u32, step: &u32) -> Option<u32> {
         Some(at + step)
     }
-    fn encode(&self, at: &u32, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), at: &u32, out: &mut Vec<u8>) {
         out.extend_from_slice(&at.to_le_bytes());
     }
     fn properties(&self) -> Vec<Property> {
@@ -37,7 +40,7 @@ impl Model for Ladder {
             Property::always("never at the end"),
         ]
     }
-    fn holds(&self, property: usize, at: &u32) -> bool {
+    fn holds(&self, _: &mut (), property: usize, at: &u32) -> bool {
         match property {
             0 => Some(*at) != self.trap,
             _ => *at != self.end,

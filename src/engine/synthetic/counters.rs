@@ -1,6 +1,6 @@
 //! Counter models: N counters, each from 0 to K, one incremented per step.
 
-use crate::engine::model::{Model, Property};
+use crate::engine::model::{Model, Property, WorkerBounds};
 
 /// The most counters a model may have.
 pub const MAX_COUNTERS: usize = 16;
@@ -63,12 +63,15 @@ impl Counters {
 impl Model for Counters {
     type State = CounterValues;
     type Action = u8;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
 
     fn init_states(&self) -> Vec<CounterValues> {
         vec![ALL_ZERO]
     }
 
-    fn actions(&self, state: &CounterValues, actions: &mut Vec<u8>) {
+    fn actions(&self, _: &mut (), state: &CounterValues, actions: &mut Vec<u8>) {
         for (index, &value) in state[..self.vars].iter().enumerate() {
             if value < self.max {
                 actions.push(index as u8);
@@ -76,11 +79,11 @@ impl Model for Counters {
         }
     }
 
-    fn next_state(&self, state: &CounterValues, action: &u8) -> Option<CounterValues> {
+    fn next_state(&self, _: &mut (), state: &CounterValues, action: &u8) -> Option<CounterValues> {
         Some(incremented(state, *action))
     }
 
-    fn encode(&self, state: &CounterValues, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), state: &CounterValues, out: &mut Vec<u8>) {
         out.extend_from_slice(&state[..self.vars]);
     }
 
@@ -92,7 +95,7 @@ impl Model for Counters {
         properties
     }
 
-    fn holds(&self, property: usize, state: &CounterValues) -> bool {
+    fn holds(&self, _: &mut (), property: usize, state: &CounterValues) -> bool {
         match property {
             0 => self.all_at_max(state),
             _ => !self.all_at_max(state),
@@ -134,12 +137,15 @@ impl OrderedCounters {
 impl Model for OrderedCounters {
     type State = CounterValues;
     type Action = u8;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
 
     fn init_states(&self) -> Vec<CounterValues> {
         vec![ALL_ZERO]
     }
 
-    fn actions(&self, state: &CounterValues, actions: &mut Vec<u8>) {
+    fn actions(&self, _: &mut (), state: &CounterValues, actions: &mut Vec<u8>) {
         for index in 0..self.vars {
             let bound = if index == 0 {
                 self.max
@@ -152,11 +158,11 @@ impl Model for OrderedCounters {
         }
     }
 
-    fn next_state(&self, state: &CounterValues, action: &u8) -> Option<CounterValues> {
+    fn next_state(&self, _: &mut (), state: &CounterValues, action: &u8) -> Option<CounterValues> {
         Some(incremented(state, *action))
     }
 
-    fn encode(&self, state: &CounterValues, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), state: &CounterValues, out: &mut Vec<u8>) {
         out.extend_from_slice(&state[..self.vars]);
     }
 
@@ -164,7 +170,7 @@ impl Model for OrderedCounters {
         vec![Property::always("non-increasing")]
     }
 
-    fn holds(&self, _property: usize, state: &CounterValues) -> bool {
+    fn holds(&self, _: &mut (), _property: usize, state: &CounterValues) -> bool {
         state[..self.vars].windows(2).all(|pair| pair[0] >= pair[1])
     }
 }

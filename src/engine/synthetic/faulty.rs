@@ -1,7 +1,7 @@
 //! Fault injection: a model that panics, to test that the engine stops every worker at once.
 
 use super::counters::{CounterValues, Counters};
-use crate::engine::model::{Model, Property};
+use crate::engine::model::{Model, Property, WorkerBounds};
 
 /// [`Counters`] whose successor function panics on reaching the state where every counter
 /// equals `max / 2`, half-way through the search. Exactly the worker that first computes
@@ -27,32 +27,35 @@ impl PanickingCounters {
 impl Model for PanickingCounters {
     type State = CounterValues;
     type Action = u8;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
 
     fn init_states(&self) -> Vec<CounterValues> {
         self.counters.init_states()
     }
 
-    fn actions(&self, state: &CounterValues, actions: &mut Vec<u8>) {
-        self.counters.actions(state, actions);
+    fn actions(&self, _: &mut (), state: &CounterValues, actions: &mut Vec<u8>) {
+        self.counters.actions(&mut (), state, actions);
     }
 
-    fn next_state(&self, state: &CounterValues, action: &u8) -> Option<CounterValues> {
-        let next = self.counters.next_state(state, action)?;
+    fn next_state(&self, _: &mut (), state: &CounterValues, action: &u8) -> Option<CounterValues> {
+        let next = self.counters.next_state(&mut (), state, action)?;
         if next[..self.vars].iter().all(|&value| value == self.trigger) {
             panic!("injected fault: every counter reached {}", self.trigger);
         }
         Some(next)
     }
 
-    fn encode(&self, state: &CounterValues, out: &mut Vec<u8>) {
-        self.counters.encode(state, out);
+    fn encode(&self, _: &mut (), state: &CounterValues, out: &mut Vec<u8>) {
+        self.counters.encode(&mut (), state, out);
     }
 
     fn properties(&self) -> Vec<Property> {
         self.counters.properties()
     }
 
-    fn holds(&self, property: usize, state: &CounterValues) -> bool {
-        self.counters.holds(property, state)
+    fn holds(&self, _: &mut (), property: usize, state: &CounterValues) -> bool {
+        self.counters.holds(&mut (), property, state)
     }
 }

@@ -2,7 +2,7 @@
 //! checked by TLC and Stateright: a transaction manager and N resource managers exchanging
 //! messages through a set that only grows.
 
-use crate::engine::model::{Model, Property};
+use crate::engine::model::{Model, Property, WorkerBounds};
 
 /// The most resource managers the model supports.
 const MAX_RMS: usize = 8;
@@ -86,6 +86,9 @@ impl TwoPhaseCommit {
 impl Model for TwoPhaseCommit {
     type State = TwoPhaseState;
     type Action = TwoPhaseAction;
+    type Worker = ();
+
+    fn worker(&self, _: WorkerBounds) {}
 
     fn init_states(&self) -> Vec<TwoPhaseState> {
         vec![TwoPhaseState {
@@ -98,7 +101,7 @@ impl Model for TwoPhaseCommit {
         }]
     }
 
-    fn actions(&self, state: &TwoPhaseState, actions: &mut Vec<TwoPhaseAction>) {
+    fn actions(&self, _: &mut (), state: &TwoPhaseState, actions: &mut Vec<TwoPhaseAction>) {
         use TwoPhaseAction::*;
         if state.tm == TransactionManager::Init {
             if state.tm_prepared == self.all_prepared() {
@@ -124,7 +127,12 @@ impl Model for TwoPhaseCommit {
         }
     }
 
-    fn next_state(&self, state: &TwoPhaseState, action: &TwoPhaseAction) -> Option<TwoPhaseState> {
+    fn next_state(
+        &self,
+        _: &mut (),
+        state: &TwoPhaseState,
+        action: &TwoPhaseAction,
+    ) -> Option<TwoPhaseState> {
         use TwoPhaseAction::*;
         let mut next = *state;
         match *action {
@@ -148,7 +156,7 @@ impl Model for TwoPhaseCommit {
         Some(next)
     }
 
-    fn encode(&self, state: &TwoPhaseState, out: &mut Vec<u8>) {
+    fn encode(&self, _: &mut (), state: &TwoPhaseState, out: &mut Vec<u8>) {
         out.extend(state.rms[..self.rm_count].iter().map(|&rm| rm as u8));
         out.extend_from_slice(&[
             state.tm as u8,
@@ -165,7 +173,7 @@ impl Model for TwoPhaseCommit {
         ]
     }
 
-    fn holds(&self, property: usize, state: &TwoPhaseState) -> bool {
+    fn holds(&self, _: &mut (), property: usize, state: &TwoPhaseState) -> bool {
         let rms = &state.rms[..self.rm_count];
         match property {
             0 => {

@@ -31,8 +31,8 @@ use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
 use crate::engine::lasso::Lasso;
 use crate::engine::trace::Step;
-use crate::engine::{Model, Property};
-use crate::model::ClusterModel;
+use crate::engine::{Model, Property, StepBuffers, WorkerBounds};
+use crate::model::{ClusterModel, ClusterWorker};
 
 /// How far a state is from the desired state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -173,6 +173,11 @@ struct Settling<'a> {
 impl Model for Settling<'_> {
     type State = Phased;
     type Action = PhasedAction;
+    type Worker = ClusterWorker;
+
+    fn worker(&self, bounds: WorkerBounds) -> ClusterWorker {
+        self.cluster.worker(bounds)
+    }
 
     fn init_states(&self) -> Vec<Phased> {
         vec![Phased {
@@ -181,24 +186,27 @@ impl Model for Settling<'_> {
         }]
     }
 
-    fn actions(&self, state: &Phased, actions: &mut Vec<PhasedAction>) {
-        self.cluster.for_each_action(&state.cluster, |action| {
-            if !state.settled || !action.is_environment() || action.ends_disturbance() {
-                actions.push(PhasedAction::Cluster(action));
-            }
-            true
-        });
-        if !state.settled {
-            actions.push(PhasedAction::Settle);
-        } else if actions.is_empty() {
-            actions.push(PhasedAction::Stay);
-        }
+    fn actions(&self, w: &mut ClusterWorker, state: &Phased, actions: &mut Vec<PhasedAction>) {
+        let mut cluster = Vec::new();
+        Model::actions(self.cluster, w, &state.cluster, &mut cluster);
+        actions.extend(
+            cluster
+                .into_iter()
+                .filter(|action| self.taken(state, action))
+                .map(PhasedAction::Cluster),
+        );
+        self.settle_or_stay(state, actions.is_empty(), |action| actions.push(action));
     }
 
-    fn next_state(&self, state: &Phased, action: &PhasedAction) -> Option<Phased> {
+    fn next_state(
+        &self,
+        w: &mut ClusterWorker,
+        state: &Phased,
+        action: &PhasedAction,
+    ) -> Option<Phased> {
         match action {
             PhasedAction::Cluster(step) => Some(Phased {
-                cluster: self.cluster.next_state(&state.cluster, step)?,
+                cluster: Model::next_state(self.cluster, w, &state.cluster, step)?,
                 settled: state.settled,
             }),
             PhasedAction::Settle => Some(Phased {
@@ -209,13 +217,47 @@ impl Model for Settling<'_> {
         }
     }
 
-    fn encode(&self, state: &Phased, out: &mut Vec<u8>) {
-        self.cluster.encode(&state.cluster, out);
+    /// The cluster's successors (a scheduler step's outcomes as its listing computed them),
+    /// then settling or staying, in the order of [`Model::actions`].
+    fn successors(
+        &self,
+        w: &mut ClusterWorker,
+        state: &Phased,
+        _: &mut StepBuffers<PhasedAction, Phased>,
+        mut visit: impl FnMut(PhasedAction, Phased),
+    ) {
+        let mut any = false;
+        let settled = state.settled;
+        self.cluster.successors(
+            w,
+            &state.cluster,
+            &mut StepBuffers::new(),
+            |action, cluster| {
+                if self.taken(state, &action) {
+                    any = true;
+                    visit(PhasedAction::Cluster(action), Phased { cluster, settled });
+                }
+            },
+        );
+        self.settle_or_stay(state, !any, |action| {
+            let next = match action {
+                PhasedAction::Settle => Phased {
+                    cluster: state.cluster.clone(),
+                    settled: true,
+                },
+                _ => state.clone(),
+            };
+            visit(action, next);
+        });
+    }
+
+    fn encode(&self, w: &mut ClusterWorker, state: &Phased, out: &mut Vec<u8>) {
+        Model::encode(self.cluster, w, &state.cluster, out);
         out.push(u8::from(state.settled));
     }
 
-    fn fingerprint(&self, state: &Phased, scratch: &mut Vec<u8>) -> u64 {
-        let cluster = self.cluster.fingerprint(&state.cluster, scratch);
+    fn fingerprint(&self, w: &mut ClusterWorker, state: &Phased, scratch: &mut Vec<u8>) -> u64 {
+        let cluster = Model::fingerprint(self.cluster, w, &state.cluster, scratch);
         // Settled states are told apart by a fixed odd multiplier's mix of the cluster's.
         if state.settled {
             cluster.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29) ^ 0x5e77
@@ -228,12 +270,30 @@ impl Model for Settling<'_> {
         Vec::new()
     }
 
-    fn holds(&self, _property: usize, _state: &Phased) -> bool {
+    fn holds(&self, _: &mut ClusterWorker, _property: usize, _state: &Phased) -> bool {
         true
     }
 
     fn state_heap_bytes(&self, state: &Phased) -> usize {
         self.cluster.state_heap_bytes(&state.cluster)
+    }
+}
+
+impl Settling<'_> {
+    /// Whether the product takes the cluster's `action` in `state`: a settled run takes no
+    /// event or command but those that end a disturbance.
+    fn taken(&self, state: &Phased, action: &ClusterAction) -> bool {
+        !state.settled || !action.is_environment() || action.ends_disturbance()
+    }
+
+    /// Gives `add` the product's own step in `state`: settling, or for a settled run whose
+    /// cluster takes no step (`stuck`), staying.
+    fn settle_or_stay(&self, state: &Phased, stuck: bool, mut add: impl FnMut(PhasedAction)) {
+        if !state.settled {
+            add(PhasedAction::Settle);
+        } else if stuck {
+            add(PhasedAction::Stay);
+        }
     }
 }
 

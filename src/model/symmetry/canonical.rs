@@ -5,27 +5,24 @@
 //! is what the tests compare it with.
 
 use super::keys::{node_prefix, NodeKey};
-use super::scratch::{Scratch, SCRATCH};
+use super::scratch::Scratch;
 use super::Symmetry;
 use crate::cluster::{ClusterState, Renaming};
 
 impl Symmetry {
     /// Appends the canonical encoding of `state` to `out`: the state renamed to its canonical
     /// order (see the module documentation).
-    pub fn encode(&self, state: &ClusterState, out: &mut Vec<u8>) {
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            self.canonical_order(state, scratch);
-            let renaming = Renaming {
-                node_order: &scratch.node_order,
-                node_new: &scratch.node_new,
-                pod_order: &scratch.pod_order,
-                pod_new: &scratch.pod_new,
-                node_events: self.node_classes.failure_events(),
-                queues_as_sets: self.queues_as_sets,
-            };
-            self.encode_renamed(state, &renaming, out);
-        })
+    pub fn encode(&self, state: &ClusterState, scratch: &mut Scratch, out: &mut Vec<u8>) {
+        self.canonical_order(state, scratch);
+        let renaming = Renaming {
+            node_order: &scratch.node_order,
+            node_new: &scratch.node_new,
+            pod_order: &scratch.pod_order,
+            pod_new: &scratch.pod_new,
+            node_events: self.node_classes.failure_events(),
+            queues_as_sets: self.queues_as_sets,
+        };
+        self.encode_renamed(state, &renaming, out);
     }
 
     /// Appends `state` renamed by `renaming` ([`ClusterState::encode_renamed`]) and, where pods

@@ -58,13 +58,14 @@ fn fingerprints_forms_and_renamings_agree_on_every_reachable_state() {
     let states = every_state(&full);
     assert_eq!(states.len(), 294_398);
     let mut scratch = Vec::new();
+    let mut sym = super::Scratch::default();
     let (mut by_fingerprint, mut by_form) = (HashMap::new(), HashMap::new());
     let mut afresh_of = HashMap::new();
     let (mut twice, mut unflagged) = (0, 0);
     for state in &states {
-        let afresh = symmetry.fingerprint_afresh(state, &mut scratch);
+        let afresh = symmetry.fingerprint_afresh(state, &mut sym, &mut scratch);
         let mut form = Vec::new();
-        symmetry.encode(state, &mut form);
+        symmetry.encode(state, &mut sym, &mut form);
         let least = least_renaming(&symmetry, state);
         let (form_of_fingerprint, least_of_fingerprint) = by_fingerprint
             .entry(afresh)
@@ -103,8 +104,8 @@ fn fingerprints_forms_and_renamings_agree_on_every_reachable_state() {
         full.actions(state, &mut actions);
         for action in &actions {
             let next = full.next_state(state, action).expect("a successor");
-            symmetry.fingerprint(state, &mut scratch);
-            let summed = symmetry.fingerprint(&next, &mut scratch);
+            symmetry.fingerprint(state, &mut sym, &mut scratch);
+            let summed = symmetry.fingerprint(&next, &mut sym, &mut scratch);
             let mut bytes = Vec::new();
             next.encode(&mut bytes);
             assert_eq!(
@@ -131,6 +132,7 @@ fn the_reduced_search_reaches_every_form_of_the_audit_model() {
 /// the running pod carries.
 #[test]
 fn input_pods_of_different_labels_are_told_apart() {
+    let mut sym = super::Scratch::default();
     let model = crate::model::test_cases::load_edited("c3", "original", |document| {
         document["setup"]["pods"][4]["labels"] = serde_json::json!({"name": "app", "tier": "web"});
     })
@@ -168,13 +170,14 @@ fn input_pods_of_different_labels_are_told_apart() {
     };
     let (x, y) = (without(b), without(a));
     let (mut x_form, mut y_form) = (Vec::new(), Vec::new());
-    symmetry.encode(&x, &mut x_form);
-    symmetry.encode(&y, &mut y_form);
+    symmetry.encode(&x, &mut sym, &mut x_form);
+    symmetry.encode(&y, &mut sym, &mut y_form);
     assert_ne!(x_form, y_form, "different forms");
     let mut scratch = Vec::new();
+    let mut sym = super::Scratch::default();
     assert_ne!(
-        symmetry.fingerprint_afresh(&x, &mut scratch),
-        symmetry.fingerprint_afresh(&y, &mut scratch),
+        symmetry.fingerprint_afresh(&x, &mut sym, &mut scratch),
+        symmetry.fingerprint_afresh(&y, &mut sym, &mut scratch),
         "different fingerprints"
     );
 }

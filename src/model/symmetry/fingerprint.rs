@@ -1,9 +1,9 @@
 //! The fingerprint ([`Symmetry::fingerprint`]): a 64-bit hash of a state's class under the
 //! reduction, with nodes and pods hashed as multisets (wrapping sums) instead of sorted, and
-//! the sums kept per thread so that the next state hashes again only what changed.
+//! the sums kept in the worker's scratch so that the next state hashes again only what changed.
 
 use super::keys::node_element;
-use super::scratch::{Scratch, SCRATCH};
+use super::scratch::Scratch;
 use super::Symmetry;
 use crate::cluster::{ClusterState, NodeState, PodState, Queue};
 
@@ -21,48 +21,55 @@ impl Symmetry {
     /// the pods' and nodes' places. Equal canonical forms give equal fingerprints (the
     /// contract of [`crate::engine::Model::fingerprint`]); nodes that tie on every sort key
     /// never keep two fingerprints of one state, and no sort or renamed copy of the state is
-    /// made. The parts are kept per thread with what they were computed from ([`Summed`]), and
+    /// made. The parts are kept in `scratch` with what they were computed from ([`Summed`]), and
     /// the next state hashes again only the pods and nodes that changed: one comparison of the
     /// pods' records a block at a time, one pass over the nodes. `out` is scratch.
-    pub fn fingerprint(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            // Taken out for the call, so that the scratch's places can be read beside it.
-            let mut summed = std::mem::take(&mut scratch.summed);
-            let fingerprint = {
-                let summed = &mut summed;
-                let (nodes, pods) = (state.nodes().len(), state.pods().len());
-                // Only the queued pods' and nodes' places are set, and cleared again below, so
-                // the places are cleared whole only after another use of the scratch left some.
-                if scratch.places_left
-                    || scratch.pod_places.len() != pods + 1
-                    || scratch.node_place.len() != nodes + 1
-                {
-                    scratch.reset(nodes, pods);
-                    scratch.places_left = false;
-                }
-                self.mark_places(state, scratch);
-                match summed.owner == Some((self.id, nodes, pods)) {
-                    true => self.sum_changes(state, scratch, summed),
-                    false => self.sum_afresh(state, scratch, summed),
-                }
-                self.clear_places(state, scratch);
-                out.clear();
-                state.encode_unnamed(self.node_classes.failure_events(), out);
-                out.extend_from_slice(&summed.node_total.to_le_bytes());
-                out.extend_from_slice(&summed.unplaced_sum.to_le_bytes());
-                xxhash_rust::xxh3::xxh3_64(out)
-            };
-            scratch.summed = summed;
-            fingerprint
-        })
+    pub fn fingerprint(
+        &self,
+        state: &ClusterState,
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> u64 {
+        // Taken out for the call, so that the scratch's places can be read beside it.
+        let mut summed = std::mem::take(&mut scratch.summed);
+        let fingerprint = {
+            let summed = &mut summed;
+            let (nodes, pods) = (state.nodes().len(), state.pods().len());
+            // Only the queued pods' and nodes' places are set, and cleared again below, so
+            // the places are cleared whole only after another use of the scratch left some.
+            if scratch.places_left
+                || scratch.pod_places.len() != pods + 1
+                || scratch.node_place.len() != nodes + 1
+            {
+                scratch.reset(nodes, pods);
+                scratch.places_left = false;
+            }
+            self.mark_places(state, scratch);
+            match summed.owner == Some((self.id, nodes, pods)) {
+                true => self.sum_changes(state, scratch, summed),
+                false => self.sum_afresh(state, scratch, summed),
+            }
+            self.clear_places(state, scratch);
+            out.clear();
+            state.encode_unnamed(self.node_classes.failure_events(), out);
+            out.extend_from_slice(&summed.node_total.to_le_bytes());
+            out.extend_from_slice(&summed.unplaced_sum.to_le_bytes());
+            xxhash_rust::xxh3::xxh3_64(out)
+        };
+        scratch.summed = summed;
+        fingerprint
     }
 
-    /// [`Symmetry::fingerprint`] summed afresh, whatever the thread fingerprinted last.
+    /// [`Symmetry::fingerprint`] summed afresh, whatever the scratch fingerprinted last.
     #[cfg(test)]
-    pub(super) fn fingerprint_afresh(&self, state: &ClusterState, out: &mut Vec<u8>) -> u64 {
-        SCRATCH.with(|scratch| scratch.borrow_mut().summed.owner = None);
-        self.fingerprint(state, out)
+    pub(super) fn fingerprint_afresh(
+        &self,
+        state: &ClusterState,
+        scratch: &mut Scratch,
+        out: &mut Vec<u8>,
+    ) -> u64 {
+        scratch.summed.owner = None;
+        self.fingerprint(state, scratch, out)
     }
 
     /// Pod `id`'s part of a fingerprint, given its queue places: the node whose sum its hash
@@ -223,7 +230,7 @@ impl Symmetry {
     }
 }
 
-/// The parts of the fingerprint of the last state a thread fingerprinted
+/// The parts of the fingerprint of the last state a worker fingerprinted
 /// ([`Symmetry::fingerprint`]), with what they were computed from: a depth-first search
 /// fingerprints the successors of one state one after another, and each differs from the
 /// last in a few pods and nodes, so only those are hashed again ([`Symmetry::sum_changes`])

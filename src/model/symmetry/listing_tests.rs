@@ -6,11 +6,49 @@
 use super::test_support::node_failures;
 use super::{Symmetry, SymmetryStatus};
 use crate::cluster::{ClusterAction, ClusterState, Queue, TieBreak};
-use crate::engine::Model;
-use crate::model::{ClusterModel, ModelOptions};
+use crate::engine::{Model, StepBuffers, WorkerBounds};
+use crate::model::scheduler_steps::{Reduce, StepScratch};
+use crate::model::scheduling::Reduction;
+use crate::model::{ClusterModel, ClusterWorker, ModelOptions};
 use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet, VecDeque};
+
+/// Calls `f` with how `model`'s scheduler step from `state` narrows and classes (as the model
+/// lists and replays its steps, with node labels where it can), on worker context `w`.
+fn with_reduction<T>(
+    model: &ClusterModel,
+    w: &mut ClusterWorker,
+    state: &ClusterState,
+    f: impl FnOnce(Reduce, &mut StepScratch) -> T,
+) -> T {
+    let classing = model.step_classing(state, &mut w.symmetry);
+    let reduction = Reduction::new(model, &mut w.symmetry, &mut w.encoding);
+    classing.with(&reduction, |reduce| f(reduce, &mut w.scheduler))
+}
+
+/// `model`'s narrowing of a tie, on a scratch of its own.
+fn narrowing(model: &ClusterModel) -> impl Fn(&ClusterState, &mut Vec<u16>) + '_ {
+    let scratch = RefCell::new(super::Scratch::default());
+    move |state, candidates| {
+        if let SymmetryStatus::On(symmetry) = model.symmetry() {
+            symmetry.narrow(state, candidates, &mut scratch.borrow_mut());
+        }
+    }
+}
+
+/// The successors of `state` in `model`, listed on worker context `w` as a search lists them.
+fn successors(
+    model: &ClusterModel,
+    w: &mut ClusterWorker,
+    state: &ClusterState,
+) -> Vec<(ClusterAction, ClusterState)> {
+    let mut out = Vec::new();
+    model.successors(w, state, &mut StepBuffers::new(), |a, next| {
+        out.push((a, next))
+    });
+    out
+}
 
 /// Every outcome a scheduler step lists is the state its number leads to when the step is
 /// replayed from the start (as traces are): the listing schedules a tied pod once and hands
@@ -20,10 +58,12 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 #[test]
 fn every_listed_scheduler_outcome_is_its_choices_replayed() {
     use crate::cluster::Recorder;
-    use crate::controllers::scheduler::{for_each_choice, run, Listed};
+    use crate::model::scheduler_steps::{for_each_choice, run, Listed};
     for (topology, symmetry) in [("2,2:4", true), ("3,3:3", true), ("2,2:3", false)] {
         let model = node_failures(topology, symmetry);
         let spec = model.spec();
+        let mut w = model.worker(WorkerBounds::none());
+        let mut replaying = StepScratch::default();
         let scratch = RefCell::new(Vec::new());
         let fingerprint = |s: &ClusterState| model.fingerprint(s, &mut scratch.borrow_mut());
         let mut seen = HashSet::new();
@@ -33,21 +73,26 @@ fn every_listed_scheduler_outcome_is_its_choices_replayed() {
             if !state.queue_is_empty(Queue::Scheduler) {
                 steps += 1;
                 // As the model lists and replays its steps (with node labels where it can).
-                let all = model.step_classing(&state).with(&model, |reduce| {
-                    for_each_choice(spec, &state, reduce, &|| false, |choice, _, end| {
-                        let mut replayed = state.clone();
-                        run(spec, &mut replayed, choice, reduce, &mut Recorder::off());
-                        assert_eq!(replayed, end, "{topology}: outcome {choice}");
-                        listed += 1;
-                        true
-                    })
+                let all = with_reduction(&model, &mut w, &state, |reduce, scratch| {
+                    for_each_choice(
+                        spec,
+                        &state,
+                        reduce,
+                        &|| false,
+                        scratch,
+                        |choice, _, end| {
+                            let mut replayed = state.clone();
+                            let off = &mut Recorder::off();
+                            run(spec, &mut replayed, choice, reduce, &mut replaying, off);
+                            assert_eq!(replayed, end, "{topology}: outcome {choice}");
+                            listed += 1;
+                            true
+                        },
+                    )
                 });
                 assert_eq!(all, Listed::All, "{topology}: every outcome listed");
             }
-            let mut actions = Vec::new();
-            model.actions(&state, &mut actions);
-            for action in &actions {
-                let next = model.next_state(&state, action).unwrap();
+            for (_, next) in successors(&model, &mut w, &state) {
                 if seen.len() < 20_000 && seen.insert(fingerprint(&next)) {
                     queue.push_back(next);
                 }
@@ -60,44 +105,43 @@ fn every_listed_scheduler_outcome_is_its_choices_replayed() {
     }
 }
 
-/// An outcome taken again after other listings on the thread (as the depth-first search
-/// takes a large state's children when it pops them) is replayed from the digits its listing
-/// remembered, and is the state the listing gave.
+/// An outcome taken again after other listings on the worker (as the depth-first search
+/// takes a large state's children when it pops them) is replayed from the placements its
+/// listing remembered, and is the state the listing gave.
 #[test]
 fn an_outcome_taken_after_other_listings_replays_its_remembered_placements() {
-    use crate::model::scheduler_outcomes::{take, Taken};
     // Large enough for the search to compute its states' children again.
     let model = node_failures("100,100:600", true);
+    let bounds = WorkerBounds::none().recomputing_above(crate::engine::LAZY_STATE_BYTES);
+    let mut w = model.worker(bounds);
     let mut reached = vec![model.init_states().remove(0)];
     let mut listings = Vec::new();
     while listings.len() < 2 {
         let state = reached.pop().expect("the model has two steps with ties");
-        let mut actions = Vec::new();
-        model.actions(&state, &mut actions);
-        // The first time, each outcome is the state its listing kept.
-        let children: Vec<ClusterState> = actions
+        let children = successors(&model, &mut w, &state);
+        let (chosen, ends): (Vec<ClusterAction>, Vec<ClusterState>) = children
             .iter()
-            .map(|a| model.next_state(&state, a).unwrap())
-            .collect();
-        let (chosen, ends): (Vec<ClusterAction>, Vec<ClusterState>) = actions
-            .iter()
-            .zip(&children)
             .filter(|(a, _)| matches!(a, ClusterAction::SchedulerChoice { .. }))
-            .map(|(a, end)| (*a, end.clone()))
+            .cloned()
             .unzip();
         if chosen.len() > 1 {
             listings.push((state, chosen, ends));
         }
-        reached.extend(children);
+        reached.extend(children.into_iter().map(|(_, next)| next));
     }
     let (state, chosen, ends) = &listings[0];
     for (action, end) in chosen.iter().zip(ends) {
         let choices = action.scheduler_choices();
         assert!(
-            matches!(take(model.id, state, choices), Taken::Placements(_)),
+            model
+                .remembered_placements(&mut w, state, choices)
+                .is_some(),
             "outcome {choices} is remembered"
         );
-        assert_eq!(&model.next_state(state, action).unwrap(), end);
+        assert_eq!(
+            &Model::next_state(&model, &mut w, state, action).unwrap(),
+            end
+        );
     }
 }
 
@@ -132,7 +176,8 @@ fn an_outcome_listed_on_another_thread_replays_the_shared_placements() {
             for (state, chosen) in &listed {
                 for action in chosen {
                     let choices = action.scheduler_choices();
-                    assert!(model.shared_placements(state, choices).is_some());
+                    let w = &mut model.worker(WorkerBounds::none());
+                    assert!(model.shared_placements(w, state, choices).is_some());
                     let afresh = model.step(state, action, &mut Recorder::on());
                     assert_eq!(model.next_state(state, action).unwrap(), afresh);
                 }
@@ -191,6 +236,7 @@ fn for_each_first_form(
     forms: usize,
     mut visit: impl FnMut(&ClusterState),
 ) {
+    let mut sym = super::Scratch::default();
     let mut seen = HashSet::new();
     let mut queue: VecDeque<ClusterState> = model.init_states().into();
     let mut actions = Vec::new();
@@ -201,7 +247,7 @@ fn for_each_first_form(
         for action in &actions {
             let next = model.next_state(&state, action).unwrap();
             let mut key = Vec::new();
-            symmetry.encode(&next, &mut key);
+            symmetry.encode(&next, &mut sym, &mut key);
             if seen.len() < forms && seen.insert(key) {
                 queue.push_back(next);
             }
@@ -216,15 +262,17 @@ fn for_each_first_form(
 /// queue of the first reachable states of the node-failure model.
 #[test]
 fn node_labels_follow_the_keys_narrow_compares() {
-    use crate::controllers::scheduler::Labels;
+    let mut sym = super::Scratch::default();
+    use crate::model::scheduler_steps::Labels;
     let mut compared = 0;
     for model in [node_failures("3,3:9", true), node_failures("2,2:4", true)] {
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
             panic!("symmetry is on");
         };
+        let mut classing = super::Scratch::default();
         for_each_first_form(&model, symmetry, 2_000, |state| {
             if let Some(step) = symmetry
-                .step_classes(state)
+                .step_classes(state, &mut classing)
                 .filter(|step| step.labels_nodes())
             {
                 let mut track = step.start();
@@ -239,7 +287,7 @@ fn node_labels_follow_the_keys_narrow_compares() {
                     for a in 1..=nodes {
                         for b in a + 1..=nodes {
                             let mut pair = vec![a as u16, b as u16];
-                            symmetry.narrow(&s, &mut pair);
+                            symmetry.narrow(&s, &mut pair, &mut sym);
                             let alike = track.labels[a] == track.labels[b];
                             assert_eq!(alike, pair.len() == 1, "nodes {a} and {b}");
                             compared += 1;
@@ -256,24 +304,32 @@ fn node_labels_follow_the_keys_narrow_compares() {
 /// and with whole states, asserting they list alike; the steps listed with labels, and how
 /// many of them have more than one outcome.
 fn lists_alike_with_labels(model: &ClusterModel) -> (usize, usize) {
-    use crate::controllers::scheduler::{for_each_choice, Reduce};
+    use crate::model::scheduler_steps::for_each_choice;
     let SymmetryStatus::On(symmetry) = model.symmetry() else {
         return (0, 0);
     };
-    let narrow = model.narrow();
+    let narrow = narrowing(model);
     let (mut labelled, mut branching) = (0, 0);
+    let mut sym = super::Scratch::default();
+    let mut scratch = StepScratch::default();
     for_each_first_form(model, symmetry, 5_000, |state| {
         if let Some(step) = symmetry
-            .step_classes(state)
+            .step_classes(state, &mut sym)
             .filter(|step| step.labels_nodes() && !state.queue_is_empty(Queue::Scheduler))
         {
-            let list = |reduce: Reduce| {
+            let mut list = |reduce: Reduce| {
                 let mut outcomes = Vec::new();
-                let listed =
-                    for_each_choice(model.spec(), state, reduce, &|| false, |c, d, end| {
+                let listed = for_each_choice(
+                    model.spec(),
+                    state,
+                    reduce,
+                    &|| false,
+                    &mut scratch,
+                    |c, d, end| {
                         outcomes.push((c, d.to_vec(), end));
                         true
-                    });
+                    },
+                );
                 (listed, outcomes)
             };
             let whole = list(Reduce::Whole(&narrow, Some(&|s| step.of(s))));
@@ -295,30 +351,33 @@ fn lists_alike_with_labels(model: &ClusterModel) -> (usize, usize) {
 /// first reachable states of the node-failure model.
 #[test]
 fn step_classes_merge_the_states_a_listing_meets_as_their_forms_do() {
-    use crate::controllers::scheduler::{for_each_choice, Reduce};
+    use crate::model::scheduler_steps::for_each_choice;
     let model = node_failures("3,3:9", true);
     let SymmetryStatus::On(symmetry) = model.symmetry() else {
         panic!("symmetry is on");
     };
     let (mut listings, mut compared) = (0, 0);
+    let sym = RefCell::new(super::Scratch::default());
+    let mut scratch = StepScratch::default();
     for_each_first_form(&model, symmetry, 5_000, |state| {
         if !state.queue_is_empty(Queue::Scheduler) {
             let step = symmetry
-                .step_classes(state)
+                .step_classes(state, &mut sym.borrow_mut())
                 .expect("the kubelet's queue is a set");
             let met = RefCell::new(Vec::new());
             let both = |s: &ClusterState| {
                 let form = {
                     let mut out = Vec::new();
-                    symmetry.encode(s, &mut out);
+                    symmetry.encode(s, &mut sym.borrow_mut(), &mut out);
                     out
                 };
                 met.borrow_mut().push((step.of(s), form));
                 step.of(s)
             };
-            let narrow = model.narrow();
+            let narrow = narrowing(&model);
             let reduce = Reduce::Whole(&narrow, Some(&both));
-            for_each_choice(model.spec(), state, reduce, &|| false, |_, _, _| true);
+            let spec = model.spec();
+            for_each_choice(spec, state, reduce, &|| false, &mut scratch, |_, _, _| true);
             let met = met.into_inner();
             for (i, (a, x)) in met.iter().enumerate() {
                 for (b, y) in &met[i + 1..] {
@@ -342,8 +401,9 @@ fn step_classes_merge_the_states_a_listing_meets_as_their_forms_do() {
 /// or the node controller's queue), so listings are shared between states.
 #[test]
 fn states_with_one_listing_key_list_the_same_outcomes() {
+    let mut sym = super::Scratch::default();
     use crate::cluster::Recorder;
-    use crate::controllers::scheduler::for_each_choice;
+    use crate::model::scheduler_steps::for_each_choice;
     let model = node_failures("6,6:36", true);
     let SymmetryStatus::On(symmetry) = model.symmetry() else {
         panic!("symmetry is on");
@@ -360,7 +420,9 @@ fn states_with_one_listing_key_list_the_same_outcomes() {
             continue;
         }
         if state.pending(Queue::Scheduler).len() == 36 {
-            let key = symmetry.listing_key(&state).expect("step classes");
+            let key = symmetry
+                .listing_key(&state, &mut sym)
+                .expect("step classes");
             groups.entry(key).or_default().push(state.clone());
         }
         actions.clear();
@@ -372,14 +434,22 @@ fn states_with_one_listing_key_list_the_same_outcomes() {
     for states in groups.values() {
         for state in states {
             let mut fresh = 0;
-            model.step_classing(state).with(&model, |reduce| {
-                for_each_choice(model.spec(), state, reduce, &|| false, |_, _, _| {
-                    fresh += 1;
-                    true
-                })
+            let w = &mut model.worker(WorkerBounds::none());
+            with_reduction(&model, w, state, |reduce, scratch| {
+                for_each_choice(
+                    model.spec(),
+                    state,
+                    reduce,
+                    &|| false,
+                    scratch,
+                    |_, _, _| {
+                        fresh += 1;
+                        true
+                    },
+                )
             });
             let mut listed = Vec::new();
-            model.for_each_scheduler_step(state, &mut |action| {
+            model.for_each_scheduler_step(w, state, &mut |action, _| {
                 listed.push(action);
                 true
             });
@@ -402,7 +472,7 @@ fn states_with_one_listing_key_list_the_same_outcomes() {
 /// schedules the rest of a round again for each of them: 15,903 narrowings here).
 #[test]
 fn a_rollout_listing_narrows_each_pod_a_few_times() {
-    use crate::controllers::scheduler::{for_each_choice, Listed, Reduce};
+    use crate::model::scheduler_steps::{for_each_choice, Listed};
     let model = node_failures("50,50:300", true);
     let mut rollout = model.init_states().remove(0);
     while rollout.queue_is_empty(Queue::Scheduler) {
@@ -413,7 +483,7 @@ fn a_rollout_listing_narrows_each_pod_a_few_times() {
     let queued = rollout.pending(Queue::Scheduler).len();
     assert_eq!(queued, 300, "the whole rollout is queued");
     let narrowings = std::cell::Cell::new(0);
-    let symmetric = model.narrow();
+    let symmetric = narrowing(&model);
     let counting = |s: &ClusterState, candidates: &mut Vec<u16>| {
         narrowings.set(narrowings.get() + 1);
         symmetric(s, candidates);
@@ -422,10 +492,18 @@ fn a_rollout_listing_narrows_each_pod_a_few_times() {
     let fingerprint = |s: &ClusterState| model.fingerprint(s, &mut scratch.borrow_mut());
     let reduce = Reduce::Whole(&counting, Some(&fingerprint));
     let mut outcomes = 0;
-    let all = for_each_choice(model.spec(), &rollout, reduce, &|| false, |_, _, _| {
-        outcomes += 1;
-        true
-    });
+    let scratch = &mut StepScratch::default();
+    let all = for_each_choice(
+        model.spec(),
+        &rollout,
+        reduce,
+        &|| false,
+        scratch,
+        |_, _, _| {
+            outcomes += 1;
+            true
+        },
+    );
     assert_eq!(
         (all, outcomes),
         (Listed::All, 1),

@@ -87,7 +87,7 @@
 //! - **Intents** count pods and replicas per deployment or compare nodes' loads: invariant.
 //!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
-//! ([`crate::controllers::scheduler::for_each_choice`]), so the alike outcomes of a tie are
+//! ([`crate::model::scheduler_steps::for_each_choice`]), so the alike outcomes of a tie are
 //! not even computed. Where the queues are sets, a listing labels the nodes once from the
 //! step's source and relabels a node when the step binds a pod to it (`StepLabels`), so a tie
 //! over a thousand alike nodes is narrowed by one look-up per candidate, and a partly placed
@@ -103,7 +103,7 @@
 //! states it meets first, so its count is the number of classes reachable: the same at every
 //! thread count, depth-first or breadth-first, with fingerprints or with forms, and never more
 //! than the unreduced count. That needs the steps to commute with the renamings (above), and a
-//! fingerprint that is a function of the state alone, whatever the thread fingerprinted
+//! fingerprint that is a function of the state alone, whatever the worker fingerprinted
 //! before (the sums [`Symmetry::sum_changes`] brings from the last state must be the sums
 //! taken afresh: a pod's queue places change without its record where the taint manager takes
 //! an id whose slot was reused), equal exactly for renamings. `canonical_tests` checks both on
@@ -116,7 +116,7 @@
 //! # Where each part is
 //!
 //! - `keys`: what a node and a pod are to the reduction (sort keys, hashes, the mixing step).
-//! - `scratch`: the per-thread buffers, and the passes that fill them from a state (queue
+//! - `scratch`: the per-worker buffers, and the passes that fill them from a state (queue
 //!   places, pod hashes, sums per node).
 //! - `canonical`: the canonical form, nodes and pods sorted and renamed.
 //! - `fingerprint`: the multiset fingerprint the search stores, summed from what changed.
@@ -142,6 +142,7 @@ mod reduction_tests;
 #[cfg(test)]
 mod test_support;
 
+pub use scratch::Scratch;
 pub use step_classes::StepClasses;
 
 use crate::cluster::{
@@ -152,7 +153,7 @@ use crate::cluster::{
 /// The permutations a model's states are reduced under.
 #[derive(Clone, Debug)]
 pub struct Symmetry {
-    /// Names this reduction (and its clones, which reduce alike) for the sums a thread keeps
+    /// Names this reduction (and its clones, which reduce alike) for the sums a worker keeps
     /// of the last state it fingerprinted ([`fingerprint::Summed`]); never given twice in a
     /// process.
     id: u64,

@@ -2,7 +2,7 @@
 //! each group of interchangeable ones is explored.
 
 use super::keys::NodeKey;
-use super::scratch::SCRATCH;
+use super::scratch::Scratch;
 use super::Symmetry;
 use crate::cluster::ClusterState;
 
@@ -13,29 +13,26 @@ impl Symmetry {
     /// nodes without pods). Binding the pod to either of two such nodes leads to states that
     /// are permutations of each other, so exploring one is enough. The keys are compared
     /// exactly: a node is dropped only when it is interchangeable with one kept.
-    pub fn narrow(&self, state: &ClusterState, candidates: &mut Vec<u16>) {
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            scratch.wanted.clear();
-            scratch.wanted.resize(state.nodes().len() + 1, false);
-            for &n in candidates.iter() {
-                scratch.wanted[n as usize] = true;
-            }
-            self.place_pods(state, scratch, true);
-            let mut seen = std::mem::take(&mut scratch.seen_keys);
-            seen.clear();
-            let mut previous = None;
-            candidates.retain(|&n| {
-                let pods = self.pods_on(n as usize, scratch.node_sum[n as usize]);
-                let key = self.node_key(state, n as usize, scratch, pods);
-                // Alike nodes tend to have neighbouring ids: a key equal to the last one's is
-                // already seen, without looking it up.
-                let first = previous != Some(key) && seen.insert(key);
-                previous = Some(key);
-                first
-            });
-            scratch.seen_keys = seen;
-        })
+    pub fn narrow(&self, state: &ClusterState, candidates: &mut Vec<u16>, scratch: &mut Scratch) {
+        scratch.wanted.clear();
+        scratch.wanted.resize(state.nodes().len() + 1, false);
+        for &n in candidates.iter() {
+            scratch.wanted[n as usize] = true;
+        }
+        self.place_pods(state, scratch, true);
+        let mut seen = std::mem::take(&mut scratch.seen_keys);
+        seen.clear();
+        let mut previous = None;
+        candidates.retain(|&n| {
+            let pods = self.pods_on(n as usize, scratch.node_sum[n as usize]);
+            let key = self.node_key(state, n as usize, scratch, pods);
+            // Alike nodes tend to have neighbouring ids: a key equal to the last one's is
+            // already seen, without looking it up.
+            let first = previous != Some(key) && seen.insert(key);
+            previous = Some(key);
+            first
+        });
+        scratch.seen_keys = seen;
     }
 
     /// The value [`Symmetry::narrow`] gives the pods on node `n`, whose hashes sum to `sum`:

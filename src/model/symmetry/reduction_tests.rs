@@ -41,6 +41,7 @@ proptest::proptest! {
 
 #[test]
 fn the_kubelet_and_node_queue_orders_never_show_where_they_are_sets() {
+    let mut sym = super::Scratch::default();
     let model = node_failures("2,2:4", true);
     let SymmetryStatus::On(symmetry) = model.symmetry() else {
         panic!("symmetry is on");
@@ -80,8 +81,8 @@ fn the_kubelet_and_node_queue_orders_never_show_where_they_are_sets() {
                     model.next_state(&reversed, action).unwrap(),
                 );
                 let (mut x, mut y) = (Vec::new(), Vec::new());
-                symmetry.encode(&a, &mut x);
-                symmetry.encode(&b, &mut y);
+                symmetry.encode(&a, &mut sym, &mut x);
+                symmetry.encode(&b, &mut sym, &mut y);
                 assert_eq!(
                     x, y,
                     "{action:?} leads to one state up to the {queue:?} queue's order"
@@ -110,6 +111,7 @@ fn the_kubelet_and_node_queue_orders_never_show_where_they_are_sets() {
 /// their events.
 #[test]
 fn sorting_reduces_as_much_as_trying_every_permutation() {
+    let mut sym = super::Scratch::default();
     for (topology, states) in [("2,2:4", 6_000), ("3,3:3", 3_000)] {
         let model = node_failures(topology, true);
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
@@ -125,7 +127,7 @@ fn sorting_reduces_as_much_as_trying_every_permutation() {
                 continue;
             }
             let mut form = Vec::new();
-            symmetry.encode(&state, &mut form);
+            symmetry.encode(&state, &mut sym, &mut form);
             sorted.insert(form);
             least.insert(least_renaming(symmetry, &state));
             if seen.len() == states {
@@ -246,6 +248,7 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
         );
     }
     let mut scratch = Vec::new();
+    let mut sym = super::Scratch::default();
     let (mut all, mut rotated_queues) = (Vec::new(), 0);
     for model in &models {
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
@@ -263,7 +266,7 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
             let mut actions = Vec::new();
             model.actions(&state, &mut actions);
             queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
-            let afresh = symmetry.fingerprint_afresh(&state, &mut scratch);
+            let afresh = symmetry.fingerprint_afresh(&state, &mut sym, &mut scratch);
             reached.push((state, afresh));
         }
         let mut orders = vec![reached.clone()];
@@ -277,7 +280,7 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
         orders.push(shuffled);
         for order in orders {
             for (state, afresh) in &order {
-                assert_eq!(symmetry.fingerprint(state, &mut scratch), *afresh);
+                assert_eq!(symmetry.fingerprint(state, &mut sym, &mut scratch), *afresh);
             }
         }
         // A queue whose head went to its back: the same records, other places.
@@ -289,9 +292,12 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
                 let mut rotated = state.clone();
                 let head = rotated.dequeue(queue).expect("queued");
                 rotated.enqueue(queue, head);
-                let afresh = symmetry.fingerprint_afresh(&rotated, &mut scratch);
-                symmetry.fingerprint(state, &mut scratch);
-                assert_eq!(symmetry.fingerprint(&rotated, &mut scratch), afresh);
+                let afresh = symmetry.fingerprint_afresh(&rotated, &mut sym, &mut scratch);
+                symmetry.fingerprint(state, &mut sym, &mut scratch);
+                assert_eq!(
+                    symmetry.fingerprint(&rotated, &mut sym, &mut scratch),
+                    afresh
+                );
                 rotated_queues += 1;
             }
         }
@@ -302,7 +308,7 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
     for i in 0..longest {
         for (symmetry, reached) in &all {
             if let Some((state, afresh)) = reached.get(i) {
-                assert_eq!(symmetry.fingerprint(state, &mut scratch), *afresh);
+                assert_eq!(symmetry.fingerprint(state, &mut sym, &mut scratch), *afresh);
             }
         }
     }
@@ -320,6 +326,7 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
 /// so places that narrowing leaves in the shared scratch must not leak into it.
 #[test]
 fn fingerprints_merge_exactly_the_renamings() {
+    let mut sym = super::Scratch::default();
     for (topology, deployments) in [("3,3:9", 1), ("2,2:2,1", 2)] {
         let model = node_failures_with(topology, true, deployments);
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
@@ -332,8 +339,8 @@ fn fingerprints_merge_exactly_the_renamings() {
         let (mut actions, mut scratch) = (Vec::new(), Vec::new());
         while let Some(state) = queue.pop_front() {
             let mut everyone: Vec<u16> = (1..=previous.nodes().len() as u16).collect();
-            symmetry.narrow(&previous, &mut everyone);
-            let fingerprint = symmetry.fingerprint(&state, &mut scratch);
+            symmetry.narrow(&previous, &mut everyone, &mut sym);
+            let fingerprint = symmetry.fingerprint(&state, &mut sym, &mut scratch);
             let least = least_renaming(symmetry, &state);
             let known = fingerprint_of.contains_key(&least);
             assert_eq!(

@@ -1,4 +1,4 @@
-//! The per-thread scratch of the reduction (queue places, pod hashes, sums per node, sort keys
+//! The per-worker scratch of the reduction (queue places, pod hashes, sums per node, sort keys
 //! and orders), and the passes that fill it from a state: where each pod and node waits in the
 //! queues, and what each pod is and each node holds.
 
@@ -7,7 +7,6 @@ use super::keys::{fold, MIX};
 use super::narrowing::SeenKeys;
 use super::Symmetry;
 use crate::cluster::{ClusterState, NodeState, Queue};
-use std::cell::RefCell;
 
 impl Symmetry {
     /// Fills the scratch's queue places, each pod's content hash (what it is but its node) and,
@@ -90,10 +89,11 @@ impl Symmetry {
     }
 }
 
-/// Per-thread buffers of the canonical order, so that fingerprinting allocates nothing once
-/// they have grown to the cluster (besides the sort keys).
+/// A worker's buffers for the reduction (canonical order, fingerprint sums, narrowing), kept
+/// in the model's worker context so that fingerprinting allocates nothing once they have
+/// grown to the cluster (besides the sort keys).
 #[derive(Default)]
-pub(super) struct Scratch {
+pub struct Scratch {
     /// Places (1-based; 0 = absent) of each pod in the scheduler, kubelet and taint queues.
     pub(super) pod_places: Vec<[u32; 3]>,
     /// Place of each node in the node controller's queue.
@@ -149,8 +149,4 @@ impl Scratch {
         self.node_order.clear();
         self.pod_order.clear();
     }
-}
-
-thread_local! {
-    pub(super) static SCRATCH: RefCell<Scratch> = RefCell::default();
 }

@@ -4,15 +4,15 @@
 //! binds them (`StepLabels`).
 
 use super::keys::{fold, node_prefix, NodeKey, MIX};
-use super::scratch::{Scratch, SCRATCH};
+use super::scratch::Scratch;
 use super::Symmetry;
 use crate::cluster::{ClusterState, NodeState, Queue};
-use crate::controllers::scheduler::Track;
+use crate::model::scheduler_steps::Track;
 use std::cell::RefCell;
 
 impl Symmetry {
     /// A 128-bit key of what a listing of the scheduler step from `state`
-    /// ([`crate::controllers::scheduler::for_each_choice`] with this reduction's narrowing
+    /// ([`crate::model::scheduler_steps::for_each_choice`] with this reduction's narrowing
     /// and [`StepClasses`]) reads, so that two states with one key list the same outcomes,
     /// the same pods on the same nodes by id, in the same order: every node's record (but
     /// its membership of the node controller's queue), every pod's record, the scheduler's
@@ -26,7 +26,7 @@ impl Symmetry {
     /// on a node that is alike in both, the node controller's queue, the clock) share one
     /// listing: a cluster's rollout is listed once, not once per interleaving of the events
     /// that come before it.
-    pub fn listing_key(&self, state: &ClusterState) -> Option<u128> {
+    pub fn listing_key(&self, state: &ClusterState, scratch: &mut Scratch) -> Option<u128> {
         if !self.queues_as_sets {
             return None;
         }
@@ -34,69 +34,66 @@ impl Symmetry {
         hasher.update(bytemuck::cast_slice(state.pods()));
         hasher.update(bytemuck::bytes_of(state.monitors()));
         hasher.update(bytemuck::cast_slice(state.pending(Queue::Scheduler)));
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            // The nodes' records but their membership of the node controller's queue, which
-            // only narrowing reads, as equal or not, with the rest of the node's key below.
-            scratch.node_records.clear();
-            scratch
-                .node_records
-                .extend(state.nodes().iter().map(|&node| NodeState {
-                    queued: false,
-                    ..node
-                }));
-            hasher.update(bytemuck::cast_slice(&scratch.node_records));
-            let nodes = state.nodes().len();
-            scratch.node_place.clear();
-            scratch.node_place.resize(nodes + 1, 0);
-            scratch.places_left = true;
-            // The node controller's queue is a set here (`queues_as_sets`).
-            for &node in state.pending(Queue::Node) {
-                scratch.node_place[node as usize] = 1;
-            }
-            let mut first = std::collections::HashMap::new();
-            let mut last: Option<((u32, u16), u32, u32)> = None;
-            for n in 1..=nodes {
-                let part = (self.node_classes.key(state, n), scratch.node_place[n]);
-                let label = match last {
-                    Some((key, place, label)) if (key, place) == part => label,
-                    _ => *first.entry(part).or_insert(n as u32),
-                };
-                last = Some((part.0, part.1, label));
-                hasher.update(&label.to_le_bytes());
-            }
-        });
+        // The nodes' records but their membership of the node controller's queue, which
+        // only narrowing reads, as equal or not, with the rest of the node's key below.
+        scratch.node_records.clear();
+        scratch
+            .node_records
+            .extend(state.nodes().iter().map(|&node| NodeState {
+                queued: false,
+                ..node
+            }));
+        hasher.update(bytemuck::cast_slice(&scratch.node_records));
+        let nodes = state.nodes().len();
+        scratch.node_place.clear();
+        scratch.node_place.resize(nodes + 1, 0);
+        scratch.places_left = true;
+        // The node controller's queue is a set here (`queues_as_sets`).
+        for &node in state.pending(Queue::Node) {
+            scratch.node_place[node as usize] = 1;
+        }
+        let mut first = std::collections::HashMap::new();
+        let mut last: Option<((u32, u16), u32, u32)> = None;
+        for n in 1..=nodes {
+            let part = (self.node_classes.key(state, n), scratch.node_place[n]);
+            let label = match last {
+                Some((key, place, label)) if (key, place) == part => label,
+                _ => *first.entry(part).or_insert(n as u32),
+            };
+            last = Some((part.0, part.1, label));
+            hasher.update(&label.to_le_bytes());
+        }
         Some(hasher.digest128())
     }
 
     /// The classes of the partly placed states of a scheduler step listed from `source`
     /// ([`StepClasses`]), when they can be told from what the step placed; `None` when the
     /// order of the kubelet's queue shows (a state's class is then its canonical form).
-    pub fn step_classes(&self, source: &ClusterState) -> Option<StepClasses<'_>> {
+    pub fn step_classes(
+        &self,
+        source: &ClusterState,
+        scratch: &mut Scratch,
+    ) -> Option<StepClasses<'_>> {
         if !self.queues_as_sets {
             return None;
         }
-        SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            self.place_pods(source, scratch, false);
-            let node_keys = (0..=source.nodes().len())
-                .map(|n| match n {
-                    0 => 0,
-                    _ => {
-                        let key =
-                            node_prefix(self.node_key(source, n, scratch, scratch.node_sum[n]));
-                        fold((key >> 64) as u64 ^ MIX[0], key as u64 ^ MIX[1])
-                    }
-                })
-                .collect();
-            let labels = self.step_labels(source, scratch);
-            Some(StepClasses {
-                symmetry: self,
-                node_keys,
-                queue: source.pending(Queue::Scheduler).to_vec(),
-                sums: RefCell::default(),
-                labels,
+        self.place_pods(source, scratch, false);
+        let node_keys = (0..=source.nodes().len())
+            .map(|n| match n {
+                0 => 0,
+                _ => {
+                    let key = node_prefix(self.node_key(source, n, scratch, scratch.node_sum[n]));
+                    fold((key >> 64) as u64 ^ MIX[0], key as u64 ^ MIX[1])
+                }
             })
+            .collect();
+        let labels = self.step_labels(source, scratch);
+        Some(StepClasses {
+            symmetry: self,
+            node_keys,
+            queue: source.pending(Queue::Scheduler).to_vec(),
+            sums: RefCell::default(),
+            labels,
         })
     }
 
@@ -130,7 +127,7 @@ impl Symmetry {
 }
 
 /// The classes of the states a scheduler step passes through on its way from one state (the
-/// source), for listing its outcomes ([`crate::controllers::scheduler::for_each_choice`]):
+/// source), for listing its outcomes ([`crate::model::scheduler_steps::for_each_choice`]):
 /// a fingerprint that is equal for two such states when they are renamings of each other,
 /// computed from the pods the step has placed rather than from the whole state.
 ///
@@ -162,7 +159,7 @@ pub struct StepClasses<'a> {
 }
 
 /// Node labels for the states a scheduler step from one source reaches
-/// ([`crate::controllers::scheduler::Labels`]): a node's label names its key as
+/// ([`crate::model::scheduler_steps::Labels`]): a node's label names its key as
 /// [`Symmetry::narrow`] compares it (class and failure progress, record, place in the node
 /// controller's queue, and its pods), so that a tie narrowed by labels keeps exactly the
 /// candidates `narrow` keeps, without hashing every pod on the tied nodes at every tie. A step
@@ -197,7 +194,7 @@ impl StepLabels {
 
 impl StepClasses<'_> {
     /// Whether nodes can be labelled through the step (`StepLabels`), so that the step is
-    /// listed and replayed with [`crate::controllers::scheduler::Reduce::Labels`].
+    /// listed and replayed with [`crate::model::scheduler_steps::Reduce::Labels`].
     pub fn labels_nodes(&self) -> bool {
         self.labels.is_some()
     }
@@ -250,7 +247,7 @@ impl StepClasses<'_> {
 
 /// The step's classes kept pod by pod: [`StepClasses::of`] summed as pods are bound (the
 /// first of each node's two sums), and the nodes labelled as `StepLabels` says (the second).
-impl crate::controllers::scheduler::Labels for StepClasses<'_> {
+impl crate::model::scheduler_steps::Labels for StepClasses<'_> {
     fn start(&self) -> Track {
         let labels = self.labels.as_ref().expect("a step that labels nodes");
         Track {

@@ -129,12 +129,13 @@ pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u
 /// The canonical forms of the states reached breadth-first from `model`'s initial state,
 /// each form expanded once.
 fn reachable_forms(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
+    let mut sym = super::Scratch::default();
     let mut forms = HashSet::new();
     let mut queue: VecDeque<ClusterState> = model.init_states().into();
     let mut actions = Vec::new();
     while let Some(state) = queue.pop_front() {
         let mut form = Vec::new();
-        symmetry.encode(&state, &mut form);
+        symmetry.encode(&state, &mut sym, &mut form);
         if !forms.insert(form) {
             continue;
         }

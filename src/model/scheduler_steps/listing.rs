@@ -1,0 +1,140 @@
+//! Every outcome of a scheduler step under `--tie-break any` ([`for_each_choice`]), followed
+//! pod by pod, breadth first, one partly placed state per class.
+
+use super::drain::{Probe, Tie};
+use super::{start, Listed, Reduce, StepScratch, Stop, Track, MAX_LISTED};
+use crate::cluster::{ClusterSpec, ClusterState};
+use crate::controllers::scheduler::MatchingCache;
+
+/// Calls `visit` with every outcome of a scheduler step in `state`, numbered from 0: the
+/// outcome's number (for [`run`]), where it puts the tied pods (the candidate each tie with a
+/// choice takes) and the state it leads to; a step without ties has one outcome. Stops when
+/// `visit` returns false.
+///
+/// The step is followed pod by pod, breadth first: every partly placed state branches to each
+/// candidate of its next pod's tie (narrowed as `reduce` says). Where `reduce` classes partly
+/// placed states, one in the same class as one already met is not followed further: the rest of the step places the
+/// same queue on renamed nodes from there, so its outcomes are renamings of outcomes already
+/// listed (placing two alike pods on two alike nodes is one outcome, not two). A tie between
+/// two groups of nodes over k alike pods then lists k + 1 outcomes instead of 2^k, and a
+/// rollout onto empty alike nodes one.
+///
+/// While more than one partly placed state is followed, each is taken one pod further at a
+/// time, so that all of them have placed the same pods (the queue is drained in order) and
+/// two that meet in one class are merged at once, before either schedules the rest of the
+/// queue: merging only at the next tie with a choice would schedule each pod between the two
+/// ties once per partly placed state, which on a rollout over n nodes is O(n) pods per
+/// state. A lone partly placed state without a choice goes on to its next choice in one go.
+///
+/// `stop` is asked before each partly placed state is followed; when it says so the listing
+/// ends there ([`Listed::Cut`]). A step replayed by its number is listed without it, so that
+/// the replay finds the outcome the search listed.
+pub fn for_each_choice(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    reduce: Reduce,
+    stop: Stop,
+    scratch: &mut StepScratch,
+    mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
+) -> Listed {
+    let class = |track: &Option<Track>, state: &ClusterState| match (reduce, track) {
+        (Reduce::Whole(_, class), _) => class.map(|class| class(state)),
+        (Reduce::Labels(labels), Some(track)) => Some(labels.class(track, state)),
+        _ => None,
+    };
+    let mut first = state.clone();
+    let mut track = start(reduce);
+    let mut probe = Probe::new(None, false);
+    let matching = probe.drain(spec, &mut first, reduce, &mut track, None, scratch);
+    let Some(tie) = probe.tie else {
+        return match visit(0, &[], first) {
+            true => Listed::All,
+            false => Listed::Stopped,
+        };
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut listed = 0;
+    let mut frontier = vec![Partial {
+        state: first,
+        matching,
+        track,
+        tie,
+        digits: Vec::new(),
+    }];
+    while !frontier.is_empty() {
+        let alone = frontier.len() == 1 && frontier[0].tie.candidates.len() == 1;
+        let mut further = Vec::new();
+        for partial in frontier {
+            if stop() {
+                return Listed::Cut;
+            }
+            let Partial {
+                state,
+                matching,
+                track,
+                tie,
+                digits,
+            } = partial;
+            let mut kept = Some((state, matching, track));
+            let last = tie.candidates.len() - 1;
+            for (digit, &node) in tie.candidates.iter().enumerate() {
+                let (mut next, matching, mut track) = match digit == last {
+                    true => kept.take().expect("the last candidate takes the state"),
+                    false => kept.clone().expect("kept for the last candidate"),
+                };
+                let head = (node as usize, tie.tied);
+                let mut resume = Probe::new(Some(head), !alone);
+                let mut matching = Some(matching);
+                if !alone {
+                    // Told apart right after the tied pod is bound: the next pod is scheduled
+                    // only in the partly placed states of new classes.
+                    let bound = Probe::binding(head)
+                        .drain(spec, &mut next, reduce, &mut track, matching, scratch);
+                    matching = Some(bound);
+                    resume = Probe::new(None, true);
+                    if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
+                        continue;
+                    }
+                }
+                let matching = resume.drain(spec, &mut next, reduce, &mut track, matching, scratch);
+                if alone && class(&track, &next).is_some_and(|class| !seen.insert(class)) {
+                    continue;
+                }
+                let mut digits = digits.clone();
+                if tie.candidates.len() > 1 {
+                    digits.push(digit as u16);
+                }
+                match resume.tie {
+                    Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
+                    Some(tie) => further.push(Partial {
+                        state: next,
+                        matching,
+                        track,
+                        tie,
+                        digits,
+                    }),
+                    None if listed == MAX_LISTED as u64 => return Listed::TooMany,
+                    None => {
+                        if !visit(listed, &digits, next) {
+                            return Listed::Stopped;
+                        }
+                        listed += 1;
+                    }
+                }
+            }
+        }
+        frontier = further;
+    }
+    Listed::All
+}
+
+/// A partly placed step in a listing: the state so far with its matching-pod counts and node
+/// labels (where the reduction labels nodes), the tie its next pod meets (its candidates may
+/// be one node), and the candidates taken at the ties with a choice before it.
+struct Partial {
+    state: ClusterState,
+    matching: MatchingCache,
+    track: Option<Track>,
+    tie: Tie,
+    digits: Vec<u16>,
+}

@@ -1,0 +1,50 @@
+//! What one worker of a search keeps while it steps a [`ClusterModel`](super::ClusterModel):
+//! the engine creates it per worker ([`Model::worker`](crate::engine::Model::worker)) and
+//! passes it to every step, so that the controllers and the reduction keep their scratch
+//! buffers here instead of per thread (`thread_local!`), and a step learns what it must of the search (whether
+//! to stop a long listing, the memory budget, which children are computed again).
+
+use super::scheduler_steps::{RememberedPlacements, StepScratch};
+use super::symmetry;
+use crate::cluster::{ClusterAction, ClusterState};
+use crate::engine::model::WorkerBounds;
+
+/// A [`ClusterModel`](super::ClusterModel)'s context for one worker.
+pub struct ClusterWorker {
+    /// The bounds of the search the worker serves.
+    pub(super) bounds: WorkerBounds,
+    /// The scheduler's cycle buffers and the candidates of a tie.
+    pub(super) scheduler: StepScratch,
+    /// The queue a kubelet step takes.
+    pub(super) kubelet: Vec<u32>,
+    /// The reduction's canonical-order, fingerprint and narrowing buffers.
+    pub(super) symmetry: symmetry::Scratch,
+    /// The placements of the scheduler outcomes this worker listed from states whose
+    /// children the search computes again.
+    pub(super) placements: RememberedPlacements,
+    /// A state's actions, each with the state it leads to where listing it computed that
+    /// (a scheduler outcome): the successors being handed to the engine.
+    pub(super) successors: Vec<(ClusterAction, Option<ClusterState>)>,
+    /// Bytes for fingerprints taken inside a step (outcomes told apart by their classes).
+    pub(super) encoding: Vec<u8>,
+}
+
+impl ClusterWorker {
+    /// A context for a worker of a search with `bounds`.
+    pub fn new(bounds: WorkerBounds) -> Self {
+        Self {
+            placements: RememberedPlacements::new(bounds.memory()),
+            bounds,
+            scheduler: StepScratch::default(),
+            kubelet: Vec::new(),
+            symmetry: symmetry::Scratch::default(),
+            successors: Vec::new(),
+            encoding: Vec::new(),
+        }
+    }
+
+    /// A context outside any search (a replay, a tool, a test).
+    pub fn unbounded() -> Self {
+        Self::new(WorkerBounds::none())
+    }
+}
