@@ -1,8 +1,8 @@
 //! What one worker of a search keeps while it steps a [`ClusterModel`](super::ClusterModel):
 //! the engine creates it per worker ([`Model::worker`](crate::engine::Model::worker)) and
 //! passes it to every step, so that the controllers and the reduction keep their scratch
-//! buffers here instead of per thread (`thread_local!`), and a step learns what it must of the search (whether
-//! to stop a long listing, the memory budget, which children are computed again).
+//! buffers here instead of in thread-locals, and a step learns what it must of the search
+//! (whether to stop a long listing, the memory budget, which children are computed again).
 
 use super::scheduler_steps::{RememberedPlacements, StepScratch};
 use super::symmetry;
