@@ -18,15 +18,20 @@ use crate::cluster::{ItemClock, MaintenancePhase, Queue, Semantics};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
 /// node that is not idle is marked terminating and counted as in deletion, even when it
-/// already was. Under `--semantics kubernetes`, only nodes being drained lose their pods here.
+/// already was. Under `--semantics kubernetes`, only nodes being drained lose their pods here,
+/// and a pod already being deleted is left as it is (evicting it again changes nothing).
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
     let mut clock = ItemClock::default();
-    let drains_only = spec.semantics == Semantics::Kubernetes;
+    let kubernetes = spec.semantics == Semantics::Kubernetes;
     while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
-        let evicts = !drains_only || node.maintenance == MaintenancePhase::Draining;
+        let evicts = !kubernetes || node.maintenance == MaintenancePhase::Draining;
         if evicts && node.status != NodeStatus::Ready && node.num_pods > 0 {
-            let on_node = |p: &PodState| p.loc as usize == n && p.phase != PodPhase::Idle;
+            let on_node = |p: &PodState| {
+                p.loc as usize == n
+                    && p.phase != PodPhase::Idle
+                    && !(kubernetes && p.phase == PodPhase::Terminating)
+            };
             let mut next = 0;
             while let Some(offset) = state.pods()[next..].iter().position(on_node) {
                 let pod = next + offset + 1;

@@ -21,17 +21,20 @@
 //! it at once.
 //!
 //! Time without clocks: the 300 s timer is one [`ClusterAction::TolerationTimeout`] step per
-//! tainted node, enabled at every step while the taint is on and a pod with the timer is bound
-//! to the node, so it may fire after any number of other steps, or never if the node is ready
-//! again and its taint comes off first. That covers every timing of the real timer (it cannot
-//! tell 300 s from 3 s): an over-approximation. The pods on one node share their timer, since
-//! the controller starts all of them when it handles the node's taint and all have the same
-//! 300 s; a pod bound to the node after it was tainted (only one that tolerates the NoSchedule
-//! `not-ready` taint can be) is deleted with them rather than later.
+//! tainted node, enabled at every step while the taint is on, the node is not ready and a pod
+//! with the timer is bound to it, so it may fire after any number of other steps, or never if
+//! the node is ready again first (its taint then comes off in the lifecycle controller's next
+//! step, which `--node-monitor-period`, 5 s, bounds). That covers every timing of the real
+//! timer (it cannot tell 300 s from 3 s): an over-approximation. The pods on one node share
+//! their timer, since the controller starts all of them when it handles the node's taint and
+//! all have the same 300 s. Pods can be bound to a tainted node only while it is ready (its
+//! NoSchedule `not-ready` taint keeps them off otherwise); if the node fails again before its
+//! taint came off, their timer may fire at once, where Kubernetes would take the taint off,
+//! put it back and wait 300 s: a timing among those the timer step allows anyway.
 
 use crate::cluster::kube::of_model::NOT_READY_TAINT;
 use crate::cluster::taints::{tolerated, Taint, TaintEffect};
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, PodPhase, Recorder};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, PodPhase, Recorder};
 use std::sync::LazyLock;
 
 /// The default `tolerationSeconds` of the `not-ready` toleration the admission plugin adds, in
@@ -58,8 +61,8 @@ fn timed(spec: &ClusterSpec, state: &ClusterState, p: usize) -> bool {
         )
 }
 
-/// Visits the timer of every tainted node that a pod waits on. Returns false when `visit`
-/// asked to stop.
+/// Visits the timer of every tainted node, not ready, that a pod waits on. Returns false when
+/// `visit` asked to stop.
 pub fn for_each(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -68,10 +71,14 @@ pub fn for_each(
     if !state.nodes().iter().any(|node| node.no_execute_taint) {
         return true;
     }
+    let running = |n: usize| {
+        let node = state.node(n);
+        node.no_execute_taint && node.status != NodeStatus::Ready
+    };
     let mut waiting = vec![false; spec.nodes.len() + 1];
     for p in 1..=state.pods().len() {
         let loc = state.pod(p).loc as usize;
-        if loc != 0 && state.node(loc).no_execute_taint && timed(spec, state, p) {
+        if loc != 0 && running(loc) && timed(spec, state, p) {
             waiting[loc] = true;
         }
     }
