@@ -6,13 +6,13 @@
 # and the tables between the markers of results/semantics.md. Each check runs under
 # --timeout (a check cut short reads "incomplete").
 # Usage: scripts/semantics-table.sh [KIVI] [TIMEOUT_SECS] [TOPOLOGY_TIMEOUT_SECS]
+# (TABLE_ONLY=1 rewrites the tables from the CSV without checking again.)
 set -euo pipefail
 kivi=${1:-target/release/kivi}
 limit=${2:-60}
 topology_limit=${3:-120}
 csv=results/semantics.csv
 md=results/semantics.md
-echo "group,input,variant,semantics,exit,verdict,violated,states,wall_s" > "$csv"
 row() { # group, input, variant, semantics, timeout, kivi check arguments...
   local group=$1 input=$2 variant=$3 semantics=$4 secs=$5
   shift 5
@@ -42,29 +42,40 @@ both() { # group, input, variant, timeout, arguments...
     row "$group" "$input" "$variant" "$semantics" "$secs" "$@"
   done
 }
-for c in c1 c2 c3 c4 c5 c6 c7 c8; do
-  both case "$c" original "$limit" --case "$c" --original
-  both case "$c" non-violation "$limit" --case "$c" --original --non-violation
-done
-for m in c1-hpa-oscillation c2-apply-without-replicas c3-spread-hpa c5-descheduler-duplicates \
-  c8-spot-spread-descheduler; do
-  both model "models/$m" --original "$limit" "models/$m" --original
-done
-both model models/live-cluster-dump "as it runs" "$limit" models/live-cluster-dump
-both model models/shop-5000-nodes "--topology 2500,2500:1000,500,500" "$limit" models/shop-5000-nodes \
-  --topology 2500,2500:1000,500,500
-both model models/spread-after-node-failure "as it runs" "$limit" models/spread-after-node-failure
-for t in 2,2:6 3,3:12 4,4:12 4,4:24; do
-  both node-failure bench-configs/models/c3-four-node-failures.json "$t" "$topology_limit" \
-    bench-configs/models/c3-four-node-failures.json --topology "$t"
-done
+check_all() {
+  echo "group,input,variant,semantics,exit,verdict,violated,states,wall_s" > "$csv"
+  for c in c1 c2 c3 c4 c5 c6 c7 c8; do
+    both case "$c" original "$limit" --case "$c" --original
+    both case "$c" non-violation "$limit" --case "$c" --original --non-violation
+  done
+  for m in c1-hpa-oscillation c2-apply-without-replicas c3-spread-hpa c5-descheduler-duplicates \
+    c8-spot-spread-descheduler; do
+    both model "models/$m" --original "$limit" "models/$m" --original
+  done
+  both model models/live-cluster-dump "as it runs" "$limit" models/live-cluster-dump
+  both model models/shop-5000-nodes "--topology 2500,2500:1000,500,500" "$limit" \
+    models/shop-5000-nodes --topology 2500,2500:1000,500,500
+  both model models/spread-after-node-failure "as it runs" "$limit" \
+    models/spread-after-node-failure
+  for t in 2,2:6 3,3:12 4,4:12 4,4:24; do
+    both node-failure bench-configs/models/c3-four-node-failures.json "$t" "$topology_limit" \
+      bench-configs/models/c3-four-node-failures.json --topology "$t"
+  done
+}
+[ "${TABLE_ONLY:-}" = 1 ] || check_all
 tables=$(python3 - "$csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 def cell(r):
+    if r["verdict"] == "none":
+        return "did not finish: killed after %s s (exit %s)" % (r["wall_s"], r["exit"])
     states = "{:,}".format(int(r["states"])) if r["states"] else "?"
     return "%s (%s); %s states; %s s" % (r["verdict"], r["violated"] or "none", states,
                                          r["wall_s"])
+def same(k, s):
+    if {k["verdict"], s["verdict"]} & {"none", "incomplete"}:
+        return "unknown"
+    return "yes" if (k["verdict"], k["violated"]) == (s["verdict"], s["violated"]) else "**no**"
 titles = {"case": ("Built-in cases (`--case C --original`)", "case"),
           "model": ("`models/` examples", "model"),
           "node-failure": ("Node-failure topologies (`bench-configs/models/c3-four-node-failures.json`"
@@ -78,8 +89,8 @@ for group, (title, what) in titles.items():
     out.append("|---|---|---|---|---|")
     for i in range(0, len(mine), 2):
         k, s = mine[i], mine[i + 1]
-        same = "yes" if (k["verdict"], k["violated"]) == (s["verdict"], s["violated"]) else "**no**"
-        out.append("| %s | %s | %s | %s | %s |" % (k["input"], k["variant"], cell(k), cell(s), same))
+        out.append("| %s | %s | %s | %s | %s |" % (k["input"], k["variant"], cell(k), cell(s),
+                                                   same(k, s)))
     out.append("")
 print("\n".join(out).rstrip())
 PY
