@@ -762,7 +762,10 @@ fn traces_come_with_the_names_users_know() {
     })));
     let live = kivi(&["check", LIVE_DUMP]);
     assert!(
-        text(&live.stdout).contains("Names in the trace: deployment 1 = checkout"),
+        text(&live.stdout).contains(
+            "Names in the trace: node 1 = shop-a1, node 2 = shop-a2, node 3 = shop-b1, \
+             deployment 1 = checkout"
+        ),
         "{}",
         text(&live.stdout)
     );

@@ -113,3 +113,40 @@ fn c8_descheduler_fights_the_scheduler() {
         "no_oscillation_eviction",
     );
 }
+
+/// `kivi check models/spread-after-node-failure --semantics SEMANTICS`.
+fn spread_after_node_failure(semantics: &str) -> std::process::Output {
+    kivi(&[
+        "check",
+        "models/spread-after-node-failure",
+        "--semantics",
+        semantics,
+        "--threads",
+        "1",
+    ])
+}
+
+#[test]
+fn spread_after_node_failure_leaves_the_replacement_pending_under_kubernetes() {
+    let output = spread_after_node_failure("kubernetes");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("Violating intent(s): pod_always_schedulable"));
+    for line in [
+        "[0][nodeFailure] Node 1 failed",
+        "[2][taintEviction] The 300 s the pods on node 1 tolerate its not-ready taint have \
+         passed: pod 1 is deleted",
+        "[7][Scheduler - no_feasible_node] Pod 1's spread over kubernetes.io/hostname \
+         (maxSkew 1), matching pods per domain: node 1, not ready: 0, node 2: 1, node 3: 1",
+    ] {
+        assert!(stdout.contains(line), "{line}\n{stdout}");
+    }
+}
+
+#[test]
+fn spread_after_node_failure_places_the_replacement_under_kivi() {
+    let output = spread_after_node_failure("kivi");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("No failure is found!"), "{stdout}");
+}

@@ -39,6 +39,7 @@ mod layering;
 mod list_input;
 mod models_verdicts;
 mod node_classes;
+mod node_lifecycle;
 mod perturbations;
 mod point_of_no_return;
 mod real_sizes;

@@ -28,6 +28,20 @@ pub enum ClusterAction {
     Hpa,
     /// The node controller evicts the pods of queued nodes that are not ready.
     NodeController,
+    /// Under `--semantics kubernetes`: the node lifecycle controller puts its NoExecute
+    /// `not-ready` taint on node `node`, or takes it off (see
+    /// `controllers::node_lifecycle`).
+    NodeLifecycle {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: the `tolerationSeconds` of the pods on NoExecute-tainted
+    /// node `node` run out, and the taint eviction controller deletes them (see
+    /// `controllers::taint_eviction`).
+    TolerationTimeout {
+        /// Node id.
+        node: u16,
+    },
     /// The kubelet starts and removes queued pods.
     Kubelet,
     /// The descheduler runs its profiles once per queued deployment (after its period, or while
@@ -144,6 +158,8 @@ impl ClusterAction {
             | Self::DeploymentChoice { .. }
             | Self::Hpa
             | Self::NodeController
+            | Self::NodeLifecycle { .. }
+            | Self::TolerationTimeout { .. }
             | Self::Kubelet
             | Self::Descheduler
             | Self::TaintManager

@@ -10,5 +10,7 @@ pub mod kube_descheduler;
 pub mod kube_scheduler;
 pub mod kubelet;
 pub mod node_controller;
+pub mod node_lifecycle;
 pub mod scheduler;
+pub mod taint_eviction;
 pub mod taint_manager;

@@ -6,19 +6,32 @@
 //! order within one atomic step (under both `--tie-break` settings); the order only decides
 //! the order in which the kubelet later removes them and re-queues their deployments, which
 //! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
+//!
+//! Under `--semantics kubernetes` the step evicts only the pods of nodes being drained for
+//! maintenance, as `kubectl drain` evicts every pod of the node it drains
+//! (`k8s.io/kubectl/pkg/drain`); a node that failed or kernel-panicked keeps its pods until
+//! the node lifecycle controller taints it and the taint eviction controller's timer runs out
+//! ([`super::node_lifecycle`], [`super::taint_eviction`]).
 
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodState};
-use crate::cluster::{ItemClock, Queue};
+use crate::cluster::{ItemClock, MaintenancePhase, Queue, Semantics};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
 /// node that is not idle is marked terminating and counted as in deletion, even when it
-/// already was.
+/// already was. Under `--semantics kubernetes`, only nodes being drained lose their pods here,
+/// and a pod already being deleted is left as it is (evicting it again changes nothing).
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
     let mut clock = ItemClock::default();
+    let kubernetes = spec.semantics == Semantics::Kubernetes;
     while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
-        if node.status != NodeStatus::Ready && node.num_pods > 0 {
-            let on_node = |p: &PodState| p.loc as usize == n && p.phase != PodPhase::Idle;
+        let evicts = !kubernetes || node.maintenance == MaintenancePhase::Draining;
+        if evicts && node.status != NodeStatus::Ready && node.num_pods > 0 {
+            let on_node = |p: &PodState| {
+                p.loc as usize == n
+                    && p.phase != PodPhase::Idle
+                    && !(kubernetes && p.phase == PodPhase::Terminating)
+            };
             let mut next = 0;
             while let Some(offset) = state.pods()[next..].iter().position(on_node) {
                 let pod = next + offset + 1;

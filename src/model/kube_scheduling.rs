@@ -66,6 +66,59 @@ pub fn cycle(spec: &ClusterSpec, state: &ClusterState) -> Option<Cycle> {
     Some(Cycle::Top(pod, top))
 }
 
+/// For a trace: the matching pods in each domain of `pod`'s DoNotSchedule spread constraints,
+/// as PodTopologySpread's PreFilter counts them in `state`, a domain whose nodes are all not
+/// ready marked so (a not-ready node stays a domain: `nodeTaintsPolicy` is Ignore unless set).
+fn spread_domains(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Vec<String> {
+    let snapshot = snapshot(spec, state);
+    let name = pod_name(pod);
+    let Some(subject) = snapshot.pods.iter().find(|p| p.name == name) else {
+        return Vec::new();
+    };
+    let Some(spread) = Scheduler::new(&snapshot).spread_domains(subject) else {
+        return Vec::new();
+    };
+    spread
+        .constraints()
+        .iter()
+        .enumerate()
+        .map(|(i, constraint)| {
+            let key = &constraint.topology_key;
+            let domains: Vec<String> = spread
+                .domains(i)
+                .into_iter()
+                .map(|(domain, count)| {
+                    let nodes: Vec<_> = snapshot
+                        .nodes
+                        .iter()
+                        .filter(|n| n.labels.get(key).map(String::as_str) == Some(domain))
+                        .collect();
+                    let ids: Vec<String> = nodes
+                        .iter()
+                        .filter_map(|n| node_id(&n.name))
+                        .map(|id| id.to_string())
+                        .collect();
+                    let place = match ids.as_slice() {
+                        [one] => format!("node {one}"),
+                        _ => format!("{domain} (nodes {})", ids.join(", ")),
+                    };
+                    let mark = if nodes.iter().all(|n| !n.ready) {
+                        ", not ready"
+                    } else {
+                        ""
+                    };
+                    format!("{place}{mark}: {count}")
+                })
+                .collect();
+            format!(
+                "Pod {pod}'s spread over {key} (maxSkew {}), matching pods per domain: {}",
+                constraint.max_skew,
+                domains.join(", ")
+            )
+        })
+        .collect()
+}
+
 /// kube-scheduler's FitError for `pod` as the reports show one.
 fn fit_error(pod: usize, decision: &Decision) -> FitError {
     let mut nodes: Vec<NodeRejection> = decision
@@ -112,10 +165,15 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, choice: usize, rec: &mu
             state.dequeue(Queue::Scheduler);
         }
         Cycle::Unschedulable(error) => {
-            state.dequeue(Queue::Scheduler);
             rec.log(Some("Scheduler - no_feasible_node"), || {
                 format!("No feasible node! Pod {}: {}", error.pod, error.message)
             });
+            if rec.is_recording() {
+                for line in spread_domains(spec, state, error.pod) {
+                    rec.log(Some("Scheduler - no_feasible_node"), || line);
+                }
+            }
+            state.dequeue(Queue::Scheduler);
             state.violate_pod_always_schedulable(spec);
         }
         Cycle::Top(pod, top) => {

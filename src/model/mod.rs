@@ -46,6 +46,12 @@
 //! - The taint manager ([`crate::controllers::taint_manager`]) handles one pod of
 //!   [`ClusterState::taint_queue`] per step and evicts it from a node whose NoExecute taint its
 //!   template does not tolerate ([`PodTemplate::no_execute`]).
+//! - Under `--semantics kubernetes`, a node that fails or kernel-panics keeps its pods: the
+//!   node lifecycle controller ([`crate::controllers::node_lifecycle`]) taints it NoExecute,
+//!   one node per step as its zones' states allow, and the taint eviction controller
+//!   ([`crate::controllers::taint_eviction`]) deletes its pods when their 300 s toleration
+//!   runs out, a step that may come at any time while the taint is on; the node controller
+//!   evicts only the pods of nodes drained for maintenance.
 //! - Maintenance ([`crate::events::maintenance`]) keeps its walk over the nodes in
 //!   [`EventsState::progress`](state::EventsState::progress) and each node's part in
 //!   [`NodeState::maintenance`] and [`NodeState::maintenance_elapsed`]; node failure
@@ -333,6 +339,12 @@ impl ClusterModel {
             }
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
+            ClusterAction::NodeLifecycle { node } => {
+                controllers::node_lifecycle::run(spec, next, node as usize, rec)
+            }
+            ClusterAction::TolerationTimeout { node } => {
+                controllers::taint_eviction::run(spec, next, node as usize, rec)
+            }
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, &mut w.kubelet, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
@@ -471,6 +483,14 @@ impl ClusterModel {
         ];
         for (enabled, action) in before_scheduler {
             if enabled && !visit(action, None) {
+                return;
+            }
+        }
+        if spec.semantics == Semantics::Kubernetes {
+            let mut plain = |action| visit(action, None);
+            if !controllers::node_lifecycle::for_each(spec, s, &mut plain)
+                || !controllers::taint_eviction::for_each(spec, s, &mut plain)
+            {
                 return;
             }
         }

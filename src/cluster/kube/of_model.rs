@@ -8,8 +8,10 @@
 //!   Kivi's `hostname` and `zone` keys written `kubernetes.io/hostname` and
 //!   `topology.kubernetes.io/zone`;
 //! - a node that is not ready (failed, kernel-panicked, down for maintenance) carries the
-//!   `node.kubernetes.io/not-ready` NoSchedule and NoExecute taints, as the node lifecycle
-//!   controller taints it (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`); a node
+//!   `node.kubernetes.io/not-ready` NoSchedule taint, as the node lifecycle controller taints
+//!   it by condition (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`), and the
+//!   NoExecute one once that controller's rate-limited tainting has reached it
+//!   ([`NodeState::no_execute_taint`](crate::cluster::NodeState::no_execute_taint)); a node
 //!   being drained is cordoned, `spec.unschedulable` (`kubectl drain`);
 //! - a pod requests its template's cpu and memory (a pod without template: what it uses), and
 //!   every pod carries the NoExecute tolerations of `not-ready` and `unreachable` for 300 s that
@@ -130,14 +132,14 @@ fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         .and_then(|t| spec.taint_types.get(t))
         .cloned()
         .unwrap_or_default();
-    if now.status != NodeStatus::Ready {
-        for effect in [TaintEffect::NoSchedule, TaintEffect::NoExecute] {
-            taints.push(Taint {
-                key: NOT_READY_TAINT.to_string(),
-                value: String::new(),
-                effect,
-            });
-        }
+    let no_schedule = (now.status != NodeStatus::Ready).then_some(TaintEffect::NoSchedule);
+    let no_execute = now.no_execute_taint.then_some(TaintEffect::NoExecute);
+    for effect in no_schedule.into_iter().chain(no_execute) {
+        taints.push(Taint {
+            key: NOT_READY_TAINT.to_string(),
+            value: String::new(),
+            effect,
+        });
     }
     let mut allocatable = ResourceList::new();
     allocatable.insert("cpu".into(), cpu(spec, node.cpu));

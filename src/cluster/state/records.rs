@@ -70,6 +70,10 @@ pub struct NodeState {
     pub evictions: u8,
     /// Whether the node waits in the node controller's queue.
     pub queued: bool,
+    /// Whether the node lifecycle controller's NoExecute `node.kubernetes.io/not-ready` taint
+    /// is on the node (`--semantics kubernetes` only; the taint eviction controller's timers
+    /// for the node's pods run while it is; see `controllers::node_lifecycle`).
+    pub no_execute_taint: bool,
 }
 
 /// Which queues a pod waits in: bits of [`PodState::queued`].

@@ -119,6 +119,12 @@ impl<'a> Scheduler<'a> {
             .find_map(|p| pre.filter(*p, pod, node))
     }
 
+    /// PodTopologySpread's PreFilter state for `pod`: its DoNotSchedule constraints and their
+    /// domains' matching pods (`None` when it has none), for explanations.
+    pub fn spread_domains(&self, pod: &Pod) -> Option<pod_topology_spread::filter::FilterState> {
+        pod_topology_spread::filter::pre_filter(self.snapshot, &self.nodes, pod)
+    }
+
     /// The decision for `pod`.
     pub fn decide(&self, pod: &Pod) -> Decision {
         let pre = self.pre_filter(pod);

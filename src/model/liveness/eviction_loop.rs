@@ -5,7 +5,8 @@
 //! ([`crate::engine::cndfs`]; the sequential [`crate::engine::lasso`] is the tests' reference): since the cycle
 //! comes back to the same state, every pod it evicts is re-created within it, and the cluster
 //! can repeat it forever without settling. Evictions are the descheduler's, the taint
-//! manager's and the node controller's; a deployment scaling down is not one.
+//! manager's, the node controller's and (under `--semantics kubernetes`) the taint eviction
+//! controller's; a deployment scaling down is not one.
 
 use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::cluster::{ClusterAction, ClusterState, PodPhase};
@@ -22,7 +23,10 @@ pub fn evicts_pod(
 ) -> bool {
     matches!(
         action,
-        ClusterAction::Descheduler | ClusterAction::TaintManager | ClusterAction::NodeController
+        ClusterAction::Descheduler
+            | ClusterAction::TaintManager
+            | ClusterAction::NodeController
+            | ClusterAction::TolerationTimeout { .. }
     ) && (1..=model.spec().pods.len()).any(|p| {
         before.pod(p).phase != PodPhase::Terminating && after.pod(p).phase == PodPhase::Terminating
     })

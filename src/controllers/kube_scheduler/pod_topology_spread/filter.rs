@@ -90,4 +90,15 @@ impl FilterState {
     pub fn constraints(&self) -> &[Constraint] {
         &self.constraints
     }
+
+    /// Constraint `i`'s matching pods per domain, for explanations: its domains (the values
+    /// of its key on the nodes it includes) in name order.
+    pub fn domains(&self, i: usize) -> Vec<(&str, i64)> {
+        let mut domains: Vec<(&str, i64)> = self.counts[i]
+            .iter()
+            .map(|(domain, &count)| (domain.as_str(), count))
+            .collect();
+        domains.sort_unstable();
+        domains
+    }
 }
