@@ -12,7 +12,6 @@ use kivi::cluster::kube::of_model::snapshot;
 use kivi::cluster::{
     ClusterAction, ClusterState, NodeStatus, PodPhase, Queue, Recorder, Semantics, TaintEffect,
 };
-use kivi::engine::Model;
 use kivi::model::{ClusterModel, ModelOptions};
 use serde_json::{json, Value};
 
