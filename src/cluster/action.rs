@@ -26,6 +26,13 @@ pub enum ClusterAction {
     },
     /// The HPA evaluates queued deployments (after its wait period, or when the cluster is quiet).
     Hpa,
+    /// Under `--semantics kubernetes`: the oldest recommendation in deployment `deployment`'s
+    /// HPA stabilisation window leaves it (a timer: see
+    /// [`crate::controllers::kube_hpa::Window`]).
+    HpaWindowExpires {
+        /// Deployment id.
+        deployment: u8,
+    },
     /// The node controller evicts the pods of queued nodes that are not ready.
     NodeController,
     /// The kubelet starts and removes queued pods.
@@ -143,6 +150,7 @@ impl ClusterAction {
             | Self::DeploymentController
             | Self::DeploymentChoice { .. }
             | Self::Hpa
+            | Self::HpaWindowExpires { .. }
             | Self::NodeController
             | Self::Kubelet
             | Self::Descheduler

@@ -296,6 +296,9 @@ impl ClusterModel {
                 )
             }
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
+            ClusterAction::HpaWindowExpires { deployment } => {
+                controllers::kube_hpa::expire(spec, next, deployment as usize, rec)
+            }
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
@@ -438,6 +441,14 @@ impl ClusterModel {
         ];
         for (enabled, action) in before_scheduler {
             if enabled && !visit(action) {
+                return;
+            }
+        }
+        let timers = spec.semantics == Semantics::Kubernetes;
+        for d in controllers::kube_hpa::expirable(s).filter(|_| timers) {
+            if !visit(ClusterAction::HpaWindowExpires {
+                deployment: d as u8,
+            }) {
                 return;
             }
         }
