@@ -12,15 +12,15 @@ use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
 use kivi::engine::Model;
 use kivi::model::{decide_pending, ClusterModel, ModelOptions};
-use random_config::{Config, Shape};
+use random_config::{any_ties, Config, Shape};
 use std::collections::BTreeSet;
 
+/// `--semantics kubernetes` (which turns symmetry reduction off) with `tie_break`.
 fn options(tie_break: TieBreak) -> ModelOptions {
     ModelOptions {
         tie_break,
         semantics: Semantics::Kubernetes,
-        symmetry: false,
-        ..ModelOptions::default()
+        ..any_ties(false)
     }
 }
 
