@@ -125,7 +125,7 @@ fn usage_ratio(target: Target, samples: &[(i64, i64)]) -> Option<f64> {
 }
 
 fn within_tolerance(ratio: f64) -> bool {
-    (1.0 - TOLERANCE) <= ratio && ratio <= (1.0 + TOLERANCE)
+    ((1.0 - TOLERANCE)..=(1.0 + TOLERANCE)).contains(&ratio)
 }
 
 /// The replica count one metric proposes for `current` desired replicas

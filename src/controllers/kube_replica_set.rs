@@ -12,8 +12,8 @@
 //! 3. not ready before ready;
 //! 4. lower `controller.kubernetes.io/pod-deletion-cost` first;
 //! 5. more co-located pods (higher rank) first;
-//! 6.–8. shorter ready time, more restarts, newer creation (each compared in log₂ buckets of
-//!    their age under `LogarithmicScaleDown`), and then the pods' UIDs.
+//! 6. shorter ready time, 7. more restarts, 8. newer creation (each time compared in log₂
+//!    buckets of its age under `LogarithmicScaleDown`), and then the pods' UIDs.
 //!
 //! The ranks are taken once, before any deletion. What the model cannot tell apart is a tie:
 //! its pods have no readiness probes (a Running pod is ready: the kubelet sets Ready when the
