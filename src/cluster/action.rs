@@ -26,6 +26,13 @@ pub enum ClusterAction {
     },
     /// The HPA evaluates queued deployments (after its wait period, or when the cluster is quiet).
     Hpa,
+    /// Under `--semantics kubernetes`: the oldest recommendation in deployment `deployment`'s
+    /// HPA stabilisation window leaves it (a timer: see
+    /// [`crate::controllers::kube_hpa::Window`]).
+    HpaWindowExpires {
+        /// Deployment id.
+        deployment: u8,
+    },
     /// The node controller evicts the pods of queued nodes that are not ready.
     NodeController,
     /// Under `--semantics kubernetes`: the node lifecycle controller puts its NoExecute
@@ -157,6 +164,7 @@ impl ClusterAction {
             | Self::DeploymentController
             | Self::DeploymentChoice { .. }
             | Self::Hpa
+            | Self::HpaWindowExpires { .. }
             | Self::NodeController
             | Self::NodeLifecycle { .. }
             | Self::TolerationTimeout { .. }

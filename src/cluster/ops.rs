@@ -123,6 +123,25 @@ impl ClusterState {
         }
     }
 
+    /// Under `--semantics kubernetes`, the replica set (0 or 1) of its deployment that pod
+    /// `pod` belongs to: a started pod's own, a pod not yet started the one that made it. The
+    /// model records the set only when the pod starts, so a Pending pod is told by its
+    /// template: a RollingUpdate deployment's pods of an older template belong to its old set
+    /// (only the new set creates pods during a rollout), every other one to the current set.
+    pub fn kube_replica_set_of(&self, pod: usize) -> usize {
+        let p = self.pod(pod);
+        if p.replica_set != 0 {
+            return p.replica_set as usize - 1;
+        }
+        let dep = self.deployment(p.deployment as usize);
+        let current = dep.cur_version as usize;
+        if dep.strategy == super::spec::Strategy::RollingUpdate && p.template != dep.template {
+            1 - current
+        } else {
+            current
+        }
+    }
+
     /// Binds `pod` to node `node` and charges the node for it: one more pod, less free CPU
     /// and memory by the pod's usage (the kubelet gives them back when the pod is removed).
     pub fn bind(&mut self, pod: usize, node: usize) {

@@ -17,12 +17,18 @@
 //! Scaling up claims idle pod slots in slow-start batches (1, 2, 4, …) and queues them for the
 //! scheduler, or straight for the kubelet when the template names a node.
 //!
+//! Under `--semantics kubernetes` a replica set is brought to its desired count as the
+//! ReplicaSet controller does, its surplus pods ranked by [`kube_replica_set`] (Pending and
+//! unassigned pods first; only the set's own pods), and a RollingUpdate deployment rolls out
+//! by [`kube_rollout`] (fenceposts of `spec.replicas`, availability gating the old set).
+//!
 //! Both sides work in one pass over the pod slots per reconcile, whatever the number of pods
 //! created or deleted: the victims are chosen from per-node lists built once, and idle slots
 //! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
+use super::{kube_replica_set, kube_rollout};
 use crate::cluster::{
-    ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue, Recorder, Strategy,
+    ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue, Recorder, Semantics, Strategy,
     WriteBudget,
 };
 use std::collections::VecDeque;
@@ -62,6 +68,21 @@ impl<'a> Ties<'a> {
     /// Whether the picker ended the step.
     pub fn stopped(&self) -> bool {
         self.stopped
+    }
+
+    /// The index in `candidates` (pod ids, ascending, at least two) of the pod to delete: the
+    /// first by Kivi's rule, else the picker's; `None` once the picker has ended the step.
+    pub(crate) fn pick(&mut self, candidates: &[usize]) -> Option<usize> {
+        let Some(picker) = self.picker.as_deref_mut() else {
+            return Some(0);
+        };
+        match picker.pick(candidates) {
+            Some(index) => Some(index.min(candidates.len() - 1)),
+            None => {
+                self.stopped = true;
+                None
+            }
+        }
     }
 }
 
@@ -113,6 +134,9 @@ fn reconcile(
     ties: &mut Ties,
 ) {
     let dep = *state.deployment(d);
+    if spec.semantics == Semantics::Kubernetes && dep.strategy == Strategy::RollingUpdate {
+        return kube_rolling_update(spec, state, d, rec, writes, ties);
+    }
     if dep.spec_replicas == dep.replicas + dep.in_creation - dep.in_deletion {
         return;
     }
@@ -153,7 +177,34 @@ fn rolling_update(
     }
 }
 
+/// One pass of a RollingUpdate deployment under `--semantics kubernetes`: the desired counts
+/// of its new and old replica sets by `rolloutRolling` ([`kube_rollout::plan`]), then each
+/// set's ReplicaSet controller ([`scale`]).
+fn kube_rolling_update(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+    ties: &mut Ties,
+) {
+    let new = state.deployment(d).cur_version as usize;
+    let (new_replicas, old_replicas) = kube_rollout::plan(state, d);
+    let sets = &mut state.deployment_mut(d).replica_sets;
+    sets[new].spec_replicas = new_replicas;
+    sets[1 - new].spec_replicas = old_replicas;
+    for version in [1 - new, new] {
+        if writes.crashed() || ties.stopped() {
+            return;
+        }
+        scale(spec, state, d, version, rec, writes, ties);
+    }
+}
+
 /// Kivi's `scale`: moves replica set `version` of deployment `d` towards its desired count.
+/// Under `--semantics kubernetes` the ReplicaSet controller's `manageReplicas` instead: the
+/// set's active pods (Pending or Running, not being deleted) are brought to its desired count,
+/// the surplus chosen by [`kube_replica_set::delete`].
 fn scale(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -166,6 +217,16 @@ fn scale(
     let dep = *state.deployment(d);
     let rs = dep.replica_sets[version];
     let want = rs.spec_replicas;
+    if spec.semantics == Semantics::Kubernetes {
+        let active = kube_replica_set::active(state, d, version).count() as i32;
+        if want < active {
+            let surplus = (active - want) as usize;
+            kube_replica_set::delete(state, d, version, surplus, writes, ties);
+        } else if want > active {
+            create(spec, state, d, want - active, rec, writes);
+        }
+        return;
+    }
     let have = rs.replicas;
     if want < have - dep.in_deletion {
         let mut victims = Victims::of(state, d);
@@ -180,25 +241,38 @@ fn scale(
             }
         }
     } else if want > have + dep.in_creation {
-        let mut remaining = want - have - dep.in_creation;
-        rec.log(Some("Deployment"), || {
-            format!("Too few replicas, need to create {remaining}")
-        });
-        let mut slots = 0;
-        let mut batch = remaining.min(1);
-        while batch > 0 {
-            for _ in 0..batch {
-                state.deployment_mut(d).in_creation += 1;
-                if create_pod(spec, state, d, &mut slots, rec) {
-                    writes.write();
-                    if writes.crashed() {
-                        return;
-                    }
+        create(spec, state, d, want - have - dep.in_creation, rec, writes);
+    }
+}
+
+/// Creates `count` pods for deployment `d` in slow-start batches (1, 2, 4, …), stopping after
+/// the write that spends `writes`.
+fn create(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    count: i32,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+) {
+    let mut remaining = count;
+    rec.log(Some("Deployment"), || {
+        format!("Too few replicas, need to create {remaining}")
+    });
+    let mut slots = 0;
+    let mut batch = remaining.min(1);
+    while batch > 0 {
+        for _ in 0..batch {
+            state.deployment_mut(d).in_creation += 1;
+            if create_pod(spec, state, d, &mut slots, rec) {
+                writes.write();
+                if writes.crashed() {
+                    return;
                 }
             }
-            remaining -= batch;
-            batch = remaining.min(2 * batch);
         }
+        remaining -= batch;
+        batch = remaining.min(2 * batch);
     }
 }
 

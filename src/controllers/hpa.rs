@@ -5,11 +5,15 @@
 //! the target; within 10 % tolerance the proposal is the current desired count, otherwise
 //! `ceil(current replicas × usage / target)`. The largest proposal is clamped to
 //! `[minReplicas, min(maxReplicas, max(2 × current, 4))]`.
+//!
+//! Under `--semantics kubernetes` an evaluation is kube-controller-manager's instead
+//! ([`super::kube_hpa`]): readiness, stabilisation and all the deployment's pods.
 
 use crate::cluster::timing::*;
 use crate::cluster::Queue;
 use crate::cluster::{
-    ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Recorder, Why,
+    ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Recorder,
+    Semantics, Why,
 };
 
 /// Whether the HPA may run: work is queued and either its wait period has passed or the other
@@ -27,7 +31,10 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
         let Some(d) = state.dequeue(Queue::Hpa) else {
             break;
         };
-        reconcile(spec, state, d, rec);
+        match spec.semantics {
+            Semantics::Kivi => reconcile(spec, state, d, rec),
+            Semantics::Kubernetes => super::kube_hpa::reconcile(spec, state, d, rec),
+        }
         let wait =
             (HPA_WAIT_TIME as u32 + HPA_RUN_TIME).saturating_sub(state.clock().hpa_idle as u32);
         state.advance(spec, wait.max(HPA_RUN_TIME));

@@ -8,8 +8,13 @@
 //! as it was; after a RollingUpdate that count then stays above the pods that run, and
 //! `replica_num_always_meet_min` misses a real drop (a `kubectl apply` without `replicas` of a
 //! RollingUpdate deployment). None of Kivi's cases reaches that branch.
+//!
+//! Under `--semantics kubernetes` a started pod joins the replica set that made it
+//! ([`ClusterState::kube_replica_set_of`]) and, in a RollingUpdate deployment, wakes the
+//! deployment controller: the pod is available at once (no readiness probes, `minReadySeconds`
+//! 0), which is what the rollout waits for.
 
-use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, PodPhase, Recorder, Semantics, Strategy};
 use crate::cluster::{ItemClock, Queue};
 
 /// One kubelet step: handles every queued pod, oldest first. `taken` is a buffer for the
@@ -50,8 +55,19 @@ fn start(
     p.age = 0;
     let (loc, owned, d) = (p.loc, p.owned, p.deployment as usize);
     if owned {
-        let cur = state.deployment(d).cur_version as usize;
-        state.join_replica_set(d, cur, pod);
+        let (set, rolling) = match spec.semantics {
+            Semantics::Kivi => (state.deployment(d).cur_version as usize, false),
+            Semantics::Kubernetes => (
+                state.kube_replica_set_of(pod),
+                state.deployment(d).strategy == Strategy::RollingUpdate,
+            ),
+        };
+        state.join_replica_set(d, set, pod);
+        if rolling {
+            // The pod is available: its replica set's status changes, and the deployment
+            // controller syncs the rollout again.
+            state.enqueue(Queue::Deployment, d);
+        }
         let dep = state.deployment_mut(d);
         dep.replicas += 1;
         dep.in_creation -= 1;

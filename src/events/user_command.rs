@@ -2,7 +2,9 @@
 //! `scaleDeployment`, each queueing the deployment for its controller.
 
 use crate::cluster::Queue;
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
+use crate::cluster::{
+    ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder, Semantics, Strategy,
+};
 
 /// Visits every choice of `scaleDeployment` number `event`: a deployment id in
 /// `1..=max_deployment` and a change in `-3..=3`. Returns false when `visit` asked to stop.
@@ -87,6 +89,9 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
                 "Applying the template {template} to existing deployment {{Id {name}, index {d}}}"
             )
         });
+        if spec.semantics == Semantics::Kubernetes {
+            start_rollout(spec, state, d, template);
+        }
         copy_template(spec, state, d, template, false);
         state.enqueue(Queue::Deployment, d);
     } else if let Some(d) = free_slot(spec, state) {
@@ -96,6 +101,39 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
         });
         activate(spec, state, d, template);
     }
+}
+
+/// Under `--semantics kubernetes`, a RollingUpdate deployment given a new pod template by
+/// template `template` starts a rollout (`DeploymentController.getNewReplicaSet`,
+/// `pkg/controller/deployment/sync.go`): the set that is not current becomes the new set.
+/// When its pods have the new template already (a rollback), it keeps its desired count;
+/// otherwise its pods join the old set, which the model keeps for every older template, and
+/// the new set starts from 0.
+fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {
+    let t = &spec.deployment_templates[template - 1];
+    let dep = *state.deployment(d);
+    if t.strategy != Strategy::RollingUpdate
+        || t.pod_template == 0
+        || t.pod_template == dep.template
+    {
+        return;
+    }
+    let old = dep.cur_version as usize;
+    let new = 1 - old;
+    let members: Vec<usize> = state.replica_set_members(d, new).collect();
+    let rollback = members
+        .iter()
+        .any(|&p| state.pod(p).template == t.pod_template);
+    if !rollback {
+        for pod in members {
+            state.leave_replica_set(d, pod);
+            state.join_replica_set(d, old, pod);
+        }
+        let sets = &mut state.deployment_mut(d).replica_sets;
+        sets[old].spec_replicas += sets[new].spec_replicas;
+        sets[new].spec_replicas = 0;
+    }
+    state.deployment_mut(d).cur_version = new as u8;
 }
 
 fn activate(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {

@@ -338,6 +338,9 @@ impl ClusterModel {
                 )
             }
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
+            ClusterAction::HpaWindowExpires { deployment } => {
+                controllers::kube_hpa::expire(spec, next, deployment as usize, rec)
+            }
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
             ClusterAction::NodeLifecycle { node } => {
                 controllers::node_lifecycle::run(spec, next, node as usize, rec)
@@ -492,6 +495,13 @@ impl ClusterModel {
                 || !controllers::taint_eviction::for_each(spec, s, &mut plain)
             {
                 return;
+            }
+            for d in controllers::kube_hpa::expirable(s) {
+                if !plain(ClusterAction::HpaWindowExpires {
+                    deployment: d as u8,
+                }) {
+                    return;
+                }
             }
         }
         if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(w, s, &mut visit) {

@@ -173,6 +173,10 @@ pub struct DeploymentState {
     pub added: bool,
     /// A pod of the deployment was started (for the balance monitor; never cleared).
     pub added_for_balance: bool,
+    /// Under `--semantics kubernetes`: the HPA's scale-down stabilisation window, the
+    /// recommendations that still bound its scale-down, as a set of values (bit `r`: `r`
+    /// replicas; see [`crate::controllers::kube_hpa::Window`]). Always 0 under `kivi`.
+    pub hpa_window: u64,
 }
 
 impl DeploymentState {

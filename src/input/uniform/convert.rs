@@ -567,6 +567,7 @@ fn deployment_state(deployment: &Deployment, state: &mut ClusterState) -> Deploy
         evicted: false,
         added: false,
         added_for_balance: false,
+        hpa_window: 0,
     }
 }
 

@@ -1,0 +1,393 @@
+//! The controllers under `--semantics kubernetes` against what kube-controller-manager does:
+//! the ReplicaSet controller's scale-down victims, a RollingUpdate deployment's rollout, and
+//! the HorizontalPodAutoscaler's replica calculation and stabilisation window (each test
+//! names the upstream function it follows); and, on generated clusters, the model's
+//! placements are kube-scheduler's (`decide_pending`, checked against recorded decisions in
+//! `tests/kube_scheduler_conformance.rs`).
+
+#[path = "support/random_config.rs"]
+mod random_config;
+
+use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
+use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
+use kivi::engine::Model;
+use kivi::model::{decide_pending, ClusterModel, ModelOptions};
+use random_config::{any_ties, Config, Shape};
+use std::collections::BTreeSet;
+
+/// `--semantics kubernetes` (which turns symmetry reduction off) with `tie_break`.
+fn options(tie_break: TieBreak) -> ModelOptions {
+    ModelOptions {
+        tie_break,
+        semantics: Semantics::Kubernetes,
+        ..any_ties(false)
+    }
+}
+
+/// The uniform-JSON file `path` (from the repository root), edited by `edit`, under
+/// `--semantics kubernetes`.
+fn load(
+    path: &str,
+    tie_break: TieBreak,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> ClusterModel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut document: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut document);
+    kivi::input::load_uniform(&document)
+        .unwrap()
+        .with_options(options(tie_break))
+}
+
+/// C3 (five running pods: 1 and 2 on node 1, 3 on node 2, 4 and 5 on node 3; an HPA at 91 %
+/// CPU of requests, 5 to 6 replicas), with every queue empty.
+fn c3(
+    tie_break: TieBreak,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (ClusterModel, ClusterState) {
+    let model = load("cases/c3/original.json", tie_break, edit);
+    let mut s = model.initial_state().clone();
+    for queue in [
+        Queue::Deployment,
+        Queue::Hpa,
+        Queue::Scheduler,
+        Queue::Kubelet,
+    ] {
+        s.clear_queue(queue);
+    }
+    (model, s)
+}
+
+fn terminating(s: &ClusterState) -> Vec<usize> {
+    (1..=s.pods().len())
+        .filter(|&p| s.pod(p).phase == PodPhase::Terminating)
+        .collect()
+}
+
+/// Pod `pod` freshly created by deployment 1 from template 1 (8 CPU, 8 memory), Pending and
+/// not yet bound.
+fn add_pending_pod(s: &mut ClusterState, pod: usize) {
+    let p = s.pod_mut(pod);
+    p.phase = PodPhase::Pending;
+    p.cpu = 8;
+    p.memory = 8;
+    p.owned = true;
+    p.deployment = 1;
+    p.template = 1;
+    p.template_labels = true;
+    p.cpu_index = 1;
+    s.deployment_mut(1).in_creation += 1;
+}
+
+fn step(model: &ClusterModel, s: &ClusterState, action: ClusterAction) -> ClusterState {
+    model.step(s, &action, &mut Recorder::off())
+}
+
+/// `getPodsToDelete` ranks the pods once (`getPodsRankedByRelatedPodsOnSameNode`) and deletes
+/// the first ones: the four pods of the two doubled-up nodes tie, and the lowest ids go, both
+/// from node 1. Kivi recounts after each deletion and takes one pod from each node.
+#[test]
+fn replica_set_ranks_pods_once_before_deleting() {
+    let (model, mut s) = c3(TieBreak::Lowest, |_| {});
+    s.deployment_mut(1).spec_replicas = 3;
+    s.enqueue(Queue::Deployment, 1);
+    let next = step(&model, &s, ClusterAction::DeploymentController);
+    assert_eq!(terminating(&next), [1, 2]);
+}
+
+/// Under `any`, every two of the four equally ranked pods may go
+/// (`sort.Sort(ActivePodsWithRanks)` is unstable; the model cannot tell their ready and
+/// creation times): six outcomes, both pods of one node among them.
+#[test]
+fn replica_set_ties_offer_every_equally_ranked_pod() {
+    let (model, mut s) = c3(TieBreak::Any, |_| {});
+    s.deployment_mut(1).spec_replicas = 3;
+    s.enqueue(Queue::Deployment, 1);
+    let mut actions = Vec::new();
+    model.actions(&s, &mut actions);
+    let outcomes: BTreeSet<Vec<usize>> = actions
+        .iter()
+        .filter(|a| {
+            matches!(
+                a,
+                ClusterAction::DeploymentController | ClusterAction::DeploymentChoice { .. }
+            )
+        })
+        .map(|&a| terminating(&step(&model, &s, a)))
+        .collect();
+    let expected: BTreeSet<Vec<usize>> = [
+        vec![1, 2],
+        vec![1, 4],
+        vec![1, 5],
+        vec![2, 4],
+        vec![2, 5],
+        vec![4, 5],
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(outcomes, expected);
+}
+
+/// `ActivePodsWithRanks.Less` puts an unassigned Pending pod first, and `manageReplicas`
+/// counts it among the set's active pods: with one more pod than desired, the Pending one
+/// goes. Kivi counts only started pods against the desired count and deletes nothing.
+#[test]
+fn replica_set_deletes_an_unassigned_pending_pod_first() {
+    let (model, mut s) = c3(TieBreak::Lowest, |_| {});
+    add_pending_pod(&mut s, 6);
+    s.enqueue(Queue::Deployment, 1);
+    let next = step(&model, &s, ClusterAction::DeploymentController);
+    assert_eq!(terminating(&next), [6]);
+}
+
+/// The HPA's selector picks every pod of the deployment; `groupPods` leaves out a pod being
+/// deleted, so the busy terminating pod does not count (`GetResourceReplicas`): the others
+/// use 100 % of their requests against a 91 % target, within the tolerance. Kivi counts it and
+/// scales up.
+#[test]
+fn hpa_leaves_out_terminating_pods() {
+    let (model, mut s) = c3(TieBreak::Lowest, |_| {});
+    s.change_pod_cpu(2, 8, &mut Recorder::off());
+    s.mark_for_deletion(1, 2);
+    s.clear_queue(Queue::Kubelet);
+    s.enqueue(Queue::Hpa, 1);
+    let next = step(&model, &s, ClusterAction::Hpa);
+    assert_eq!({ next.deployment(1).spec_replicas }, 5);
+}
+
+/// On a scale-up, `GetResourceReplicas` counts a Pending (unready) pod at 0 % and takes the
+/// ratio again: 42 of 48 requested is 87 %, within 10 % of the 91 % target, so no change. Kivi
+/// leaves the pending pod out and scales to 6.
+#[test]
+fn hpa_counts_pending_pods_at_zero_on_a_scale_up() {
+    let (model, mut s) = c3(TieBreak::Lowest, |_| {});
+    s.change_pod_cpu(2, 2, &mut Recorder::off());
+    add_pending_pod(&mut s, 6);
+    s.enqueue(Queue::Hpa, 1);
+    let next = step(&model, &s, ClusterAction::Hpa);
+    assert_eq!({ next.deployment(1).spec_replicas }, 5);
+}
+
+/// `stabilizeRecommendation`: the recommendation is the largest of the window (seeded with the
+/// current count by `recordInitialRecommendation`), so a scale-down waits until the older
+/// recommendation has left it — a timer that may fire at any later step. Kivi scales down at
+/// once.
+#[test]
+fn hpa_scale_down_waits_for_the_stabilisation_window() {
+    let (model, mut s) = c3(TieBreak::Lowest, |document| {
+        document["setup"]["d"][0]["hpaSpec"]["minReplicas"] = 1.into();
+    });
+    for pod in 1..=5 {
+        s.change_pod_cpu(pod, -4, &mut Recorder::off());
+    }
+    s.enqueue(Queue::Hpa, 1);
+    let held = step(&model, &s, ClusterAction::Hpa);
+    assert_eq!(
+        { held.deployment(1).spec_replicas },
+        5,
+        "the window holds 5"
+    );
+    let expire = ClusterAction::HpaWindowExpires { deployment: 1 };
+    let mut actions = Vec::new();
+    model.actions(&held, &mut actions);
+    assert!(actions.contains(&expire), "{actions:?}");
+    let expired = step(&model, &held, expire);
+    assert_eq!(expired.pending(Queue::Hpa), &[1], "the HPA looks again");
+    let scaled = step(&model, &expired, ClusterAction::Hpa);
+    assert_eq!(
+        { scaled.deployment(1).spec_replicas },
+        3,
+        "ceil(5 × 50 / 91) once 5 has left the window"
+    );
+    let mut actions = Vec::new();
+    model.actions(&scaled, &mut actions);
+    assert!(
+        !actions.contains(&expire),
+        "the latest recommendation stays"
+    );
+}
+
+/// Runs controller steps only (no events, no timers), the first enabled each time, from `s`
+/// until none is enabled or `limit` steps have run; calls `each` after every step.
+fn run_controllers(
+    model: &ClusterModel,
+    mut s: ClusterState,
+    limit: usize,
+    mut each: impl FnMut(&ClusterState, &ClusterAction, &ClusterState),
+) -> ClusterState {
+    for _ in 0..limit {
+        let mut actions = Vec::new();
+        model.actions(&s, &mut actions);
+        let Some(action) = actions
+            .into_iter()
+            .find(|a| !a.is_environment() && !matches!(a, ClusterAction::HpaWindowExpires { .. }))
+        else {
+            break;
+        };
+        let next = step(model, &s, action);
+        each(&s, &action, &next);
+        s = next;
+    }
+    s
+}
+
+/// A rollout of four pods to a new template with maxSurge 25 % and maxUnavailable 0
+/// (`ResolveFenceposts`: one pod over, none under; `reconcileNewReplicaSet`,
+/// `reconcileOldReplicaSets`): at no step are fewer than four pods available or more than five
+/// active, and it ends with the four pods of the new template. Kivi's rolling update starts
+/// only on a change of the replica count, so the apply changes no pod there.
+#[test]
+fn rolling_update_keeps_within_max_surge_and_max_unavailable() {
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        |_| {},
+    );
+    let applied = step(
+        &model,
+        model.initial_state(),
+        ClusterAction::UserCommand { event: 0 },
+    );
+    let (mut fewest_available, mut most_active) = (usize::MAX, 0);
+    let done = run_controllers(&model, applied, 200, |_, _, s| {
+        let pods = || s.pods().iter().filter(|p| p.owned && p.deployment == 1);
+        let available = pods().filter(|p| p.phase == PodPhase::Running).count();
+        let active = pods()
+            .filter(|p| matches!(p.phase, PodPhase::Running | PodPhase::Pending))
+            .count();
+        fewest_available = fewest_available.min(available);
+        most_active = most_active.max(active);
+    });
+    assert_eq!((fewest_available, most_active), (4, 5));
+    let running: Vec<u8> = done
+        .pods()
+        .iter()
+        .filter(|p| p.phase == PodPhase::Running)
+        .map(|p| p.template)
+        .collect();
+    assert_eq!(running, [2, 2, 2, 2]);
+    let d = done.deployment(1);
+    let new = d.cur_version as usize;
+    assert_eq!(
+        (
+            d.replica_sets[new].spec_replicas,
+            d.replica_sets[1 - new].spec_replicas
+        ),
+        (4, 0)
+    );
+}
+
+/// `reconcileOldReplicaSets` with maxUnavailable 0: while the new set's surge pod is not
+/// available, no old pod may go; once it runs, one old pod goes — one of the old set's own,
+/// not the new Pending pod that `ActivePodsWithRanks` would rank first.
+#[test]
+fn rolling_update_scales_the_old_set_down_only_as_new_pods_become_available() {
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        |_| {},
+    );
+    let applied = step(
+        &model,
+        model.initial_state(),
+        ClusterAction::UserCommand { event: 0 },
+    );
+    let surged = step(&model, &applied, ClusterAction::DeploymentController);
+    let new = surged.deployment(1).cur_version as usize;
+    assert_eq!({ surged.deployment(1).replica_sets[new].spec_replicas }, 1);
+    let pending: Vec<usize> = (1..=surged.pods().len())
+        .filter(|&p| surged.pod(p).phase == PodPhase::Pending)
+        .collect();
+    assert_eq!(pending.len(), 1, "one surge pod");
+    let mut again = surged.clone();
+    again.enqueue(Queue::Deployment, 1);
+    let held = step(&model, &again, ClusterAction::DeploymentController);
+    assert!(
+        terminating(&held).is_empty(),
+        "the surge pod is not available"
+    );
+    assert_eq!(
+        { held.deployment(1).replica_sets[1 - new].spec_replicas },
+        4
+    );
+    let scheduled = step(&model, &surged, ClusterAction::Scheduler);
+    let started = step(&model, &scheduled, ClusterAction::Kubelet);
+    assert_eq!(
+        started.pending(Queue::Deployment),
+        &[1],
+        "the kubelet wakes the rollout"
+    );
+    let shrunk = step(&model, &started, ClusterAction::DeploymentController);
+    assert_eq!(
+        { shrunk.deployment(1).replica_sets[1 - new].spec_replicas },
+        3
+    );
+    let gone = terminating(&shrunk);
+    assert_eq!(gone.len(), 1);
+    assert_eq!(shrunk.pod(gone[0]).template, 1, "an old pod");
+}
+
+/// On generated clusters, with no events, no failures and no timers firing, every pod the
+/// model's scheduling cycle binds goes to a node kube-scheduler ranks top for it on the
+/// cluster as it stands (the lowest-id one under `--tie-break lowest`), and every pod it
+/// leaves Pending is one kube-scheduler finds no node for.
+#[test]
+fn controllers_place_pods_where_kube_scheduler_decides() {
+    let shape = Shape {
+        max_nodes: 4,
+        max_replicas: 4,
+        tainted_percent: 40,
+    };
+    let (mut bound, mut unschedulable) = (0, 0);
+    for seed in 0..150 {
+        let config = Config::generate(seed, shape);
+        let model = config.model(options(TieBreak::Lowest));
+        let what = format!("seed {seed}:\n{}", config.yaml());
+        // Two more replicas per deployment, for pods to place (where pod slots are left).
+        let mut start = model.initial_state().clone();
+        for d in 1..=start.deployments().len() {
+            start.deployment_mut(d).spec_replicas += 2;
+            start.enqueue(Queue::Deployment, d);
+        }
+        run_controllers(&model, start, 300, |before, action, after| {
+            if !action.is_scheduler() {
+                return;
+            }
+            let Some(&head) = before.pending(Queue::Scheduler).first() else {
+                return;
+            };
+            let pod = head as usize;
+            if before.pod(pod).phase != PodPhase::Pending || before.pod(pod).loc != 0 {
+                return;
+            }
+            let snapshot = snapshot(model.spec(), before);
+            let name = pod_name(pod);
+            let Some(decision) = decide_pending(&snapshot)
+                .into_iter()
+                .find(|d| d.pending_pod.ends_with(&format!("/{name}")))
+            else {
+                return;
+            };
+            let top: Vec<usize> = decision.top.iter().filter_map(|n| node_id(n)).collect();
+            match after.pod(pod).loc as usize {
+                0 => {
+                    assert!(
+                        top.is_empty(),
+                        "{what}: pod {pod} left Pending, top {top:?}"
+                    );
+                    unschedulable += 1;
+                }
+                node => {
+                    assert_eq!(Some(&node), top.iter().min(), "{what}: pod {pod}");
+                    bound += 1;
+                }
+            }
+        });
+    }
+    eprintln!("{bound} bound, {unschedulable} unschedulable");
+    assert!(
+        bound >= 300 && unschedulable >= 5,
+        "{bound} bound, {unschedulable} unschedulable"
+    );
+}
