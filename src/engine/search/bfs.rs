@@ -290,7 +290,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     spare.keep(state);
                     continue;
                 }
-                successors.fill(model, &mut worker, &state, &pin, &mut spare);
+                successors.fill(model, &mut worker, &state, &pin, &mut spare, |_| {});
                 stats.expanded += 1;
                 if successors.entries.is_empty() {
                     search.check_end_state(&state, || self.path_to(parent, None));

@@ -28,7 +28,7 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
+use super::{path_from, Search, Spare, Successor, SuccessorBatch, Via, POLL_INTERVAL};
 use crate::engine::memory::Tally;
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
@@ -283,19 +283,23 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             self.spare.give_back_actions(actions);
             return 0;
         }
+        let shuffle = &mut self.shuffle;
+        // Inserted in reverse so that the first successor ends on top of the stack.
+        let order = |entries: &mut [Successor<M>]| {
+            if let Some(rng) = shuffle {
+                rng.shuffle(entries);
+            }
+            entries.reverse();
+        };
+        let (worker, spare) = (&mut self.model_worker, &mut self.spare);
         self.successors
-            .fill(model, &mut self.model_worker, &state, pin, &mut self.spare);
+            .fill(model, worker, &state, pin, spare, order);
         self.stats.expanded += 1;
         if self.successors.entries.is_empty() {
             let path = &self.path;
             search.check_end_state(&state, || path_from(path.iter().cloned()));
             return 0;
         }
-        if let Some(rng) = &mut self.shuffle {
-            rng.shuffle(&mut self.successors.entries);
-        }
-        // Inserted in reverse so that the first successor ends on top of the stack.
-        self.successors.entries.reverse();
         self.stats.transitions += self.successors.entries.len() as u64;
         if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
         {

@@ -79,7 +79,10 @@ impl<M: Model> SuccessorBatch<M> {
     }
 
     /// Computes the successors of `state` ([`Model::successors`] on `worker`), writing them
-    /// over `spare` states while there are any, in the order the model lists them.
+    /// over `spare` states while there are any, and puts them in the order they are to be
+    /// inserted (`order` rearranges the model's order) before fingerprinting them: each
+    /// visited-set line is prefetched in insertion order, so that the first insert waits
+    /// least for its line.
     pub fn fill<P: VisitedPin>(
         &mut self,
         model: &M,
@@ -87,6 +90,7 @@ impl<M: Model> SuccessorBatch<M> {
         state: &M::State,
         pin: &P,
         spare: &mut Spare<M>,
+        order: impl FnOnce(&mut [Successor<M>]),
     ) {
         self.entries.clear();
         self.encodings.clear();
@@ -101,6 +105,7 @@ impl<M: Model> SuccessorBatch<M> {
                 encoding: 0..0,
             });
         });
+        order(entries);
         for successor in entries.iter_mut() {
             let next = &successor.state;
             if P::NEEDS_BYTES {
