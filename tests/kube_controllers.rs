@@ -5,14 +5,12 @@
 //! placements are kube-scheduler's (`decide_pending`, checked against recorded decisions in
 //! `tests/kube_scheduler_conformance.rs`).
 
-#[path = "support/random_config.rs"]
-mod random_config;
 
 use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
 use kivi::engine::Model;
 use kivi::model::{decide_pending, ClusterModel, ModelOptions};
-use random_config::{any_ties, Config, Shape};
+use crate::support::random_config::{any_ties, Config, Shape};
 use std::collections::BTreeSet;
 
 /// `--semantics kubernetes` (which turns symmetry reduction off) with `tie_break`.

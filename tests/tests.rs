@@ -33,6 +33,7 @@ mod input_frontends;
 mod input_fuzz;
 mod input_mutations;
 mod interrupted_sweeps;
+mod kube_controllers;
 mod kube_descheduler_conformance;
 mod kube_scheduler_conformance;
 mod layering;
