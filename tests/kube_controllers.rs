@@ -8,7 +8,6 @@
 
 use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
-use kivi::engine::Model;
 use kivi::model::{decide_pending, ClusterModel, ModelOptions};
 use crate::support::random_config::{any_ties, Config, Shape};
 use std::collections::BTreeSet;
