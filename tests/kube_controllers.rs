@@ -5,11 +5,10 @@
 //! placements are kube-scheduler's (`decide_pending`, checked against recorded decisions in
 //! `tests/kube_scheduler_conformance.rs`).
 
-
+use crate::support::random_config::{any_ties, Config, Shape};
 use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
 use kivi::model::{decide_pending, ClusterModel, ModelOptions};
-use crate::support::random_config::{any_ties, Config, Shape};
 use std::collections::BTreeSet;
 
 /// `--semantics kubernetes` (which turns symmetry reduction off) with `tie_break`.

@@ -8,7 +8,15 @@ use crate::support::scratch;
 /// Each counterexample's intent, steps and point of no return, by intent, for `kivi check
 /// --case CASE --original -a EXTRA…`.
 fn points(case: &str, extra: &[&str]) -> Vec<(String, usize, Option<u64>)> {
-    let mut args = vec!["check", "--case", case, "--original", "-a", "--format", "json"];
+    let mut args = vec![
+        "check",
+        "--case",
+        case,
+        "--original",
+        "-a",
+        "--format",
+        "json",
+    ];
     args.extend_from_slice(extra);
     let output = kivi(&args);
     assert_eq!(output.status.code(), Some(1), "{case} {extra:?}");
@@ -29,12 +37,15 @@ fn points(case: &str, extra: &[&str]) -> Vec<(String, usize, Option<u64>)> {
     points
 }
 
+/// An intent, its counterexample's steps and its point of no return.
+type Point<'a> = (&'a str, usize, Option<u64>);
+
 #[test]
 fn every_case_marks_where_its_failure_became_unavoidable() {
     // Kivi's scenarios script their events, so most fail whatever the controllers do; C4's
     // kernel panic becomes unavoidable after 13 of its 16 steps, and its unschedulable pod only
     // with the failing step itself.
-    let expected: [(&str, &[(&str, usize, Option<u64>)]); 8] = [
+    let expected: [(&str, &[Point]); 8] = [
         ("c1", &[("no_oscillation_replica_num", 29, Some(0))]),
         ("c2", &[("replica_num_always_meet_min", 9, Some(0))]),
         ("c3", &[("pod_always_schedulable", 6, Some(0))]),
@@ -64,7 +75,10 @@ fn every_case_marks_where_its_failure_became_unavoidable() {
 #[test]
 fn trace_first_adds_no_point() {
     let points = points("c4", &["--trace", "first"]);
-    assert!(points.iter().all(|(_, _, point)| point.is_none()), "{points:?}");
+    assert!(
+        points.iter().all(|(_, _, point)| point.is_none()),
+        "{points:?}"
+    );
 }
 
 #[test]
@@ -75,7 +89,11 @@ fn the_text_marks_the_step_and_the_start() {
     let marks: Vec<usize> = (0..lines.len())
         .filter(|&at| lines[at] == "<- from here on, every run fails")
         .collect();
-    assert_eq!(marks.len(), 1, "only the kernel panic's trace is marked:\n{text}");
+    assert_eq!(
+        marks.len(),
+        1,
+        "only the kernel panic's trace is marked:\n{text}"
+    );
     let before = lines[..marks[0]]
         .iter()
         .rev()
@@ -100,7 +118,15 @@ fn the_html_timeline_draws_the_point() {
     let dir = scratch("no-return-html");
     let page = dir.join("c4.html");
     let page_arg = page.to_str().expect("a UTF-8 path");
-    let output = kivi(&["check", "--case", "c4", "--original", "-a", "--html", page_arg]);
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c4",
+        "--original",
+        "-a",
+        "--html",
+        page_arg,
+    ]);
     assert_eq!(output.status.code(), Some(1));
     let html = std::fs::read_to_string(&page).expect("the page");
     assert_eq!(html.matches(r#"<g class="no-return""#).count(), 1, "{html}");

@@ -53,7 +53,7 @@ impl ResourceUnit {
     /// Whether `value` is a whole number of units not beyond the model's fields.
     pub fn represents(&self, value: Quantity) -> bool {
         let unit = self.unit.nanos();
-        value.nanos() % unit == 0 && value.nanos() / unit <= MAX_FIELD
+        value.nanos().is_multiple_of(unit) && value.nanos() / unit <= MAX_FIELD
     }
 
     /// A request in units, rounded up.

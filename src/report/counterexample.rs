@@ -113,7 +113,9 @@ impl<'a> Counterexample<'a> {
     pub fn lines(&self, verbosity: Verbosity) -> Vec<String> {
         let mut lines = Vec::new();
         let mut number = 0;
-        let mark = self.no_return_mark().filter(|_| verbosity >= Verbosity::Steps);
+        let mark = self
+            .no_return_mark()
+            .filter(|_| verbosity >= Verbosity::Steps);
         if mark == Some(0) {
             lines.push(format!("[init] {NO_RETURN_MARK}"));
         }

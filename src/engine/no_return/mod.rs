@@ -159,7 +159,9 @@ impl<'a, M: Model> Judge<'a, M> {
         if !self.model.holds(&mut self.worker, self.property, start) {
             return Some(true);
         }
-        let fingerprint = self.model.fingerprint(&mut self.worker, start, &mut self.scratch);
+        let fingerprint = self
+            .model
+            .fingerprint(&mut self.worker, start, &mut self.scratch);
         if self.doomed.contains(&fingerprint) {
             return Some(true);
         }
@@ -180,7 +182,9 @@ impl<'a, M: Model> Judge<'a, M> {
             if !self.model.holds(&mut self.worker, self.property, &next) {
                 continue;
             }
-            let fingerprint = self.model.fingerprint(&mut self.worker, &next, &mut self.scratch);
+            let fingerprint = self
+                .model
+                .fingerprint(&mut self.worker, &next, &mut self.scratch);
             if self.doomed.contains(&fingerprint) {
                 continue;
             }
@@ -202,8 +206,11 @@ impl<'a, M: Model> Judge<'a, M> {
         self.expanded += 1;
         let allowance = self.allowance;
         if self.expanded > allowance.states
-            || allowance.cancel.as_ref().is_some_and(CancelToken::is_cancelled)
-            || (self.expanded % 256 == 0
+            || allowance
+                .cancel
+                .as_ref()
+                .is_some_and(CancelToken::is_cancelled)
+            || (self.expanded.is_multiple_of(256)
                 && allowance.deadline.is_some_and(|end| Instant::now() >= end))
         {
             return None;

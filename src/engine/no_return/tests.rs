@@ -144,7 +144,11 @@ fn a_check_marks_its_counterexamples() {
         };
         let outcome = check(&graph, &options).expect("replays");
         let violation = &outcome.violations[0];
-        assert_eq!(violation.unavoidable_from, Some(2), "{strategy:?} {trace:?}");
+        assert_eq!(
+            violation.unavoidable_from,
+            Some(2),
+            "{strategy:?} {trace:?}"
+        );
     }
     let as_found = CheckOptions {
         trace: TraceMode::First,
