@@ -188,4 +188,60 @@ mod tests {
         assert!(bounds.stop_requested());
         assert!(interrupt.fired());
     }
+
+    /// A chain whose every state takes 2 ms to expand, as a kube-scheduler cycle over
+    /// thousands of nodes takes long.
+    struct SlowChain;
+
+    impl Model for SlowChain {
+        type State = u32;
+        type Action = ();
+        type Worker = ();
+
+        fn worker(&self, _: WorkerBounds) {}
+        fn init_states(&self) -> Vec<u32> {
+            vec![0]
+        }
+        fn actions(&self, _: &mut (), _: &u32, out: &mut Vec<()>) {
+            std::thread::sleep(Duration::from_millis(2));
+            out.push(());
+        }
+        fn next_state(&self, _: &mut (), s: &u32, _: &()) -> Option<u32> {
+            Some(s + 1)
+        }
+        fn encode(&self, _: &mut (), s: &u32, out: &mut Vec<u8>) {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+        fn properties(&self) -> Vec<Property> {
+            Vec::new()
+        }
+        fn holds(&self, _: &mut (), _: usize, _: &u32) -> bool {
+            true
+        }
+    }
+
+    /// A search of slow states looks at its clock after fewer states: a 50 ms limit stops it
+    /// after a few dozen states, not after the 256 quick states go between two looks.
+    #[test]
+    fn slow_states_are_polled_sooner() {
+        for strategy in [Strategy::Dfs, Strategy::Bfs] {
+            let options = CheckOptions {
+                strategy,
+                threads: 1,
+                timeout: Some(Duration::from_millis(50)),
+                ..CheckOptions::default()
+            };
+            let outcome = check(&SlowChain, &options).unwrap();
+            assert!(
+                matches!(outcome.incomplete, Some(Incompleteness::Timeout { .. })),
+                "{strategy:?}: {:?}",
+                outcome.incomplete
+            );
+            assert!(
+                outcome.stats.states_stored < 100,
+                "{strategy:?}: {} states before it stopped",
+                outcome.stats.states_stored
+            );
+        }
+    }
 }

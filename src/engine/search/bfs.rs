@@ -21,7 +21,7 @@
 //! level's log. All of it is charged to the memory budget, which the visited set charges too
 //! ([`FrontierMemory`]); a search the budget refuses stops as incomplete.
 
-use super::{path_from, Search, Spare, SuccessorBatch, Via, POLL_INTERVAL};
+use super::{path_from, Poll, Search, Spare, SuccessorBatch, Via};
 use crate::engine::memory::Charge;
 use crate::engine::model::Model;
 use crate::engine::stats::WorkerStats;
@@ -261,7 +261,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
         let mut spare = Spare::<M>::new();
         let mut part = Part::<M>::default();
         let mut unreported = Unreported::default();
-        let mut countdown = POLL_INTERVAL;
+        let mut poll = Poll::new();
         let link_size = std::mem::size_of::<Link<M::Action>>() as u64;
         'chunks: loop {
             if !self.report_memory(&mut unreported) {
@@ -324,7 +324,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                         }
                     }
                 }
-                search.between_states(&mut pin, &mut countdown);
+                search.between_states(&mut pin, &mut poll);
             }
         }
         drop(pin);

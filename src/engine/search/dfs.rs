@@ -28,7 +28,7 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, Search, Spare, Successor, SuccessorBatch, Via, POLL_INTERVAL};
+use super::{path_from, Poll, Search, Spare, Successor, SuccessorBatch, Via};
 use crate::engine::memory::Tally;
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
@@ -223,7 +223,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
     fn drain_stack(&mut self) {
         let search = self.search;
         let mut pin = search.visited.pin();
-        let mut countdown = POLL_INTERVAL;
+        let mut poll = Poll::new();
         while let Some(task) = self.stack.pop_back() {
             self.path.truncate(task.depth as usize);
             let model = search.model;
@@ -248,7 +248,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             if self.pool.hungry.load(Ordering::Relaxed) > 0 && self.stack.len() > 1 {
                 self.donate();
             }
-            search.between_states(&mut pin, &mut countdown);
+            search.between_states(&mut pin, &mut poll);
         }
     }
 

@@ -14,10 +14,57 @@ use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// How many expansions a worker performs between looks at the clock and the cancel token.
+/// The most expansions a worker performs between looks at the clock and the cancel token.
 pub const POLL_INTERVAL: u32 = 256;
+
+/// About how long a worker goes between looks at its bounds when states are slow to expand.
+const POLL_PERIOD: Duration = Duration::from_millis(20);
+
+/// When a worker next looks at the search's bounds: every [`POLL_INTERVAL`] states while
+/// states are quick, and after fewer when they are slow (a kube-scheduler cycle over
+/// thousands of nodes takes a good part of a second), so that a search stops within about
+/// [`POLL_PERIOD`] (or one state's expansion) of its time limit. The interval adapts at each
+/// look to what the last one took; it starts at one state.
+pub struct Poll {
+    countdown: u32,
+    interval: u32,
+    last: Instant,
+}
+
+impl Default for Poll {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Poll {
+    /// A worker's first poll, after its first state.
+    pub fn new() -> Self {
+        Self {
+            countdown: 1,
+            interval: 1,
+            last: Instant::now(),
+        }
+    }
+
+    /// Counts one state; whether it is time to look at the bounds.
+    #[inline]
+    fn tick(&mut self) -> bool {
+        self.countdown -= 1;
+        if self.countdown > 0 {
+            return false;
+        }
+        let now = Instant::now();
+        let took = now.duration_since(self.last).as_nanos().max(1);
+        let fitting = u128::from(self.interval) * POLL_PERIOD.as_nanos() / took;
+        self.interval = fitting.clamp(1, u128::from(POLL_INTERVAL)) as u32;
+        self.countdown = self.interval;
+        self.last = now;
+        true
+    }
+}
 
 /// One element of a recorded path: how a state was reached from its parent.
 #[derive(Clone, Debug)]
@@ -339,13 +386,11 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     }
 
     /// What a worker does between two states: takes part in a growth of the visited set if one
-    /// is pending, and every [`POLL_INTERVAL`] states looks at the bounds.
+    /// is pending, and looks at the bounds when `poll` says it is time.
     #[inline]
-    pub fn between_states(&self, pin: &mut V::Pin<'a>, countdown: &mut u32) {
+    pub fn between_states(&self, pin: &mut V::Pin<'a>, poll: &mut Poll) {
         pin.sync();
-        *countdown -= 1;
-        if *countdown == 0 {
-            *countdown = POLL_INTERVAL;
+        if poll.tick() {
             self.poll_bounds();
         }
     }
