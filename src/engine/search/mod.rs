@@ -25,12 +25,15 @@ const POLL_PERIOD: Duration = Duration::from_millis(20);
 /// When a worker next looks at the search's bounds: every [`POLL_INTERVAL`] states while
 /// states are quick, and after fewer when they are slow (a kube-scheduler cycle over
 /// thousands of nodes takes a good part of a second), so that a search stops within about
-/// [`POLL_PERIOD`] (or one state's expansion) of its time limit. The interval adapts at each
-/// look to what the last one took; it starts at one state.
+/// [`POLL_PERIOD`] (or two states' expansions) of its time limit. The interval adapts at each
+/// look to what the states since the last one took; the first state only sets it (the bounds
+/// are not looked at then), so quick states go [`POLL_INTERVAL`] at a time from the start, as
+/// they always did.
 pub struct Poll {
     countdown: u32,
     interval: u32,
     last: Instant,
+    calibrated: bool,
 }
 
 impl Default for Poll {
@@ -46,6 +49,7 @@ impl Poll {
             countdown: 1,
             interval: 1,
             last: Instant::now(),
+            calibrated: false,
         }
     }
 
@@ -62,7 +66,7 @@ impl Poll {
         self.interval = fitting.clamp(1, u128::from(POLL_INTERVAL)) as u32;
         self.countdown = self.interval;
         self.last = now;
-        true
+        std::mem::replace(&mut self.calibrated, true)
     }
 }
 
