@@ -8,6 +8,7 @@
 //! zone 1, one running pod of a three-replica deployment on each, spread with `maxSkew: 1` over
 //! `hostname`, `DoNotSchedule`; node 1 may fail.
 
+use crate::support::cli::kivi;
 use kivi::cluster::kube::of_model::snapshot;
 use kivi::cluster::{
     ClusterAction, ClusterState, NodeStatus, PodPhase, Queue, Recorder, Semantics, TaintEffect,
@@ -334,13 +335,8 @@ fn only_kivi_semantics_deletes_a_failed_nodes_pods_at_once() {
 /// taint and the timer and shows node 1's empty domain; none under `kivi`.
 #[test]
 fn the_cluster_violates_only_under_kubernetes() {
-    let run = |semantics: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-            .args(["check", CLUSTER, "--semantics", semantics, "--threads", "1"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap()
-    };
+    let run =
+        |semantics: &str| kivi(&["check", CLUSTER, "--semantics", semantics, "--threads", "1"]);
     let kivi = run("kivi");
     assert_eq!(kivi.status.code(), Some(0));
     let kubernetes = run("kubernetes");
@@ -362,28 +358,24 @@ fn the_cluster_violates_only_under_kubernetes() {
 /// there and deleted again without end (the search did not finish before).
 #[test]
 fn maintenance_under_kubernetes_settles() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_kivi"))
-        .args([
-            "check",
-            "--case",
-            "c6",
-            "--original",
-            "--non-violation",
-            "--semantics",
-            "kubernetes",
-            "--threads",
-            "1",
-            "--strategy",
-            "bfs",
-            "--timeout",
-            "60",
-            "--format",
-            "json",
-            "-q",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c6",
+        "--original",
+        "--non-violation",
+        "--semantics",
+        "kubernetes",
+        "--threads",
+        "1",
+        "--strategy",
+        "bfs",
+        "--timeout",
+        "60",
+        "--format",
+        "json",
+        "-q",
+    ]);
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{report}");
     assert_eq!(report["verdict"], "no_violation");

@@ -4,8 +4,13 @@
 //! use the part they need.
 #![allow(dead_code)]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::io::{Read, Write};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest one kivi run of a test may take: a run past it is killed and fails its test,
+/// so that a search which never stops fails CI instead of hanging it.
+const RUN_LIMIT: Duration = Duration::from_secs(300);
 
 /// `kivi ARGS` with an empty standard input.
 pub fn kivi(args: &[&str]) -> Output {
@@ -31,7 +36,44 @@ pub fn kivi_with_stdin(args: &[&str], stdin: Option<&str>) -> Output {
         _ => {}
     }
     drop(input);
-    child.wait_with_output().expect("kivi runs")
+    wait_within_limit(child, args)
+}
+
+/// What `child` wrote and how it ended, read while it runs; killed, and the test failed, if it
+/// runs past [`RUN_LIMIT`].
+fn wait_within_limit(mut child: Child, args: &[&str]) -> Output {
+    let stdout = reader(child.stdout.take().expect("a pipe"));
+    let stderr = reader(child.stderr.take().expect("a pipe"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("kivi runs") {
+            break status;
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "kivi {} ran past {RUN_LIMIT:?} and was killed",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout is read"),
+        stderr: stderr.join().expect("stderr is read"),
+    }
+}
+
+/// A thread reading `pipe` to its end.
+fn reader(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        pipe.read_to_end(&mut bytes)
+            .expect("kivi's output is readable");
+        bytes
+    })
 }
 
 /// `kivi ARGS` with an empty standard input: its exit code, standard output and standard error.

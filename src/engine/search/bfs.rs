@@ -234,6 +234,9 @@ pub fn explore<M: Model, V: VisitedSet>(
         levels.push(Parts::new(links));
         frontier = Frontier::new(chunks);
         depth += 1;
+        // A worker polls within a level ([`Poll`]), but a level narrower than its first
+        // interval ends before any poll: the bounds are looked at between levels too.
+        search.poll_bounds();
     }
     stats
 }
