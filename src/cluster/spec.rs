@@ -327,6 +327,15 @@ impl IntentKind {
             IntentKind::PodBalanceAcrossNode { .. } => "pod_balance_across_node",
         }
     }
+
+    /// Whether the intent has a monitor that every reached state advances; the others are
+    /// decided where the step that breaks them is taken (the scheduler, the kernel panic).
+    pub fn is_monitored(&self) -> bool {
+        !matches!(
+            self,
+            IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic
+        )
+    }
 }
 
 /// A descheduler balance plugin (Kivi models no deschedule plugins).

@@ -12,7 +12,9 @@ fn pod_due(spec: &ClusterSpec, state: &ClusterState, pod: usize, quiet: bool) ->
         && (pattern[p.cpu_index as usize].at <= p.age as u32 || quiet)
 }
 
-/// Whether some pod's next usage step is due.
+/// Whether some pod's next usage step is due. Inlined: asked in every state, and most
+/// checks have no CPU patterns.
+#[inline]
 pub fn due(spec: &ClusterSpec, state: &ClusterState) -> bool {
     if spec.pod_templates.iter().all(|t| t.cpu_pattern.is_empty()) {
         return false;

@@ -44,6 +44,7 @@ fn queue_of(queue: u8) -> Option<Queue> {
 /// Calls `visit` on each perturbation step enabled in `state`: a resync due, and, while the
 /// budget lasts, a missed event for each deployment pending in a perturbed queue. Returns false
 /// when `visit` asked to stop.
+#[inline]
 pub fn for_each(
     spec: &ClusterSpec,
     state: &ClusterState,

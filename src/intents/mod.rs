@@ -17,6 +17,10 @@ use crate::cluster::{ClusterSpec, ClusterState, IntentKind, Recorder};
 
 /// Advances every monitor over the state just reached.
 pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
+    // Called on every state reached: a check without monitors leaves at once.
+    if !spec.intents.iter().any(IntentKind::is_monitored) {
+        return;
+    }
     for (i, intent) in spec.intents.iter().enumerate() {
         if state.monitors().violated & (1 << i) != 0 {
             continue;

@@ -88,6 +88,8 @@ fn catch_up(spec: &ClusterSpec, state: &mut ClusterState, c: usize) {
 }
 
 /// After a step of `action`, normal or stale: the stepping controller's cache catches up.
+/// Inlined: it runs after every step, and most checks have no stale views.
+#[inline]
 pub fn after_step(spec: &ClusterSpec, state: &mut ClusterState, action: &ClusterAction) {
     if !spec.perturbations.stale_view {
         return;
