@@ -170,6 +170,98 @@ fn a_pod_tolerating_the_taint_for_ever_has_no_timer() {
     assert!(lifecycle_steps(&model, &tainted).is_empty());
 }
 
+/// The template's own `tolerationSeconds` of the taint (60 s): the pods have the timer, and
+/// the step that fires it says their 60 s, not the admission default.
+#[test]
+fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
+    let model = model_with(Semantics::Kubernetes, |document| {
+        document["setup"]["podTemplates"][0]["toleration"] = json!([{
+            "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+            "tolerationSeconds": 60
+        }]);
+    });
+    let down = failed(model.initial_state(), &[1]);
+    let tainted = model.step(
+        &down,
+        &ClusterAction::NodeLifecycle { node: 1 },
+        &mut Recorder::off(),
+    );
+    assert_eq!(phases(&tainted), [PodPhase::Running; 3]);
+    assert_eq!(
+        lifecycle_steps(&model, &tainted),
+        [ClusterAction::TolerationTimeout { node: 1 }]
+    );
+    let mut rec = Recorder::on();
+    let fired = model.step(
+        &tainted,
+        &ClusterAction::TolerationTimeout { node: 1 },
+        &mut rec,
+    );
+    assert_eq!(
+        phases(&fired),
+        [PodPhase::Terminating, PodPhase::Running, PodPhase::Running]
+    );
+    assert_eq!(
+        rec.into_lines()[0].message,
+        "The 60 s the pods on node 1 tolerate its not-ready taint have passed: pod 1 is deleted"
+    );
+}
+
+/// `getMinTolerationTime` of 0 (or less): `processPodOnNode` queues the deletion to fire at
+/// once, so the pod is deleted in the lifecycle step that taints its node, and no timer waits.
+#[test]
+fn a_toleration_of_zero_seconds_deletes_the_pod_as_the_node_is_tainted() {
+    let model = model_with(Semantics::Kubernetes, |document| {
+        document["setup"]["podTemplates"][0]["toleration"] = json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+             "tolerationSeconds": 600},
+            {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}
+        ]);
+    });
+    let down = failed(model.initial_state(), &[1]);
+    let mut rec = Recorder::on();
+    let tainted = model.step(&down, &ClusterAction::NodeLifecycle { node: 1 }, &mut rec);
+    assert_eq!(
+        phases(&tainted),
+        [PodPhase::Terminating, PodPhase::Running, PodPhase::Running],
+        "the shortest of the matching tolerations counts"
+    );
+    let messages: Vec<String> = rec.into_lines().into_iter().map(|l| l.message).collect();
+    assert_eq!(
+        messages,
+        [
+            "Node 1 is not ready: tainted node.kubernetes.io/not-ready:NoExecute (zone Normal)",
+            "pod 1 tolerates node 1's not-ready taint for 0 s: deleted at once",
+        ]
+    );
+    assert!(lifecycle_steps(&model, &tainted).is_empty());
+}
+
+/// `tolerationSeconds` is refused, as the API server refuses it, unless the effect is
+/// NoExecute: exit 2 naming the field.
+#[test]
+fn toleration_seconds_without_no_execute_is_an_input_error() {
+    let dir = crate::support::scratch::scratch("toleration-seconds");
+    let path = dir.join("cluster.json");
+    let mut document: Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CLUSTER))
+            .unwrap(),
+    )
+    .unwrap();
+    document["setup"]["podTemplates"][0]["toleration"] = json!([{
+        "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule",
+        "tolerationSeconds": 60
+    }]);
+    std::fs::write(&path, document.to_string()).unwrap();
+    let output = kivi(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("tolerationSeconds is set but the effect is not NoExecute"),
+        "{stderr}"
+    );
+}
+
 /// `processPodOnNode` with `!allTolerated`: a pod that does not tolerate a node's NoExecute
 /// taint is deleted at once, in the taint manager's next step (C7's tainted nodes).
 #[test]

@@ -126,6 +126,9 @@ pub struct Toleration {
     pub value: String,
     /// The effect tolerated; `None` tolerates every effect.
     pub effect: Option<TaintEffect>,
+    /// `tolerationSeconds`: how long a pod stays on a node after a NoExecute taint it
+    /// tolerates appears; `None` for ever. Only with effect NoExecute.
+    pub seconds: Option<i64>,
 }
 
 impl Toleration {
@@ -169,7 +172,21 @@ impl Toleration {
             operator,
             value: value.to_string(),
             effect,
+            seconds: None,
         })
+    }
+
+    /// The toleration with `tolerationSeconds` `seconds`, refused as the API server refuses
+    /// it (`ValidateTolerations`) unless the effect is NoExecute.
+    pub fn with_seconds(self, seconds: Option<i64>) -> Result<Self, String> {
+        if seconds.is_some() && self.effect != Some(TaintEffect::NoExecute) {
+            return Err(
+                "tolerationSeconds is set but the effect is not NoExecute; the API \
+                        server takes it only with effect NoExecute"
+                    .to_string(),
+            );
+        }
+        Ok(Self { seconds, ..self })
     }
 
     /// A toleration in Kivi's string form, `key=value:Effect` (`key:Effect` for an empty
@@ -214,6 +231,33 @@ impl Toleration {
 /// (`TolerationsTolerateTaint` in `pkg/apis/core/v1/helper/helpers.go`).
 pub fn tolerated(tolerations: &[Toleration], taint: &Taint) -> bool {
     tolerations.iter().any(|t| t.tolerates(taint))
+}
+
+/// How long a pod stays on a node that has a NoExecute taint, as the taint eviction controller
+/// decides it (`processPodOnNode` with `GetMatchingTolerations` and `getMinTolerationTime` in
+/// `pkg/controller/tainteviction/taint_eviction.go`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoExecuteStay {
+    /// Deleted at once: no toleration matches the taint, or the shortest `tolerationSeconds`
+    /// of those that match is 0 or less.
+    Deleted,
+    /// Deleted once the shortest `tolerationSeconds` of the matching tolerations has passed.
+    Seconds(u64),
+    /// Stays for ever: the tolerations that match give no `tolerationSeconds`.
+    Forever,
+}
+
+/// How long a pod with `tolerations` stays on a node tainted `taint` (NoExecute).
+pub fn no_execute_stay(tolerations: &[Toleration], taint: &Taint) -> NoExecuteStay {
+    if !tolerated(tolerations, taint) {
+        return NoExecuteStay::Deleted;
+    }
+    let matching = tolerations.iter().filter(|t| t.tolerates(taint));
+    match matching.filter_map(|t| t.seconds).min() {
+        None => NoExecuteStay::Forever,
+        Some(seconds) if seconds <= 0 => NoExecuteStay::Deleted,
+        Some(seconds) => NoExecuteStay::Seconds(seconds as u64),
+    }
 }
 
 /// The first taint of `taints` with an effect in `effects` that no toleration tolerates
@@ -277,6 +321,49 @@ mod tests {
 
     fn taint(text: &str) -> Taint {
         Taint::parse(text).unwrap()
+    }
+
+    /// `getMinTolerationTime` over the tolerations `GetMatchingTolerations` keeps: none
+    /// matching deletes at once, the shortest seconds count, none with seconds is for ever,
+    /// 0 or less is at once.
+    #[test]
+    fn a_no_execute_stay_is_the_shortest_seconds_of_the_matching_tolerations() {
+        let taint = Taint {
+            key: "node.kubernetes.io/not-ready".to_string(),
+            value: String::new(),
+            effect: TaintEffect::NoExecute,
+        };
+        let timed = |key: &str, effect: &str, seconds: Option<i64>| {
+            toleration(key, "Exists", "", effect)
+                .with_seconds(seconds)
+                .unwrap()
+        };
+        let stay = |tolerations: &[Toleration]| no_execute_stay(tolerations, &taint);
+        assert_eq!(stay(&[]), NoExecuteStay::Deleted);
+        assert_eq!(
+            stay(&[timed("other", "NoExecute", Some(5))]),
+            NoExecuteStay::Deleted
+        );
+        let forever = timed("node.kubernetes.io/not-ready", "NoExecute", None);
+        assert_eq!(stay(&[forever.clone()]), NoExecuteStay::Forever);
+        let sixty = timed("", "NoExecute", Some(60));
+        let thirty = timed("node.kubernetes.io/not-ready", "", None);
+        assert_eq!(
+            stay(&[forever.clone(), sixty.clone(), thirty]),
+            NoExecuteStay::Seconds(60)
+        );
+        let ten = timed("node.kubernetes.io/not-ready", "NoExecute", Some(10));
+        assert_eq!(stay(&[sixty.clone(), ten]), NoExecuteStay::Seconds(10));
+        let zero = timed("", "NoExecute", Some(0));
+        assert_eq!(stay(&[forever, sixty, zero]), NoExecuteStay::Deleted);
+        assert_eq!(
+            stay(&[timed("", "NoExecute", Some(-3))]),
+            NoExecuteStay::Deleted
+        );
+        assert!(toleration("k", "Exists", "", "NoSchedule")
+            .with_seconds(Some(1))
+            .unwrap_err()
+            .contains("not NoExecute"));
     }
 
     fn toleration(key: &str, operator: &str, value: &str, effect: &str) -> Toleration {

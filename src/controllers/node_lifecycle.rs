@@ -214,6 +214,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
                  {zone:?})"
             )
         });
+        super::taint_eviction::delete_untolerating(spec, state, n, rec);
     }
 }
 

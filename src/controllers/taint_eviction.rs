@@ -11,35 +11,32 @@
 //!
 //! Which pods tolerate the `not-ready` taint, and how long: the DefaultTolerationSeconds
 //! admission plugin gives every pod that has no toleration of it one for 300 s
-//! (`--default-not-ready-toleration-seconds`,
-//! `plugin/pkg/admission/defaulttolerationseconds/admission.go`), so no pod is deleted at once
-//! for it: a pod whose template tolerates the taint stays for ever (the model does not carry a
-//! template's own `tolerationSeconds`; the Kubernetes front-end warns that such a toleration
-//! holds for ever), every other pod has the 300 s timer. A node's static NoExecute taints that
-//! a pod does not tolerate are the Kivi taint manager's ([`super::taint_manager`]), which
-//! deletes such a pod in the step after the kubelet starts it, as `processPodOnNode` deletes
-//! it at once.
+//! ([`DEFAULT_TOLERATION_SECONDS`]), so such a pod has the timer. A pod whose template
+//! tolerates the taint stays as long as its matching tolerations say ([`no_execute_stay`]):
+//! for ever when none gives `tolerationSeconds`, until the timer fires for a positive one, and
+//! is deleted in the lifecycle step that taints its node ([`delete_untolerating`], as
+//! `processPodOnNode` queues it to fire at once) for 0 or less. A node's static NoExecute
+//! taints that a pod does not tolerate are the Kivi taint manager's
+//! ([`super::taint_manager`]), which deletes such a pod in the step after the kubelet starts
+//! it, as `processPodOnNode` deletes it at once.
 //!
 //! Time without clocks: the 300 s timer is one [`ClusterAction::TolerationTimeout`] step per
 //! tainted node, enabled at every step while the taint is on, the node is not ready and a pod
-//! with the timer is bound to it, so it may fire after any number of other steps, or never if
+//! with a timer is bound to it, so it may fire after any number of other steps, or never if
 //! the node is ready again first (its taint then comes off in the lifecycle controller's next
 //! step, which `--node-monitor-period`, 5 s, bounds). That covers every timing of the real
 //! timer (it cannot tell 300 s from 3 s): an over-approximation. The pods on one node share
-//! their timer, since the controller starts all of them when it handles the node's taint and
-//! all have the same 300 s. Pods can be bound to a tainted node only while it is ready (its
+//! their timer step, which deletes every timed pod there: pods whose `tolerationSeconds`
+//! differ would be deleted at different times, an ordering the step does not offer (a known
+//! difference while templates tolerating the taint for different times share a node). Pods can be bound to a tainted node only while it is ready (its
 //! NoSchedule `not-ready` taint keeps them off otherwise); if the node fails again before its
 //! taint came off, their timer may fire at once, where Kubernetes would take the taint off,
 //! put it back and wait 300 s: a timing among those the timer step allows anyway.
 
-use crate::cluster::kube::of_model::NOT_READY_TAINT;
-use crate::cluster::taints::{tolerated, Taint, TaintEffect};
+use crate::cluster::kube::of_model::{DEFAULT_TOLERATION_SECONDS, NOT_READY_TAINT};
+use crate::cluster::taints::{no_execute_stay, tolerated, NoExecuteStay, Taint, TaintEffect};
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, PodPhase, Recorder};
 use std::sync::LazyLock;
-
-/// The default `tolerationSeconds` of the `not-ready` toleration the admission plugin adds, in
-/// seconds: what one [`ClusterAction::TolerationTimeout`] stands for.
-pub const DEFAULT_NOT_READY_TOLERATION_SECONDS: u32 = 300;
 
 /// The node lifecycle controller's NoExecute taint.
 static NOT_READY_NO_EXECUTE: LazyLock<Taint> = LazyLock::new(|| Taint {
@@ -48,17 +45,65 @@ static NOT_READY_NO_EXECUTE: LazyLock<Taint> = LazyLock::new(|| Taint {
     effect: TaintEffect::NoExecute,
 });
 
+/// How long pod `p` of `state` stays on a node tainted `not-ready` NoExecute: its template's
+/// matching tolerations decide, or the admission plugin's 300 s when none matches.
+fn stay(spec: &ClusterSpec, state: &ClusterState, p: usize) -> NoExecuteStay {
+    let tolerations = &spec.template_or_none(state.pod(p).template).tolerations;
+    if tolerated(tolerations, &NOT_READY_NO_EXECUTE) {
+        no_execute_stay(tolerations, &NOT_READY_NO_EXECUTE)
+    } else {
+        NoExecuteStay::Seconds(u64::from(DEFAULT_TOLERATION_SECONDS))
+    }
+}
+
 /// Whether pod `p` of `state` is bound to a node and waits for the `not-ready` timer there:
-/// it is pending or running (not already deleted) and its template does not tolerate the
-/// taint for ever.
+/// it is pending or running (not already deleted) and does not stay for ever. A pod deleted
+/// at once that is bound to the node after its taint (it tolerates the NoSchedule taint) is
+/// deleted by the timer step.
 fn timed(spec: &ClusterSpec, state: &ClusterState, p: usize) -> bool {
     let pod = state.pod(p);
     pod.loc != 0
         && matches!(pod.phase, PodPhase::Running | PodPhase::Pending)
-        && !tolerated(
-            &spec.template_or_none(pod.template).tolerations,
-            &NOT_READY_NO_EXECUTE,
+        && stay(spec, state, p) != NoExecuteStay::Forever
+}
+
+/// `processPodOnNode` as node `n` gets its `not-ready` NoExecute taint: the pods bound there
+/// whose `tolerationSeconds` is 0 or less are deleted at once.
+pub fn delete_untolerating(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    n: usize,
+    rec: &mut Recorder,
+) {
+    let victims: Vec<usize> = (1..=state.pods().len())
+        .filter(|&p| {
+            state.pod(p).loc as usize == n
+                && timed(spec, state, p)
+                && stay(spec, state, p) == NoExecuteStay::Deleted
+        })
+        .collect();
+    if victims.is_empty() {
+        return;
+    }
+    rec.log(Some("taintEviction"), || {
+        format!(
+            "{} tolerate{} node {n}'s not-ready taint for 0 s: deleted at once",
+            pod_list(&victims),
+            if victims.len() == 1 { "s" } else { "" }
         )
+    });
+    for p in victims {
+        state.mark_for_deletion(state.pod(p).deployment as usize, p);
+    }
+}
+
+/// "pod 3" or "pods 1, 2".
+fn pod_list(pods: &[usize]) -> String {
+    let ids: Vec<String> = pods.iter().map(usize::to_string).collect();
+    match ids.as_slice() {
+        [one] => format!("pod {one}"),
+        _ => format!("pods {}", ids.join(", ")),
+    }
 }
 
 /// Visits the timer of every tainted node, not ready, that a pod waits on. Returns false when
@@ -93,14 +138,27 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
         .filter(|&p| state.pod(p).loc as usize == n && timed(spec, state, p))
         .collect();
     rec.log(Some("taintEviction"), || {
-        let pods: Vec<String> = victims.iter().map(usize::to_string).collect();
-        let deleted = match pods.as_slice() {
-            [one] => format!("pod {one} is deleted"),
-            _ => format!("pods {} are deleted", pods.join(", ")),
+        let seconds: Vec<u64> = victims
+            .iter()
+            .map(|&p| match stay(spec, state, p) {
+                NoExecuteStay::Seconds(seconds) => seconds,
+                _ => 0,
+            })
+            .collect();
+        let (shortest, longest) = (seconds.iter().min(), seconds.iter().max());
+        let time = match (shortest, longest) {
+            (Some(a), Some(b)) if a != b => format!("{a}-{b} s"),
+            (Some(a), _) => format!("{a} s"),
+            _ => String::new(),
+        };
+        let deleted = match victims.as_slice() {
+            [_] => "is deleted",
+            _ => "are deleted",
         };
         format!(
-            "The {DEFAULT_NOT_READY_TOLERATION_SECONDS} s the pods on node {n} tolerate its \
-             not-ready taint have passed: {deleted}"
+            "The {time} the pods on node {n} tolerate its not-ready taint have passed: {} \
+             {deleted}",
+            pod_list(&victims)
         )
     });
     for p in victims {

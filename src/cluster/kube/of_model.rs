@@ -46,6 +46,11 @@ pub const NAMESPACE: &str = "default";
 pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
 /// The taint it puts on a node that stopped reporting.
 pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+/// The `tolerationSeconds` of the `not-ready` and `unreachable` tolerations the
+/// DefaultTolerationSeconds admission plugin adds to a pod that has none
+/// (`--default-not-ready-toleration-seconds`,
+/// `plugin/pkg/admission/defaulttolerationseconds/admission.go`).
+pub const DEFAULT_TOLERATION_SECONDS: u32 = 300;
 /// The label by which a ReplicaSet selects its pods.
 const TEMPLATE_HASH: &str = "pod-template-hash";
 
@@ -259,6 +264,7 @@ fn tolerations(template: &PodTemplate) -> Vec<Toleration> {
                 operator: TolerationOperator::Exists,
                 value: String::new(),
                 effect: Some(TaintEffect::NoExecute),
+                seconds: Some(i64::from(DEFAULT_TOLERATION_SECONDS)),
             });
         }
     }

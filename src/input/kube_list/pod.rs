@@ -63,6 +63,7 @@ pub fn read(
             &text(&toleration.value),
             &text(&toleration.effect),
         )
+        .and_then(|parsed| parsed.with_seconds(toleration.toleration_seconds))
         .map_err(|why| {
             document.error_at(
                 "tolerations",

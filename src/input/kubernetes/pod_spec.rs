@@ -2,7 +2,7 @@
 //! spread constraints and `nodeName`, with a warning for each field that would change
 //! scheduling but is not modelled.
 
-use crate::cluster::{TaintEffect, Toleration};
+use crate::cluster::Toleration;
 use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstraint};
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::quantity::Quantity;
@@ -98,35 +98,8 @@ pub fn pod_template(
             &text(&given.value),
             &text(&given.effect),
         )
+        .and_then(|toleration| toleration.with_seconds(given.toleration_seconds))
         .map_err(|why| error(&why))?;
-        if given.toleration_seconds.is_some() {
-            if toleration.effect != Some(TaintEffect::NoExecute) {
-                return Err(error(
-                    "tolerationSeconds is set but the effect is not NoExecute; the API server \
-                     takes it only with effect NoExecute",
-                ));
-            }
-            // What the DefaultTolerationSeconds admission plugin adds to every pod
-            // (`plugin/pkg/admission/defaulttolerationseconds/admission.go`): a pod read back
-            // from a cluster carries them, and the taint manager's 300 s is not what a verdict
-            // turns on, so they are not warned about.
-            let admission_default = given.toleration_seconds == Some(300)
-                && toleration.operator == crate::cluster::TolerationOperator::Exists
-                && [
-                    "node.kubernetes.io/not-ready",
-                    "node.kubernetes.io/unreachable",
-                ]
-                .contains(&toleration.key.as_str());
-            if admission_default {
-                tolerations.push(toleration);
-                continue;
-            }
-            warn(
-                "spec.tolerations[].tolerationSeconds",
-                "the toleration holds for ever; the taint manager never evicts the pod after \
-                 the seconds have passed",
-            );
-        }
         tolerations.push(toleration);
     }
     let mut spread = Vec::new();

@@ -96,6 +96,9 @@ pub struct TolerationFields {
     pub value: Option<String>,
     /// The effect tolerated; absent tolerates every effect.
     pub effect: Option<String>,
+    /// How long a NoExecute taint is tolerated; absent for ever.
+    #[serde(rename = "tolerationSeconds")]
+    pub toleration_seconds: Option<i64>,
 }
 
 impl<'de> Deserialize<'de> for Tolerations {
@@ -179,7 +182,8 @@ impl TolerationEntry {
                     &text(&f.operator),
                     &text(&f.value),
                     &text(&f.effect),
-                )
+                )?
+                .with_seconds(f.toleration_seconds)
             }
         }
     }
