@@ -1,7 +1,9 @@
 //! The layers import only downwards: each top-level module of `src/` may use the modules listed
 //! for it below and nothing else (ARCHITECTURE.md draws the same picture). Test modules
 //! (`#[cfg(test)]`, in their parent's file or in their own, `#[cfg(test)] mod name;`) and
-//! comments are left out: tests may reach anything.
+//! comments are left out: tests may reach anything, except in the layers below the model,
+//! whose tests build their clusters in the cluster layer (`cluster::fixture`) rather than
+//! through the loader and the model.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,6 +43,11 @@ fn production_code(text: &str) -> String {
         Some(at) => &text[..at],
         None => text,
     };
+    without_comments(code)
+}
+
+/// `code` without its comment lines.
+fn without_comments(code: &str) -> String {
     code.lines()
         .filter(|line| !line.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
@@ -153,6 +160,45 @@ fn no_layer_imports_a_layer_above_it() {
             }
         }
     }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+/// The layers whose tests, too, import only what their code may: those the model composes, so
+/// that a controller's test does not depend on the loader or the model above it.
+const TESTED_IN_THEIR_LAYER: &[&str] = &["controllers", "events", "intents"];
+
+/// The layers that the code of the files under `src/<layer>`, their tests included, imports
+/// beyond what `layer` may: one line per file and layer.
+fn imports_from_above_in_tests(src: &Path, layer: &str) -> Vec<String> {
+    let permitted = ALLOWED
+        .iter()
+        .find(|(name, _)| *name == layer)
+        .map(|(_, permitted)| *permitted)
+        .expect("a layer in the table");
+    let mut files = Vec::new();
+    visit(&src.join(layer), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a source file");
+        for imported in imported_layers(&without_comments(&text)) {
+            if imported != layer && !permitted.contains(&imported.as_str()) {
+                found.push(format!(
+                    "{}: `{layer}` imports `{imported}`",
+                    file.strip_prefix(src).expect("under src").display()
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_tests_of_the_controllers_events_and_intents_import_only_from_below() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let violations: Vec<String> = TESTED_IN_THEIR_LAYER
+        .iter()
+        .flat_map(|layer| imports_from_above_in_tests(&src, layer))
+        .collect();
     assert!(violations.is_empty(), "{}", violations.join("\n"));
 }
 

@@ -25,6 +25,8 @@
 //!
 
 pub mod action;
+#[cfg(test)]
+pub mod fixture;
 pub mod interchangeable;
 pub mod kube;
 pub mod monitors;

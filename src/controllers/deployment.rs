@@ -389,15 +389,15 @@ fn create_pod(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn scale_down_deletes_pods_from_the_most_loaded_nodes() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.deployment_mut(1).spec_replicas = 3;
         s.enqueue(Queue::Deployment, 1);
-        run(model.spec(), &mut s, &mut Recorder::off());
+        run(&cluster.spec, &mut s, &mut Recorder::off());
         let terminating: Vec<usize> = (1..=6)
             .filter(|&p| s.pod(p).phase == PodPhase::Terminating)
             .collect();
@@ -426,8 +426,8 @@ mod tests {
 
     #[test]
     fn a_picker_chooses_among_the_pods_of_the_most_loaded_nodes_and_may_end_the_step() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.deployment_mut(1).spec_replicas = 3;
         s.enqueue(Queue::Deployment, 1);
         let terminating = |s: &ClusterState| -> Vec<usize> {
@@ -442,7 +442,7 @@ mod tests {
         let mut whole = s.clone();
         let mut ties = Ties::picked_by(&mut picker);
         run_with(
-            model.spec(),
+            &cluster.spec,
             &mut whole,
             &mut Recorder::off(),
             &mut WriteBudget::unlimited(),
@@ -462,7 +462,7 @@ mod tests {
         };
         let mut ties = Ties::picked_by(&mut picker);
         run_with(
-            model.spec(),
+            &cluster.spec,
             &mut s,
             &mut Recorder::off(),
             &mut WriteBudget::unlimited(),
@@ -474,11 +474,11 @@ mod tests {
 
     #[test]
     fn scale_up_claims_idle_slots_and_queues_them_for_the_scheduler() {
-        let model = load("c4", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c4();
+        let mut s = cluster.state.clone();
         s.enqueue(Queue::Deployment, 1);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut rec);
+        run(&cluster.spec, &mut s, &mut rec);
         assert_eq!({ s.deployment(1).in_creation }, 7);
         assert_eq!(s.pending(Queue::Scheduler), &[1, 2, 3, 4, 5, 6, 7]);
         assert_eq!({ s.pod(1).cpu }, 21, "new pods use the template's request");
@@ -489,13 +489,13 @@ mod tests {
 
     #[test]
     fn rolling_update_surges_into_the_other_replica_set_and_makes_it_current() {
-        let model = load("c2", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c2();
+        let mut s = cluster.state.clone();
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 5;
         s.enqueue(Queue::Deployment, 1);
-        run(model.spec(), &mut s, &mut Recorder::off());
+        run(&cluster.spec, &mut s, &mut Recorder::off());
         let d = s.deployment(1);
         assert_eq!({ d.replica_sets[1].spec_replicas }, 2);
         assert_eq!((d.in_creation, d.cur_version), (2, 1));
@@ -504,13 +504,13 @@ mod tests {
 
     #[test]
     fn rolling_update_shrinks_the_old_replica_set_within_max_unavailable() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         let d = s.deployment_mut(1);
         d.strategy = Strategy::RollingUpdate;
         d.spec_replicas = 2;
         s.enqueue(Queue::Deployment, 1);
-        run(model.spec(), &mut s, &mut Recorder::off());
+        run(&cluster.spec, &mut s, &mut Recorder::off());
         let d = s.deployment(1);
         assert_eq!({ d.replica_sets[0].spec_replicas }, 4, "5 - 25% of 5");
         assert_eq!((d.in_deletion, d.cur_version), (1, 1));
@@ -518,11 +518,11 @@ mod tests {
 
     #[test]
     fn the_controller_waits_for_the_kubelet() {
-        let model = load("c4", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c4();
+        let mut s = cluster.state.clone();
         s.enqueue(Queue::Deployment, 1);
         s.enqueue(Queue::Kubelet, 1);
-        run(model.spec(), &mut s, &mut Recorder::off());
+        run(&cluster.spec, &mut s, &mut Recorder::off());
         assert_eq!(s.pending(Queue::Deployment), &[1]);
     }
 }

@@ -312,13 +312,13 @@ fn ceil_div(a: i64, b: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn utilisation_within_tolerance_keeps_the_replicas() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
-        run(model.spec(), &mut s, &mut Recorder::off());
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
+        run(&cluster.spec, &mut s, &mut Recorder::off());
         assert_eq!(
             { s.deployment(1).spec_replicas },
             5,
@@ -330,11 +330,11 @@ mod tests {
 
     #[test]
     fn utilisation_above_tolerance_scales_up() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.change_pod_cpu(2, 2, &mut Recorder::off());
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut rec);
+        run(&cluster.spec, &mut s, &mut rec);
         assert_eq!({ s.deployment(1).spec_replicas }, 6);
         assert_eq!(s.pending(Queue::Deployment), &[1]);
         assert_eq!(
@@ -345,10 +345,10 @@ mod tests {
 
     #[test]
     fn scale_up_is_limited_by_max_replicas_and_twice_the_current() {
-        let model = load("c2", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c2();
+        let mut s = cluster.state.clone();
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut rec);
+        run(&cluster.spec, &mut s, &mut rec);
         assert_eq!(
             { s.deployment(1).spec_replicas },
             5,
@@ -373,18 +373,18 @@ mod tests {
 
     #[test]
     fn the_hpa_waits_for_its_period_unless_the_others_are_idle() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
-        assert!(enabled(model.spec(), &s));
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
+        assert!(enabled(&cluster.spec, &s));
         s.enqueue(Queue::Scheduler, 6);
-        assert!(!enabled(model.spec(), &s));
-        s.advance(model.spec(), HPA_WAIT_TIME as u32 + 10);
+        assert!(!enabled(&cluster.spec, &s));
+        s.advance(&cluster.spec, HPA_WAIT_TIME as u32 + 10);
         assert_eq!(
             s.clock().hpa_idle,
             HPA_WAIT_TIME,
             "the clock saturates at the period"
         );
-        assert!(enabled(model.spec(), &s));
+        assert!(enabled(&cluster.spec, &s));
     }
 
     #[test]

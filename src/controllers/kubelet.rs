@@ -135,16 +135,16 @@ fn deployment_replicas(state: &ClusterState, d: usize) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn removing_a_pod_frees_its_node_and_wakes_the_controllers() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.clear_queue(Queue::Hpa);
         s.mark_for_deletion(1, 1);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut Vec::new(), &mut rec);
+        run(&cluster.spec, &mut s, &mut Vec::new(), &mut rec);
         assert_eq!(s.pod(1).phase, PodPhase::Idle);
         assert_eq!((s.node(1).cpu_left, s.node(1).num_pods), (56, 1));
         let d = s.deployment(1);
@@ -162,14 +162,14 @@ mod tests {
 
     #[test]
     fn starting_a_bound_pod_adds_it_to_the_current_replica_set() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         let p = s.pod_mut(6);
         p.phase = PodPhase::Pending;
         p.loc = 2;
         s.deployment_mut(1).in_creation = 1;
         s.enqueue(Queue::Kubelet, 6);
-        run(model.spec(), &mut s, &mut Vec::new(), &mut Recorder::off());
+        run(&cluster.spec, &mut s, &mut Vec::new(), &mut Recorder::off());
         assert_eq!(s.pod(6).phase, PodPhase::Running);
         let d = s.deployment(1);
         assert_eq!(

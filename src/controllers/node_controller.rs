@@ -47,16 +47,16 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn pods_of_an_unhealthy_node_are_evicted_and_counted_again_if_already_evicted() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.node_mut(1).status = NodeStatus::Unhealthy;
         s.pod_mut(2).phase = PodPhase::Terminating;
         s.enqueue(Queue::Node, 1);
-        run(model.spec(), &mut s);
+        run(&cluster.spec, &mut s);
         assert_eq!(s.pod(1).phase, PodPhase::Terminating);
         assert_eq!(
             { s.deployment(1).in_deletion },
@@ -68,10 +68,10 @@ mod tests {
 
     #[test]
     fn ready_nodes_keep_their_pods() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.enqueue(Queue::Node, 1);
-        run(model.spec(), &mut s);
+        run(&cluster.spec, &mut s);
         assert!(s.queue_is_empty(Queue::Kubelet));
     }
 }

@@ -42,13 +42,13 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn evicts_one_untolerating_pod_per_step() {
-        let model = load("c7", "original");
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c7();
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         for (pod, node) in [(1, 1), (2, 2)] {
             let p = state.pod_mut(pod);
             p.phase = PodPhase::Running;

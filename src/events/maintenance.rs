@@ -130,17 +130,15 @@ pub fn end(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::fixture::{cases, Fixture};
     use crate::cluster::EventKind;
-    use crate::model::test_cases::load;
-    use crate::model::ClusterModel;
 
-    fn with_parallel(parallel: u8) -> ClusterModel {
-        let model = load("c6", "original");
-        let mut spec = model.spec().clone();
-        spec.events[0].kind = EventKind::Maintenance { parallel };
-        let mut init = model.initial_state().clone();
-        init.events_mut().after_stable_started = true;
-        ClusterModel::new(spec, init)
+    /// C6 with maintenance of `parallel` nodes at a time, started.
+    fn with_parallel(parallel: u8) -> Fixture {
+        let mut cluster = cases::c6();
+        cluster.spec.events[0].kind = EventKind::Maintenance { parallel };
+        cluster.state.events_mut().after_stable_started = true;
+        cluster
     }
 
     fn steps(spec: &ClusterSpec, state: &ClusterState) -> Vec<ClusterAction> {
@@ -154,9 +152,9 @@ mod tests {
 
     #[test]
     fn picks_up_to_p_nodes_in_order_and_waits_for_one_to_return() {
-        let model = with_parallel(2);
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = with_parallel(2);
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         pick(spec, &mut state, 0, 2);
         let phases: Vec<_> = (1..=3).map(|n| state.node(n).maintenance).collect();
         assert_eq!(
@@ -197,9 +195,9 @@ mod tests {
 
     #[test]
     fn returning_early_moves_the_clock_to_the_end_of_the_wait() {
-        let model = with_parallel(1);
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = with_parallel(1);
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         pick(spec, &mut state, 0, 1);
         start(&mut state, 1, &mut Recorder::off());
         state.advance(spec, 10);

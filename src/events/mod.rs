@@ -114,14 +114,13 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::fixture::cases;
     use crate::cluster::Queue;
     use crate::cluster::{NodeStatus, PodPhase};
-    use crate::model::test_cases::load;
-    use crate::model::ClusterModel;
 
-    fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
+    fn enabled(spec: &ClusterSpec, s: &ClusterState) -> Vec<ClusterAction> {
         let mut out = Vec::new();
-        for_each_enabled(model.spec(), s, &mut |a| {
+        for_each_enabled(spec, s, &mut |a| {
             out.push(a);
             true
         });
@@ -130,23 +129,23 @@ mod tests {
 
     #[test]
     fn cpu_change_offers_every_pod_and_amount_once_started_and_quiet() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.clear_queue(Queue::Hpa);
         assert!(
-            enabled(&model, &s).is_empty(),
+            enabled(&cluster.spec, &s).is_empty(),
             "after_stable: not started yet"
         );
         s.events_mut().after_stable_started = true;
-        assert_eq!(enabled(&model, &s).len(), 5 * 6);
+        assert_eq!(enabled(&cluster.spec, &s).len(), 5 * 6);
         s.enqueue(Queue::Scheduler, 6);
         assert!(
-            enabled(&model, &s).is_empty(),
+            enabled(&cluster.spec, &s).is_empty(),
             "waits while the cluster is busy"
         );
-        s.advance(model.spec(), 600);
+        s.advance(&cluster.spec, 600);
         assert_eq!(
-            enabled(&model, &s).len(),
+            enabled(&cluster.spec, &s).len(),
             5 * 6,
             "or until its period has passed"
         );
@@ -154,8 +153,8 @@ mod tests {
 
     #[test]
     fn a_cpu_change_runs_once_and_wakes_the_hpa() {
-        let model = load("c3", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c3();
+        let mut s = cluster.state.clone();
         s.clear_queue(Queue::Hpa);
         s.events_mut().after_stable_started = true;
         let action = ClusterAction::CpuChange {
@@ -163,23 +162,23 @@ mod tests {
             pod: 5,
             delta: 6,
         };
-        run(model.spec(), &mut s, &action, &mut Recorder::off());
+        run(&cluster.spec, &mut s, &action, &mut Recorder::off());
         assert_eq!((s.pod(5).cpu, s.node(3).cpu_left), (14, 42));
         assert_eq!(s.pending(Queue::Hpa), &[1]);
-        assert!(enabled(&model, &s).is_empty());
+        assert!(enabled(&cluster.spec, &s).is_empty());
     }
 
     #[test]
     fn kernel_panic_and_recovery_follow_the_free_cpu() {
-        let model = load("c4", "original");
-        let mut s = model.initial_state().clone();
-        assert!(enabled(&model, &s)
+        let cluster = cases::c4();
+        let mut s = cluster.state.clone();
+        assert!(enabled(&cluster.spec, &s)
             .iter()
             .all(|a| !matches!(a, ClusterAction::KernelPanic { .. })));
         s.node_mut(2).cpu_left = 1;
-        assert!(enabled(&model, &s).contains(&ClusterAction::KernelPanic { node: 2 }));
+        assert!(enabled(&cluster.spec, &s).contains(&ClusterAction::KernelPanic { node: 2 }));
         run(
-            model.spec(),
+            &cluster.spec,
             &mut s,
             &ClusterAction::KernelPanic { node: 2 },
             &mut Recorder::off(),
@@ -187,13 +186,13 @@ mod tests {
         assert_eq!(s.node(2).status, NodeStatus::Unhealthy);
         assert_eq!(s.pending(Queue::Node), &[2]);
         s.node_mut(2).cpu_left = 64;
-        assert!(enabled(&model, &s).contains(&ClusterAction::KernelRecover { node: 2 }));
+        assert!(enabled(&cluster.spec, &s).contains(&ClusterAction::KernelRecover { node: 2 }));
     }
 
     #[test]
     fn cpu_patterns_fire_when_due_and_move_the_clock_to_the_step() {
-        let model = load("c1", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c1();
+        let mut s = cluster.state.clone();
         s.clear_queue(Queue::Hpa);
         let p = s.pod_mut(1);
         p.phase = PodPhase::Running;
@@ -206,18 +205,18 @@ mod tests {
         p.cpu_index = 1;
         s.node_mut(1).cpu_left = 56;
         s.enqueue(Queue::Scheduler, 2);
-        s.advance(model.spec(), 299);
+        s.advance(&cluster.spec, 299);
         assert!(
-            !cpu_pattern::due(model.spec(), &s),
+            !cpu_pattern::due(&cluster.spec, &s),
             "not before 300 while busy"
         );
-        s.advance(model.spec(), 1);
-        assert!(cpu_pattern::due(model.spec(), &s));
+        s.advance(&cluster.spec, 1);
+        assert!(cpu_pattern::due(&cluster.spec, &s));
         s.clear_queue(Queue::Scheduler);
-        s.advance(model.spec(), 1000);
+        s.advance(&cluster.spec, 1000);
         assert_eq!({ s.pod(1).age }, 300, "ages saturate at the last step");
         run(
-            model.spec(),
+            &cluster.spec,
             &mut s,
             &ClusterAction::CpuPattern,
             &mut Recorder::off(),
@@ -227,19 +226,19 @@ mod tests {
             (3, 61, 2)
         );
         assert_eq!(s.pending(Queue::Hpa), &[1]);
-        assert!(!cpu_pattern::due(model.spec(), &s));
+        assert!(!cpu_pattern::due(&cluster.spec, &s));
     }
 
     #[test]
     fn scale_deployment_offers_every_deployment_and_change_once() {
-        let model = load("c2", "original");
-        let mut spec = model.spec().clone();
+        let cluster = cases::c2();
+        let mut spec = cluster.spec.clone();
         spec.events = vec![crate::cluster::EventSpec {
             kind: EventKind::ScaleDeployment { max_deployment: 1 },
             after_stable: false,
             first: false,
         }];
-        let mut s = model.initial_state().clone();
+        let mut s = cluster.state.clone();
         let mut offered = Vec::new();
         for_each_enabled(&spec, &s, &mut |a| {
             offered.push(a);
@@ -259,10 +258,10 @@ mod tests {
 
     #[test]
     fn create_deployment_fills_a_free_slot_from_the_template() {
-        let model = load("c2", "original");
-        let mut spec = model.spec().clone();
+        let cluster = cases::c2();
+        let mut spec = cluster.spec.clone();
         spec.events[0].kind = EventKind::CreateDeployment { template: 1 };
-        let mut s = model.initial_state().clone();
+        let mut s = cluster.state.clone();
         s.deployment_mut(1).active = false;
         let mut rec = Recorder::on();
         run(
@@ -288,21 +287,13 @@ mod tests {
     }
 
     #[test]
-    fn first_commands_run_before_anything_else() {
-        let model = load("c1", "minimal");
-        let mut offered = Vec::new();
-        model.actions(model.initial_state(), &mut offered);
-        assert_eq!(offered, [ClusterAction::UserCommand { event: 1 }]);
-    }
-
-    #[test]
     fn apply_deployment_sets_one_replica_and_keeps_the_autoscaler() {
-        let model = load("c2", "original");
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c2();
+        let mut s = cluster.state.clone();
         let hpa = s.deployment(1).hpa;
         let mut rec = Recorder::on();
         run(
-            model.spec(),
+            &cluster.spec,
             &mut s,
             &ClusterAction::UserCommand { event: 0 },
             &mut rec,

@@ -36,12 +36,12 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn fails_queues_and_recovers_in_three_steps() {
-        let model = load("c6", "original");
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c6();
+        let mut state = cluster.state.clone();
         step(&mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::NotReady);
         assert!(state.queue_is_empty(Queue::Node));

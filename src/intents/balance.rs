@@ -56,13 +56,13 @@ pub fn observe(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn unbalanced_after_a_start_once_the_deployment_is_complete() {
-        let model = load("c6", "original");
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c6();
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         assert!(!observe(spec, &mut state, 1, 1, 0, &mut Recorder::off()));
         assert_eq!(state.monitors().stage[1], 1, "3 of 3 replicas");
         state.pod_mut(2).loc = 1;

@@ -166,14 +166,14 @@ pub fn holds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
+    use crate::cluster::fixture::cases;
 
     #[test]
     fn oscillation_is_reported_after_reaching_max_and_falling_back() {
-        let model = load("c1", "original");
-        let spec = model.spec();
+        let cluster = cases::c1();
+        let spec = &cluster.spec;
         let i = spec.intents.len() - 1;
-        let mut s = model.initial_state().clone();
+        let mut s = cluster.state.clone();
         s.deployment_mut(1).replicas = 3;
         observe(spec, &mut s, &mut Recorder::off());
         assert!(holds(spec, &s, i, || true), "never at max yet");
@@ -191,9 +191,9 @@ mod tests {
 
     #[test]
     fn min_replicas_never_reached_is_a_violation_once_nothing_can_move() {
-        let model = load("c2", "original");
-        let spec = model.spec();
-        let mut s = model.initial_state().clone();
+        let cluster = cases::c2();
+        let spec = &cluster.spec;
+        let mut s = cluster.state.clone();
         s.monitors_mut().stage[1] = 0;
         s.deployment_mut(1).replicas = 2;
         observe(spec, &mut s, &mut Recorder::off());
@@ -209,11 +209,10 @@ mod tests {
 
     #[test]
     fn three_removal_and_addition_cycles_are_an_eviction_oscillation() {
-        let mut model_spec = load("c3", "original").spec().clone();
-        model_spec
-            .intents
+        let mut spec = cases::c3().spec;
+        spec.intents
             .push(IntentKind::NoOscillationEviction { deployment: 1 });
-        let spec = &model_spec;
+        let spec = &spec;
         let mut s = ClusterState::new(0, 0, 1);
         for cycle in 0..3 {
             assert!(holds(spec, &s, 1, || true), "cycle {cycle}");

@@ -77,11 +77,15 @@
 //!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
 //!   command changes `specReplicas`).
 
+#[cfg(test)]
+mod fixture_tests;
 mod kube_scheduling;
 pub mod liveness;
 pub mod restart;
 pub mod scheduler_steps;
 mod scheduling;
+#[cfg(test)]
+mod spread_cache_tests;
 pub mod stale_view;
 pub mod symmetry;
 mod victim_choices;
@@ -736,7 +740,7 @@ impl Model for ClusterModel {
 #[cfg(test)]
 pub(crate) mod test_cases {
     use super::ClusterModel;
-    use crate::cluster::{ClusterState, PodPhase, PodState};
+    use crate::cluster::ClusterState;
 
     /// The model of `cases/<case>/<file>.json`.
     pub fn load(case: &str, file: &str) -> ClusterModel {
@@ -779,18 +783,20 @@ pub(crate) mod test_cases {
     /// The initial state of `model` with pod 6 freshly created by deployment 1 (template 1,
     /// 8 CPU and 8 memory), not yet queued anywhere.
     pub fn with_new_pod(model: &ClusterModel) -> ClusterState {
-        let mut s = model.initial_state().clone();
-        *s.pod_mut(6) = PodState {
-            phase: PodPhase::Pending,
-            cpu: 8,
-            memory: 8,
-            owned: true,
-            deployment: 1,
-            template: 1,
-            template_labels: true,
-            cpu_index: 1,
-            ..PodState::default()
-        };
-        s
+        crate::cluster::fixture::cases::with_new_pod(model.initial_state())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_cases::load;
+    use crate::cluster::ClusterAction;
+
+    #[test]
+    fn first_commands_run_before_anything_else() {
+        let model = load("c1", "minimal");
+        let mut offered = Vec::new();
+        model.actions(model.initial_state(), &mut offered);
+        assert_eq!(offered, [ClusterAction::UserCommand { event: 1 }]);
     }
 }

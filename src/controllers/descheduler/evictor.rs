@@ -79,25 +79,25 @@ pub fn count(spec: &ClusterSpec, state: &mut ClusterState, loc: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::test_cases::load;
-    use crate::model::ClusterModel;
+    use crate::cluster::fixture::{cases, Fixture};
 
-    fn with_limits(node: u32, namespace: u32, critical_pod: Option<usize>) -> ClusterModel {
-        let model = load("c5", "original");
-        let mut spec = model.spec().clone();
-        let d = spec.descheduler.as_mut().unwrap();
+    /// C5 with the descheduler's limits per node and per namespace, and `critical_pod`
+    /// system-critical.
+    fn with_limits(node: u32, namespace: u32, critical_pod: Option<usize>) -> Fixture {
+        let mut cluster = cases::c5();
+        let d = cluster.spec.descheduler.as_mut().unwrap();
         d.max_pods_to_evict_per_node = node;
         d.max_pods_to_evict_per_namespace = namespace;
         if let Some(p) = critical_pod {
-            spec.pods[p - 1].critical = true;
+            cluster.spec.pods[p - 1].critical = true;
         }
-        ClusterModel::new(spec, model.initial_state().clone())
+        cluster
     }
 
     #[test]
     fn per_node_limit_counts_over_the_whole_run() {
-        let model = with_limits(1, 5000, None);
-        let (spec, mut state) = (model.spec(), model.initial_state().clone());
+        let cluster = with_limits(1, 5000, None);
+        let (spec, mut state) = (&cluster.spec, cluster.state.clone());
         assert!(evict(
             spec,
             &mut state,
@@ -136,8 +136,8 @@ mod tests {
 
     #[test]
     fn namespace_limit_stops_every_node() {
-        let model = with_limits(5000, 1, None);
-        let (spec, mut state) = (model.spec(), model.initial_state().clone());
+        let cluster = with_limits(5000, 1, None);
+        let (spec, mut state) = (&cluster.spec, cluster.state.clone());
         assert!(evict(
             spec,
             &mut state,
@@ -157,9 +157,9 @@ mod tests {
 
     #[test]
     fn filter_skips_terminating_and_critical_pods() {
-        let model = with_limits(5000, 5000, Some(5));
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = with_limits(5000, 5000, Some(5));
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         let mut profile = spec.descheduler.as_ref().unwrap().profiles[0].clone();
         assert!(passes_filter(spec, &state, &profile, 4));
         assert!(!passes_filter(spec, &state, &profile, 5), "critical");

@@ -145,25 +145,24 @@ fn balance_owner(
 
 #[cfg(test)]
 mod tests {
+    use crate::cluster::fixture::cases;
     use crate::cluster::{PodPhase, Queue, Recorder};
     use crate::controllers::descheduler;
-    use crate::model::test_cases::load;
-    use crate::model::ClusterModel;
 
-    fn terminating(model: &ClusterModel, state: &crate::cluster::ClusterState) -> Vec<usize> {
-        (1..=model.spec().pods.len())
+    fn terminating(state: &crate::cluster::ClusterState) -> Vec<usize> {
+        (1..=state.pods().len())
             .filter(|&p| state.pod(p).phase == PodPhase::Terminating)
             .collect()
     }
 
     #[test]
     fn evicts_duplicates_above_the_rounded_up_average_even_without_room_elsewhere() {
-        let model = load("c5", "original");
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c5();
+        let mut state = cluster.state.clone();
         let mut rec = Recorder::on();
-        descheduler::run(model.spec(), &mut state, &mut rec);
+        descheduler::run(&cluster.spec, &mut state, &mut rec);
         assert_eq!(
-            terminating(&model, &state),
+            terminating(&state),
             [4],
             "5 pods on 3 nodes: average 2, node 3 holds 3"
         );
@@ -182,11 +181,11 @@ mod tests {
 
     #[test]
     fn needs_two_feasible_nodes() {
-        let model = load("c5", "original");
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c5();
+        let mut state = cluster.state.clone();
         state.node_mut(2).status = crate::cluster::NodeStatus::NotReady;
         state.node_mut(1).status = crate::cluster::NodeStatus::NotReady;
-        descheduler::run(model.spec(), &mut state, &mut Recorder::off());
-        assert!(terminating(&model, &state).is_empty());
+        descheduler::run(&cluster.spec, &mut state, &mut Recorder::off());
+        assert!(terminating(&state).is_empty());
     }
 }

@@ -201,6 +201,7 @@ fn balance(sorted: &mut [Domain], total: i32, max_skew: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::fixture::cases;
 
     fn domains(pods: &[i32]) -> Vec<Domain> {
         pods.iter()
@@ -251,9 +252,9 @@ mod tests {
 
     #[test]
     fn c8_evicts_the_first_pod_of_the_fullest_hostname_domain() {
-        let model = crate::model::test_cases::load("c8", "original");
-        let spec = model.spec();
-        let mut state = model.initial_state().clone();
+        let cluster = cases::c8();
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
         for (pod, node) in [(1, 1), (2, 2), (3, 3), (4, 1), (5, 2), (6, 1)] {
             let p = state.pod_mut(pod);
             p.phase = crate::cluster::PodPhase::Running;

@@ -193,33 +193,32 @@ pub fn message(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<S
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::with_new_pod;
     use super::*;
+    use crate::cluster::fixture::cases::{self, with_new_pod};
     use crate::cluster::NodeStatus;
-    use crate::model::test_cases::load;
 
     #[test]
     fn c3s_sixth_replica_is_blocked_by_the_spread_constraints() {
-        let model = load("c3", "original");
-        let s = with_new_pod(&model);
+        let cluster = cases::c3();
+        let s = with_new_pod(&cluster.state);
         assert_eq!(
-            message(model.spec(), &s, 6).unwrap(),
+            message(&cluster.spec, &s, 6).unwrap(),
             "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints."
         );
     }
 
     #[test]
     fn each_node_counts_once_under_the_first_filter_that_rejects_it() {
-        let model = load("c3", "original");
-        let mut s = with_new_pod(&model);
+        let cluster = cases::c3();
+        let mut s = with_new_pod(&cluster.state);
         s.node_mut(1).status = NodeStatus::NotReady;
         s.node_mut(2).cpu_left = 1;
         assert_eq!(
-            message(model.spec(), &s, 6).unwrap(),
+            message(&cluster.spec, &s, 6).unwrap(),
             "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match pod topology \
              spread constraints, 1 node(s) were not ready."
         );
-        let fits = load("c3", "original-non-violation");
-        assert_eq!(message(fits.spec(), &with_new_pod(&fits), 6), None);
+        let fits = cases::c3_non_violation();
+        assert_eq!(message(&fits.spec, &with_new_pod(&fits.state), 6), None);
     }
 }

@@ -32,6 +32,8 @@ use crate::cluster::{
     ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder, TieBreak,
 };
 use crate::cluster::{ItemClock, Queue};
+#[cfg(test)]
+pub(crate) use pod_topology_spread::count_check::schedule_and_compare;
 pub use pod_topology_spread::MatchingCache;
 
 /// The per-node buffers of a scheduling cycle, kept between the pods of one scheduler step (and
@@ -372,47 +374,48 @@ pub fn fits_nowhere(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Reco
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::fixture::cases::{self, with_new_pod};
     use crate::cluster::NodeAffinityTerm;
-    use crate::model::test_cases::load;
-
-    pub(super) use crate::model::test_cases::with_new_pod;
 
     #[test]
     fn c3_spread_constraints_leave_no_feasible_node() {
-        let model = load("c3", "original");
-        assert_eq!(schedule_one(model.spec(), &with_new_pod(&model), 6), None);
+        let cluster = cases::c3();
+        assert_eq!(
+            schedule_one(&cluster.spec, &with_new_pod(&cluster.state), 6),
+            None
+        );
     }
 
     #[test]
     fn hostname_spread_picks_the_least_loaded_node() {
-        let model = load("c3", "original-non-violation");
+        let cluster = cases::c3_non_violation();
         assert_eq!(
-            schedule_one(model.spec(), &with_new_pod(&model), 6),
+            schedule_one(&cluster.spec, &with_new_pod(&cluster.state), 6),
             Some(2)
         );
     }
 
     #[test]
     fn nodes_that_are_not_ready_are_neither_chosen_nor_counted() {
-        let model = load("c3", "original-non-violation");
-        let mut s = with_new_pod(&model);
+        let cluster = cases::c3_non_violation();
+        let mut s = with_new_pod(&cluster.state);
         s.node_mut(2).status = NodeStatus::NotReady;
-        assert_eq!(schedule_one(model.spec(), &s, 6), Some(1));
+        assert_eq!(schedule_one(&cluster.spec, &s, 6), Some(1));
     }
 
     #[test]
     fn resource_fit_rejects_full_nodes() {
-        let model = load("c3", "original-non-violation");
-        let mut s = with_new_pod(&model);
+        let cluster = cases::c3_non_violation();
+        let mut s = with_new_pod(&cluster.state);
         s.node_mut(2).cpu_left = 7;
-        assert_eq!(schedule_one(model.spec(), &s, 6), None);
+        assert_eq!(schedule_one(&cluster.spec, &s, 6), None);
     }
 
     #[test]
     fn required_node_affinity_restricts_the_nodes() {
-        let model = load("c1", "original");
-        let mut spec = model.spec().clone();
-        let s = with_new_pod(&model);
+        let cluster = cases::c1();
+        let mut spec = cluster.spec.clone();
+        let s = with_new_pod(&cluster.state);
         assert_eq!(
             schedule_one(&spec, &s, 6),
             Some(1),
@@ -429,25 +432,28 @@ mod tests {
 
     #[test]
     fn preferred_node_affinity_outweighs_equal_nodes() {
-        let model = load("c1", "original");
-        let mut spec = model.spec().clone();
+        let cluster = cases::c1();
+        let mut spec = cluster.spec.clone();
         spec.pod_templates[0].affinity.push(NodeAffinityTerm {
             required: false,
             weight: 10,
             matched: vec![false, false, true, false],
             labels: Vec::new(),
         });
-        assert_eq!(schedule_one(&spec, &with_new_pod(&model), 6), Some(2));
+        assert_eq!(
+            schedule_one(&spec, &with_new_pod(&cluster.state), 6),
+            Some(2)
+        );
     }
 
     #[test]
     fn scheduling_binds_assumes_resources_and_wakes_kubelet_and_hpa() {
-        let model = load("c3", "original-non-violation");
-        let mut s = with_new_pod(&model);
+        let cluster = cases::c3_non_violation();
+        let mut s = with_new_pod(&cluster.state);
         s.clear_queue(Queue::Hpa);
         s.enqueue(Queue::Scheduler, 6);
         let mut rec = Recorder::on();
-        run(model.spec(), &mut s, &mut Scratch::default(), &mut rec);
+        run(&cluster.spec, &mut s, &mut Scratch::default(), &mut rec);
         assert_eq!({ s.pod(6).loc }, 2);
         assert_eq!((s.node(2).cpu_left, s.node(2).num_pods), (48, 2));
         assert_eq!(s.pending(Queue::Kubelet), &[6]);

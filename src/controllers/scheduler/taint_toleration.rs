@@ -45,50 +45,57 @@ pub fn score(c: &mut Cycle) {
 mod tests {
     use super::super::{Buffers, Cycle};
     use super::*;
-    use crate::input::uniform::load_uniform;
-    use crate::model::test_cases::with_new_pod;
-    use crate::model::ClusterModel;
-    use serde_json::{json, Value};
+    use crate::cluster::fixture::cases::{self, with_new_pod};
+    use crate::cluster::fixture::Fixture;
+    use crate::cluster::Toleration;
 
-    /// C3's non-violation variant (three nodes with room for pod 6) with each node's taints
-    /// and the pod template's tolerations replaced.
-    fn c3_with(taints: [Value; 3], tolerations: Value) -> ClusterModel {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/cases/c3/original-non-violation.json"
-        );
-        let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        for (node, taint) in taints.into_iter().enumerate() {
-            if taint != json!([]) {
-                doc["setup"]["nodes"][node]["taint"] = taint;
+    /// C3's non-violation variant (three nodes with room for pod 6) with each node's taints,
+    /// in Kivi's form, and the pod template's tolerations.
+    fn c3_with(taints: [&[&str]; 3], tolerations: &[Toleration]) -> Fixture {
+        let mut builder = cases::c3_non_violation_builder();
+        for (node, taints) in taints.into_iter().enumerate() {
+            for taint in taints {
+                builder = builder.taint(node + 1, taint);
             }
         }
-        doc["setup"]["podTemplates"][0]["toleration"] = tolerations;
-        load_uniform(&doc).unwrap_or_else(|e| panic!("{e}"))
+        for toleration in tolerations {
+            builder = builder.toleration(1, toleration.clone());
+        }
+        builder.build()
+    }
+
+    /// The toleration Kivi writes as `text` (`key=value:Effect`, operator Equal).
+    fn kivi(text: &str) -> Toleration {
+        Toleration::parse(text).unwrap()
+    }
+
+    /// The toleration of every taint with key `key` (of every taint for an empty key).
+    fn exists(key: &str) -> Toleration {
+        Toleration::new(key, "Exists", "", "").unwrap()
     }
 
     /// Which of nodes 1–3 the filter lets pod 6 onto.
-    fn feasible(model: &ClusterModel) -> [bool; 3] {
-        let s = with_new_pod(model);
-        let mut c = Cycle::new(model.spec(), &s, 6, &mut Buffers::default());
+    fn feasible(cluster: &Fixture) -> [bool; 3] {
+        let s = with_new_pod(&cluster.state);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
         filter(&mut c);
         [1, 2, 3].map(|n| c.feasible(n))
     }
 
     /// Each node's TaintToleration score for pod 6, weighted.
-    fn scores(model: &ClusterModel) -> [i32; 3] {
-        let s = with_new_pod(model);
-        let mut c = Cycle::new(model.spec(), &s, 6, &mut Buffers::default());
+    fn scores(cluster: &Fixture) -> [i32; 3] {
+        let s = with_new_pod(&cluster.state);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
         score(&mut c);
         [1, 2, 3].map(|n| c.score[n])
     }
 
-    fn one_of_each_effect(tolerations: Value) -> ClusterModel {
+    fn one_of_each_effect(tolerations: &[Toleration]) -> Fixture {
         c3_with(
             [
-                json!(["dedicated=gpu:NoExecute"]),
-                json!(["dedicated=gpu:NoSchedule"]),
-                json!(["dedicated=gpu:PreferNoSchedule"]),
+                &["dedicated=gpu:NoExecute"],
+                &["dedicated=gpu:NoSchedule"],
+                &["dedicated=gpu:PreferNoSchedule"],
             ],
             tolerations,
         )
@@ -96,57 +103,53 @@ mod tests {
 
     #[test]
     fn no_execute_and_no_schedule_taints_filter_and_prefer_no_schedule_does_not() {
-        assert_eq!(
-            feasible(&one_of_each_effect(json!([]))),
-            [false, false, true]
-        );
-        let no_execute = one_of_each_effect(json!(["dedicated=gpu:NoExecute"]));
+        assert_eq!(feasible(&one_of_each_effect(&[])), [false, false, true]);
+        let no_execute = one_of_each_effect(&[kivi("dedicated=gpu:NoExecute")]);
         assert_eq!(feasible(&no_execute), [true, false, true]);
-        let mismatch = one_of_each_effect(json!(["dedicated=cpu:NoExecute"]));
+        let mismatch = one_of_each_effect(&[kivi("dedicated=cpu:NoExecute")]);
         assert_eq!(feasible(&mismatch), [false, false, true], "value mismatch");
-        let exists = one_of_each_effect(json!([{"key": "dedicated", "operator": "Exists"}]));
-        assert_eq!(feasible(&exists), [true, true, true]);
-        let everything = one_of_each_effect(json!({"operator": "Exists"}));
+        let exists_key = one_of_each_effect(&[exists("dedicated")]);
+        assert_eq!(feasible(&exists_key), [true, true, true]);
+        let everything = one_of_each_effect(&[exists("")]);
         assert_eq!(feasible(&everything), [true, true, true]);
     }
 
     #[test]
     fn untolerated_no_execute_taints_mark_the_node_for_spread_policies() {
-        let model = one_of_each_effect(json!([]));
-        let s = with_new_pod(&model);
-        let mut c = Cycle::new(model.spec(), &s, 6, &mut Buffers::default());
+        let cluster = one_of_each_effect(&[]);
+        let s = with_new_pod(&cluster.state);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
         filter(&mut c);
         assert_eq!([1, 2, 3].map(|n| c.tainted[n]), [true, true, false]);
     }
 
     #[test]
     fn the_score_counts_untolerated_prefer_no_schedule_taints_reversed() {
-        let taints = [
-            json!(["a:PreferNoSchedule", "b=1:PreferNoSchedule"]),
-            json!(["a:PreferNoSchedule"]),
-            json!([]),
+        let taints: [&[&str]; 3] = [
+            &["a:PreferNoSchedule", "b=1:PreferNoSchedule"],
+            &["a:PreferNoSchedule"],
+            &[],
         ];
         // Raw counts 2, 1, 0: normalised to 100, 50, 0 of the largest, reversed, weight 3.
-        assert_eq!(scores(&c3_with(taints.clone(), json!([]))), [0, 150, 300]);
-        let b = json!([{"key": "b", "operator": "Exists"}]);
-        assert_eq!(scores(&c3_with(taints.clone(), b)), [0, 0, 300]);
-        let all = json!(["a:PreferNoSchedule", "b=1:PreferNoSchedule"]);
-        assert_eq!(scores(&c3_with(taints, all)), [300, 300, 300]);
+        assert_eq!(scores(&c3_with(taints, &[])), [0, 150, 300]);
+        assert_eq!(scores(&c3_with(taints, &[exists("b")])), [0, 0, 300]);
+        let all = [kivi("a:PreferNoSchedule"), kivi("b=1:PreferNoSchedule")];
+        assert_eq!(scores(&c3_with(taints, &all)), [300, 300, 300]);
     }
 
     #[test]
     fn the_fit_error_names_the_first_untolerated_taint_of_each_node() {
-        let model = c3_with(
+        let cluster = c3_with(
             [
-                json!(["soft:PreferNoSchedule", "dedicated=gpu:NoExecute"]),
-                json!(["dedicated=gpu:NoExecute", "spot:NoSchedule"]),
-                json!(["spot:NoSchedule"]),
+                &["soft:PreferNoSchedule", "dedicated=gpu:NoExecute"],
+                &["dedicated=gpu:NoExecute", "spot:NoSchedule"],
+                &["spot:NoSchedule"],
             ],
-            json!([]),
+            &[],
         );
-        let s = with_new_pod(&model);
+        let s = with_new_pod(&cluster.state);
         assert_eq!(
-            super::super::fit_error::message(model.spec(), &s, 6).unwrap(),
+            super::super::fit_error::message(&cluster.spec, &s, 6).unwrap(),
             "0/3 nodes are available: 1 node(s) had untolerated taint {spot: }, 2 node(s) had \
              untolerated taint {dedicated: gpu}."
         );
