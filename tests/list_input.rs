@@ -59,3 +59,36 @@ fn a_list_is_checked_to_a_definite_verdict_without_replica_sets_left_out() {
         assert!(!warnings.contains("tolerationSeconds"), "{warnings}");
     }
 }
+
+/// Pods without spread constraints of their own are spread by kube-scheduler's system
+/// defaults, over zones: the nodes keep their `topology.kubernetes.io/zone` label although no
+/// template names it (the List's `search` pods, which name it, lose their constraints here).
+#[test]
+fn nodes_keep_their_zone_for_the_system_default_spreading() {
+    let mut list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(LIST).unwrap()).unwrap();
+    for item in list["items"].as_array_mut().unwrap() {
+        let spec = match item["kind"].as_str() {
+            Some("Pod") => &mut item["spec"],
+            Some("ReplicaSet") => &mut item["spec"]["template"]["spec"],
+            _ => continue,
+        };
+        if let Some(spec) = spec.as_object_mut() {
+            spec.remove("topologySpreadConstraints");
+        }
+    }
+    let dump = kivi_with_stdin(&["dump", "-"], Some(&list.to_string()));
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    let zones: Vec<&str> = document["setup"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| {
+            node["labels"]["topology.kubernetes.io/zone"]
+                .as_str()
+                .unwrap_or("none")
+        })
+        .collect();
+    assert_eq!(zones, ["zone-a", "zone-c", "zone-c", "zone-a"]);
+}

@@ -16,6 +16,9 @@ use crate::cluster::{Taint, Toleration};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 
+/// The zone key of kube-scheduler's system default spreading.
+const SYSTEM_DEFAULT_ZONE_KEY: &str = "topology.kubernetes.io/zone";
+
 /// The units chosen for a translation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Units {
@@ -241,7 +244,10 @@ pub fn warn_unknown_topology_keys(cluster: &ClusterDescription, diagnostics: &mu
     }
 }
 
-/// Node label keys that some pod template refers to.
+/// Node label keys that some pod template refers to, and the zone key when a template has no
+/// spread constraints of its own: kube-scheduler then spreads its pods by the system default
+/// constraints, over `topology.kubernetes.io/zone` (`systemDefaultConstraints` in
+/// `pkg/scheduler/framework/plugins/podtopologyspread/plugin.go`).
 fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
     let templates = cluster
         .deployments
@@ -250,6 +256,9 @@ fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
         .chain(cluster.standalone_pods.iter().map(|(_, pod)| pod));
     let mut keys = BTreeSet::new();
     for pod in templates {
+        if pod.spread.is_empty() {
+            keys.insert(SYSTEM_DEFAULT_ZONE_KEY.to_string());
+        }
         keys.extend(
             pod.spread
                 .iter()
