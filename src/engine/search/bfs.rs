@@ -176,7 +176,7 @@ pub fn explore<M: Model, V: VisitedSet>(
     initial: Vec<(usize, M::State)>,
 ) -> Vec<WorkerStats> {
     let threads = search.options.threads.max(1);
-    let mut stats = vec![WorkerStats::default(); threads];
+    let mut workers: Vec<LevelWorker<M>> = (0..threads).map(|_| LevelWorker::new(search)).collect();
     let mut first = Part::<M>::default();
     let mut frontier_states = 0;
     for (index, state) in initial {
@@ -210,13 +210,13 @@ pub fn explore<M: Model, V: VisitedSet>(
             next: &next,
             memory: &memory,
         };
-        let work = |slot: &mut WorkerStats| search.guard(|| level.work(slot));
+        let work = |slot: &mut LevelWorker<M>| search.guard(|| level.work(slot));
         if threads == 1 {
-            work(&mut stats[0]);
+            work(&mut workers[0]);
         } else {
             let work = &work;
             rayon::scope(|scope| {
-                let (first, rest) = stats.split_first_mut().expect("at least one worker");
+                let (first, rest) = workers.split_first_mut().expect("at least one worker");
                 for slot in rest {
                     scope.spawn(move |_| {
                         work(slot);
@@ -238,7 +238,30 @@ pub fn explore<M: Model, V: VisitedSet>(
         // interval ends before any poll: the bounds are looked at between levels too.
         search.poll_bounds();
     }
-    stats
+    workers.into_iter().map(|worker| worker.stats).collect()
+}
+
+/// What one worker keeps from level to level: its figures, its model context (so that the
+/// model's caches last the whole search, as a depth-first worker's do), its buffers and its
+/// clock.
+struct LevelWorker<M: Model> {
+    stats: WorkerStats,
+    worker: M::Worker,
+    successors: SuccessorBatch<M>,
+    spare: Spare<M>,
+    poll: Poll,
+}
+
+impl<M: Model> LevelWorker<M> {
+    fn new<V: VisitedSet>(search: &Search<'_, M, V>) -> Self {
+        Self {
+            stats: WorkerStats::default(),
+            worker: search.model_worker(),
+            successors: SuccessorBatch::new(),
+            spare: Spare::<M>::new(),
+            poll: Poll::new(),
+        }
+    }
 }
 
 /// The expansion of one level, shared by its workers.
@@ -255,16 +278,19 @@ struct LevelJob<'j, 's, 'm, M: Model, V: VisitedSet> {
 impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
     /// Takes chunks of the frontier until none is left, adding this worker's counts to
     /// `stats`; hands its part of the next level over at the end.
-    fn work(&self, stats: &mut WorkerStats) {
+    fn work(&self, slot: &mut LevelWorker<M>) {
         let search = self.search;
         let model = search.model;
         let mut pin = search.visited.pin();
-        let mut worker = search.model_worker();
-        let mut successors = SuccessorBatch::new();
-        let mut spare = Spare::<M>::new();
+        let LevelWorker {
+            stats,
+            worker,
+            successors,
+            spare,
+            poll,
+        } = slot;
         let mut part = Part::<M>::default();
         let mut unreported = Unreported::default();
-        let mut poll = Poll::new();
         let link_size = std::mem::size_of::<Link<M::Action>>() as u64;
         'chunks: loop {
             if !self.report_memory(&mut unreported) {
@@ -287,13 +313,13 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     .is_some_and(|limit| self.depth >= limit)
                 {
                     let mut actions = spare.take_actions();
-                    model.actions(&mut worker, &state, &mut actions);
+                    model.actions(worker, &state, &mut actions);
                     search.may_expand(self.depth, !actions.is_empty());
                     spare.give_back_actions(actions);
                     spare.keep(state);
                     continue;
                 }
-                successors.fill(model, &mut worker, &state, &pin, &mut spare, |_| {});
+                successors.fill(model, worker, &state, &pin, spare, |_| {});
                 stats.expanded += 1;
                 if successors.entries.is_empty() {
                     search.check_end_state(&state, || self.path_to(parent, None));
@@ -313,7 +339,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                             stats.stored += 1;
                             stats.max_depth = stats.max_depth.max(self.depth + 1);
                             let action = &successor.action;
-                            if !search.check_new_state(&mut worker, &successor.state, || {
+                            if !search.check_new_state(worker, &successor.state, || {
                                 self.path_to(parent, Some(action))
                             }) {
                                 unreported.states += state_bytes(model, &successor.state);
@@ -327,7 +353,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                         }
                     }
                 }
-                search.between_states(&mut pin, &mut poll);
+                search.between_states(&mut pin, poll);
             }
         }
         drop(pin);
