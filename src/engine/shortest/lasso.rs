@@ -101,7 +101,7 @@ fn search<M: Model>(
             if explored.states.len() >= STATES {
                 break 'levels format!("the search for a shorter loop stored its {STATES} states");
             }
-            if explored.expanded() % POLL == 0 {
+            if explored.expanded().is_multiple_of(POLL) {
                 if bounds.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
                     break 'levels Incompleteness::Cancelled.to_string();
                 }
