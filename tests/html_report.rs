@@ -183,22 +183,24 @@ fn a_loops_repeated_steps_are_folded_as_the_text_report_folds_them() {
             "step",
             "step",
             "step",
-            "step",
             "step"
         ],
-        "the initial state, one round of 5 steps, their 749 repeats in one column, the 2 \
-         steps to the loop and its 4"
+        "the initial state, one round of 5 steps, their 749 repeats in one column, and the \
+         loop's 5 steps (the shortest lasso enters its loop where a round ends)"
     );
     let note = "... the 5 step(s) above repeat 749 more times (lines [7]–[5249]) ...";
     assert!(svg.contains(&format!("<title>{note}</title>")), "{svg}");
     assert!(
-        html.contains(&format!("{note}\n[5250][Descheduler]")),
+        html.contains(&format!(
+            "{note}\n<b>Loop (repeats forever):</b>\n[5250][Descheduler]"
+        )),
         "{html}"
     );
     assert_eq!(
         html.matches("[Kubelet] Created pod 4 on node 3").count(),
-        2,
-        "once in the chart's titles, once in the trace"
+        4,
+        "in the first round and in the loop, each once in the chart's titles and once in the \
+         trace: the 749 rounds between are folded"
     );
 }
 

@@ -62,6 +62,7 @@ use super::lasso::Lasso;
 use super::memory::{Charge, MemoryBudget, Tally, Use};
 use super::model::{Model, StepBuffers, WorkerBounds};
 use super::options::{CancelToken, TraceMode};
+use super::outcome::TraceLength;
 use super::rng::SplitMix64;
 use super::shortest::lasso::shorten_lasso;
 use super::shortest::Bounds;
@@ -155,6 +156,9 @@ pub struct LassoOutcome<M: Model> {
     pub search: LassoSearch<M>,
     /// The counts.
     pub stats: LassoStats,
+    /// Whether a lasso found is a shortest one ([`TraceLength::AsFound`] under
+    /// [`TraceMode::First`], and when none was found).
+    pub length: TraceLength,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -195,6 +199,7 @@ where
                     transitions,
                     ..LassoStats::default()
                 },
+                length: TraceLength::AsFound,
                 elapsed: start.elapsed(),
             });
         };
@@ -217,13 +222,14 @@ where
                 continue;
             }
         }
+        let mut length = TraceLength::AsFound;
         let search = match found {
             Some(lasso) => {
                 replays(model, &marked, &lasso)?;
                 if options.trace == TraceMode::First {
                     LassoSearch::Found(lasso)
                 } else {
-                    // The colour table and stacks are given back before the stem's search.
+                    // The colour table and stacks are given back before the search for a shorter lasso.
                     drop(shared);
                     let bounds = Bounds::left(
                         (threads, memory),
@@ -231,9 +237,10 @@ where
                         options.timeout,
                         options.cancel.as_ref(),
                     );
-                    let short = shorten_lasso(model, &marked, lasso, bounds);
-                    replays(model, &marked, &short)?;
-                    LassoSearch::Found(short)
+                    let short = shorten_lasso(model, &marked, lasso, bounds, start.elapsed());
+                    replays(model, &marked, &short.lasso)?;
+                    length = short.length;
+                    LassoSearch::Found(short.lasso)
                 }
             }
             // A step the model cut short left successors out: the bound that cut it decides.
@@ -257,6 +264,7 @@ where
         return Ok(LassoOutcome {
             search,
             stats,
+            length,
             elapsed: start.elapsed(),
         });
     }

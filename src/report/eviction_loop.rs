@@ -2,6 +2,7 @@
 //! it, in Kivi's trace style, or why there is none.
 
 use super::counterexample::{step_lines, Verbosity};
+use crate::engine::outcome::TraceLength;
 use crate::model::liveness::stable_reconciliation::unconverged;
 use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
@@ -168,6 +169,9 @@ pub fn found_text(found: &FoundLoop, verbosity: Verbosity) -> String {
     for reason in not_converged(found) {
         let _ = writeln!(text, "    not converged: {reason}");
     }
+    if let TraceLength::MaybeLonger(why) = &found.length {
+        let _ = writeln!(text, "(This loop may not be the shortest: {why}.)");
+    }
     text
 }
 
@@ -195,6 +199,7 @@ pub fn found_json(found: &FoundLoop) -> Value {
         "verdict": "violation",
         "prefix": lines.prefix,
         "cycle": lines.cycle,
+        "shortest": found.length == TraceLength::Shortest,
     });
     if found.kind == LoopKind::UnstableReconciliation {
         report["notConverged"] = json!(not_converged(found));

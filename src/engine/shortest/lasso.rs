@@ -1,253 +1,181 @@
-//! Short lassos: a shortest cycle within the cycle found, and a shortest stem to it.
+//! Short lassos: a shortest lasso of the whole model in place of the one the search found.
 //!
-//! CNDFS's lasso falls out of its depth-first stacks, so its cycle wanders (C4's eviction
-//! loop printed 250 lines). [`shorten_lasso`] keeps the states of the cycle found, takes
-//! the transitions among them, and picks the shortest cycle through one marked transition
-//! (a breadth-first search from each marked transition's target back to its source); then a
-//! breadth-first search of the model ([`super::search`]), bounded by the lasso's length,
-//! finds a shortest stem from an initial state to a state of that cycle. States are matched by
-//! their encodings, as the lasso search matches them, so under a symmetry reduction the stem
-//! may end in a renaming of a cycle state: the cycle is then walked again from where the stem
-//! ends, taking at each step an action that leads to the next cycle state's encoding. A stem
-//! search that a bound stops falls back to the lasso's own stem, followed along the old
-//! cycle to the new one.
+//! CNDFS's lasso falls out of its depth-first stacks, so both its stem and its cycle wander
+//! (C4's eviction loop printed 256 lines). [`shorten_lasso`] explores the model breadth-first
+//! from its initial states, storing states by fingerprint with their transitions
+//! ([`Explored`]), and after a level looks for the shortest lasso among the states expanded
+//! (once they have grown by a quarter since it last looked): as soon as one takes no more
+//! steps than the levels expanded, no lasso of the model is shorter (see
+//! [`super::lasso_graph`]), and the search stops, having looked little deeper than that lasso. Its states are then walked on the model from its initial state, each step
+//! an action leading to the next state's encoding (under a symmetry reduction a stored state
+//! may be a renaming of the one the walk is in), so the lasso printed is a path of the model.
+//!
+//! What it may spend: [`STATES`] states, the memory budget the loop search had, and as much
+//! time again as that search took (at least [`LEAST_TIME`], within its time limit). Past
+//! that it keeps the shortest lasso among the states it expanded if it is shorter than the
+//! one found, else the one found, and says the loop may not be the shortest.
 
-use super::{path_of, search, Bounds, Goals};
+use super::lasso_graph::{Explored, LassoPath};
+use super::Bounds;
 use crate::engine::lasso::Lasso;
 use crate::engine::memory::Use;
-use crate::engine::model::{Model, WorkerBounds};
-use crate::engine::trace::{replay, Step};
-use std::collections::{HashMap, HashSet, VecDeque};
+use crate::engine::model::{Model, StepBuffers, WorkerBounds};
+use crate::engine::outcome::{Incompleteness, TraceLength};
+use crate::engine::trace::Step;
+use std::time::{Duration, Instant};
 
-/// A transition between two cycle states (by index).
-struct Edge {
-    to: usize,
-    marked: bool,
+/// States the search for a shortest lasso may store.
+pub const STATES: usize = 1_000_000;
+/// The time every loop search may spend shortening its lasso, however quick it was.
+pub const LEAST_TIME: Duration = Duration::from_millis(250);
+/// Expansions between two looks at the clock and the cancel token.
+const POLL: usize = 64;
+/// The search looks for lassos among the expanded states once their number has grown by a
+/// `1 / LOOK_AGAIN`-th since it last looked: on a graph with few states a level, as many looks
+/// as levels would cost more than the levels.
+const LOOK_AGAIN: usize = 4;
+
+/// A lasso, and whether no lasso of the model is shorter.
+pub struct Shortened<M: Model> {
+    /// The lasso to print.
+    pub lasso: Lasso<M>,
+    /// [`TraceLength::Shortest`], or why a shorter one may exist.
+    pub length: TraceLength,
 }
 
-/// The cycle's states by encoding, with the transitions among them.
-struct CycleGraph<M: Model> {
-    states: Vec<M::State>,
-    index: HashMap<Vec<u8>, usize>,
-    edges: Vec<Vec<Edge>>,
-}
-
-impl<M: Model> CycleGraph<M> {
-    /// The states of `lasso`'s cycle and every transition of `model` among them.
-    fn of(
-        model: &M,
-        marked: &impl Fn(&M::State, &M::Action, &M::State) -> bool,
-        lasso: &Lasso<M>,
-    ) -> Self {
-        let mut graph = Self {
-            states: Vec::new(),
-            index: HashMap::new(),
-            edges: Vec::new(),
-        };
-        for state in lasso.cycle.iter().map(|step| &step.state) {
-            let key = encoding(model, state);
-            if !graph.index.contains_key(&key) {
-                graph.index.insert(key, graph.states.len());
-                graph.states.push(state.clone());
-            }
-        }
-        let mut actions = Vec::new();
-        let mut worker = model.worker(WorkerBounds::none());
-        for state in &graph.states {
-            actions.clear();
-            model.actions(&mut worker, state, &mut actions);
-            let edges = actions
-                .iter()
-                .filter_map(|action| {
-                    let next = model.next_state(&mut worker, state, action)?;
-                    let to = *graph.index.get(&encoding(model, &next))?;
-                    let marked = marked(state, action, &next);
-                    Some(Edge { to, marked })
-                })
-                .collect();
-            graph.edges.push(edges);
-        }
-        graph
-    }
-
-    /// The states of a shortest cycle through a marked transition, from that transition's
-    /// source round to it again (first and last the same).
-    fn shortest_marked_cycle(&self) -> Option<Vec<usize>> {
-        let mut best: Option<Vec<usize>> = None;
-        for (from, edges) in self.edges.iter().enumerate() {
-            for edge in edges.iter().filter(|edge| edge.marked) {
-                let Some(back) = self.path(edge.to, from) else {
-                    continue;
-                };
-                if best.as_ref().is_none_or(|b| back.len() + 1 < b.len()) {
-                    let mut cycle = vec![from];
-                    cycle.extend(back);
-                    best = Some(cycle);
-                }
-            }
-        }
-        best
-    }
-
-    /// The states of a shortest path from `from` to `to` (both included).
-    fn path(&self, from: usize, to: usize) -> Option<Vec<usize>> {
-        let mut came = vec![usize::MAX; self.states.len()];
-        came[from] = from;
-        let mut queue = VecDeque::from([from]);
-        while let Some(at) = queue.pop_front() {
-            if at == to {
-                let mut path = vec![to];
-                let mut at = to;
-                while at != from {
-                    at = came[at];
-                    path.push(at);
-                }
-                path.reverse();
-                return Some(path);
-            }
-            for edge in &self.edges[at] {
-                if came[edge.to] == usize::MAX {
-                    came[edge.to] = at;
-                    queue.push_back(edge.to);
-                }
-            }
-        }
-        None
-    }
-
-    /// Bytes the graph holds, for the memory budget.
-    fn bytes(&self, model: &M) -> u64 {
-        let states: usize = self
-            .states
-            .iter()
-            .map(|s| std::mem::size_of::<M::State>() + model.state_heap_bytes(s))
-            .sum();
-        let keys: usize = self.index.keys().map(|key| key.len() + 48).sum();
-        let edges: usize = self.edges.iter().map(Vec::len).sum();
-        (states + keys + edges * std::mem::size_of::<Edge>()) as u64
-    }
-}
-
-/// `state`'s encoding, with a fresh context (off the hot path).
-fn encoding<M: Model>(model: &M, state: &M::State) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    model.encode(&mut model.worker(WorkerBounds::none()), state, &mut bytes);
-    bytes
-}
-
-/// `lasso` (found and replayed) with a shortest cycle through a marked transition among its
-/// cycle's states and a shortest stem to that cycle, within `bounds` (the stem as found when a
-/// bound stops its search, or none are left). The lasso as found when the short one is no
-/// shorter.
+/// A shortest lasso of `model` whose cycle takes a transition `marked` says yes to, in place
+/// of `lasso` (found, replayed, after a search that took `spent`), within `bounds` and the
+/// allowance of this module; `lasso` itself when a bound stops the search before it finds a
+/// shorter one.
 pub fn shorten_lasso<M: Model>(
     model: &M,
     marked: &(impl Fn(&M::State, &M::Action, &M::State) -> bool + Sync),
     lasso: Lasso<M>,
     bounds: Result<Bounds, String>,
-) -> Lasso<M> {
-    let held = bounds.as_ref().ok().map(|b| b.memory.charge(Use::Stacks));
-    let graph = CycleGraph::of(model, marked, &lasso);
-    if held
-        .as_ref()
-        .is_some_and(|h| !h.try_add(graph.bytes(model)))
-    {
-        return lasso;
-    }
-    let Some(cycle) = graph.shortest_marked_cycle() else {
-        return lasso;
-    };
-    let on_cycle: HashSet<&[u8]> = graph
-        .index
-        .iter()
-        .filter(|(_, at)| cycle.contains(at))
-        .map(|(key, _)| key.as_slice())
-        .collect();
-    let stem = bounds
-        .ok()
-        .and_then(|bounds| shortest_stem(model, &on_cycle, &lasso, &bounds))
-        .or_else(|| stem_as_found(model, &on_cycle, &lasso));
-    let Some((init, stem)) = stem else {
-        return lasso;
-    };
-    let end = stem.last().map_or(&init, |step| &step.state);
-    let Some(cycle) = walk(model, marked, &graph, &cycle, end) else {
-        return lasso;
-    };
-    if stem.len() + cycle.len() >= lasso.prefix.len() + lasso.cycle.len() {
-        return lasso;
-    }
-    Lasso {
-        init,
-        prefix: stem,
-        cycle,
-    }
-}
-
-/// A shortest path from an initial state to a state whose encoding is in `on_cycle`,
-/// replayed; `None` when a bound stopped the search first.
-fn shortest_stem<M: Model>(
-    model: &M,
-    on_cycle: &HashSet<&[u8]>,
-    lasso: &Lasso<M>,
-    bounds: &Bounds,
-) -> Option<(M::State, Vec<Step<M>>)> {
-    let reached = |state: &M::State| on_cycle.contains(encoding(model, state).as_slice());
-    let goals = Goals::reaching(model, reached);
-    let depth = lasso.prefix.len() + lasso.cycle.len();
-    let found = search(&goals, depth, bounds).ok()?;
-    let (_, trace) = found.traces.into_iter().next()?;
-    let trace = replay(model, &path_of(model, &trace)).ok()?;
-    Some((trace.init, trace.steps))
-}
-
-/// The lasso's own stem, followed along its cycle to the first state in `on_cycle`.
-fn stem_as_found<M: Model>(
-    model: &M,
-    on_cycle: &HashSet<&[u8]>,
-    lasso: &Lasso<M>,
-) -> Option<(M::State, Vec<Step<M>>)> {
-    let copy = |step: &Step<M>| Step {
-        action: step.action.clone(),
-        state: step.state.clone(),
-    };
-    let mut stem: Vec<Step<M>> = lasso.prefix.iter().map(copy).collect();
-    for step in &lasso.cycle {
-        let end = stem.last().map_or(&lasso.init, |s: &Step<M>| &s.state);
-        if on_cycle.contains(encoding(model, end).as_slice()) {
-            return Some((lasso.init.clone(), stem));
+    spent: Duration,
+) -> Shortened<M> {
+    let bounds = match bounds {
+        Ok(bounds) => bounds,
+        Err(why) => {
+            return Shortened {
+                lasso,
+                length: TraceLength::MaybeLonger(why),
+            }
         }
-        stem.push(copy(step));
+    };
+    let found = lasso.prefix.len() + lasso.cycle.len();
+    let (best, stopped) = search(model, marked, &bounds, spent, found);
+    let shorter = best
+        .filter(|(path, _)| path.len() < found)
+        .and_then(|(path, explored)| walk(model, marked, &explored, &path));
+    let length = stopped.map_or(TraceLength::Shortest, TraceLength::MaybeLonger);
+    Shortened {
+        lasso: shorter.unwrap_or(lasso),
+        length,
     }
-    None
 }
 
-/// The steps of `cycle` (cycle-state indices, first and last the same, its first transition
-/// marked) walked from `start`, a state with the encoding of one of them: round once, back to
-/// `start`'s encoding, through the marked transition.
+/// The shortest lasso found breadth-first, with the graph it was found in, and why the search
+/// stopped before it could say that lasso is a shortest one (`None` when it is one, or when
+/// no lasso is shorter than the `found` steps of the one in hand).
+fn search<M: Model>(
+    model: &M,
+    marked: &impl Fn(&M::State, &M::Action, &M::State) -> bool,
+    bounds: &Bounds,
+    spent: Duration,
+    found: usize,
+) -> (Option<(LassoPath, Explored<M>)>, Option<String>) {
+    let started = Instant::now();
+    let mut allowed = spent.max(LEAST_TIME);
+    if let Some(left) = bounds.time_left {
+        allowed = allowed.min(left);
+    }
+    let held = bounds.memory.charge(Use::Stacks);
+    let mut explored = Explored::new(model);
+    let mut worker = model.worker(WorkerBounds::none());
+    let mut buffers = StepBuffers::new();
+    let mut looked_at = 0;
+    let stopped = 'levels: loop {
+        let level_end = explored.states.len();
+        while explored.expanded() < level_end {
+            if explored.states.len() >= STATES {
+                break 'levels format!("the search for a shorter loop stored its {STATES} states");
+            }
+            if explored.expanded().is_multiple_of(POLL) {
+                if bounds.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                    break 'levels Incompleteness::Cancelled.to_string();
+                }
+                if started.elapsed() >= allowed {
+                    break 'levels format!(
+                        "the search for a shorter loop used its {:.2} s",
+                        allowed.as_secs_f64()
+                    );
+                }
+            }
+            let bytes = explored.expand_next(model, marked, &mut worker, &mut buffers);
+            if !held.try_add(bytes) {
+                break 'levels bounds.memory.exhausted(bytes).to_string();
+            }
+        }
+        if explored.complete() {
+            let best = explored.shortest_lasso(usize::MAX);
+            return (best.map(|path| (path, explored)), None);
+        }
+        // Every lasso of `deepest + 1` steps or fewer is among the expanded states.
+        let within = explored
+            .expanded_depth()
+            .map_or(0, |deepest| deepest as usize + 1);
+        // The lasso in hand is among them too: none shorter is deeper.
+        let last_look = found <= within;
+        if last_look || explored.expanded() >= looked_at + looked_at / LOOK_AGAIN {
+            looked_at = explored.expanded();
+            if let Some(path) = explored.shortest_lasso(within) {
+                if path.len() <= within {
+                    return (Some((path, explored)), None);
+                }
+            }
+            if last_look {
+                return (None, None);
+            }
+        }
+    };
+    let best = explored.shortest_lasso(usize::MAX);
+    (best.map(|path| (path, explored)), Some(stopped))
+}
+
+/// `path` walked on `model` from its initial state: at each step an action to a state with
+/// the next stored state's encoding, the marked one where the path takes its marked
+/// transition. `None` if some step has no such action.
 fn walk<M: Model>(
     model: &M,
     marked: &impl Fn(&M::State, &M::Action, &M::State) -> bool,
-    graph: &CycleGraph<M>,
-    cycle: &[usize],
-    start: &M::State,
-) -> Option<Vec<Step<M>>> {
-    let here = graph.index.get(&encoding(model, start))?;
-    let rounds = cycle.len() - 1;
-    let offset = cycle[..rounds].iter().position(|at| at == here)?;
-    let mut steps: Vec<Step<M>> = Vec::with_capacity(rounds);
-    let mut actions = Vec::new();
+    explored: &Explored<M>,
+    path: &LassoPath,
+) -> Option<Lasso<M>> {
     let mut worker = model.worker(WorkerBounds::none());
-    for position in offset..offset + rounds {
-        let target = &graph.states[cycle[(position + 1) % rounds]];
-        let target = encoding(model, target);
-        let must_mark = position % rounds == 0;
-        let at = steps.last().map_or(start, |step| &step.state);
+    let encode = |worker: &mut M::Worker, state: &M::State| {
+        let mut bytes = Vec::new();
+        model.encode(worker, state, &mut bytes);
+        bytes
+    };
+    let stem = path.stem[1..].iter().map(|&at| (at, false));
+    let cycle = path
+        .cycle
+        .iter()
+        .enumerate()
+        .map(|(position, &at)| (at, position == path.marked_at));
+    let init = explored.states[path.stem[0] as usize].clone();
+    let mut steps: Vec<Step<M>> = Vec::with_capacity(path.len());
+    let mut actions = Vec::new();
+    for (at, must_mark) in stem.chain(cycle) {
+        let target = encode(&mut worker, &explored.states[at as usize]);
+        let from = steps.last().map_or(&init, |step| &step.state);
         actions.clear();
-        model.actions(&mut worker, at, &mut actions);
+        model.actions(&mut worker, from, &mut actions);
         let step = actions.iter().find_map(|action| {
-            let next = model.next_state(&mut worker, at, action)?;
+            let next = model.next_state(&mut worker, from, action)?;
             let fits =
-                encoding(model, &next) == target && (!must_mark || marked(at, action, &next));
+                encode(&mut worker, &next) == target && (!must_mark || marked(from, action, &next));
             fits.then(|| Step {
                 action: action.clone(),
                 state: next,
@@ -255,5 +183,10 @@ fn walk<M: Model>(
         })?;
         steps.push(step);
     }
-    Some(steps)
+    let cycle = steps.split_off(path.stem.len() - 1);
+    Some(Lasso {
+        init,
+        prefix: steps,
+        cycle,
+    })
 }

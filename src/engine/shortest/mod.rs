@@ -7,11 +7,12 @@
 //! path it finds to each is a shortest one, and it replaces the trace as found (after being
 //! replayed on the model). A breadth-first check needs none of this: its traces are shortest
 //! already. A bound (time, memory, cancel) that stops the shortening leaves the trace as
-//! found, marked [`TraceLength::MaybeLonger`]. The same bounded search shortens a lasso's stem
-//! ([`lasso`]).
+//! found, marked [`TraceLength::MaybeLonger`]. A lasso is shortened by a breadth-first search of
+//! its own, which stores the graph it explores ([`lasso`]).
 
 mod goals;
 pub mod lasso;
+mod lasso_graph;
 
 pub use goals::{Goal, Goals};
 

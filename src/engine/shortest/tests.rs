@@ -203,6 +203,17 @@ fn bounds() -> Bounds {
     Bounds::left((2, &MemoryBudget::new(1 << 24)), Instant::now(), None, None).expect("time")
 }
 
+/// `lasso` shortened with plenty of room, checked to replay; its stem and cycle steps.
+fn shortened(graph: &Graph, lasso: Lasso<Graph>) -> (usize, usize, TraceLength) {
+    let short = shorten_lasso(graph, &graph.marked(), lasso, Ok(bounds()), Duration::ZERO);
+    cndfs::replays(graph, &graph.marked(), &short.lasso).expect("the short lasso replays");
+    (
+        short.lasso.prefix.len(),
+        short.lasso.cycle.len(),
+        short.length,
+    )
+}
+
 /// A long way round a ring of 12 (0 → 1 → … → 11 → 0, edge 11 → 0 marked, entered at 0)
 /// with chords 0 → 6 and 6 → 11: the shortest cycle through the marked edge is 0 → 6 → 11 → 0,
 /// three steps, and it starts in the initial state.
@@ -215,17 +226,54 @@ fn a_wandering_lasso_becomes_its_shortest_cycle_and_stem() {
     let path: Vec<u32> = (0..=12).map(|i| i % 12).collect();
     let lasso = graph.lasso(&path, 0);
     cndfs::replays(&graph, &graph.marked(), &lasso).expect("the lasso as found replays");
-    let short = shorten_lasso(&graph, &graph.marked(), lasso, Ok(bounds()));
-    cndfs::replays(&graph, &graph.marked(), &short).expect("the short lasso replays");
-    assert_eq!((short.prefix.len(), short.cycle.len()), (0, 3));
+    assert_eq!(shortened(&graph, lasso), (0, 3, TraceLength::Shortest));
 }
 
-/// Random graphs: the short lasso replays, is never longer than the lasso found, and its
-/// cycle is a brute-force shortest marked cycle among the found cycle's states.
+/// The lasso found (0 → 1, then round 1 → 2 → 3 → 4 → 1, five steps) is the shortest among
+/// its cycle's states; the shortest of the graph leaves 0 the other way, to a marked
+/// self-loop at 5 (two steps), which no state of the found cycle reaches. Behind 5 lies a
+/// long tail the search need not explore.
 #[test]
-fn short_lassos_replay_and_match_brute_force_on_the_found_cycle() {
-    let mut shortened = 0;
-    for seed in 0..200u64 {
+fn the_shortest_lasso_may_leave_the_found_cycle() {
+    let mut edges: Vec<Vec<(u32, bool)>> = vec![
+        vec![(1, false), (5, false)],
+        vec![(2, false)],
+        vec![(3, false)],
+        vec![(4, false)],
+        vec![(1, true)],
+        vec![(6, false), (5, true)],
+    ];
+    edges.extend((6..50).map(|i| vec![(i + 1, false)]));
+    edges.push(vec![(50, true)]);
+    let graph = Graph { edges };
+    let lasso = graph.lasso(&[0, 1, 2, 3, 4, 1], 1);
+    cndfs::replays(&graph, &graph.marked(), &lasso).expect("the lasso as found replays");
+    assert_eq!(shortened(&graph, lasso), (1, 1, TraceLength::Shortest));
+}
+
+/// A cycle's best entry is not where the stem first meets the component: 0 → 1 → 2 → 3,
+/// then 3 → 1 (marked) closes a cycle of three, but 2 → 2 (marked) is a cycle of one: stem
+/// 0 → 1 → 2 and the self-loop, three steps, against four entering at 1.
+#[test]
+fn the_entry_is_chosen_with_the_cycle() {
+    let graph = Graph {
+        edges: vec![
+            vec![(1, false)],
+            vec![(2, false)],
+            vec![(3, false), (2, true)],
+            vec![(1, true)],
+        ],
+    };
+    let lasso = graph.lasso(&[0, 1, 2, 3, 1], 1);
+    assert_eq!(shortened(&graph, lasso), (2, 1, TraceLength::Shortest));
+}
+
+/// Random graphs: the short lasso replays, is never longer than the lasso found, and is as
+/// short as a brute-force shortest lasso of the whole graph.
+#[test]
+fn short_lassos_replay_and_match_brute_force() {
+    let mut shortened_some = 0;
+    for seed in 0..300u64 {
         let graph = random_graph(seed);
         let options = cndfs::LassoOptions {
             threads: 1,
@@ -239,19 +287,17 @@ fn short_lassos_replay_and_match_brute_force_on_the_found_cycle() {
         let cndfs::LassoSearch::Found(found) = outcome.expect("replays").search else {
             continue;
         };
-        let cycle_states: Vec<u32> = found.cycle.iter().map(|step| step.state).collect();
-        let brute = shortest_marked_cycle(&graph, &cycle_states);
         let before = found.prefix.len() + found.cycle.len();
-        let short = shorten_lasso(&graph, &graph.marked(), found, Ok(bounds()));
-        cndfs::replays(&graph, &graph.marked(), &short).expect("replays");
-        let after = short.prefix.len() + short.cycle.len();
-        assert!(after <= before, "seed {seed}: {after} > {before}");
-        if after < before {
-            assert_eq!(short.cycle.len(), brute, "seed {seed}");
-            shortened += 1;
-        }
+        let (prefix, cycle, length) = shortened(&graph, found);
+        assert_eq!(length, TraceLength::Shortest, "seed {seed}");
+        assert_eq!(prefix + cycle, shortest_lasso(&graph), "seed {seed}");
+        assert!(prefix + cycle <= before, "seed {seed}");
+        shortened_some += usize::from(prefix + cycle < before);
     }
-    assert!(shortened > 10, "only {shortened} lassos got shorter");
+    assert!(
+        shortened_some > 10,
+        "only {shortened_some} lassos got shorter"
+    );
 }
 
 /// A random graph of 5 to 44 nodes, one to three edges each, one edge in four marked.
@@ -261,33 +307,37 @@ fn random_graph(seed: u64) -> Graph {
     Graph::random(&mut rng, nodes, (1, 3), 4)
 }
 
-/// The shortest cycle through a marked edge that stays among `states`, by trying every
-/// marked edge and every path length.
-fn shortest_marked_cycle(graph: &Graph, states: &[u32]) -> usize {
-    let inside = |s: u32| states.contains(&s);
-    let mut best = usize::MAX;
-    for &from in states {
-        for &(to, marked) in &graph.edges[from as usize] {
-            if !marked || !inside(to) {
-                continue;
-            }
-            let mut frontier = vec![to];
-            for length in 1..=states.len() {
-                if frontier.contains(&from) {
-                    best = best.min(length);
-                    break;
+/// The steps of a shortest lasso of `graph`, by brute force: for each state `x`, its
+/// breadth-first depth plus the shortest walk from `x` back to `x` that takes a marked edge
+/// (a breadth-first search over pairs of a node and whether a marked edge was taken).
+fn shortest_lasso(graph: &Graph) -> usize {
+    let n = graph.edges.len();
+    let from = |source: (usize, bool)| {
+        let mut distance = vec![[usize::MAX; 2]; n];
+        distance[source.0][usize::from(source.1)] = 0;
+        let mut queue = std::collections::VecDeque::from([source]);
+        while let Some((v, taken)) = queue.pop_front() {
+            let d = distance[v][usize::from(taken)];
+            for &(w, marked) in &graph.edges[v] {
+                let next = (w as usize, taken || marked);
+                if distance[next.0][usize::from(next.1)] == usize::MAX {
+                    distance[next.0][usize::from(next.1)] = d + 1;
+                    queue.push_back(next);
                 }
-                frontier = frontier
-                    .iter()
-                    .flat_map(|&s| graph.edges[s as usize].iter().map(|e| e.0))
-                    .filter(|&s| inside(s))
-                    .collect();
-                frontier.sort_unstable();
-                frontier.dedup();
             }
         }
-    }
-    best
+        distance
+    };
+    let depth = from((0, false));
+    (0..n)
+        .filter(|&x| depth[x][0] != usize::MAX || depth[x][1] != usize::MAX)
+        .filter_map(|x| {
+            let back = from((x, false))[x][1];
+            let stem = depth[x][0].min(depth[x][1]);
+            (back != usize::MAX).then(|| stem + back)
+        })
+        .min()
+        .expect("the graph has a lasso")
 }
 
 #[test]
@@ -296,11 +346,35 @@ fn a_lasso_replays_after_its_walk_from_a_stem() {
         edges: vec![vec![(1, false)], vec![(2, false)], vec![(1, true)]],
     };
     let lasso = graph.lasso(&[0, 1, 2, 1], 1);
-    let short = shorten_lasso(&graph, &graph.marked(), lasso, Ok(bounds()));
+    let short = shorten_lasso(&graph, &graph.marked(), lasso, Ok(bounds()), Duration::ZERO);
     let path = crate::engine::trace::Path {
         init: 0,
-        actions: short.prefix.iter().map(|s| s.action).collect(),
+        actions: short.lasso.prefix.iter().map(|s| s.action).collect(),
     };
     assert_eq!(replay(&graph, &path).expect("replays").len(), 1);
-    assert_eq!(short.cycle.len(), 2);
+    assert_eq!(short.lasso.cycle.len(), 2);
+}
+
+/// A bound that stops the search keeps the lasso as found and says why.
+#[test]
+fn a_bound_keeps_the_lasso_as_found() {
+    let graph = Graph {
+        edges: vec![vec![(1, false)], vec![(2, false)], vec![(1, true)]],
+    };
+    let lasso = || graph.lasso(&[0, 1, 2, 1, 2, 1], 1);
+    let gone = Err("time limit of 1 s reached".to_string());
+    let short = shorten_lasso(&graph, &graph.marked(), lasso(), gone, Duration::ZERO);
+    assert_eq!((short.lasso.prefix.len(), short.lasso.cycle.len()), (1, 4));
+    assert_eq!(
+        short.length,
+        TraceLength::MaybeLonger("time limit of 1 s reached".into())
+    );
+    let tiny = Bounds::left((1, &MemoryBudget::new(16)), Instant::now(), None, None);
+    let short = shorten_lasso(&graph, &graph.marked(), lasso(), tiny, Duration::ZERO);
+    assert_eq!((short.lasso.prefix.len(), short.lasso.cycle.len()), (1, 4));
+    assert!(
+        matches!(&short.length, TraceLength::MaybeLonger(why) if why.starts_with("memory budget")),
+        "{:?}",
+        short.length
+    );
 }

@@ -12,6 +12,7 @@ use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdic
 use crate::cluster::{ClusterAction, ClusterState, PodPhase};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
 use crate::engine::lasso::{find_lasso, TooManyStates};
+use crate::engine::outcome::TraceLength;
 use crate::model::ClusterModel;
 
 /// Whether `action`, taken in `before` and leading to `after`, evicted a pod.
@@ -48,6 +49,7 @@ pub fn find_eviction_loop(
             kind: LoopKind::Eviction,
             model: model.clone(),
             lasso,
+            length: outcome.length,
         })),
         LassoSearch::None => LoopVerdict::None,
         LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
@@ -79,5 +81,6 @@ pub fn find_eviction_loop_reference(
         kind: LoopKind::Eviction,
         model,
         lasso,
+        length: TraceLength::AsFound,
     }))
 }

@@ -3,6 +3,7 @@
 
 use crate::engine::cndfs::LassoStats;
 use crate::engine::lasso::Lasso;
+use crate::engine::outcome::TraceLength;
 use crate::model::{ClusterModel, ModelOptions};
 
 /// What a lasso of the cluster shows.
@@ -37,6 +38,8 @@ pub struct FoundLoop {
     pub model: ClusterModel,
     /// The path to the loop and one round of it.
     pub lasso: Lasso<ClusterModel>,
+    /// Whether no lasso of the cluster is shorter ([`crate::engine::shortest::lasso`]).
+    pub length: TraceLength,
 }
 
 /// `model` without intent monitors (only the scheduler's own `pod_always_schedulable`), and

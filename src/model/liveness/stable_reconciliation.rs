@@ -323,6 +323,7 @@ pub fn find_unstable_reconciliation(
             kind: LoopKind::UnstableReconciliation,
             lasso: on_the_cluster(&lasso),
             model: cluster.clone(),
+            length: outcome.length.clone(),
         })),
         LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
         LassoSearch::None => {
