@@ -345,11 +345,11 @@ mod tests {
             NoExecuteStay::Deleted
         );
         let forever = timed("node.kubernetes.io/not-ready", "NoExecute", None);
-        assert_eq!(stay(&[forever.clone()]), NoExecuteStay::Forever);
+        assert_eq!(stay(std::slice::from_ref(&forever)), NoExecuteStay::Forever);
         let sixty = timed("", "NoExecute", Some(60));
-        let thirty = timed("node.kubernetes.io/not-ready", "", None);
+        let every_effect = timed("node.kubernetes.io/not-ready", "", None);
         assert_eq!(
-            stay(&[forever.clone(), sixty.clone(), thirty]),
+            stay(&[forever.clone(), sixty.clone(), every_effect]),
             NoExecuteStay::Seconds(60)
         );
         let ten = timed("node.kubernetes.io/not-ready", "NoExecute", Some(10));
