@@ -134,7 +134,7 @@ fn spread_after_node_failure_leaves_the_replacement_pending_under_kubernetes() {
     assert!(stdout.contains("Violating intent(s): pod_always_schedulable"));
     for line in [
         "[0][nodeFailure] Node 1 failed",
-        "[2][taintEviction] The 300 s the pods on node 1 tolerate its not-ready taint have \
+        "[2][taintEviction] The 300 s the pods on node 1 tolerate its unreachable taint have \
          passed: pod 1 is deleted",
         "[7][Scheduler - no_feasible_node] Pod 1's spread over kubernetes.io/hostname \
          (maxSkew 1), matching pods per domain: node 1, not ready: 0, node 2: 1, node 3: 1",

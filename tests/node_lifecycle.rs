@@ -91,10 +91,9 @@ fn a_not_ready_node_is_tainted_no_execute_in_a_step_of_its_own() {
         [ClusterAction::NodeLifecycle { node: 1 }]
     );
     let no_execute = |s: &ClusterState| {
-        snapshot(model.spec(), s).nodes[0]
-            .taints
-            .iter()
-            .any(|t| t.key == "node.kubernetes.io/not-ready" && t.effect == TaintEffect::NoExecute)
+        snapshot(model.spec(), s).nodes[0].taints.iter().any(|t| {
+            t.key == "node.kubernetes.io/unreachable" && t.effect == TaintEffect::NoExecute
+        })
     };
     assert!(
         !no_execute(&down),
@@ -106,7 +105,7 @@ fn a_not_ready_node_is_tainted_no_execute_in_a_step_of_its_own() {
     assert!(no_execute(&tainted));
     assert_eq!(
         rec.into_lines()[0].message,
-        "Node 1 is not ready: tainted node.kubernetes.io/not-ready:NoExecute (zone Normal)"
+        "Node 1 is not ready: tainted node.kubernetes.io/unreachable:NoExecute (zone Normal)"
     );
     assert_eq!(
         phases(&tainted),
@@ -143,7 +142,7 @@ fn a_tolerating_pod_stays_until_its_timer_fires() {
     assert_eq!(fired.pending(Queue::Kubelet), [1]);
     assert_eq!(
         rec.into_lines()[0].message,
-        "The 300 s the pods on node 1 tolerate its not-ready taint have passed: pod 1 is deleted"
+        "The 300 s the pods on node 1 tolerate its unreachable taint have passed: pod 1 is deleted"
     );
     assert!(
         lifecycle_steps(&model, &fired).is_empty(),
@@ -157,7 +156,7 @@ fn a_tolerating_pod_stays_until_its_timer_fires() {
 fn a_pod_tolerating_the_taint_for_ever_has_no_timer() {
     let model = model_with(Semantics::Kubernetes, |document| {
         document["setup"]["podTemplates"][0]["toleration"] = json!([{
-            "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"
+            "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"
         }]);
     });
     let down = failed(model.initial_state(), &[1]);
@@ -170,13 +169,34 @@ fn a_pod_tolerating_the_taint_for_ever_has_no_timer() {
     assert!(lifecycle_steps(&model, &tainted).is_empty());
 }
 
+/// A failed node stopped reporting: its taint is `unreachable`, so a template tolerating only
+/// `not-ready` for ever still gets the admission plugin's 300 s of `unreachable` and the timer.
+#[test]
+fn tolerating_not_ready_does_not_tolerate_a_failed_nodes_unreachable_taint() {
+    let model = model_with(Semantics::Kubernetes, |document| {
+        document["setup"]["podTemplates"][0]["toleration"] = json!([{
+            "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"
+        }]);
+    });
+    let down = failed(model.initial_state(), &[1]);
+    let tainted = model.step(
+        &down,
+        &ClusterAction::NodeLifecycle { node: 1 },
+        &mut Recorder::off(),
+    );
+    assert_eq!(
+        lifecycle_steps(&model, &tainted),
+        [ClusterAction::TolerationTimeout { node: 1 }]
+    );
+}
+
 /// The template's own `tolerationSeconds` of the taint (60 s): the pods have the timer, and
 /// the step that fires it says their 60 s, not the admission default.
 #[test]
 fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
     let model = model_with(Semantics::Kubernetes, |document| {
         document["setup"]["podTemplates"][0]["toleration"] = json!([{
-            "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+            "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
             "tolerationSeconds": 60
         }]);
     });
@@ -203,7 +223,7 @@ fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
     );
     assert_eq!(
         rec.into_lines()[0].message,
-        "The 60 s the pods on node 1 tolerate its not-ready taint have passed: pod 1 is deleted"
+        "The 60 s the pods on node 1 tolerate its unreachable taint have passed: pod 1 is deleted"
     );
 }
 
@@ -213,7 +233,7 @@ fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
 fn a_toleration_of_zero_seconds_deletes_the_pod_as_the_node_is_tainted() {
     let model = model_with(Semantics::Kubernetes, |document| {
         document["setup"]["podTemplates"][0]["toleration"] = json!([
-            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
              "tolerationSeconds": 600},
             {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 0}
         ]);
@@ -230,8 +250,8 @@ fn a_toleration_of_zero_seconds_deletes_the_pod_as_the_node_is_tainted() {
     assert_eq!(
         messages,
         [
-            "Node 1 is not ready: tainted node.kubernetes.io/not-ready:NoExecute (zone Normal)",
-            "pod 1 tolerates node 1's not-ready taint for 0 s: deleted at once",
+            "Node 1 is not ready: tainted node.kubernetes.io/unreachable:NoExecute (zone Normal)",
+            "pod 1 tolerates node 1's unreachable taint for 0 s: deleted at once",
         ]
     );
     assert!(lifecycle_steps(&model, &tainted).is_empty());
@@ -249,7 +269,7 @@ fn toleration_seconds_without_no_execute_is_an_input_error() {
     )
     .unwrap();
     document["setup"]["podTemplates"][0]["toleration"] = json!([{
-        "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoSchedule",
+        "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoSchedule",
         "tolerationSeconds": 60
     }]);
     std::fs::write(&path, document.to_string()).unwrap();
@@ -322,7 +342,7 @@ fn the_node_ready_again_cancels_the_timer() {
     assert!(!back.node(1).no_execute_taint);
     assert_eq!(
         rec.into_lines()[0].message,
-        "Node 1 is ready again: its not-ready NoExecute taint is taken off"
+        "Node 1 is ready again: its unreachable NoExecute taint is taken off"
     );
     assert!(lifecycle_steps(&model, &back).is_empty(), "no timer left");
     assert_eq!(phases(&back), [PodPhase::Running; 3]);
@@ -435,8 +455,8 @@ fn the_cluster_violates_only_under_kubernetes() {
     let stdout = String::from_utf8_lossy(&kubernetes.stdout);
     assert_eq!(kubernetes.status.code(), Some(1), "{stdout}");
     for line in [
-        "[1][nodeLifecycle] Node 1 is not ready: tainted node.kubernetes.io/not-ready:NoExecute",
-        "[2][taintEviction] The 300 s the pods on node 1 tolerate its not-ready taint have \
+        "[1][nodeLifecycle] Node 1 is not ready: tainted node.kubernetes.io/unreachable:NoExecute",
+        "[2][taintEviction] The 300 s the pods on node 1 tolerate its unreachable taint have \
          passed: pod 1 is deleted",
         "matching pods per domain: node 1, not ready: 0, node 2: 1, node 3: 1",
     ] {

@@ -36,7 +36,7 @@ pub enum ClusterAction {
     /// The node controller evicts the pods of queued nodes that are not ready.
     NodeController,
     /// Under `--semantics kubernetes`: the node lifecycle controller puts its NoExecute
-    /// `not-ready` taint on node `node`, or takes it off (see
+    /// `unreachable` taint on node `node`, or takes it off (see
     /// `controllers::node_lifecycle`).
     NodeLifecycle {
         /// Node id.

@@ -1,5 +1,5 @@
 //! The node lifecycle controller under `--semantics kubernetes`: it puts the NoExecute
-//! `node.kubernetes.io/not-ready` taint on nodes that are not ready, one node per step, as long
+//! `node.kubernetes.io/unreachable` taint on nodes that are not ready, one node per step, as long
 //! as their zone's state lets it, and takes the taint off nodes that are ready again
 //! (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`). What the taint does to the
 //! node's pods is the taint eviction controller's job ([`super::taint_eviction`]).
@@ -26,10 +26,11 @@
 //!   again; kivi does that in one step.
 //!
 //! The zone states are computed from the state as it is, where the controller computes them
-//! every `--node-monitor-period` (5 s); the NoSchedule `not-ready` taint (`TaintNodesByCondition`,
-//! not rate-limited) is on every node that is not ready, in the snapshot the scheduler reads
-//! ([`crate::cluster::kube::of_model`]). The model does not tell `unreachable` (a node that
-//! stopped reporting) from `not-ready`: the default tolerations treat both alike.
+//! every `--node-monitor-period` (5 s); the NoSchedule taint (`TaintNodesByCondition`, not
+//! rate-limited) is on every node that is not ready, in the snapshot the scheduler reads
+//! ([`crate::cluster::kube::of_model`]). The taints are `unreachable`, not `not-ready`: every
+//! way the model takes a node down stops its kubelet
+//! ([`crate::cluster::kube::of_model::NODE_DOWN_TAINT`]).
 
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
 
@@ -190,7 +191,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
     let zones = Zones::of(spec, state);
     if zones.all_fully_disrupted() {
         rec.log(Some("nodeLifecycle"), || {
-            "Every zone is fully disrupted: the not-ready NoExecute taints are taken off every \
+            "Every zone is fully disrupted: the unreachable NoExecute taints are taken off every \
              node and evictions stop"
                 .to_string()
         });
@@ -204,13 +205,13 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
     if node.status == NodeStatus::Ready {
         node.no_execute_taint = false;
         rec.log(Some("nodeLifecycle"), || {
-            format!("Node {n} is ready again: its not-ready NoExecute taint is taken off")
+            format!("Node {n} is ready again: its unreachable NoExecute taint is taken off")
         });
     } else {
         node.no_execute_taint = true;
         rec.log(Some("nodeLifecycle"), || {
             format!(
-                "Node {n} is not ready: tainted node.kubernetes.io/not-ready:NoExecute (zone \
+                "Node {n} is not ready: tainted node.kubernetes.io/unreachable:NoExecute (zone \
                  {zone:?})"
             )
         });

@@ -1,5 +1,5 @@
 //! The taint eviction controller under `--semantics kubernetes`, for the node lifecycle
-//! controller's NoExecute `not-ready` taint ([`super::node_lifecycle`]):
+//! controller's NoExecute `unreachable` taint ([`super::node_lifecycle`]):
 //! `pkg/controller/tainteviction/taint_eviction.go`.
 //!
 //! When a node gets a NoExecute taint, `handleNodeUpdate` runs `processPodOnNode` for each pod
@@ -9,7 +9,7 @@
 //! passed. When the taint comes off before, `processPodOnNode` sees no taint and cancels the
 //! timer (`cancelWorkWithEvent`).
 //!
-//! Which pods tolerate the `not-ready` taint, and how long: the DefaultTolerationSeconds
+//! Which pods tolerate the `unreachable` taint, and how long: the DefaultTolerationSeconds
 //! admission plugin gives every pod that has no toleration of it one for 300 s
 //! ([`DEFAULT_TOLERATION_SECONDS`]), so such a pod has the timer. A pod whose template
 //! tolerates the taint stays as long as its matching tolerations say ([`no_execute_stay`]):
@@ -29,34 +29,34 @@
 //! their timer step, which deletes every timed pod there: pods whose `tolerationSeconds`
 //! differ would be deleted at different times, an ordering the step does not offer (a known
 //! difference while templates tolerating the taint for different times share a node). Pods can be bound to a tainted node only while it is ready (its
-//! NoSchedule `not-ready` taint keeps them off otherwise); if the node fails again before its
+//! NoSchedule `unreachable` taint keeps them off otherwise); if the node fails again before its
 //! taint came off, their timer may fire at once, where Kubernetes would take the taint off,
 //! put it back and wait 300 s: a timing among those the timer step allows anyway.
 
-use crate::cluster::kube::of_model::{DEFAULT_TOLERATION_SECONDS, NOT_READY_TAINT};
+use crate::cluster::kube::of_model::{DEFAULT_TOLERATION_SECONDS, NODE_DOWN_TAINT};
 use crate::cluster::taints::{no_execute_stay, tolerated, NoExecuteStay, Taint, TaintEffect};
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, PodPhase, Recorder};
 use std::sync::LazyLock;
 
 /// The node lifecycle controller's NoExecute taint.
-static NOT_READY_NO_EXECUTE: LazyLock<Taint> = LazyLock::new(|| Taint {
-    key: NOT_READY_TAINT.to_string(),
+static DOWN_NO_EXECUTE: LazyLock<Taint> = LazyLock::new(|| Taint {
+    key: NODE_DOWN_TAINT.to_string(),
     value: String::new(),
     effect: TaintEffect::NoExecute,
 });
 
-/// How long pod `p` of `state` stays on a node tainted `not-ready` NoExecute: its template's
+/// How long pod `p` of `state` stays on a node tainted `unreachable` NoExecute: its template's
 /// matching tolerations decide, or the admission plugin's 300 s when none matches.
 fn stay(spec: &ClusterSpec, state: &ClusterState, p: usize) -> NoExecuteStay {
     let tolerations = &spec.template_or_none(state.pod(p).template).tolerations;
-    if tolerated(tolerations, &NOT_READY_NO_EXECUTE) {
-        no_execute_stay(tolerations, &NOT_READY_NO_EXECUTE)
+    if tolerated(tolerations, &DOWN_NO_EXECUTE) {
+        no_execute_stay(tolerations, &DOWN_NO_EXECUTE)
     } else {
         NoExecuteStay::Seconds(u64::from(DEFAULT_TOLERATION_SECONDS))
     }
 }
 
-/// Whether pod `p` of `state` is bound to a node and waits for the `not-ready` timer there:
+/// Whether pod `p` of `state` is bound to a node and waits for the `unreachable` timer there:
 /// it is pending or running (not already deleted) and does not stay for ever. A pod deleted
 /// at once that is bound to the node after its taint (it tolerates the NoSchedule taint) is
 /// deleted by the timer step.
@@ -67,7 +67,7 @@ fn timed(spec: &ClusterSpec, state: &ClusterState, p: usize) -> bool {
         && stay(spec, state, p) != NoExecuteStay::Forever
 }
 
-/// `processPodOnNode` as node `n` gets its `not-ready` NoExecute taint: the pods bound there
+/// `processPodOnNode` as node `n` gets its `unreachable` NoExecute taint: the pods bound there
 /// whose `tolerationSeconds` is 0 or less are deleted at once.
 pub fn delete_untolerating(
     spec: &ClusterSpec,
@@ -87,7 +87,7 @@ pub fn delete_untolerating(
     }
     rec.log(Some("taintEviction"), || {
         format!(
-            "{} tolerate{} node {n}'s not-ready taint for 0 s: deleted at once",
+            "{} tolerate{} node {n}'s unreachable taint for 0 s: deleted at once",
             pod_list(&victims),
             if victims.len() == 1 { "s" } else { "" }
         )
@@ -156,7 +156,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
             _ => "are deleted",
         };
         format!(
-            "The {time} the pods on node {n} tolerate its not-ready taint have passed: {} \
+            "The {time} the pods on node {n} tolerate its unreachable taint have passed: {} \
              {deleted}",
             pod_list(&victims)
         )

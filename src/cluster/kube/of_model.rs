@@ -7,9 +7,9 @@
 //!   110 pods, the kubelet's default `--max-pods`; its labels are its label values as strings,
 //!   Kivi's `hostname` and `zone` keys written `kubernetes.io/hostname` and
 //!   `topology.kubernetes.io/zone`;
-//! - a node that is not ready (failed, kernel-panicked, down for maintenance) carries the
-//!   `node.kubernetes.io/not-ready` NoSchedule taint, as the node lifecycle controller taints
-//!   it by condition (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`), and the
+//! - a node that is not ready (failed, kernel-panicked, down for maintenance: its kubelet
+//!   stopped reporting) carries the `node.kubernetes.io/unreachable` NoSchedule taint, as the
+//!   node lifecycle controller taints it by condition (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`), and the
 //!   NoExecute one once that controller's rate-limited tainting has reached it
 //!   ([`NodeState::no_execute_taint`](crate::cluster::NodeState::no_execute_taint)); a node
 //!   being drained is cordoned, `spec.unschedulable` (`kubectl drain`);
@@ -46,6 +46,12 @@ pub const NAMESPACE: &str = "default";
 pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
 /// The taint it puts on a node that stopped reporting.
 pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+/// The taint of a node the model takes down. Every way it does (a failure, a kernel panic,
+/// maintenance) stops the node's kubelet, so the node's Ready condition turns Unknown and the
+/// node lifecycle controller taints it `unreachable`, not `not-ready` (which is for a kubelet
+/// that reports Ready false): `doNoExecuteTaintingPass` and `TaintNodesByCondition` in
+/// `pkg/controller/nodelifecycle/node_lifecycle_controller.go`.
+pub const NODE_DOWN_TAINT: &str = UNREACHABLE_TAINT;
 /// The `tolerationSeconds` of the `not-ready` and `unreachable` tolerations the
 /// DefaultTolerationSeconds admission plugin adds to a pod that has none
 /// (`--default-not-ready-toleration-seconds`,
@@ -141,7 +147,7 @@ fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
     let no_execute = now.no_execute_taint.then_some(TaintEffect::NoExecute);
     for effect in no_schedule.into_iter().chain(no_execute) {
         taints.push(Taint {
-            key: NOT_READY_TAINT.to_string(),
+            key: NODE_DOWN_TAINT.to_string(),
             value: String::new(),
             effect,
         });
