@@ -16,6 +16,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::model::{Model, StepBuffers, WorkerBounds};
+use super::scc::components;
 use super::trace::Step;
 
 /// A reachable cycle and the path to it.
@@ -144,63 +145,6 @@ fn explore<M: Model>(
     Ok(graph)
 }
 
-/// Tarjan's strongly connected components, iteratively: the component number of each state.
-fn components<M: Model>(graph: &Graph<M>) -> Vec<u32> {
-    const UNSEEN: u32 = u32::MAX;
-    let n = graph.states.len();
-    let mut order = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut component = vec![UNSEEN; n];
-    let mut stack = Vec::new();
-    let mut calls: Vec<(u32, usize)> = Vec::new();
-    let (mut next_order, mut next_component) = (0u32, 0u32);
-    for root in 0..n as u32 {
-        if order[root as usize] != UNSEEN {
-            continue;
-        }
-        calls.push((root, 0));
-        order[root as usize] = next_order;
-        low[root as usize] = next_order;
-        next_order += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        while let Some(&mut (v, ref mut edge)) = calls.last_mut() {
-            let v_us = v as usize;
-            if let Some(e) = graph.edges[v_us].get(*edge) {
-                *edge += 1;
-                let w = e.target as usize;
-                if order[w] == UNSEEN {
-                    order[w] = next_order;
-                    low[w] = next_order;
-                    next_order += 1;
-                    stack.push(e.target);
-                    on_stack[w] = true;
-                    calls.push((e.target, 0));
-                } else if on_stack[w] {
-                    low[v_us] = low[v_us].min(order[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent as usize] = low[parent as usize].min(low[v_us]);
-            }
-            if low[v_us] == order[v_us] {
-                while let Some(w) = stack.pop() {
-                    on_stack[w as usize] = false;
-                    component[w as usize] = next_component;
-                    if w == v {
-                        break;
-                    }
-                }
-                next_component += 1;
-            }
-        }
-    }
-    component
-}
-
 /// The edges (source, edge index) of a shortest path from `from` to `to` inside component
 /// `comp`, or `None` when there is none.
 fn path_within<M: Model>(
@@ -247,7 +191,9 @@ pub fn find_lasso<M: Model>(
     max_states: usize,
 ) -> Result<Option<Lasso<M>>, TooManyStates> {
     let graph = explore(model, &marked, max_states)?;
-    let component = components(&graph);
+    let component = components(graph.states.len(), |v| {
+        graph.edges[v].iter().map(|e| e.target)
+    });
     let best = (0..graph.states.len() as u32)
         .flat_map(|v| {
             graph.edges[v as usize]

@@ -27,6 +27,7 @@ pub mod no_return;
 pub mod options;
 pub mod outcome;
 pub mod rng;
+mod scc;
 mod search;
 pub mod shortest;
 pub mod stats;
