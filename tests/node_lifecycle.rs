@@ -76,6 +76,16 @@ fn failed(state: &ClusterState, nodes: &[usize]) -> ClusterState {
     state
 }
 
+/// `model`'s initial state once node 1 has failed and the lifecycle controller has tainted it.
+fn tainted_after_failure(model: &ClusterModel) -> ClusterState {
+    let down = failed(model.initial_state(), &[1]);
+    model.step(
+        &down,
+        &ClusterAction::NodeLifecycle { node: 1 },
+        &mut Recorder::off(),
+    )
+}
+
 fn phases(state: &ClusterState) -> Vec<PodPhase> {
     (1..=3).map(|p| state.pod(p).phase).collect()
 }
@@ -119,12 +129,7 @@ fn a_not_ready_node_is_tainted_no_execute_in_a_step_of_its_own() {
 #[test]
 fn a_tolerating_pod_stays_until_its_timer_fires() {
     let model = kubernetes();
-    let down = failed(model.initial_state(), &[1]);
-    let tainted = model.step(
-        &down,
-        &ClusterAction::NodeLifecycle { node: 1 },
-        &mut Recorder::off(),
-    );
+    let tainted = tainted_after_failure(&model);
     assert_eq!(
         lifecycle_steps(&model, &tainted),
         [ClusterAction::TolerationTimeout { node: 1 }]
@@ -159,12 +164,7 @@ fn a_pod_tolerating_the_taint_for_ever_has_no_timer() {
             "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"
         }]);
     });
-    let down = failed(model.initial_state(), &[1]);
-    let tainted = model.step(
-        &down,
-        &ClusterAction::NodeLifecycle { node: 1 },
-        &mut Recorder::off(),
-    );
+    let tainted = tainted_after_failure(&model);
     assert!(tainted.node(1).no_execute_taint);
     assert!(lifecycle_steps(&model, &tainted).is_empty());
 }
@@ -178,12 +178,7 @@ fn tolerating_not_ready_does_not_tolerate_a_failed_nodes_unreachable_taint() {
             "key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"
         }]);
     });
-    let down = failed(model.initial_state(), &[1]);
-    let tainted = model.step(
-        &down,
-        &ClusterAction::NodeLifecycle { node: 1 },
-        &mut Recorder::off(),
-    );
+    let tainted = tainted_after_failure(&model);
     assert_eq!(
         lifecycle_steps(&model, &tainted),
         [ClusterAction::TolerationTimeout { node: 1 }]
@@ -200,12 +195,7 @@ fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
             "tolerationSeconds": 60
         }]);
     });
-    let down = failed(model.initial_state(), &[1]);
-    let tainted = model.step(
-        &down,
-        &ClusterAction::NodeLifecycle { node: 1 },
-        &mut Recorder::off(),
-    );
+    let tainted = tainted_after_failure(&model);
     assert_eq!(phases(&tainted), [PodPhase::Running; 3]);
     assert_eq!(
         lifecycle_steps(&model, &tainted),
