@@ -524,9 +524,9 @@ fn controllers_say_why_they_scaled_and_evicted() {
     );
 }
 
-/// A sweep or a loop search cut short says what cut it: the 4,096-outcome cap of a scheduler
-/// listing, not a bound the user set, and no advice to drop a `--no-symmetry` never given
-/// (#46 row 8).
+/// A sweep or a loop search cut short says what cut it: a scheduler step whose outcomes the
+/// memory budget could not hold while they were listed, not the generic list of bounds, and
+/// no advice to drop a `--no-symmetry` never given (#46 row 8).
 #[test]
 fn an_incomplete_answer_names_what_cut_it_short() {
     let sweep = kivi(&[
@@ -536,16 +536,20 @@ fn an_incomplete_answer_names_what_cut_it_short() {
         "--non-violation",
         "--tie-break",
         "any",
+        "--memory",
+        "32M",
         "-q",
     ]);
     assert_eq!(sweep.status.code(), Some(3));
     let stdout = String::from_utf8_lossy(&sweep.stdout);
     assert!(
         stdout.contains(
-            "was cut short (a scheduler step under --tie-break any had more than 4096 outcomes"
+            "was cut short (a scheduler step under --tie-break any had more outcomes than the \
+             memory budget holds"
         ),
         "{stdout}"
     );
+    assert!(stdout.contains("give it more --memory"), "{stdout}");
     assert!(
         !stdout.contains("--timeout, --memory or --depth"),
         "{stdout}"
@@ -561,12 +565,17 @@ fn an_incomplete_answer_names_what_cut_it_short() {
         "--non-violation",
         "--tie-break",
         "any",
+        "--memory",
+        "32M",
         "--format",
         "json",
     ]));
     assert_eq!(report["verdict"], "incomplete");
     let reason = report["incomplete"].as_str().unwrap_or_default();
-    assert!(reason.contains("more than 4096 outcomes"), "{reason}");
+    assert!(
+        reason.contains("more outcomes than the memory budget holds"),
+        "{reason}"
+    );
 
     let lasso = kivi(&[
         "check",
@@ -577,11 +586,16 @@ fn an_incomplete_answer_names_what_cut_it_short() {
         "any",
         "--topology",
         "3:17",
+        "--memory",
+        "4M",
         "-q",
     ]);
     assert_eq!(lasso.status.code(), Some(3));
     let stdout = String::from_utf8_lossy(&lasso.stdout);
-    assert!(stdout.contains("more than 4096 outcomes"), "{stdout}");
+    assert!(
+        stdout.contains("more outcomes than the memory budget holds"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("symmetry reduction is off (a loop search keeps states as they are)"),
         "{stdout}"

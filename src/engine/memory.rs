@@ -3,8 +3,8 @@
 //!
 //! What a search holds grows with its states: the visited set, the breadth-first levels, the
 //! depth-first stacks, the lasso search's colour table and its blue and red stacks (a state
-//! and its pending successors a frame), the states a scheduler step's listing leads to until
-//! the search takes them, and the scheduler's listings kept to be taken again. Each charges
+//! and its pending successors a frame), the partly placed states and outcomes of a scheduler
+//! step while it is listed, and the scheduler's listings kept to be taken again. Each charges
 //! the account, by what it is for ([`Use`]), before it grows, and gives back what it frees. A
 //! charge that would take the account past its limit is refused: the search that asked stops
 //! as incomplete ([`Incompleteness::MemoryBudget`], exit 3), never with a wrong answer. The
@@ -16,8 +16,9 @@
 //! does.
 //!
 //! What is not charged does not grow with the search: the program, the model, each worker
-//! thread's stack, and the successors of the state a worker is expanding while they are
-//! generated (a scheduler step under `--tie-break any` lists up to 4,096 outcomes). That, and
+//! thread's stack, and the successors of the state a worker is expanding between their
+//! generation and their insertion (a scheduler step's are charged while it lists them, and may
+//! be many). That, and
 //! the allocator's slack, is the fixed overhead a process needs on top of its budget
 //! ([`process_overhead`]; `kivi job` sizes a pod's memory limit with it).
 
@@ -39,17 +40,21 @@ pub enum Use {
     Stacks,
     /// The lasso search's colour table.
     Colours,
+    /// A scheduler step's partly placed states and outcomes while it is listed (a step under
+    /// `--tie-break any` has one outcome per way of placing its tied pods).
+    Listings,
     /// Scheduler listings kept to be taken again, in their own share of the budget
     /// ([`CACHE_SHARE`]).
     Caches,
 }
 
 impl Use {
-    const ALL: [Use; 5] = [
+    const ALL: [Use; 6] = [
         Use::Visited,
         Use::Levels,
         Use::Stacks,
         Use::Colours,
+        Use::Listings,
         Use::Caches,
     ];
 
@@ -63,6 +68,7 @@ impl Use {
             Use::Levels => "breadth-first levels",
             Use::Stacks => "search stacks",
             Use::Colours => "colour table",
+            Use::Listings => "scheduler step listings",
             Use::Caches => "scheduler caches",
         }
     }

@@ -126,8 +126,8 @@ pub struct ClusterModel {
     /// The scheduler steps' listings every worker on this model shares (a new model, or the
     /// model with new options, starts with none).
     listings: Arc<SharedListings>,
-    /// Set when a scheduler step had more outcomes than its listing holds
-    /// ([`scheduler_steps::MAX_LISTED`]): the search then missed some successors and
+    /// Set when a scheduler or deployment controller step had more outcomes than the memory
+    /// budget holds while they were listed: the search then missed some successors and
     /// cannot be complete ([`Model::left_out`]).
     left_out: std::sync::OnceLock<String>,
 }
@@ -564,6 +564,7 @@ impl ClusterModel {
         state: &ClusterState,
     ) -> victim_choices::Listing {
         let mut scratch = std::mem::take(&mut w.encoding);
+        let budget = w.bounds.memory().cloned();
         let listing = victim_choices::list(
             state,
             &|next, picker| {
@@ -576,15 +577,22 @@ impl ClusterModel {
                 )
             },
             &mut |end| Model::fingerprint(self, w, end, &mut scratch),
+            budget.as_ref(),
         );
         w.encoding = scratch;
-        if listing.cut {
+        if let Some(cut) = listing.cut {
             self.left_out.get_or_init(|| {
+                let why = match cut {
+                    victim_choices::Cut::Memory => {
+                        "more than the memory budget holds; give it \
+                                                    more --memory"
+                    }
+                    victim_choices::Cut::Overflow => "too many to number in 64 bits",
+                };
                 format!(
-                    "a deployment controller step under --tie-break any had more than {} ways \
-                     to pick its scale-down victims among equally ranked pods, and only that \
-                     many were explored",
-                    victim_choices::MAX_OUTCOMES
+                    "a deployment controller step under --tie-break any had more ways to pick \
+                     its scale-down victims among equally ranked pods than were explored \
+                     ({why})"
                 )
             });
         }

@@ -63,7 +63,7 @@ impl ClusterModel {
     /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
     /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
     /// outcomes with symmetry), each outcome with the state it leads to. A step with more
-    /// outcomes than its listing holds is noted in [`ClusterModel::left_out`] and visited in
+    /// outcomes than the memory budget holds is noted in [`ClusterModel::left_out`] and visited in
     /// part. With symmetry, a state whose listing key
     /// ([`symmetry::Symmetry::listing_key`]) was listed completely before takes that
     /// listing's outcomes by binding their placements instead of listing the step again
@@ -132,7 +132,7 @@ impl ClusterModel {
                 &self.spec,
                 s,
                 reduce,
-                &|| bounds.stop_requested(),
+                bounds,
                 scheduler,
                 |choices, _, end| {
                     let placements = Placements::of(s, &end);
@@ -154,7 +154,7 @@ impl ClusterModel {
         match listed {
             Listed::All => true,
             Listed::Stopped | Listed::Cut => false,
-            Listed::TooMany => {
+            Listed::OutOfMemory { listed, held } => {
                 self.left_out.get_or_init(|| {
                     let why = match &self.symmetry {
                         SymmetryStatus::On(_) => String::new(),
@@ -167,9 +167,10 @@ impl ClusterModel {
                         }
                     };
                     format!(
-                        "a scheduler step under --tie-break any had more than {} outcomes and \
-                         only that many were explored{why}",
-                        scheduler_steps::MAX_LISTED
+                        "a scheduler step under --tie-break any had more outcomes than the \
+                         memory budget holds (it ran out after listing {listed}, holding {} \
+                         MiB); give it more --memory{why}",
+                        held >> 20
                     )
                 });
                 true

@@ -19,20 +19,29 @@
 
 use crate::cluster::ClusterState;
 use crate::controllers::deployment::PickVictim;
+use crate::engine::memory::{MemoryBudget, Tally, Use};
 use std::collections::{HashSet, VecDeque};
-
-/// Most outcomes (and most partial runs followed) a step's listing keeps; a step with more is
-/// explored in part and the check is incomplete.
-pub const MAX_OUTCOMES: usize = 4096;
 
 /// A step's listed outcomes.
 pub struct Listing {
     /// Each outcome's picks ([`PathPicker::replaying`]), in the order listed.
     pub picks: Vec<u64>,
-    /// Whether some outcomes were left out: more than [`MAX_OUTCOMES`], or picks too many to
-    /// number in 64 bits.
-    pub cut: bool,
+    /// Why some outcomes were left out, if any were.
+    pub cut: Option<Cut>,
 }
+
+/// Why a listing left outcomes out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// The memory budget could not hold the partial runs and outcomes listed.
+    Memory,
+    /// A path of picks has too many to number in 64 bits.
+    Overflow,
+}
+
+/// Bytes a listing holds for each partial run it follows or outcome it lists: the path or
+/// picks, and the fingerprints it told them apart by.
+const BYTES_PER_ENTRY: u64 = 64;
 
 /// A path of picks, as a number in mixed radix: the first pick is the number modulo the
 /// first tie's candidates, the next pick the rest modulo the next tie's, and so on; past the
@@ -93,13 +102,21 @@ impl PickVictim for PathPicker {
 }
 
 /// Lists the outcomes of the step `run` takes from `source` (`run` takes the step on a copy of
-/// the source, asking the picker at each tie), telling states apart by `fingerprint`.
+/// the source, asking the picker at each tie), telling states apart by `fingerprint`; what
+/// the listing holds is charged to `budget` ([`Use::Listings`]) until it ends.
 pub fn list(
     source: &ClusterState,
     run: &dyn Fn(&mut ClusterState, &mut PathPicker),
     fingerprint: &mut dyn FnMut(&ClusterState) -> u64,
+    budget: Option<&MemoryBudget>,
 ) -> Listing {
-    let cut = |picks| Listing { picks, cut: true };
+    let charge = budget.map(|budget| budget.charge(Use::Listings));
+    let mut held = charge.as_ref().map(Tally::new);
+    let mut room = || held.as_mut().is_none_or(|held| held.add(BYTES_PER_ENTRY));
+    let cut = |picks, why| Listing {
+        picks,
+        cut: Some(why),
+    };
     let mut picks = Vec::new();
     let mut ends = HashSet::new();
     let mut met = HashSet::new();
@@ -108,7 +125,6 @@ pub fn list(
         len: 0,
         scale: 1,
     }]);
-    let mut followed = 0;
     let mut state = source.clone();
     while let Some(path) = todo.pop_front() {
         state.clone_from(source);
@@ -117,8 +133,8 @@ pub fn list(
         let arity = picker.stopped_at as u64;
         if arity == 0 {
             if ends.insert(fingerprint(&state)) {
-                if picks.len() == MAX_OUTCOMES {
-                    return cut(picks);
+                if !room() {
+                    return cut(picks, Cut::Memory);
                 }
                 picks.push(path.number);
             }
@@ -127,12 +143,11 @@ pub fn list(
         if !met.insert((fingerprint(&state), path.len)) {
             continue;
         }
-        followed += 1;
         let Some(scale) = path.scale.checked_mul(arity) else {
-            return cut(picks);
+            return cut(picks, Cut::Overflow);
         };
-        if followed > MAX_OUTCOMES {
-            return cut(picks);
+        if !room() {
+            return cut(picks, Cut::Memory);
         }
         for index in 0..arity {
             todo.push_back(Path {
@@ -142,5 +157,5 @@ pub fn list(
             });
         }
     }
-    Listing { picks, cut: false }
+    Listing { picks, cut: None }
 }

@@ -2,9 +2,11 @@
 //! pod by pod, breadth first, one partly placed state per class.
 
 use super::drain::{Probe, Tie};
-use super::{start, Listed, Reduce, StepScratch, Stop, Track, MAX_LISTED};
+use super::{start, Listed, Reduce, StepScratch, Track, Use};
 use crate::cluster::{ClusterSpec, ClusterState};
 use crate::controllers::scheduler::MatchingCache;
+use crate::engine::memory::{Charge, Tally};
+use crate::engine::WorkerBounds;
 
 /// Calls `visit` with every outcome of a scheduler step in `state`, numbered from 0: the
 /// outcome's number (for [`run`]), where it puts the tied pods (the candidate each tie with a
@@ -26,14 +28,17 @@ use crate::controllers::scheduler::MatchingCache;
 /// ties once per partly placed state, which on a rollout over n nodes is O(n) pods per
 /// state. A lone partly placed state without a choice goes on to its next choice in one go.
 ///
-/// `stop` is asked before each partly placed state is followed; when it says so the listing
-/// ends there ([`Listed::Cut`]). A step replayed by its number is listed without it, so that
-/// the replay finds the outcome the search listed.
+/// The search's `bounds` are asked before each partly placed state is followed; when they
+/// say stop the listing ends there ([`Listed::Cut`]). The partly placed states of the next pod
+/// and the outcomes listed are charged to their memory budget ([`Use::Listings`]) until the
+/// listing ends; when it refuses, the listing ends there ([`Listed::OutOfMemory`]). A step
+/// replayed by its number is listed without bounds, so that the replay finds the outcome the
+/// search listed.
 pub fn for_each_choice(
     spec: &ClusterSpec,
     state: &ClusterState,
     reduce: Reduce,
-    stop: Stop,
+    bounds: &WorkerBounds,
     scratch: &mut StepScratch,
     mut visit: impl FnMut(u64, &[u16], ClusterState) -> bool,
 ) -> Listed {
@@ -54,6 +59,8 @@ pub fn for_each_choice(
     };
     let mut seen = std::collections::HashSet::new();
     let mut listed = 0;
+    let charge = bounds.memory().map(|budget| budget.charge(Use::Listings));
+    let mut held = Held::new(charge.as_ref());
     let mut frontier = vec![Partial {
         state: first,
         matching,
@@ -65,7 +72,7 @@ pub fn for_each_choice(
         let alone = frontier.len() == 1 && frontier[0].tie.candidates.len() == 1;
         let mut further = Vec::new();
         for partial in frontier {
-            if stop() {
+            if bounds.stop_requested() {
                 return Listed::Cut;
             }
             let Partial {
@@ -104,8 +111,13 @@ pub fn for_each_choice(
                 if tie.candidates.len() > 1 {
                     digits.push(digit as u16);
                 }
+                if !held.add(&next, digits.len(), resume.tie.is_some()) {
+                    return Listed::OutOfMemory {
+                        listed,
+                        held: held.bytes(),
+                    };
+                }
                 match resume.tie {
-                    Some(_) if further.len() == MAX_LISTED => return Listed::TooMany,
                     Some(tie) => further.push(Partial {
                         state: next,
                         matching,
@@ -113,7 +125,6 @@ pub fn for_each_choice(
                         tie,
                         digits,
                     }),
-                    None if listed == MAX_LISTED as u64 => return Listed::TooMany,
                     None => {
                         if !visit(listed, &digits, next) {
                             return Listed::Stopped;
@@ -123,9 +134,61 @@ pub fn for_each_choice(
                 }
             }
         }
+        held.next_round();
         frontier = further;
     }
     Listed::All
+}
+
+/// What a listing holds, charged to the search's budget when it has one: the partly placed
+/// states of the pod at hand and of the next one (the round at hand frees the first as it
+/// follows them), and every outcome listed (until the listing ends and the search takes them).
+struct Held<'a> {
+    tally: Option<Tally<'a>>,
+    /// Bytes of the partly placed states this round follows.
+    frontier: u64,
+    /// Bytes of the partly placed states this round has followed to the next pod.
+    further: u64,
+    /// Bytes of the outcomes listed.
+    outcomes: u64,
+}
+
+impl<'a> Held<'a> {
+    fn new(charge: Option<&'a Charge>) -> Self {
+        Self {
+            tally: charge.map(Tally::new),
+            frontier: 0,
+            further: 0,
+            outcomes: 0,
+        }
+    }
+
+    /// Counts `state`, reached with `digits` choices, as held: a partly placed state followed
+    /// to the next pod when `partial`, else an outcome. `false` when the budget refuses it.
+    fn add(&mut self, state: &ClusterState, digits: usize, partial: bool) -> bool {
+        let bytes = (std::mem::size_of::<Partial>()
+            + state.heap_bytes()
+            + digits * std::mem::size_of::<u16>()) as u64;
+        match partial {
+            true => self.further += bytes,
+            false => self.outcomes += bytes,
+        }
+        self.tally.as_mut().is_none_or(|tally| tally.add(bytes))
+    }
+
+    /// Ends a round: the states it followed are freed, those it followed to the next pod are
+    /// the next round's.
+    fn next_round(&mut self) {
+        let freed = std::mem::replace(&mut self.frontier, std::mem::take(&mut self.further));
+        if let Some(tally) = &mut self.tally {
+            tally.sub(freed);
+        }
+    }
+
+    /// What the listing holds now, in bytes.
+    fn bytes(&self) -> u64 {
+        self.frontier + self.further + self.outcomes
+    }
 }
 
 /// A partly placed step in a listing: the state so far with its matching-pod counts and node

@@ -10,8 +10,9 @@
 //! queue without ties is one step with one outcome, as under `lowest`. The model may narrow a
 //! tie to one node per group of interchangeable nodes and follow one partly placed state per
 //! class ([`Reduce`]: by looking at the whole state, or by node labels it keeps up to date pod
-//! by pod, [`Labels`]); a step with more than [`MAX_LISTED`] outcomes is listed in part and
-//! the check reports itself incomplete.
+//! by pod, [`Labels`]). A listing holds as many partly placed states and outcomes as the
+//! search's memory budget allows ([`Use::Listings`]); one the budget cannot hold is listed in
+//! part and the check reports itself incomplete.
 //!
 //! - `drain`: the queue drained pod by pod, each tie chosen by a `Choose` (digits of a listed
 //!   outcome, or a probe that stops at the next tie).
@@ -35,6 +36,8 @@ pub use placements::{replay_placements, Placements};
 use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
 use crate::controllers::scheduler;
 use crate::controllers::scheduler::fit_error::{self, FitError};
+use crate::engine::memory::Use;
+use crate::engine::WorkerBounds;
 use drain::{drain, Digits, Labelled};
 
 /// What one worker keeps between scheduler steps: the controller's cycle scratch and the
@@ -48,14 +51,6 @@ pub struct StepScratch {
     /// The labels a tie narrowed by labels kept ([`Reduce::Labels`]).
     labelled: Labelled,
 }
-
-/// Most partly placed states, and most outcomes, the listing of one scheduler step under
-/// [`TieBreak::Any`] holds ([`for_each_choice`]). A step drains the whole queue, so its
-/// outcomes are all the ways of placing its tied pods: without symmetry reduction the product
-/// of its ties' sizes (24 pods on 8 empty nodes spread by hostname: (8!)³ ≈ 6.6 × 10¹³), with
-/// it one per class of outcomes (one, there). A step with more is listed in part and the
-/// listing says so ([`Listed::TooMany`]): the check is then incomplete, never silently cut.
-pub const MAX_LISTED: usize = 4096;
 
 /// Narrows the top-scored nodes of a tie (ascending ids) to those worth exploring, in place,
 /// keeping their order: the model drops nodes interchangeable with one already listed when it
@@ -114,18 +109,23 @@ pub enum Listed {
     All,
     /// The visitor asked to stop.
     Stopped,
-    /// The step has more than [`MAX_LISTED`] partly placed states or outcomes: those visited
-    /// are only some of them.
-    TooMany,
-    /// The listing was told to stop ([`Stop`]) before it was done: those visited are only
-    /// some of the outcomes.
+    /// The memory budget ([`Use::Listings`]) could not hold the step's partly placed states
+    /// and outcomes: those visited are only some of them. A step drains the whole queue, so
+    /// its outcomes are all the ways of placing its tied pods: without symmetry reduction the
+    /// product of its ties' sizes (24 pods on 8 empty nodes spread by hostname: (8!)³ ≈ 6.6 ×
+    /// 10¹³), with it one per class of outcomes (one, there).
+    OutOfMemory {
+        /// The outcomes listed before the budget ran out.
+        listed: u64,
+        /// The bytes the listing held when a charge was refused.
+        held: u64,
+    },
+    /// The search the listing serves reached its time limit or was cancelled
+    /// ([`WorkerBounds::stop_requested`], asked between partly placed states) before it was
+    /// done: those visited are only some of the outcomes. A listing of a step on a large
+    /// cluster can take longer than a search may run, so it is cut rather than finished.
     Cut,
 }
-
-/// Asked between the partly placed states of a listing: whether to stop it now (the search
-/// it serves has reached its time limit or been cancelled). A listing of a step on a large
-/// cluster can take longer than a search may run, so it is cut rather than finished.
-pub type Stop<'a> = &'a dyn Fn() -> bool;
 
 /// One scheduler step: schedules every queued pod that is not running or terminating
 /// ([`scheduler::run`] under [`TieBreak::Lowest`]).
@@ -195,7 +195,7 @@ fn outcome_digits(
         spec,
         state,
         reduce,
-        &|| false,
+        &WorkerBounds::none(),
         scratch,
         |index, digits, _| {
             if index != choice {

@@ -44,7 +44,7 @@ fn under_any_each_tied_node_is_one_outcome_of_the_step() {
         &spec,
         &s,
         Reduce::Off,
-        &|| false,
+        &crate::engine::WorkerBounds::none(),
         scratch,
         |c, _, outcome| {
             choices.push(c);
@@ -75,9 +75,16 @@ fn under_any_each_tied_node_is_one_outcome_of_the_step() {
     let keep_first: Narrow = &|_, candidates| candidates.truncate(1);
     let mut narrowed = 0;
     let keep_first = Reduce::Whole(keep_first, None);
-    for_each_choice(&spec, &s, keep_first, &|| false, scratch, |_, _, _| {
-        narrowed += 1;
-        true
-    });
+    for_each_choice(
+        &spec,
+        &s,
+        keep_first,
+        &crate::engine::WorkerBounds::none(),
+        scratch,
+        |_, _, _| {
+            narrowed += 1;
+            true
+        },
+    );
     assert_eq!(narrowed, 1, "a narrowed tie is no choice");
 }

@@ -78,7 +78,7 @@ fn every_listed_scheduler_outcome_is_its_choices_replayed() {
                         spec,
                         &state,
                         reduce,
-                        &|| false,
+                        &crate::engine::WorkerBounds::none(),
                         scratch,
                         |choice, _, end| {
                             let mut replayed = state.clone();
@@ -323,7 +323,7 @@ fn lists_alike_with_labels(model: &ClusterModel) -> (usize, usize) {
                     model.spec(),
                     state,
                     reduce,
-                    &|| false,
+                    &crate::engine::WorkerBounds::none(),
                     &mut scratch,
                     |c, d, end| {
                         outcomes.push((c, d.to_vec(), end));
@@ -377,7 +377,14 @@ fn step_classes_merge_the_states_a_listing_meets_as_their_forms_do() {
             let narrow = narrowing(&model);
             let reduce = Reduce::Whole(&narrow, Some(&both));
             let spec = model.spec();
-            for_each_choice(spec, state, reduce, &|| false, &mut scratch, |_, _, _| true);
+            for_each_choice(
+                spec,
+                state,
+                reduce,
+                &crate::engine::WorkerBounds::none(),
+                &mut scratch,
+                |_, _, _| true,
+            );
             let met = met.into_inner();
             for (i, (a, x)) in met.iter().enumerate() {
                 for (b, y) in &met[i + 1..] {
@@ -440,7 +447,7 @@ fn states_with_one_listing_key_list_the_same_outcomes() {
                     model.spec(),
                     state,
                     reduce,
-                    &|| false,
+                    &crate::engine::WorkerBounds::none(),
                     scratch,
                     |_, _, _| {
                         fresh += 1;
@@ -497,7 +504,7 @@ fn a_rollout_listing_narrows_each_pod_a_few_times() {
         model.spec(),
         &rollout,
         reduce,
-        &|| false,
+        &crate::engine::WorkerBounds::none(),
         scratch,
         |_, _, _| {
             outcomes += 1;

@@ -5,7 +5,8 @@
 use super::scratch::Scratch;
 use super::{Symmetry, SymmetryStatus};
 use crate::cluster::{ClusterState, Renaming, TieBreak};
-use crate::engine::Model;
+use crate::engine::interrupt::Interrupt;
+use crate::engine::{MemoryBudget, Model, StepBuffers, WorkerBounds};
 use crate::model::{ClusterModel, ModelOptions};
 use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -126,30 +127,37 @@ pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u
         .unwrap()
 }
 
+/// What the listings of one scheduler or deployment controller step may hold while
+/// [`reachable_forms`] expands a state: an unreduced model's step over distinct pods can have
+/// millions of outcomes; one with more is cut and noted in [`ClusterModel::left_out`].
+const LISTING_BUDGET: u64 = 64 << 20;
+
 /// The canonical forms of the states reached breadth-first from `model`'s initial state,
 /// each form expanded once.
 fn reachable_forms(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
     let mut sym = super::Scratch::default();
     let mut forms = HashSet::new();
     let mut queue: VecDeque<ClusterState> = model.init_states().into();
-    let mut actions = Vec::new();
+    let interrupt = Interrupt::with_memory(None, None, MemoryBudget::new(LISTING_BUDGET));
+    let mut worker = model.worker(WorkerBounds::new(interrupt));
+    let mut buffers = StepBuffers::new();
     while let Some(state) = queue.pop_front() {
         let mut form = Vec::new();
         symmetry.encode(&state, &mut sym, &mut form);
         if !forms.insert(form) {
             continue;
         }
-        actions.clear();
-        model.actions(&state, &mut actions);
-        queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
+        Model::successors(model, &mut worker, &state, &mut buffers, |_, next| {
+            queue.push_back(next)
+        });
     }
     forms
 }
 
 /// Asserts that the search of `reduced` reaches the forms of exactly the states the
 /// unreduced model (`full`) reaches; the number of forms, or `None` where `reduced` has no
-/// symmetry to check or the unreduced model has a step with more outcomes than a listing
-/// holds (a scale-down of distinct pods, each order of deletion an outcome).
+/// symmetry to check or the unreduced model has a step with more outcomes than
+/// [`LISTING_BUDGET`] holds (a scale-down of distinct pods, each order of deletion an outcome).
 pub(super) fn reduction_reaches_every_form(
     reduced: &ClusterModel,
     full: impl FnOnce() -> ClusterModel,
