@@ -90,6 +90,27 @@ fn phases(state: &ClusterState) -> Vec<PodPhase> {
     (1..=3).map(|p| state.pod(p).phase).collect()
 }
 
+/// In `tainted` (node 1 tainted, its pods tolerating the taint for a while), asserts that
+/// node 1's toleration timer is the only lifecycle step and that it deletes pod 1 alone; the
+/// state after it and the step's first message.
+fn timer_fires(model: &ClusterModel, tainted: &ClusterState) -> (ClusterState, String) {
+    assert_eq!(
+        lifecycle_steps(model, tainted),
+        [ClusterAction::TolerationTimeout { node: 1 }]
+    );
+    let mut rec = Recorder::on();
+    let fired = model.step(
+        tainted,
+        &ClusterAction::TolerationTimeout { node: 1 },
+        &mut rec,
+    );
+    assert_eq!(
+        phases(&fired),
+        [PodPhase::Terminating, PodPhase::Running, PodPhase::Running]
+    );
+    (fired, rec.into_lines()[0].message.clone())
+}
+
 /// `processTaintBaseEviction` puts a not-ready node in its zone's queue and
 /// `doNoExecuteTaintingPass` taints it NoExecute: one node per step.
 #[test]
@@ -130,23 +151,10 @@ fn a_not_ready_node_is_tainted_no_execute_in_a_step_of_its_own() {
 fn a_tolerating_pod_stays_until_its_timer_fires() {
     let model = kubernetes();
     let tainted = tainted_after_failure(&model);
-    assert_eq!(
-        lifecycle_steps(&model, &tainted),
-        [ClusterAction::TolerationTimeout { node: 1 }]
-    );
-    let mut rec = Recorder::on();
-    let fired = model.step(
-        &tainted,
-        &ClusterAction::TolerationTimeout { node: 1 },
-        &mut rec,
-    );
-    assert_eq!(
-        phases(&fired),
-        [PodPhase::Terminating, PodPhase::Running, PodPhase::Running]
-    );
+    let (fired, message) = timer_fires(&model, &tainted);
     assert_eq!(fired.pending(Queue::Kubelet), [1]);
     assert_eq!(
-        rec.into_lines()[0].message,
+        message,
         "The 300 s the pods on node 1 tolerate its unreachable taint have passed: pod 1 is deleted"
     );
     assert!(
@@ -197,22 +205,9 @@ fn a_pod_tolerating_the_taint_for_a_while_has_the_timer_of_its_seconds() {
     });
     let tainted = tainted_after_failure(&model);
     assert_eq!(phases(&tainted), [PodPhase::Running; 3]);
+    let (_, message) = timer_fires(&model, &tainted);
     assert_eq!(
-        lifecycle_steps(&model, &tainted),
-        [ClusterAction::TolerationTimeout { node: 1 }]
-    );
-    let mut rec = Recorder::on();
-    let fired = model.step(
-        &tainted,
-        &ClusterAction::TolerationTimeout { node: 1 },
-        &mut rec,
-    );
-    assert_eq!(
-        phases(&fired),
-        [PodPhase::Terminating, PodPhase::Running, PodPhase::Running]
-    );
-    assert_eq!(
-        rec.into_lines()[0].message,
+        message,
         "The 60 s the pods on node 1 tolerate its unreachable taint have passed: pod 1 is deleted"
     );
 }
