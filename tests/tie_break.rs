@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use kivi::cases::CASES as CASE_FILES;
-use kivi::cluster::TieBreak;
+use kivi::cluster::{Perturbations, TieBreak};
 use kivi::engine::{check, CheckOptions, MemoryBudget, Outcome, Strategy, Verdict, VisitedKind};
 use kivi::model::{ClusterModel, ModelOptions};
 use kivi::scaler::template::Template;
@@ -78,10 +78,22 @@ fn symmetry_is_off_under_lowest_ties_and_where_ids_decide() {
     assert!(load("c3", "original", TieBreak::Any, true)
         .symmetry()
         .is_on());
-    let descheduler = load("c5", "original", TieBreak::Any, true);
+    assert!(load("c5", "original", TieBreak::Any, true)
+        .symmetry()
+        .is_on());
+    let crashing = support::case_model("c5", "original").with_options(ModelOptions {
+        tie_break: TieBreak::Any,
+        symmetry: true,
+        perturbations: Perturbations {
+            restart: true,
+            budget: 1,
+            ..Perturbations::default()
+        },
+        ..ModelOptions::default()
+    });
     assert_eq!(
-        descheduler.symmetry().describe(),
-        "off (the descheduler evicts pods in id order)"
+        crashing.symmetry().describe(),
+        "off (a descheduler that crashes part-way has evicted in node-id order)"
     );
     let asked = load("c3", "original", TieBreak::Any, false);
     assert_eq!(asked.symmetry().describe(), "off (--no-symmetry)");

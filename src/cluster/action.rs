@@ -54,6 +54,13 @@ pub enum ClusterAction {
     /// The descheduler runs its profiles once per queued deployment (after its period, or while
     /// the scheduler, kubelet, deployment and node controllers are idle).
     Descheduler,
+    /// Under `--tie-break any`: the descheduler's step, evicting the pods (and giving equally
+    /// full domains the evictions) that `picks` picks (see
+    /// [`crate::controllers::descheduler`]).
+    DeschedulerChoice {
+        /// The picks at each tie, numbered as the step's listing numbers them.
+        picks: u64,
+    },
     /// The taint manager handles the oldest queued pod: it evicts the pod when the pod's node
     /// has a NoExecute taint the pod does not tolerate.
     TaintManager,
@@ -170,6 +177,7 @@ impl ClusterAction {
             | Self::TolerationTimeout { .. }
             | Self::Kubelet
             | Self::Descheduler
+            | Self::DeschedulerChoice { .. }
             | Self::TaintManager
             | Self::Resync { .. } => false,
             Self::Maintenance { .. }

@@ -10,7 +10,7 @@
 //! `getPodsToDelete`), so among equally ranked pods any may go. Kivi takes the lowest pod id
 //! (the first pod, in id order, on a node holding the most): [`Victim::Lowest`], kivi's choice
 //! under `--tie-break lowest`. Under `any` every equally ranked pod may go: the controller asks
-//! a [`PickVictim`] which one each time more than one is ranked first, and the model explores
+//! a [`PickVictim`](super::ties::PickVictim) which one each time more than one is ranked first, and the model explores
 //! each answer ([`crate::model`]), so `any` runs every scale-down `lowest` runs and the others
 //! Kubernetes allows.
 //!
@@ -33,58 +33,7 @@ use crate::cluster::{
 };
 use std::collections::VecDeque;
 
-/// Picks the pod a scale-down deletes among the equally ranked ones.
-pub trait PickVictim {
-    /// The index in `candidates` (pod ids, ascending, at least two) of the pod to delete, or
-    /// `None` to end the step right there: nothing more is written.
-    fn pick(&mut self, candidates: &[usize]) -> Option<usize>;
-}
-
-/// How a step breaks ties between equally ranked victims.
-pub struct Ties<'a> {
-    /// `None`: Kivi's rule, the lowest pod id.
-    picker: Option<&'a mut dyn PickVictim>,
-    /// Whether the picker ended the step.
-    stopped: bool,
-}
-
-impl<'a> Ties<'a> {
-    /// Kivi's rule: the lowest pod id.
-    pub fn lowest() -> Self {
-        Self {
-            picker: None,
-            stopped: false,
-        }
-    }
-
-    /// Whatever `picker` picks.
-    pub fn picked_by(picker: &'a mut dyn PickVictim) -> Self {
-        Self {
-            picker: Some(picker),
-            stopped: false,
-        }
-    }
-
-    /// Whether the picker ended the step.
-    pub fn stopped(&self) -> bool {
-        self.stopped
-    }
-
-    /// The index in `candidates` (pod ids, ascending, at least two) of the pod to delete: the
-    /// first by Kivi's rule, else the picker's; `None` once the picker has ended the step.
-    pub(crate) fn pick(&mut self, candidates: &[usize]) -> Option<usize> {
-        let Some(picker) = self.picker.as_deref_mut() else {
-            return Some(0);
-        };
-        match picker.pick(candidates) {
-            Some(index) => Some(index.min(candidates.len() - 1)),
-            None => {
-                self.stopped = true;
-                None
-            }
-        }
-    }
-}
+use super::ties::Ties;
 
 /// Whether the deployment controller may take a step: a deployment is queued and the kubelet
 /// is idle (Kivi's guard).
@@ -305,21 +254,17 @@ impl Victims {
             return None;
         }
         let tied = (0..self.by_node.len()).filter(|&n| self.by_node[n].len() == most);
-        let Some(picker) = ties.picker.as_deref_mut() else {
+        if !ties.explores() {
             let node = tied.min_by_key(|&n| self.by_node[n][0])?;
             return self.by_node[node].pop_front();
-        };
+        }
         let mut candidates: Vec<usize> =
             tied.flat_map(|n| self.by_node[n].iter().copied()).collect();
         let pod = match candidates.len() {
             1 => candidates[0],
             _ => {
                 candidates.sort_unstable();
-                let Some(index) = picker.pick(&candidates) else {
-                    ties.stopped = true;
-                    return None;
-                };
-                candidates[index.min(candidates.len() - 1)]
+                candidates[ties.pick(&candidates)?]
             }
         };
         let list = self.by_node.iter_mut().find(|list| list.contains(&pod))?;
@@ -390,6 +335,7 @@ fn create_pod(
 mod tests {
     use super::*;
     use crate::cluster::fixture::cases;
+    use crate::controllers::ties::PickVictim;
 
     #[test]
     fn scale_down_deletes_pods_from_the_most_loaded_nodes() {

@@ -24,7 +24,7 @@
 //! covers whichever one the real timestamps and UIDs would pick; under `lowest` the lowest
 //! pod id goes.
 
-use super::deployment::Ties;
+use super::ties::Ties;
 use crate::cluster::{ClusterState, PodPhase, WriteBudget};
 use std::cmp::Reverse;
 

@@ -17,3 +17,4 @@ pub mod node_lifecycle;
 pub mod scheduler;
 pub mod taint_eviction;
 pub mod taint_manager;
+pub mod ties;

@@ -96,7 +96,7 @@ use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, Semantics, TieBreak,
     TraceLine, WriteBudget,
 };
-use crate::controllers::deployment::Ties;
+use crate::controllers::ties::Ties;
 use crate::engine::model::{Model, Property, StepBuffers, WorkerBounds};
 use crate::{controllers, events, intents};
 use scheduler_steps::SharedListings;
@@ -354,6 +354,16 @@ impl ClusterModel {
             }
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, &mut w.kubelet, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
+            ClusterAction::DeschedulerChoice { picks } => {
+                let mut picker = victim_choices::PathPicker::replaying(picks);
+                controllers::descheduler::run_with(
+                    spec,
+                    next,
+                    rec,
+                    &mut WriteBudget::unlimited(),
+                    &mut Ties::picked_by(&mut picker),
+                )
+            }
             ClusterAction::TaintManager => controllers::taint_manager::run(spec, next, rec),
             ClusterAction::StartAfterStable => next.events_mut().after_stable_started = true,
             ClusterAction::Restart {
@@ -472,11 +482,12 @@ impl ClusterModel {
         {
             return;
         }
+        if controllers::descheduler::enabled(spec, s)
+            && !self.for_each_descheduler_step(w, s, &mut |action| visit(action, None))
+        {
+            return;
+        }
         let before_scheduler = [
-            (
-                controllers::descheduler::enabled(spec, s),
-                ClusterAction::Descheduler,
-            ),
             (!s.queue_is_empty(Queue::Kubelet), ClusterAction::Kubelet),
             (
                 controllers::taint_manager::enabled(s),
@@ -546,37 +557,62 @@ impl ClusterModel {
             .all(|picks| visit(ClusterAction::DeploymentChoice { picks }))
     }
 
+    /// Calls `visit` on the descheduler steps enabled in `s`: one step under `--tie-break
+    /// lowest` or where its victims are never tied, else one per outcome of its ties.
+    fn for_each_descheduler_step(
+        &self,
+        w: &mut ClusterWorker,
+        s: &ClusterState,
+        visit: &mut impl FnMut(ClusterAction) -> bool,
+    ) -> bool {
+        let all_picks = match self.spec.tie_break {
+            TieBreak::Lowest => vec![0],
+            TieBreak::Any => self.tie_listing(w, s, TiedStep::Descheduler).picks,
+        };
+        if all_picks.len() <= 1 {
+            return visit(ClusterAction::Descheduler);
+        }
+        all_picks
+            .into_iter()
+            .all(|picks| visit(ClusterAction::DeschedulerChoice { picks }))
+    }
+
     /// The picks of each outcome of the deployment controller's step in `state`: the lowest
     /// ids alone under `--tie-break lowest`.
     fn victim_picks(&self, w: &mut ClusterWorker, state: &ClusterState) -> Vec<u64> {
         match self.spec.tie_break {
             TieBreak::Lowest => vec![0],
-            TieBreak::Any => self.victim_listing(w, state).picks,
+            TieBreak::Any => self.tie_listing(w, state, TiedStep::Deployment).picks,
         }
     }
 
-    /// The outcomes of the deployment controller's step in `state` under `--tie-break any`,
-    /// told apart by the model's fingerprints; a step with too many is noted in
-    /// [`ClusterModel::left_out`].
-    fn victim_listing(
+    /// The outcomes of `step` in `state` under `--tie-break any`, told apart by the model's
+    /// fingerprints; a step with too many is noted in [`ClusterModel::left_out`].
+    fn tie_listing(
         &self,
         w: &mut ClusterWorker,
         state: &ClusterState,
+        step: TiedStep,
     ) -> victim_choices::Listing {
         let mut scratch = std::mem::take(&mut w.encoding);
         let budget = w.bounds.memory().cloned();
+        let run = |next: &mut ClusterState, picker: &mut victim_choices::PathPicker| {
+            let (rec, writes) = (&mut Recorder::off(), &mut WriteBudget::unlimited());
+            let ties = &mut Ties::picked_by(picker);
+            match step {
+                TiedStep::Deployment => {
+                    controllers::deployment::run_with(&self.spec, next, rec, writes, ties)
+                }
+                TiedStep::Descheduler => {
+                    controllers::descheduler::run_with(&self.spec, next, rec, writes, ties)
+                }
+            }
+        };
         let listing = victim_choices::list(
             state,
-            &|next, picker| {
-                controllers::deployment::run_with(
-                    &self.spec,
-                    next,
-                    &mut Recorder::off(),
-                    &mut WriteBudget::unlimited(),
-                    &mut Ties::picked_by(picker),
-                )
-            },
+            &run,
             &mut |end| Model::fingerprint(self, w, end, &mut scratch),
+            step == TiedStep::Deployment,
             budget.as_ref(),
         );
         w.encoding = scratch;
@@ -589,15 +625,30 @@ impl ClusterModel {
                     }
                     victim_choices::Cut::Overflow => "too many to number in 64 bits",
                 };
-                format!(
-                    "a deployment controller step under --tie-break any had more ways to pick \
-                     its scale-down victims among equally ranked pods than were explored \
-                     ({why})"
-                )
+                let what = match step {
+                    TiedStep::Deployment => {
+                        "deployment controller step under --tie-break any had more ways to pick \
+                         its scale-down victims among equally ranked pods"
+                    }
+                    TiedStep::Descheduler => {
+                        "descheduler step under --tie-break any had more ways to pick the pods \
+                         it evicts among equally ranked ones"
+                    }
+                };
+                format!("a {what} than were explored ({why})")
             });
         }
         listing
     }
+}
+
+/// A controller step whose ties between equally ranked victims the model lists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TiedStep {
+    /// The deployment controller's scale-down.
+    Deployment,
+    /// The descheduler's evictions.
+    Descheduler,
 }
 
 /// Whether the controller that drains `queue` may take a step in `state`: its ordinary guard,

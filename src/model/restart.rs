@@ -23,6 +23,8 @@
 //! - **Descheduler** ([`controllers::descheduler`]): a run evicts pods one by one, plugin by
 //!   plugin. Its eviction limits (`maxNoOfPodsToEvictPerNode`, `…PerNamespace`) are counted
 //!   by the process, so a restart starts them from zero, as a new descheduling cycle does.
+//!   The crashing run evicts as Kivi does (lowest ids), under `--tie-break any` too: the
+//!   choices among equally ranked pods are explored on the runs that do not crash.
 //!
 //! The other controllers write once per item (the scheduler binds a pod, the kubelet starts or
 //! removes one, the HPA scales a deployment) and keep nothing in memory that a restart would
@@ -52,7 +54,7 @@
 use super::victim_choices::PathPicker;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, Queue, Recorder, WriteBudget};
 use crate::controllers;
-use crate::controllers::deployment::Ties;
+use crate::controllers::ties::Ties;
 
 /// The controllers that may crash part-way, by their queue, with their names in traces.
 const RESTARTABLE: [(Queue, &str); 2] = [
@@ -65,7 +67,8 @@ fn restartable(queue: u8) -> Option<(Queue, &'static str)> {
 }
 
 /// Takes `queue`'s controller step within `writes`; the deployment controller picks its
-/// victims among equally ranked pods as `picks` says ([`super::victim_choices`]).
+/// victims among equally ranked pods as `picks` says ([`super::victim_choices`]), the
+/// descheduler by Kivi's rule.
 fn step(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -85,7 +88,9 @@ fn step(
                 &mut Ties::picked_by(&mut picker),
             )
         }
-        Queue::Descheduler => controllers::descheduler::run_with(spec, state, rec, writes),
+        Queue::Descheduler => {
+            controllers::descheduler::run_with(spec, state, rec, writes, &mut Ties::lowest())
+        }
         _ => {}
     }
 }

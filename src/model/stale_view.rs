@@ -106,7 +106,9 @@ pub fn after_step(spec: &ClusterSpec, state: &mut ClusterState, action: &Cluster
             Queue::Deployment as u8
         }
         ClusterAction::Hpa => Queue::Hpa as u8,
-        ClusterAction::Descheduler => Queue::Descheduler as u8,
+        ClusterAction::Descheduler | ClusterAction::DeschedulerChoice { .. } => {
+            Queue::Descheduler as u8
+        }
         ClusterAction::StaleView { queue, .. } => queue,
         _ => return,
     };

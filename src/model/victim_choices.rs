@@ -18,7 +18,7 @@
 //! picks in different orders that delete the same pods still meet.
 
 use crate::cluster::ClusterState;
-use crate::controllers::deployment::PickVictim;
+use crate::controllers::ties::PickVictim;
 use crate::engine::memory::{MemoryBudget, Tally, Use};
 use std::collections::{HashSet, VecDeque};
 
@@ -103,11 +103,16 @@ impl PickVictim for PathPicker {
 
 /// Lists the outcomes of the step `run` takes from `source` (`run` takes the step on a copy of
 /// the source, asking the picker at each tie), telling states apart by `fingerprint`; what
-/// the listing holds is charged to `budget` ([`Use::Listings`]) until it ends.
+/// the listing holds is charged to `budget` ([`Use::Listings`]) until it ends. Partial runs
+/// that meet are followed once only when `merge_partial`: for a step whose progress is all in
+/// the state, as the deployment controller's. The descheduler marks pods before it evicts
+/// them and visits nodes in id order, so two of its partial runs with one fingerprint may go
+/// on differently: each is followed.
 pub fn list(
     source: &ClusterState,
     run: &dyn Fn(&mut ClusterState, &mut PathPicker),
     fingerprint: &mut dyn FnMut(&ClusterState) -> u64,
+    merge_partial: bool,
     budget: Option<&MemoryBudget>,
 ) -> Listing {
     let charge = budget.map(|budget| budget.charge(Use::Listings));
@@ -140,7 +145,7 @@ pub fn list(
             }
             continue;
         }
-        if !met.insert((fingerprint(&state), path.len)) {
+        if merge_partial && !met.insert((fingerprint(&state), path.len)) {
             continue;
         }
         let Some(scale) = path.scale.checked_mul(arity) else {

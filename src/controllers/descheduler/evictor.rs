@@ -2,11 +2,18 @@
 //! eviction itself within `maxNoOfPodsToEvictPerNode` / `maxNoOfPodsToEvictPerNamespace`.
 
 use crate::cluster::{
-    ClusterSpec, ClusterState, DeschedulerProfile, PodPhase, Recorder, WriteBudget,
+    ClusterSpec, ClusterState, DeschedulerProfile, DeschedulerSpec, PodPhase, Recorder, WriteBudget,
 };
 
 /// Limits at or above this are never reached: Kivi counts evictions in bytes.
 const UNLIMITED: u32 = 256;
+
+/// Whether `config` limits the evictions per node or per namespace (a limit at or above 256
+/// is never reached).
+pub fn limits_evictions(config: &DeschedulerSpec) -> bool {
+    config.max_pods_to_evict_per_node < UNLIMITED
+        || config.max_pods_to_evict_per_namespace < UNLIMITED
+}
 
 /// Whether pod `pod` passes the default evictor's filter: it exists and is not terminating,
 /// and it is not system-critical unless the profile evicts system-critical pods.

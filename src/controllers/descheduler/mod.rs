@@ -8,16 +8,25 @@
 //! controllers are idle. As in Kivi its period is counted from the start of the run and never
 //! restarted, and a run takes no time.
 //!
-//! Ids and ties: descheduler v0.27 walks nodes in the order the informer lists them and evicts
+//! Ids and ties: descheduler v0.27 walks nodes in the order the informer lists them, evicts
 //! pods in a sorted order of its plugins' own (by priority, then as listed), so between pods
-//! alike in priority the order is the API server's, not the id. kivi visits nodes and pods in
-//! id order under both `--tie-break` settings, as Kivi does: one fixed choice among those, and a
-//! model with a descheduler is not reduced by symmetry ([`crate::model::symmetry`]).
+//! alike in priority the order is the API server's, not the id, and sorts topology domains by
+//! size with an unstable sort. Kivi, and kivi under `--tie-break lowest` ([`Ties::lowest`]),
+//! take the lowest ids: RemoveDuplicates keeps a node's first pod and evicts the next ones,
+//! topology spread evicts each domain's first pods and orders equal domains by value. Under
+//! `any` the model asks a picker ([`Ties::picked_by`]) which pods go (any `excess` of a node's
+//! pods, any `evict` of a domain's) and which of several equally full domains evicts how many,
+//! and explores every answer ([`crate::model`]): `any` runs every run of `lowest`, and no id
+//! decides which pods are evicted, so the model may be reduced by symmetry where nothing else
+//! shows an order ([`crate::model::symmetry`]).
 
 pub mod evictor;
 pub mod remove_duplicates;
 pub mod remove_pods_violating_topology_spread;
+#[cfg(test)]
+mod tie_tests;
 
+use super::ties::Ties;
 use crate::cluster::timing::DESCHEDULER_WAIT_TIME;
 use crate::cluster::Queue;
 use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder, WriteBudget};
@@ -33,21 +42,29 @@ pub fn enabled(spec: &ClusterSpec, state: &ClusterState) -> bool {
 /// One descheduler step: for each queued deployment, while the descheduler may run, runs every
 /// profile's balance plugins.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
-    run_with(spec, state, rec, &mut WriteBudget::unlimited());
+    run_with(
+        spec,
+        state,
+        rec,
+        &mut WriteBudget::unlimited(),
+        &mut Ties::lowest(),
+    );
 }
 
-/// [`run`], for a process that may crash: the step stops right after the eviction that spends
-/// `writes`.
+/// [`run`], for a process that may crash (the step stops right after the eviction that spends
+/// `writes`), with the victims `ties` picks among equally ranked pods and domains; the step
+/// ends where the picker ends it.
 pub fn run_with(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let Some(config) = &spec.descheduler else {
         return;
     };
-    while !writes.crashed() && enabled(spec, state) {
+    while !writes.crashed() && !ties.stopped() && enabled(spec, state) {
         state.dequeue(Queue::Descheduler);
         let ready = (1..=spec.nodes.len())
             .filter(|&n| state.node(n).status == NodeStatus::Ready)
@@ -59,11 +76,11 @@ pub fn run_with(
             for plugin in &profile.plugins {
                 match plugin {
                     BalancePlugin::RemoveDuplicates => {
-                        remove_duplicates::run(spec, state, profile, rec, writes)
+                        remove_duplicates::run(spec, state, profile, rec, writes, ties)
                     }
                     BalancePlugin::RemovePodsViolatingTopologySpreadConstraint => {
                         remove_pods_violating_topology_spread::run(
-                            spec, state, profile, rec, writes,
+                            spec, state, profile, rec, writes, ties,
                         )
                     }
                 }

@@ -6,13 +6,16 @@
 //! duplicate. The feasible nodes are the ready nodes that the owner's template may land on by
 //! node name, required node affinity and NoSchedule taints. With fewer than two, nothing is
 //! evicted; otherwise, on each node holding `n` duplicates with `n + 1` above the average
-//! (rounded up), the first `n + 1 - average` duplicates are evicted. Like the real plugin it
-//! does not check that the evicted pods fit anywhere else — one of the bugs Kivi reports.
+//! (rounded up), the first `n + 1 - average` duplicates are evicted (under `--tie-break any`,
+//! any `n + 1 - average` of the node's `n + 1` pods: the real plugin keeps whichever it lists
+//! first). Like the real plugin it does not check that the evicted pods fit anywhere else —
+//! one of the bugs Kivi reports.
 
 use super::evictor;
 use crate::cluster::{
     ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, Recorder, Why, WriteBudget,
 };
+use crate::controllers::ties::Ties;
 
 /// Runs the plugin for every deployment.
 pub fn run(
@@ -21,23 +24,24 @@ pub fn run(
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     for d in 1..=spec.deployments.len() {
-        if writes.crashed() {
+        if writes.crashed() || ties.stopped() {
             return;
         }
-        balance_owner(spec, state, profile, d, rec, writes);
+        balance_owner(spec, state, profile, d, rec, writes, ties);
     }
 }
 
-/// Duplicates of one owner: per node (index = node id), its duplicate pods, ascending.
+/// One owner's evictable pods on ready nodes: per node (index = node id), ascending; on each
+/// node every pod after the first is a duplicate.
 struct Duplicates {
     pods: Vec<Vec<usize>>,
     occurrences: i32,
 }
 
-/// One pass over the pod slots: the owner's evictable pods on ready nodes, grouped by node;
-/// on each node, every such pod after the first is a duplicate.
+/// One pass over the pod slots: the owner's evictable pods on ready nodes, grouped by node.
 fn duplicates(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -48,7 +52,6 @@ fn duplicates(
         pods: vec![Vec::new(); spec.nodes.len() + 1],
         occurrences: 0,
     };
-    let mut seen = vec![false; spec.nodes.len() + 1];
     for pod in 1..=spec.pods.len() {
         let p = state.pod(pod);
         let n = p.loc as usize;
@@ -61,10 +64,7 @@ fn duplicates(
             continue;
         }
         dup.occurrences += 1;
-        if seen[n] {
-            dup.pods[n].push(pod);
-        }
-        seen[n] = true;
+        dup.pods[n].push(pod);
     }
     dup
 }
@@ -96,9 +96,10 @@ fn balance_owner(
     d: usize,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     let dup = duplicates(spec, state, profile, d);
-    if dup.pods.iter().all(Vec::is_empty) {
+    if dup.pods.iter().all(|pods| pods.len() < 2) {
         return;
     }
     let targets = target_nodes(spec, state, d);
@@ -107,12 +108,19 @@ fn balance_owner(
     }
     let upper_avg = (dup.occurrences + targets - 1) / targets;
     for n in 1..=spec.nodes.len() {
-        let count = dup.pods[n].len() as i32;
+        let count = dup.pods[n].len().saturating_sub(1) as i32;
         if count == 0 || count < upper_avg {
             continue;
         }
         let excess = (count - (upper_avg - 1)) as usize;
-        for &pod in dup.pods[n].iter().take(excess) {
+        let victims = match ties.explores() {
+            false => dup.pods[n][1..=excess].to_vec(),
+            true => match ties.combination(&dup.pods[n], excess) {
+                Some(victims) => victims,
+                None => return,
+            },
+        };
+        for pod in victims {
             if writes.crashed() {
                 return;
             }

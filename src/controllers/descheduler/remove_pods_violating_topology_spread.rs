@@ -7,7 +7,10 @@
 //! A constraint is unbalanced when its fullest and emptiest domains differ by more than
 //! `maxSkew`. Kivi's balancing then sorts the domains by pod count (stable) and moves pods from
 //! the fullest towards the emptiest domain, never past the ideal average, and at most half the
-//! excess skew at a time; each domain's first pods by id are evicted. Each constraint is
+//! excess skew at a time; each domain's first pods by id are evicted. Under `--tie-break any`
+//! the real plugin's unstable sort and pod order are explored instead: equally full domains
+//! take the evictions of their sorted places in every distinct way, and a domain's evictions
+//! are any of its pods. Each constraint is
 //! balanced on its own, without regard to the template's other constraints — the plugin bug
 //! Kivi reports, which lets the descheduler undo what the scheduler's scoring prefers.
 //!
@@ -19,6 +22,7 @@ use crate::cluster::{
     label_value, ClusterSpec, ClusterState, DeschedulerProfile, NodeStatus, PodSet, Recorder,
     TopologySpreadConstraint, Why, WriteBudget,
 };
+use crate::controllers::ties::Ties;
 
 /// Runs the plugin: marks the pods to move for every covered constraint, then evicts them in
 /// pod id order.
@@ -28,6 +32,7 @@ pub fn run(
     profile: &DeschedulerProfile,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
+    ties: &mut Ties,
 ) {
     if writes.crashed() {
         return;
@@ -38,8 +43,9 @@ pub fn run(
             if profile
                 .constraints_topology_spread
                 .covers(con.when_unsatisfiable)
+                && !mark_pods_to_move(spec, state, profile, con, &mut marked, rec, ties)
             {
-                mark_pods_to_move(spec, state, profile, con, &mut marked, rec);
+                return;
             }
         }
     }
@@ -65,7 +71,8 @@ fn ceil_div(a: i32, b: i32) -> i32 {
     }
 }
 
-/// Adds the pods the constraint `con` would move to `marked`.
+/// Adds the pods the constraint `con` would move to `marked`; `false` when the picker of
+/// `ties` ended the step.
 fn mark_pods_to_move(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -73,7 +80,8 @@ fn mark_pods_to_move(
     con: &TopologySpreadConstraint,
     marked: &mut PodSet,
     rec: &mut Recorder,
-) {
+    ties: &mut Ties,
+) -> bool {
     let key = con.topology_key;
     let values = spec.label_value_counts.get(key).copied().unwrap_or(0) as usize;
     let domain_of = |n: usize| label_value(&spec.node(n).labels, key) as usize;
@@ -112,7 +120,7 @@ fn mark_pods_to_move(
         .fold(spec.pods.len() as i32, i32::min);
     let max = counted().map(|v| members[v].len() as i32).fold(0, i32::max);
     if max - min <= con.max_skew {
-        return;
+        return true;
     }
 
     let mut sorted = vec![Domain::default(); values + 1];
@@ -125,13 +133,18 @@ fn mark_pods_to_move(
     }
     let sorted = &mut sorted[..domains];
     sorted.sort_by_key(|d| d.pods);
+    let counts: Vec<i32> = sorted.iter().map(|d| d.pods).collect();
     balance(sorted, total, con.max_skew);
+    if ties.explores() && !assign_equal_domains(sorted, &counts, ties) {
+        return false;
+    }
 
     for d in sorted.iter().filter(|d| d.value != 0) {
-        for &pod in members[d.value as usize]
-            .iter()
-            .take(d.evict.max(0) as usize)
-        {
+        let Some(victims) = ties.combination(&members[d.value as usize], d.evict.max(0) as usize)
+        else {
+            return false;
+        };
+        for pod in victims {
             marked.insert(pod);
             rec.log(Some("DeScheduler"), || {
                 format!(
@@ -167,6 +180,42 @@ fn mark_pods_to_move(
             });
         }
     }
+    true
+}
+
+/// Under `--tie-break any`: the domains of each run of equally full places of the sorted list
+/// (`counts`, as sorted, before balancing) take those places' evictions in whichever distinct
+/// way `ties` picks — the largest eviction first, to any of the run's domains, and equal
+/// evictions to domains in the run's order, so that each way is picked once; a domain left
+/// over evicts nothing. `false` when the picker ended the step.
+fn assign_equal_domains(sorted: &mut [Domain], counts: &[i32], ties: &mut Ties) -> bool {
+    let mut start = 0;
+    while start < sorted.len() {
+        let end = start
+            + counts[start..]
+                .iter()
+                .take_while(|&&c| c == counts[start])
+                .count();
+        let run = &mut sorted[start..end];
+        let mut evictions: Vec<i32> = run.iter().map(|d| d.evict).filter(|&e| e > 0).collect();
+        evictions.sort_unstable_by(|a, b| b.cmp(a));
+        let mut open: Vec<usize> = (0..run.len()).collect();
+        let mut assigned = vec![0; run.len()];
+        for same in evictions.chunk_by(|a, b| a == b) {
+            let Some(taken) = ties.combination(&open, same.len()) else {
+                return false;
+            };
+            for &place in &taken {
+                assigned[place] = same[0];
+            }
+            open.retain(|place| !taken.contains(place));
+        }
+        for (d, evict) in run.iter_mut().zip(assigned) {
+            d.evict = evict;
+        }
+        start = end;
+    }
+    true
 }
 
 /// Kivi's `balanceDomains`: moves pods from the fullest towards the emptiest domains of the
@@ -270,6 +319,7 @@ mod tests {
             profile,
             &mut rec,
             &mut WriteBudget::unlimited(),
+            &mut Ties::lowest(),
         );
         let moved: Vec<_> = (1..=6)
             .filter(|&p| state.pod(p).phase == crate::cluster::PodPhase::Terminating)

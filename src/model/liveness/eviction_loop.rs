@@ -25,6 +25,7 @@ pub fn evicts_pod(
     matches!(
         action,
         ClusterAction::Descheduler
+            | ClusterAction::DeschedulerChoice { .. }
             | ClusterAction::TaintManager
             | ClusterAction::NodeController
             | ClusterAction::TolerationTimeout { .. }

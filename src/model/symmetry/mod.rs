@@ -82,8 +82,15 @@
 //!   1's pending. A node named by more than one failure has a class of its own. A maintenance
 //!   event
 //!   walks the nodes in id order: models with one are not reduced.
-//! - **Descheduler.** Its plugins evict in node-id and pod-id order: models with one are not
-//!   reduced.
+//! - **Descheduler.** Under `any` no id decides which pods it evicts: every choice of the
+//!   real plugins is explored (any `excess` of a node's duplicates, any `evict` of a domain's
+//!   pods, equally full domains taking the evictions in every way; `controllers::descheduler`),
+//!   and its counts are per node, per domain and per owner. What is left of id order is the
+//!   order of its evictions (nodes in id order, then pods): it shows only in the kubelet's
+//!   queue, a set where `queues_as_sets` holds, in its eviction limits (reached in that
+//!   order) and in a restart after k of its writes. So a model with a descheduler is reduced
+//!   only where the kubelet's queue is a set, no eviction limit is set and the descheduler
+//!   cannot crash (`--perturb restart`).
 //! - **Intents** count pods and replicas per deployment or compare nodes' loads: invariant.
 //!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
@@ -149,6 +156,7 @@ use crate::cluster::{
     interchangeable::{self, NodeClasses},
     ClusterSpec, EventKind, TieBreak,
 };
+use crate::controllers::descheduler::evictor;
 
 /// The permutations a model's states are reduced under.
 #[derive(Clone, Debug)]
@@ -225,8 +233,26 @@ impl Symmetry {
         if spec.tie_break == TieBreak::Lowest {
             return Err("--tie-break lowest binds ties to the lowest node id".into());
         }
-        if spec.descheduler.is_some() {
-            return Err("the descheduler evicts pods in id order".into());
+        let queues_as_sets =
+            spec.max_pattern_time == 0 && !spec.has_taints() && spec.deployments.len() <= 1;
+        if let Some(config) = &spec.descheduler {
+            if !queues_as_sets {
+                return Err(
+                    "the descheduler's evictions join the kubelet's queue in node-id \
+                            order, and here its order shows"
+                        .into(),
+                );
+            }
+            if evictor::limits_evictions(config) {
+                return Err(
+                    "the descheduler's eviction limits are reached in node-id order".into(),
+                );
+            }
+            if spec.perturbations.restart {
+                return Err(
+                    "a descheduler that crashes part-way has evicted in node-id order".into(),
+                );
+            }
         }
         if spec
             .events
@@ -265,9 +291,7 @@ impl Symmetry {
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             node_classes,
             pod_slot_classes: pods.then(|| interchangeable::pod_slot_classes(spec)),
-            queues_as_sets: spec.max_pattern_time == 0
-                && !spec.has_taints()
-                && spec.deployments.len() <= 1,
+            queues_as_sets,
             summary: parts.join("; "),
         })
     }
