@@ -595,7 +595,7 @@ impl ClusterModel {
         step: TiedStep,
     ) -> victim_choices::Listing {
         let mut scratch = std::mem::take(&mut w.encoding);
-        let budget = w.bounds.memory().cloned();
+        let bounds = w.bounds.clone();
         let run = |next: &mut ClusterState, picker: &mut victim_choices::PathPicker| {
             let (rec, writes) = (&mut Recorder::off(), &mut WriteBudget::unlimited());
             let ties = &mut Ties::picked_by(picker);
@@ -613,18 +613,18 @@ impl ClusterModel {
             &run,
             &mut |end| Model::fingerprint(self, w, end, &mut scratch),
             step == TiedStep::Deployment,
-            budget.as_ref(),
+            &bounds,
         );
         w.encoding = scratch;
-        if let Some(cut) = listing.cut {
+        let why = match listing.cut {
+            None | Some(victim_choices::Cut::Stopped) => None,
+            Some(victim_choices::Cut::Memory) => {
+                Some("more than the memory budget holds; give it more --memory")
+            }
+            Some(victim_choices::Cut::Overflow) => Some("too many to number in 64 bits"),
+        };
+        if let Some(why) = why {
             self.left_out.get_or_init(|| {
-                let why = match cut {
-                    victim_choices::Cut::Memory => {
-                        "more than the memory budget holds; give it \
-                                                    more --memory"
-                    }
-                    victim_choices::Cut::Overflow => "too many to number in 64 bits",
-                };
                 let what = match step {
                     TiedStep::Deployment => {
                         "deployment controller step under --tie-break any had more ways to pick \
@@ -712,7 +712,8 @@ impl Model for ClusterModel {
     }
 
     /// Hands a scheduler step's outcomes over as its listing computed them, and computes the
-    /// other actions' states ([`Model::next_state_into`]).
+    /// other actions' states ([`Model::next_state_into`]), stopping before a kube-scheduler
+    /// choice's once the search must stop.
     fn successors(
         &self,
         w: &mut ClusterWorker,
@@ -728,6 +729,14 @@ impl Model for ClusterModel {
         for (action, end) in listed.drain(..) {
             let next = match end {
                 Some(end) => end,
+                // Under `--semantics kubernetes` each top-scored node of a pod is a choice whose
+                // cycle is computed here, on a large cluster thousands of slow cycles: past the
+                // search's time limit the rest are left (the search is then incomplete by it).
+                None if matches!(action, ClusterAction::SchedulerChoice { .. })
+                    && w.bounds.stop_requested() =>
+                {
+                    break
+                }
                 None => match buffers.next_state(self, w, state, &action) {
                     Some(next) => next,
                     None => continue,

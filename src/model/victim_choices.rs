@@ -19,7 +19,8 @@
 
 use crate::cluster::ClusterState;
 use crate::controllers::ties::PickVictim;
-use crate::engine::memory::{MemoryBudget, Tally, Use};
+use crate::engine::memory::{Tally, Use};
+use crate::engine::WorkerBounds;
 use std::collections::{HashSet, VecDeque};
 
 /// A step's listed outcomes.
@@ -37,6 +38,8 @@ pub enum Cut {
     Memory,
     /// A path of picks has too many to number in 64 bits.
     Overflow,
+    /// The search the listing serves reached its time limit or was cancelled.
+    Stopped,
 }
 
 /// Bytes a listing holds for each partial run it follows or outcome it lists: the path or
@@ -103,7 +106,8 @@ impl PickVictim for PathPicker {
 
 /// Lists the outcomes of the step `run` takes from `source` (`run` takes the step on a copy of
 /// the source, asking the picker at each tie), telling states apart by `fingerprint`; what
-/// the listing holds is charged to `budget` ([`Use::Listings`]) until it ends. Partial runs
+/// the listing holds is charged to the memory budget of the search's `bounds`
+/// ([`Use::Listings`]) until it ends, and the listing stops once they say the search must. Partial runs
 /// that meet are followed once only when `merge_partial`: for a step whose progress is all in
 /// the state, as the deployment controller's. The descheduler marks pods before it evicts
 /// them and visits nodes in id order, so two of its partial runs with one fingerprint may go
@@ -113,9 +117,9 @@ pub fn list(
     run: &dyn Fn(&mut ClusterState, &mut PathPicker),
     fingerprint: &mut dyn FnMut(&ClusterState) -> u64,
     merge_partial: bool,
-    budget: Option<&MemoryBudget>,
+    bounds: &WorkerBounds,
 ) -> Listing {
-    let charge = budget.map(|budget| budget.charge(Use::Listings));
+    let charge = bounds.memory().map(|budget| budget.charge(Use::Listings));
     let mut held = charge.as_ref().map(Tally::new);
     let mut room = || held.as_mut().is_none_or(|held| held.add(BYTES_PER_ENTRY));
     let cut = |picks, why| Listing {
@@ -132,6 +136,9 @@ pub fn list(
     }]);
     let mut state = source.clone();
     while let Some(path) = todo.pop_front() {
+        if bounds.stop_requested() {
+            return cut(picks, Cut::Stopped);
+        }
         state.clone_from(source);
         let mut picker = PathPicker::listing(path);
         run(&mut state, &mut picker);

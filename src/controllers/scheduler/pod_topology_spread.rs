@@ -167,6 +167,21 @@ pub struct MatchingCache {
 }
 
 impl MatchingCache {
+    /// Bytes the cache holds on the heap: what a copy kept beside a partly placed state costs.
+    pub fn heap_bytes(&self) -> usize {
+        let i32s = |v: &Vec<i32>| v.capacity() * std::mem::size_of::<i32>();
+        let entry = |e: &MatchingPods| {
+            i32s(&e.counts)
+                + e.hard
+                    .as_ref()
+                    .map_or(0, |h| i32s(&h.counts.counts) + h.reach.capacity())
+        };
+        self.entries.capacity() * std::mem::size_of::<MatchingPods>()
+            + self.entries.iter().map(entry).sum::<usize>()
+            + self.buffers.capacity() * std::mem::size_of::<Vec<i32>>()
+            + self.buffers.iter().map(i32s).sum::<usize>()
+    }
+
     /// Forgets every count (a new step, in a new state), keeping the buffers.
     pub fn clear(&mut self) {
         self.buffers

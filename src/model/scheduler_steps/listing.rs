@@ -111,7 +111,16 @@ pub fn for_each_choice(
                 if tie.candidates.len() > 1 {
                     digits.push(digit as u16);
                 }
-                if !held.add(&next, digits.len(), resume.tie.is_some()) {
+                let partial = resume.tie.is_some();
+                let beside = match partial {
+                    true => {
+                        digits.len() * std::mem::size_of::<u16>()
+                            + matching.heap_bytes()
+                            + track.as_ref().map_or(0, Track::heap_bytes)
+                    }
+                    false => 0,
+                };
+                if !held.add(&next, beside, partial) {
                     return Listed::OutOfMemory {
                         listed,
                         held: held.bytes(),
@@ -163,12 +172,11 @@ impl<'a> Held<'a> {
         }
     }
 
-    /// Counts `state`, reached with `digits` choices, as held: a partly placed state followed
-    /// to the next pod when `partial`, else an outcome. `false` when the budget refuses it.
-    fn add(&mut self, state: &ClusterState, digits: usize, partial: bool) -> bool {
-        let bytes = (std::mem::size_of::<Partial>()
-            + state.heap_bytes()
-            + digits * std::mem::size_of::<u16>()) as u64;
+    /// Counts `state` as held, with `beside` bytes kept on the heap beside it: a partly
+    /// placed state followed to the next pod when `partial` (its choices, matching-pod counts
+    /// and labels beside it), else an outcome. `false` when the budget refuses it.
+    fn add(&mut self, state: &ClusterState, beside: usize, partial: bool) -> bool {
+        let bytes = (std::mem::size_of::<Partial>() + state.heap_bytes() + beside) as u64;
         match partial {
             true => self.further += bytes,
             false => self.outcomes += bytes,

@@ -102,6 +102,14 @@ pub struct Track {
     pub class: u64,
 }
 
+impl Track {
+    /// Bytes the labels and sums hold on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.labels.capacity() * std::mem::size_of::<u32>()
+            + self.sums.capacity() * std::mem::size_of::<[u64; 2]>()
+    }
+}
+
 /// How the listing of a scheduler step's outcomes ([`for_each_choice`]) ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listed {
