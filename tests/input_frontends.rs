@@ -81,8 +81,8 @@ fn live_dump_violates_without_a_describenode_dump() {
     assert!(stdout.contains("Setup: 3 node(s), 6 pod slot(s), 1 deployment(s)"));
     assert!(stderr.contains("Node/cp-1: a control-plane node tainted NoSchedule; not modelled"));
     assert!(stderr.contains(
-        "shop-gethpa.csv:2: HPA checkout: kubectl get hpa lists one target; it is modelled as \
-         CPU utilization 60%"
+        "shop-gethpa.csv:2: HPA checkout: kubectl get hpa lists one target and no \
+         spec.behavior; it is modelled as CPU utilization 60% without behavior"
     ));
     let flagged = kivi(&["check", LIVE_DUMP, "--from-cluster-dump", "-q"]);
     assert_eq!(flagged.status.code(), Some(1));
@@ -196,9 +196,6 @@ fn single_yaml_file_with_a_kivi_document() {
         vec![
             "warning: tests/data/input/single-file.yaml: Deployment/php-apache: \
              spec.affinity.podAntiAffinity is not modelled; the scheduler ignores it",
-            "warning: tests/data/input/single-file.yaml: HorizontalPodAutoscaler/php-apache: \
-             spec.behavior (scaling policies and stabilization windows) is not modelled; the HPA \
-             scales as Kivi's default",
             "ignored: tests/data/input/single-file.yaml: ConfigMap/php-config (kind not modelled)",
         ]
     );

@@ -28,6 +28,7 @@ mod engine_growth;
 mod engine_many_checks;
 mod engine_state_counts;
 mod front_end_vs_uniform;
+mod hpa_behavior;
 mod html_report;
 mod input_frontends;
 mod input_fuzz;

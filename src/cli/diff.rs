@@ -97,6 +97,9 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         let model_options = self.semantics.options("diff", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
+        if let Some(warning) = input.unused_under(model_options.semantics) {
+            eprintln!("warning: {warning}");
+        }
         let name = &input.name;
         let liveness = self.liveness.kind(&input.document);
         if self.original || !input.is_template() {

@@ -33,6 +33,22 @@ pub enum ClusterAction {
         /// Deployment id.
         deployment: u8,
     },
+    /// Under `--semantics kubernetes`: the oldest recommendation in the scale-up
+    /// stabilisation window of deployment `deployment`'s HPA (one with `behavior`) leaves it
+    /// (see `crate::controllers::kube_hpa_behavior`).
+    HpaUpWindowExpires {
+        /// Deployment id.
+        deployment: u8,
+    },
+    /// Under `--semantics kubernetes`: the oldest scale event of deployment `deployment`'s HPA
+    /// still within its policies' `period`-th shortest period leaves it (see
+    /// `crate::controllers::kube_hpa_behavior`).
+    HpaScaleEventLeaves {
+        /// Deployment id.
+        deployment: u8,
+        /// Index of the period among the behavior's distinct policy periods, shortest first.
+        period: u8,
+    },
     /// The node controller evicts the pods of queued nodes that are not ready.
     NodeController,
     /// Under `--semantics kubernetes`: the node lifecycle controller puts its NoExecute
@@ -172,6 +188,8 @@ impl ClusterAction {
             | Self::DeploymentChoice { .. }
             | Self::Hpa
             | Self::HpaWindowExpires { .. }
+            | Self::HpaUpWindowExpires { .. }
+            | Self::HpaScaleEventLeaves { .. }
             | Self::NodeController
             | Self::NodeLifecycle { .. }
             | Self::TolerationTimeout { .. }

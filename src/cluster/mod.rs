@@ -27,6 +27,7 @@
 pub mod action;
 #[cfg(test)]
 pub mod fixture;
+pub mod hpa_behavior;
 pub mod interchangeable;
 pub mod kube;
 pub mod monitors;
@@ -39,11 +40,13 @@ pub mod trace;
 pub mod writes;
 
 pub use action::ClusterAction;
+pub use hpa_behavior::{HpaBehavior, PolicyKind, ScalingPolicy, ScalingRules, SelectPolicy};
 pub use ops::ItemClock;
 pub use spec::*;
 pub use state::{
     pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
-    PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
+    PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState, ScaleEvents,
+    MAX_SCALE_EVENTS,
 };
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 pub use trace::{Recorder, TraceLine, Why};

@@ -177,6 +177,9 @@ pub struct HpaSpec {
     pub max_replicas: i32,
     /// The metrics, each proposing a replica count; the largest wins.
     pub metrics: Vec<HpaMetric>,
+    /// `spec.behavior`, defaults filled in; `None` scales as an HPA without it (modelled
+    /// under `--semantics kubernetes` only).
+    pub behavior: Option<crate::cluster::HpaBehavior>,
 }
 
 /// Deployment strategy.

@@ -1,5 +1,6 @@
 //! The HorizontalPodAutoscaler under `--semantics kubernetes`: kube-controller-manager's
-//! replica calculation and its scale-down stabilisation, for an HPA without `behavior`.
+//! replica calculation, and the scale-down stabilisation of an HPA without `behavior` (one
+//! with it is normalised by [`super::kube_hpa_behavior`]).
 //!
 //! # Replica calculation
 //!
@@ -232,21 +233,16 @@ pub fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &m
         let Some(proposed) = proposed.filter(|&p| invalid == 0 || p >= current) else {
             return;
         };
-        let mut window = Window(dep.hpa_window);
-        let stabilised = window.record(current, proposed);
-        state.deployment_mut(d).hpa_window = window.0;
-        let scale_up_limit = (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN);
-        let desired = stabilised
-            .min(hpa.max_replicas.min(scale_up_limit))
-            .max(hpa.min_replicas);
-        let why = if stabilised > proposed {
-            format!("the metrics ask {proposed}, the stabilisation window holds {stabilised}")
-        } else if desired > current {
-            format!("the metrics ask {proposed}, above target")
-        } else {
-            format!("the metrics ask {proposed}, all metrics below target")
-        };
-        (desired, why)
+        match &hpa.behavior {
+            Some(behavior) => super::kube_hpa_behavior::normalize(
+                behavior,
+                state.deployment_mut(d),
+                current,
+                proposed,
+                (hpa.min_replicas, hpa.max_replicas),
+            ),
+            None => normalize(state.deployment_mut(d), current, proposed, hpa),
+        }
     };
     if desired != current {
         rec.log(Some("HPA"), || {
@@ -254,16 +250,51 @@ pub fn reconcile(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &m
         });
         rec.because(|| Why {
             reason: format!("New size: {desired}; reason: {reason}"),
-            detail: format!(
-                "bounds minReplicas {}, maxReplicas {}, scale-up limit {}",
-                hpa.min_replicas,
-                hpa.max_replicas,
-                (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN)
-            ),
+            detail: match &hpa.behavior {
+                Some(_) => format!(
+                    "bounds minReplicas {}, maxReplicas {}, spec.behavior's policies",
+                    hpa.min_replicas, hpa.max_replicas
+                ),
+                None => format!(
+                    "bounds minReplicas {}, maxReplicas {}, scale-up limit {}",
+                    hpa.min_replicas,
+                    hpa.max_replicas,
+                    (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN)
+                ),
+            },
         });
-        state.deployment_mut(d).spec_replicas = desired;
+        let dep = state.deployment_mut(d);
+        dep.spec_replicas = desired;
+        if let Some(behavior) = &hpa.behavior {
+            super::kube_hpa_behavior::store_scale_event(behavior, dep, current, desired);
+        }
         state.enqueue(Queue::Deployment, d);
     }
+}
+
+/// `normalizeDesiredReplicas` for an HPA without `behavior`: the largest recommendation of
+/// the stabilisation window, within minReplicas, maxReplicas and `calculateScaleUpLimit`.
+fn normalize(
+    dep: &mut crate::cluster::DeploymentState,
+    current: i32,
+    proposed: i32,
+    hpa: &crate::cluster::HpaSpec,
+) -> (i32, String) {
+    let mut window = Window(dep.hpa_window);
+    let stabilised = window.record(current, proposed);
+    dep.hpa_window = window.0;
+    let scale_up_limit = (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN);
+    let desired = stabilised
+        .min(hpa.max_replicas.min(scale_up_limit))
+        .max(hpa.min_replicas);
+    let why = if stabilised > proposed {
+        format!("the metrics ask {proposed}, the stabilisation window holds {stabilised}")
+    } else if desired > current {
+        format!("the metrics ask {proposed}, above target")
+    } else {
+        format!("the metrics ask {proposed}, all metrics below target")
+    };
+    (desired, why)
 }
 
 /// The deployments whose stabilisation window may lose its oldest recommendation now.

@@ -8,6 +8,7 @@ pub mod descheduler;
 pub mod hpa;
 pub mod kube_descheduler;
 pub mod kube_hpa;
+pub mod kube_hpa_behavior;
 pub mod kube_replica_set;
 pub mod kube_rollout;
 pub mod kube_scheduler;

@@ -308,10 +308,11 @@ fn read_hpas(
             min_replicas: min,
             max_replicas: max,
             metrics: vec![(MetricResource::Cpu, MetricTarget::Utilization(percent))],
+            behavior: None,
         };
         diagnostics.warn(format!(
-            "{file}:{}: HPA {}: kubectl get hpa lists one target; it is modelled as CPU \
-             utilization {percent}%",
+            "{file}:{}: HPA {}: kubectl get hpa lists one target and no spec.behavior; it is \
+             modelled as CPU utilization {percent}% without behavior",
             place.line, fields[0]
         ));
         attach(cluster, target, autoscaler, file, place)?;

@@ -87,6 +87,8 @@ pub struct Autoscaler {
     pub max_replicas: i32,
     /// Resource metrics.
     pub metrics: Vec<(MetricResource, MetricTarget)>,
+    /// `spec.behavior` as written (checked; the uniform format's `hpaSpec.behavior`).
+    pub behavior: Option<serde_json::Value>,
 }
 
 /// A Deployment.

@@ -433,7 +433,7 @@ fn hpa_json(deployment: &Deployment, units: &Units) -> Option<Value> {
             }
         }
     }
-    Some(json!({
+    let mut json = json!({
         "isEnabled": 1,
         "numMetrics": names.len(),
         "metricNames": names,
@@ -441,7 +441,11 @@ fn hpa_json(deployment: &Deployment, units: &Units) -> Option<Value> {
         "metricTargets": targets,
         "minReplicas": hpa.min_replicas,
         "maxReplicas": hpa.max_replicas,
-    }))
+    });
+    if let Some(behavior) = &hpa.behavior {
+        json["behavior"] = behavior.clone();
+    }
+    Some(json)
 }
 
 /// Whether the deployment rolls out new versions with a rolling update: its strategy is

@@ -117,6 +117,20 @@ impl Opened {
         }
     }
 
+    /// What the input gives that a check under `semantics` does not use: an HPA's
+    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none).
+    pub fn unused_under(&self, semantics: Semantics) -> Option<String> {
+        (semantics == Semantics::Kivi
+            && crate::input::uniform::hpa_behavior::any_in(&self.document))
+        .then(|| {
+            format!(
+                "{}: an HPA's spec.behavior is modelled under --semantics kubernetes only; \
+                 under kivi the HPA scales as Kivi's, without it",
+                self.name
+            )
+        })
+    }
+
     /// Whether the document is a scaling template, to be swept.
     pub fn is_template(&self) -> bool {
         self.document.get("userDefined").is_some()

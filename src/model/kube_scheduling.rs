@@ -9,7 +9,11 @@
 //! of the queue, as in the scheduling queue's unschedulable pods
 //! (`pkg/scheduler/backend/queue/scheduling_queue.go`), and `pod_always_schedulable` is
 //! violated. Such pods are queued again when a later step changes a node or where a pod runs,
-//! as `MoveAllToActiveOrBackoffQueue` moves them on cluster events.
+//! as `MoveAllToActiveOrBackoffQueue` moves them on cluster events. The backoff before their
+//! next cycle is any interleaving of the steps after the requeue, and the periodic flush of
+//! unschedulable pods (`flushUnschedulablePodsLeftover`, five minutes) is not modelled: a
+//! cycle reads only the snapshot, which changes only with what requeues them, so a retry on
+//! an unchanged cluster fails as the last one did.
 //!
 //! Kivi's scheduler ([`crate::controllers::scheduler`]) instead drains the whole queue in one
 //! step, fits on usage and scores over every node.

@@ -80,6 +80,7 @@
 #[cfg(test)]
 mod fixture_tests;
 mod kube_scheduling;
+mod kube_timers;
 pub mod liveness;
 pub mod restart;
 pub mod scheduler_steps;
@@ -300,6 +301,11 @@ impl ClusterModel {
             } else {
                 self.apply_controllers_and_events(w, next, action, rec);
             }
+            if *action == ClusterAction::Hpa
+                && controllers::kube_hpa_behavior::forgot_event(&before, next)
+            {
+                self.left_out.get_or_init(kube_timers::forgotten_event_note);
+            }
             kube_scheduling::requeue_unschedulable(&before, next);
             return;
         }
@@ -344,6 +350,23 @@ impl ClusterModel {
             ClusterAction::Hpa => controllers::hpa::run(spec, next, rec),
             ClusterAction::HpaWindowExpires { deployment } => {
                 controllers::kube_hpa::expire(spec, next, deployment as usize, rec)
+            }
+            ClusterAction::HpaUpWindowExpires { deployment } => {
+                controllers::kube_hpa_behavior::expire_up_window(
+                    spec,
+                    next,
+                    deployment as usize,
+                    rec,
+                )
+            }
+            ClusterAction::HpaScaleEventLeaves { deployment, period } => {
+                controllers::kube_hpa_behavior::scale_event_leaves(
+                    spec,
+                    next,
+                    deployment as usize,
+                    period as usize,
+                    rec,
+                )
             }
             ClusterAction::NodeController => controllers::node_controller::run(spec, next),
             ClusterAction::NodeLifecycle { node } => {
@@ -504,20 +527,10 @@ impl ClusterModel {
                 return;
             }
         }
-        if spec.semantics == Semantics::Kubernetes {
-            let mut plain = |action| visit(action, None);
-            if !controllers::node_lifecycle::for_each(spec, s, &mut plain)
-                || !controllers::taint_eviction::for_each(spec, s, &mut plain)
-            {
-                return;
-            }
-            for d in controllers::kube_hpa::expirable(s) {
-                if !plain(ClusterAction::HpaWindowExpires {
-                    deployment: d as u8,
-                }) {
-                    return;
-                }
-            }
+        if spec.semantics == Semantics::Kubernetes
+            && !kube_timers::for_each(spec, s, &mut |action| visit(action, None))
+        {
+            return;
         }
         if !s.queue_is_empty(Queue::Scheduler) && !self.for_each_scheduler_step(w, s, &mut visit) {
             return;

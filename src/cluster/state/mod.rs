@@ -40,6 +40,7 @@ mod encoding;
 mod pod_set;
 mod queues;
 mod records;
+mod scale_events;
 #[cfg(test)]
 mod tests;
 
@@ -49,6 +50,7 @@ pub use queues::Queue;
 use queues::{Queues, QUEUES};
 use records::Header;
 pub use records::*;
+pub use scale_events::{ScaleEvents, MAX_SCALE_EVENTS};
 
 /// Byte sizes of the header and the three kinds of record.
 const HEADER_BYTES: usize = std::mem::size_of::<Header>();

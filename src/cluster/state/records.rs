@@ -177,6 +177,13 @@ pub struct DeploymentState {
     /// recommendations that still bound its scale-down, as a set of values (bit `r`: `r`
     /// replicas; see [`crate::controllers::kube_hpa::Window`]). Always 0 under `kivi`.
     pub hpa_window: u64,
+    /// Under `--semantics kubernetes`, for an HPA with `behavior` whose scale-up window is
+    /// longer than its sync period: the recommendations that still bound a scale-up, as a set
+    /// of values (the smallest of every suffix of the evaluations; see
+    /// `crate::controllers::kube_hpa_behavior`). Always 0 otherwise.
+    pub hpa_up_window: u64,
+    /// Under `--semantics kubernetes`, for an HPA with `behavior`: its recent scale events.
+    pub hpa_scale_events: super::ScaleEvents,
 }
 
 impl DeploymentState {

@@ -6,6 +6,8 @@ use super::typed;
 use crate::input::description::{Autoscaler, MetricResource, MetricTarget};
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::quantity::Quantity;
+use crate::input::uniform::hpa_behavior::{self, BehaviorJson};
+use crate::input::uniform::validate::Problems;
 use crate::input::yaml_documents::Document;
 use k8s_openapi::api::autoscaling::{v1, v2};
 use serde_json::{json, Value};
@@ -47,7 +49,7 @@ pub fn read(
                 spec.min_replicas,
                 spec.max_replicas,
                 vec![(MetricResource::Cpu, MetricTarget::Utilization(percent))],
-                false,
+                None,
             )
         }
         "autoscaling/v2" | "autoscaling/v2beta2" | "autoscaling/v2beta1" | "extensions/v1beta1" => {
@@ -94,7 +96,7 @@ pub fn read(
                 spec.min_replicas,
                 spec.max_replicas,
                 metrics,
-                spec.behavior.is_some(),
+                spec.behavior,
             )
         }
         other => {
@@ -106,13 +108,10 @@ pub fn read(
             ))
         }
     };
-    if behavior {
-        diagnostics.warn(format!(
-            "{}: {object}: spec.behavior (scaling policies and stabilization windows) is not \
-             modelled; the HPA scales as Kivi's default",
-            document.file
-        ));
-    }
+    let behavior = match behavior {
+        Some(behavior) => Some(read_behavior(document, object, &behavior)?),
+        None => None,
+    };
     if target_kind != "Deployment" {
         return Err(document.error_at(
             "scaleTargetRef",
@@ -135,6 +134,7 @@ pub fn read(
             min_replicas,
             max_replicas: max,
             metrics,
+            behavior,
         },
         target,
         place: (
@@ -142,6 +142,29 @@ pub fn read(
             document.place_of("scaleTargetRef").line,
         ),
     })
+}
+
+/// `spec.behavior`, checked as the API server checks it; the uniform format carries it as
+/// written, and the defaults are filled in when the model is built
+/// ([`crate::input::uniform::hpa_behavior`]).
+fn read_behavior(
+    document: &Document,
+    object: &str,
+    typed: &v2::HorizontalPodAutoscalerBehavior,
+) -> Result<Value, InputError> {
+    let value = serde_json::to_value(typed).unwrap_or(Value::Null);
+    let behavior: BehaviorJson = serde_json::from_value(value.clone()).map_err(|error| {
+        document.error_at_path("spec.behavior", format!("{object}: spec.behavior: {error}"))
+    })?;
+    let mut problems = Problems::default();
+    hpa_behavior::check(&mut problems, "spec.behavior", &behavior);
+    if let Err(error) = problems.into_result() {
+        return Err(document.error_at_path(
+            &error.path,
+            format!("{object}: {}: {}; {}", error.path, error.message, error.fix),
+        ));
+    }
+    Ok(value)
 }
 
 fn resource_metric(

@@ -138,7 +138,8 @@ const QUANTITY_MAPS: &[&str] = &["requests", "limits", "allocatable", "capacity"
 const QUANTITY_FIELDS: &[&str] = &["averageValue", "value"];
 
 /// Writes quantities given as YAML numbers (`cpu: 0.5`) as strings, as the API server accepts
-/// them and the typed structs expect.
+/// them and the typed structs expect. An HPA scaling policy's `value` (beside its
+/// `periodSeconds`) is a count, not a quantity.
 fn quote_quantities(value: &mut Value) {
     let quote = |v: &mut Value| {
         if let Value::Number(number) = v {
@@ -147,12 +148,13 @@ fn quote_quantities(value: &mut Value) {
     };
     match value {
         Value::Object(map) => {
+            let scaling_policy = map.contains_key("periodSeconds");
             for (key, child) in map.iter_mut() {
                 if QUANTITY_MAPS.contains(&key.as_str()) {
                     if let Value::Object(resources) = child {
                         resources.values_mut().for_each(quote);
                     }
-                } else if QUANTITY_FIELDS.contains(&key.as_str()) {
+                } else if QUANTITY_FIELDS.contains(&key.as_str()) && !scaling_policy {
                     quote(child);
                 }
                 quote_quantities(child);

@@ -137,6 +137,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         min_replicas: 1,
         max_replicas: 0,
         metrics: Vec::new(),
+        behavior: None,
     }];
     let mut deployments = Vec::new();
     for (i, deployment) in deployments_in.iter().enumerate() {
@@ -523,6 +524,7 @@ fn hpa_spec(hpa: &super::schema::HpaSpec) -> HpaSpec {
         min_replicas: hpa.min_replicas.unwrap_or(0) as i32,
         max_replicas: hpa.max_replicas.unwrap_or(0) as i32,
         metrics,
+        behavior: hpa.behavior.as_ref().map(super::hpa_behavior::to_behavior),
     }
 }
 
@@ -568,6 +570,8 @@ fn deployment_state(deployment: &Deployment, state: &mut ClusterState) -> Deploy
         added: false,
         added_for_balance: false,
         hpa_window: 0,
+        hpa_up_window: 0,
+        hpa_scale_events: Default::default(),
     }
 }
 

@@ -15,6 +15,7 @@
 
 pub mod consistency;
 pub mod convert;
+pub mod hpa_behavior;
 pub mod schema;
 pub mod validate;
 

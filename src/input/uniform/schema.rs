@@ -364,6 +364,8 @@ pub struct HpaSpec {
     pub min_replicas: Option<i64>,
     /// Upper bound on replicas.
     pub max_replicas: Option<i64>,
+    /// `spec.behavior` of `autoscaling/v2` (modelled under `--semantics kubernetes`).
+    pub behavior: Option<super::hpa_behavior::BehaviorJson>,
 }
 
 /// A pod template.

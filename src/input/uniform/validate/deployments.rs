@@ -272,6 +272,9 @@ pub(super) fn check_hpa(problems: &mut Problems, path: &str, hpa: &HpaSpec) {
         MAX_PODS as i64,
         "the most replicas",
     );
+    if let Some(behavior) = &hpa.behavior {
+        crate::input::uniform::hpa_behavior::check(problems, &format!("{path}.behavior"), behavior);
+    }
     if hpa.is_enabled == Some(1) {
         let (min, max) = (hpa.min_replicas.unwrap_or(1), hpa.max_replicas.unwrap_or(0));
         if min > max {

@@ -50,7 +50,7 @@ impl Problems {
     }
 
     /// A required integer at `path.key` within `lo..=hi`.
-    pub(super) fn required(
+    pub(crate) fn required(
         &mut self,
         path: &str,
         key: &str,
@@ -70,7 +70,7 @@ impl Problems {
     }
 
     /// An optional integer at `path.key` within `lo..=hi` when given.
-    pub(super) fn within(
+    pub(crate) fn within(
         &mut self,
         path: &str,
         key: &str,
