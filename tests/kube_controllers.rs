@@ -1,7 +1,8 @@
 //! The controllers under `--semantics kubernetes` against what kube-controller-manager does:
-//! the ReplicaSet controller's scale-down victims, a RollingUpdate deployment's rollout, and
-//! the HorizontalPodAutoscaler's replica calculation and stabilisation window (each test
-//! names the upstream function it follows); and, on generated clusters, the model's
+//! the ReplicaSet controller's scale-down victims, a RollingUpdate deployment's rollout and
+//! its proportional scaling when rescaled mid-rollout, and the HorizontalPodAutoscaler's
+//! replica calculation and stabilisation window (each test names the upstream function it
+//! follows); and, on generated clusters, the model's
 //! placements are kube-scheduler's (`decide_pending`, checked against recorded decisions in
 //! `tests/kube_scheduler_conformance.rs`).
 

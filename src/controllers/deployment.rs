@@ -132,11 +132,11 @@ fn rolling_update(
 
 /// One pass of a RollingUpdate deployment under `--semantics kubernetes`: on a scaling event
 /// the sizes `scale` gives its replica sets ([`kube_scale::scale`]; the sets' updates queue
-/// the deployment again, and its rollout goes on at that sync: left out when that sync has
-/// nothing to do, [`kube_scale::rollout_left`]), otherwise those
-/// `rolloutRolling` gives its new and old sets ([`kube_rollout::plan`]); each set given a new
-/// size records the deployment's replicas ([`kube_scale::annotate`]); then each set's
-/// ReplicaSet controller ([`scale`]).
+/// the deployment again and its rollout goes on at that sync, left out when that sync has
+/// nothing to do: [`kube_scale::rollout_left`]), otherwise the sizes `rolloutRolling` gives
+/// its new and old sets ([`kube_rollout::plan`]); each set given a size records the
+/// deployment's replicas ([`kube_scale::annotate`]); then each set's ReplicaSet controller
+/// ([`scale`]).
 fn kube_rolling_update(
     spec: &ClusterSpec,
     state: &mut ClusterState,
