@@ -1,7 +1,8 @@
 //! The controllers under `--semantics kubernetes` against what kube-controller-manager does:
-//! the ReplicaSet controller's scale-down victims, a RollingUpdate deployment's rollout, and
-//! the HorizontalPodAutoscaler's replica calculation and stabilisation window (each test
-//! names the upstream function it follows); and, on generated clusters, the model's
+//! the ReplicaSet controller's scale-down victims, a RollingUpdate deployment's rollout and
+//! its proportional scaling when rescaled mid-rollout, and the HorizontalPodAutoscaler's
+//! replica calculation and stabilisation window (each test names the upstream function it
+//! follows); and, on generated clusters, the model's
 //! placements are kube-scheduler's (`decide_pending`, checked against recorded decisions in
 //! `tests/kube_scheduler_conformance.rs`).
 
@@ -322,6 +323,84 @@ fn rolling_update_scales_the_old_set_down_only_as_new_pods_become_available() {
     let gone = terminating(&shrunk);
     assert_eq!(gone.len(), 1);
     assert_eq!(shrunk.pod(gone[0]).template, 1, "an old pod");
+}
+
+/// A scaling event in the middle of a rollout (`DeploymentController.sync` → `scale`,
+/// `pkg/controller/deployment/sync.go`): four pods rolling out with maxSurge 25 %, the new
+/// set at 1 and the old at 4 (both recording 4 replicas, max-replicas 5), scaled to 8
+/// (maxSurge ⌈2⌉ = 2, so 10 allowed and 5 to add). `GetProportion`, the larger old set first
+/// (`ReplicaSetsBySizeNewer`): round(4 · 10 / 5) = 8, +4; the new set round(1 · 10 / 5) = 2,
+/// +1. The old set creates its four pods from its own template; the rollout then goes on as
+/// `rolloutRolling` does, never above 10 pods, and ends with 8 pods of the new template.
+/// Before, the new set took the whole change (6 and 4).
+#[test]
+fn a_scale_up_mid_rollout_is_shared_between_the_sets_in_proportion() {
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        |document| {
+            let pods = document["setup"]["pods"].as_array_mut().unwrap();
+            let idle = pods.last().unwrap().clone();
+            for id in 24..30 {
+                let mut pod = idle.clone();
+                pod["id"] = id.into();
+                pods.push(pod);
+            }
+        },
+    );
+    let applied = step(
+        &model,
+        model.initial_state(),
+        ClusterAction::UserCommand { event: 0 },
+    );
+    let surged = step(&model, &applied, ClusterAction::DeploymentController);
+    let new = surged.deployment(1).cur_version as usize;
+    let sizes = |s: &ClusterState| {
+        let d = s.deployment(1);
+        (
+            d.replica_sets[new].spec_replicas,
+            d.replica_sets[1 - new].spec_replicas,
+        )
+    };
+    assert_eq!(sizes(&surged), (1, 4));
+    let mut rescaled = surged.clone();
+    rescaled.deployment_mut(1).spec_replicas = 8;
+    rescaled.enqueue(Queue::Deployment, 1);
+    let scaled = step(&model, &rescaled, ClusterAction::DeploymentController);
+    assert_eq!(sizes(&scaled), (2, 8));
+    let recorded: Vec<(i32, u8)> = scaled
+        .deployment(1)
+        .replica_sets
+        .iter()
+        .map(|set| (set.desired_replicas, set.surge_percent))
+        .collect();
+    assert_eq!(recorded, [(8, 25), (8, 25)], "desired-replicas 8 on both");
+    let mut pending: Vec<u8> = scaled
+        .pods()
+        .iter()
+        .filter(|p| p.phase == PodPhase::Pending)
+        .map(|p| p.template)
+        .collect();
+    pending.sort_unstable();
+    assert_eq!(pending, [1, 1, 1, 1, 2, 2], "each set's own template");
+    let mut most_active = 0;
+    let done = run_controllers(&model, scaled, 400, |_, _, s| {
+        let active = s
+            .pods()
+            .iter()
+            .filter(|p| p.owned && matches!(p.phase, PodPhase::Running | PodPhase::Pending))
+            .count();
+        most_active = most_active.max(active);
+    });
+    assert_eq!(most_active, 10, "8 replicas + maxSurge 2");
+    let running: Vec<u8> = done
+        .pods()
+        .iter()
+        .filter(|p| p.phase == PodPhase::Running)
+        .map(|p| p.template)
+        .collect();
+    assert_eq!(running, [2; 8]);
+    assert_eq!(sizes(&done), (8, 0));
 }
 
 /// On generated clusters, with no events, no failures and no timers firing, every pod the

@@ -127,7 +127,7 @@ impl ClusterState {
     /// `pod` belongs to: a started pod's own, a pod not yet started the one that made it. The
     /// model records the set only when the pod starts, so a Pending pod is told by its
     /// template: a RollingUpdate deployment's pods of an older template belong to its old set
-    /// (only the new set creates pods during a rollout), every other one to the current set.
+    /// (which creates pods of its own pods' template), every other one to the current set.
     pub fn kube_replica_set_of(&self, pod: usize) -> usize {
         let p = self.pod(pod);
         if p.replica_set != 0 {

@@ -20,13 +20,14 @@
 //! Under `--semantics kubernetes` a replica set is brought to its desired count as the
 //! ReplicaSet controller does, its surplus pods ranked by [`kube_replica_set`] (Pending and
 //! unassigned pods first; only the set's own pods), and a RollingUpdate deployment rolls out
-//! by [`kube_rollout`] (fenceposts of `spec.replicas`, availability gating the old set).
+//! by [`kube_rollout`] (fenceposts of `spec.replicas`, availability gating the old set) and,
+//! when its replicas change mid-rollout, scales its sets in proportion by [`kube_scale`].
 //!
 //! Both sides work in one pass over the pod slots per reconcile, whatever the number of pods
 //! created or deleted: the victims are chosen from per-node lists built once, and idle slots
 //! are found by a cursor that only moves forward (no slot frees up during a reconcile).
 
-use super::{kube_replica_set, kube_rollout};
+use super::{kube_replica_set, kube_rollout, kube_scale};
 use crate::cluster::{
     ClusterSpec, ClusterState, ItemClock, PodPhase, PodState, Queue, Recorder, Semantics, Strategy,
     WriteBudget,
@@ -91,6 +92,9 @@ fn reconcile(
     }
     let cur = dep.cur_version as usize;
     state.deployment_mut(d).replica_sets[cur].spec_replicas = dep.spec_replicas;
+    if spec.semantics == Semantics::Kubernetes {
+        kube_scale::annotate(state, d, cur);
+    }
     match dep.strategy {
         Strategy::Recreate => scale(spec, state, d, cur, rec, writes, ties),
         Strategy::RollingUpdate => rolling_update(spec, state, d, rec, writes, ties),
@@ -126,9 +130,13 @@ fn rolling_update(
     }
 }
 
-/// One pass of a RollingUpdate deployment under `--semantics kubernetes`: the desired counts
-/// of its new and old replica sets by `rolloutRolling` ([`kube_rollout::plan`]), then each
-/// set's ReplicaSet controller ([`scale`]).
+/// One pass of a RollingUpdate deployment under `--semantics kubernetes`: on a scaling event
+/// the sizes `scale` gives its replica sets ([`kube_scale::scale`]; the sets' updates queue
+/// the deployment again and its rollout goes on at that sync, left out when that sync has
+/// nothing to do: [`kube_scale::rollout_left`]), otherwise the sizes `rolloutRolling` gives
+/// its new and old sets ([`kube_rollout::plan`]); each set given a size records the
+/// deployment's replicas ([`kube_scale::annotate`]); then each set's ReplicaSet controller
+/// ([`scale`]).
 fn kube_rolling_update(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -137,11 +145,32 @@ fn kube_rolling_update(
     writes: &mut WriteBudget,
     ties: &mut Ties,
 ) {
-    let new = state.deployment(d).cur_version as usize;
-    let (new_replicas, old_replicas) = kube_rollout::plan(state, d);
-    let sets = &mut state.deployment_mut(d).replica_sets;
-    sets[new].spec_replicas = new_replicas;
-    sets[1 - new].spec_replicas = old_replicas;
+    let dep = *state.deployment(d);
+    let new = dep.cur_version as usize;
+    let scaling_event = kube_scale::is_scaling_event(&dep);
+    let sizes = if scaling_event {
+        kube_scale::scale(state, d)
+    } else {
+        // `scaleReplicaSetAndRecordEvent` writes a set only when its size changes.
+        let (new_replicas, old_replicas) = kube_rollout::plan(state, d);
+        let mut sizes = [None; 2];
+        sizes[new] = Some(new_replicas);
+        sizes[1 - new] = Some(old_replicas);
+        let sets = dep.replica_sets;
+        for (version, size) in sizes.iter_mut().enumerate() {
+            *size = size.filter(|&s| s != sets[version].spec_replicas);
+        }
+        sizes
+    };
+    for (version, size) in sizes.into_iter().enumerate() {
+        if let Some(size) = size {
+            state.deployment_mut(d).replica_sets[version].spec_replicas = size;
+            kube_scale::annotate(state, d, version);
+        }
+    }
+    if scaling_event && sizes.iter().any(Option::is_some) && kube_scale::rollout_left(state, d) {
+        state.enqueue(Queue::Deployment, d);
+    }
     for version in [1 - new, new] {
         if writes.crashed() || ties.stopped() {
             return;
@@ -172,7 +201,9 @@ fn scale(
             let surplus = (active - want) as usize;
             kube_replica_set::delete(state, d, version, surplus, writes, ties);
         } else if want > active {
-            create(spec, state, d, want - active, rec, writes);
+            if let Some(template) = kube_replica_set::template(state, d, version) {
+                create(spec, state, d, template, want - active, rec, writes);
+            }
         }
         return;
     }
@@ -190,16 +221,18 @@ fn scale(
             }
         }
     } else if want > have + dep.in_creation {
-        create(spec, state, d, want - have - dep.in_creation, rec, writes);
+        let count = want - have - dep.in_creation;
+        create(spec, state, d, dep.template, count, rec, writes);
     }
 }
 
-/// Creates `count` pods for deployment `d` in slow-start batches (1, 2, 4, …), stopping after
-/// the write that spends `writes`.
+/// Creates `count` pods for deployment `d` from pod template `template` in slow-start batches
+/// (1, 2, 4, …), stopping after the write that spends `writes`.
 fn create(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     d: usize,
+    template: u8,
     count: i32,
     rec: &mut Recorder,
     writes: &mut WriteBudget,
@@ -213,7 +246,7 @@ fn create(
     while batch > 0 {
         for _ in 0..batch {
             state.deployment_mut(d).in_creation += 1;
-            if create_pod(spec, state, d, &mut slots, rec) {
+            if create_pod(spec, state, d, template, &mut slots, rec) {
                 writes.write();
                 if writes.crashed() {
                     return;
@@ -273,13 +306,14 @@ impl Victims {
     }
 }
 
-/// Claims the first idle pod slot at or after `*cursor` for deployment `d` (Kivi's
-/// `enqueuePods` with `copyDeploymentInfoToPod`); nothing happens when every slot is taken.
-/// Whether a pod was created.
+/// Claims the first idle pod slot at or after `*cursor` for deployment `d`, with pod template
+/// `template_id` (Kivi's `enqueuePods` with `copyDeploymentInfoToPod`); nothing happens when
+/// every slot is taken. Whether a pod was created.
 fn create_pod(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     d: usize,
+    template_id: u8,
     cursor: &mut usize,
     rec: &mut Recorder,
 ) -> bool {
@@ -293,7 +327,6 @@ fn create_pod(
     let index = *cursor + offset;
     *cursor = index + 1;
     let pod = index + 1;
-    let template_id = state.deployment(d).template;
     let template = spec.template_or_none(template_id);
     state.pods_mut()[index] = PodState {
         loc: 0,

@@ -53,6 +53,26 @@ pub fn active(state: &ClusterState, d: usize, version: usize) -> impl Iterator<I
     })
 }
 
+/// The pod template replica set `version` of deployment `d` creates pods from: the
+/// deployment's for its current set; for its old set, which the model keeps no template for,
+/// the template of the set's lowest-id pod (the old set grows when a scaling event shares
+/// replicas out in proportion, or replaces a lost pod), and none when it has no pod.
+pub fn template(state: &ClusterState, d: usize, version: usize) -> Option<u8> {
+    let dep = state.deployment(d);
+    if version == dep.cur_version as usize {
+        return Some(dep.template);
+    }
+    (1..=state.pods().len())
+        .find(|&p| {
+            let pod = state.pod(p);
+            pod.owned
+                && pod.deployment as usize == d
+                && pod.phase != PodPhase::Idle
+                && state.kube_replica_set_of(p) == version
+        })
+        .map(|p| state.pod(p).template)
+}
+
 /// The active pods of replica set `version` of deployment `d` with their ranks, ascending ids.
 pub fn ranked(state: &ClusterState, d: usize, version: usize) -> Vec<(Rank, usize)> {
     let mut on_node = vec![0u32; state.nodes().len() + 1];

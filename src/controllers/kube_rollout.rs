@@ -8,6 +8,11 @@
 //! [`crate::events`]' `apply`). Kubernetes scales its old sets down together, oldest first,
 //! so one set for them all decides the same counts.
 //!
+//! A change of the deployment's replicas in the middle of a rollout is not the rollout's:
+//! `syncDeployment` first scales every active set in proportion (`sync` → `scale`,
+//! [`super::kube_scale`]), the old set too, and the rollout goes on from there at the next
+//! sync.
+//!
 //! Availability: the model's pods have no readiness probes and `minReadySeconds` is 0, so a
 //! pod is available as soon as the kubelet starts it (`podutil.IsPodAvailable`); a Pending
 //! pod is not. The sets' available counts are read from the pods at each reconcile, as an

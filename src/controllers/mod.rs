@@ -11,6 +11,7 @@ pub mod kube_hpa;
 pub mod kube_hpa_behavior;
 pub mod kube_replica_set;
 pub mod kube_rollout;
+pub mod kube_scale;
 pub mod kube_scheduler;
 pub mod kubelet;
 pub mod node_controller;

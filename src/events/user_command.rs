@@ -130,6 +130,12 @@ fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, templat
             state.join_replica_set(d, old, pod);
         }
         let sets = &mut state.deployment_mut(d).replica_sets;
+        if sets[old].spec_replicas == 0 {
+            // Active sets record the same replicas (`controllers::kube_scale`): the merged
+            // set keeps those of the one that had pods.
+            sets[old].desired_replicas = sets[new].desired_replicas;
+            sets[old].surge_percent = sets[new].surge_percent;
+        }
         sets[old].spec_replicas += sets[new].spec_replicas;
         sets[new].spec_replicas = 0;
     }

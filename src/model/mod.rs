@@ -194,6 +194,7 @@ impl ClusterModel {
         };
         if options.semantics == Semantics::Kubernetes {
             kube_scheduling::start(&mut self.init);
+            crate::controllers::kube_scale::annotate_initial(&mut self.init);
         }
         if self.init.perturbations().left > 0 {
             self.init.keep_views(stale_view::views(&self.spec));

@@ -280,8 +280,15 @@ fn replay(
             Queue::Deployment => {
                 let now = state.deployment_mut(d);
                 for (version, set) in is.replica_sets.iter().enumerate() {
-                    if set.spec_replicas != was.replica_sets[version].spec_replicas {
+                    let before = was.replica_sets[version];
+                    if set.spec_replicas != before.spec_replicas {
                         now.replica_sets[version].spec_replicas = set.spec_replicas;
+                    }
+                    if (set.desired_replicas, set.surge_percent)
+                        != (before.desired_replicas, before.surge_percent)
+                    {
+                        now.replica_sets[version].desired_replicas = set.desired_replicas;
+                        now.replica_sets[version].surge_percent = set.surge_percent;
                     }
                 }
                 if is.cur_version != was.cur_version {

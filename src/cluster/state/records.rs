@@ -134,6 +134,14 @@ pub struct ReplicaSetState {
     /// Member pods (Kivi's `replicas`); the members are the pods whose
     /// [`PodState::replica_set`] names this set.
     pub replicas: i32,
+    /// Under `--semantics kubernetes`: the set's `deployment.kubernetes.io/desired-replicas`
+    /// annotation, the deployment's replicas when its controller last scaled the set (see
+    /// [`crate::controllers::kube_scale`]). Always 0 under `kivi`.
+    pub desired_replicas: i32,
+    /// Under `--semantics kubernetes`: the deployment's maxSurge (percent; 0 for Recreate) when
+    /// its controller last scaled the set, which with [`Self::desired_replicas`] gives the
+    /// `deployment.kubernetes.io/max-replicas` annotation. Always 0 under `kivi`.
+    pub surge_percent: u8,
 }
 
 /// Mutable deployment fields (including what `kubectl apply` can change): a packed record.

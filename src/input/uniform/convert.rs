@@ -550,6 +550,7 @@ fn deployment_state(deployment: &Deployment, state: &mut ClusterState) -> Deploy
         *slot = ReplicaSetState {
             spec_replicas: set.spec_replicas.unwrap_or(0) as i32,
             replicas: members.len() as i32,
+            ..ReplicaSetState::default()
         };
     }
     DeploymentState {
