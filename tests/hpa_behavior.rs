@@ -13,12 +13,22 @@ use serde_json::json;
 /// `--semantics kubernetes`, its HPA between 1 and 20 replicas with `behavior`, every queue
 /// empty and each pod using `cpu` (C3 starts at 8).
 fn c3_with(behavior: serde_json::Value, cpu: i32) -> (ClusterModel, ClusterState) {
+    c3_up_to(behavior, cpu, (20, 91))
+}
+
+/// [`c3_with`] with an HPA of at most `max_replicas` at `target` percent.
+fn c3_up_to(
+    behavior: serde_json::Value,
+    cpu: i32,
+    (max_replicas, target): (i32, i32),
+) -> (ClusterModel, ClusterState) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cases/c3/original.json");
     let mut document: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let hpa = &mut document["setup"]["d"][0]["hpaSpec"];
     hpa["minReplicas"] = 1.into();
-    hpa["maxReplicas"] = 20.into();
+    hpa["maxReplicas"] = max_replicas.into();
+    hpa["metricTargets"] = json!([target]);
     if !behavior.is_null() {
         hpa["behavior"] = behavior;
     }
@@ -241,4 +251,32 @@ fn a_seventh_scale_event_within_the_period_makes_the_check_incomplete() {
     assert_eq!(replicas, 11);
     let note = model.left_out().expect("a note");
     assert!(note.contains("more than 6 times"), "{note}");
+}
+
+/// A window keeps recommendations capped at maxReplicas, which bounds every count above it
+/// the same way: at 800 % of a 91 % target the metrics ask 44 of an HPA of at most 20, and the
+/// window keeps 20. Past 63, which a window cannot keep apart, the check is incomplete.
+#[test]
+fn windows_keep_recommendations_up_to_max_replicas() {
+    use kivi::engine::Model;
+    let (model, s) = c3_up_to(serde_json::Value::Null, 64, (20, 91));
+    let (scaled, replicas) = evaluate(&model, &s);
+    assert_eq!(replicas, 10, "2 × 5: calculateScaleUpLimit");
+    assert_eq!(
+        { scaled.deployment(1).hpa_window },
+        1 << 20,
+        "20 above the seed 5"
+    );
+    assert_eq!(model.left_out(), None);
+
+    let (model, s) = c3_up_to(serde_json::Value::Null, 64, (100, 50));
+    let (scaled, replicas) = evaluate(&model, &s);
+    assert_eq!(replicas, 10);
+    assert_eq!(
+        { scaled.deployment(1).hpa_window },
+        1 << 63,
+        "ceil(5 × 800 / 50) = 80 kept as 63"
+    );
+    let note = model.left_out().expect("a note");
+    assert!(note.contains("recommendation of 63 or more"), "{note}");
 }

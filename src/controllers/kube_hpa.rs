@@ -44,7 +44,10 @@ use crate::cluster::{
 /// `--horizontal-pod-autoscaler-tolerance`'s default, both ways.
 pub const TOLERANCE: f64 = 0.1;
 
-/// The largest recommendation the window keeps exactly; larger ones are kept as this.
+/// The largest recommendation a window keeps. Recommendations are kept capped at the HPA's
+/// maxReplicas, which decides the same (every count above it is bounded to it), so a window
+/// is exact up to 63 replicas; an HPA allowing more whose window reaches 63 makes the check
+/// incomplete ([`window_saturated`]).
 pub const WINDOW_MAX: i32 = 63;
 
 /// A deployment's scale-down stabilisation window, as the recommendations that still bound a
@@ -281,7 +284,7 @@ fn normalize(
     hpa: &crate::cluster::HpaSpec,
 ) -> (i32, String) {
     let mut window = Window(dep.hpa_window);
-    let stabilised = window.record(current, proposed);
+    let stabilised = window.record(current, proposed.min(hpa.max_replicas));
     dep.hpa_window = window.0;
     let scale_up_limit = (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN);
     let desired = stabilised
@@ -295,6 +298,16 @@ fn normalize(
         format!("the metrics ask {proposed}, all metrics below target")
     };
     (desired, why)
+}
+
+/// Whether a deployment's HPA allows more than [`WINDOW_MAX`] replicas and one of its windows
+/// holds a recommendation of [`WINDOW_MAX`] or more, which the window cannot tell apart.
+pub fn window_saturated(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    state.deployments().iter().any(|dep| {
+        let top = 1u64 << WINDOW_MAX;
+        spec.hpa_specs[dep.hpa as usize].max_replicas > WINDOW_MAX
+            && (dep.hpa_window | dep.hpa_up_window) & top != 0
+    })
 }
 
 /// The deployments whose stabilisation window may lose its oldest recommendation now.

@@ -107,7 +107,14 @@ const EVALUATED: u64 = 1;
 
 /// `stabilizeRecommendationWithBehaviors` on deployment record `dep`: the current count
 /// brought within the windows' bounds, the recommendation `desired` recorded in both.
-fn stabilize(behavior: &HpaBehavior, dep: &mut DeploymentState, current: i32, desired: i32) -> i32 {
+/// The windows keep `desired` capped at `max_replicas` (see [`super::kube_hpa::WINDOW_MAX`]).
+fn stabilize(
+    behavior: &HpaBehavior,
+    dep: &mut DeploymentState,
+    (current, desired): (i32, i32),
+    max_replicas: i32,
+) -> i32 {
+    let kept_value = desired.min(max_replicas);
     let (mut up, mut down) = (UpWindow(dep.hpa_up_window), Window(dep.hpa_window));
     let mut lowest = desired;
     match kept(behavior.scale_up.window_seconds) {
@@ -119,7 +126,7 @@ fn stabilize(behavior: &HpaBehavior, dep: &mut DeploymentState, current: i32, de
             up.0 = EVALUATED;
         }
         Kept::Staircase => {
-            up.record(current, desired);
+            up.record(current, kept_value);
             lowest = lowest.min(up.smallest());
         }
     }
@@ -132,7 +139,7 @@ fn stabilize(behavior: &HpaBehavior, dep: &mut DeploymentState, current: i32, de
             }
             down.0 = EVALUATED;
         }
-        Kept::Staircase => highest = down.record(current, desired),
+        Kept::Staircase => highest = down.record(current, kept_value).max(desired),
     }
     dep.hpa_up_window = up.0;
     dep.hpa_window = down.0;
@@ -199,7 +206,7 @@ pub fn normalize(
     desired: i32,
     (min_replicas, max_replicas): (i32, i32),
 ) -> (i32, String) {
-    let stabilized = stabilize(behavior, dep, current, desired);
+    let stabilized = stabilize(behavior, dep, (current, desired), max_replicas);
     let events = dep.hpa_scale_events;
     let held = if stabilized != desired {
         format!("the metrics ask {desired}, the stabilisation windows hold {stabilized}")

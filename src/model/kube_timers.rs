@@ -23,6 +23,15 @@ pub(super) fn for_each(
         && controllers::kube_hpa_behavior::for_each_timer(spec, s, visit)
 }
 
+/// What a check whose HPA window reached [`controllers::kube_hpa::WINDOW_MAX`] leaves out.
+pub(super) fn saturated_window_note() -> String {
+    format!(
+        "an HPA allowing more than {max} replicas recorded a recommendation of {max} or more in \
+         a stabilisation window, which keeps recommendations up to {max} apart",
+        max = controllers::kube_hpa::WINDOW_MAX
+    )
+}
+
 /// What a check whose HPA forgot a scale event early leaves out
 /// ([`controllers::kube_hpa_behavior::forgot_event`]).
 pub(super) fn forgotten_event_note() -> String {

@@ -307,6 +307,11 @@ impl ClusterModel {
             {
                 self.left_out.get_or_init(kube_timers::forgotten_event_note);
             }
+            if *action == ClusterAction::Hpa && controllers::kube_hpa::window_saturated(spec, next)
+            {
+                self.left_out
+                    .get_or_init(kube_timers::saturated_window_note);
+            }
             kube_scheduling::requeue_unschedulable(&before, next);
             return;
         }
