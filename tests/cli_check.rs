@@ -569,8 +569,11 @@ fn an_incomplete_answer_names_what_cut_it_short() {
     ]));
     assert_eq!(report["verdict"], "incomplete");
     let reason = report["incomplete"].as_str().unwrap_or_default();
+    // Which of the listing and the visited set reaches the budget first depends on how the
+    // threads interleave; either way the reason names the budget.
     assert!(
-        reason.contains("more outcomes than the memory budget holds"),
+        reason.contains("more outcomes than the memory budget holds")
+            || reason.contains("memory budget of 16 MiB reached"),
         "{reason}"
     );
 

@@ -816,3 +816,41 @@ fn a_usage_the_model_cannot_hold_exactly_is_named() {
         text(&strict.stderr)
     );
 }
+
+/// An applied Deployment whose `spec.template` is the running one's keeps the running pods'
+/// template, so no rollout starts (Kubernetes finds the replica set of the same pod-template
+/// hash): c2's new version only drops `replicas` and switches to Recreate. A changed
+/// template gets a template of its own.
+#[test]
+fn an_apply_with_the_same_pod_template_keeps_its_template() {
+    let (document, _) = dump(&["models/c2-apply-without-replicas", "--original"]);
+    let setup = &document["setup"];
+    assert_eq!(setup["deploymentTemplates"][0]["podTemplateId"], 1);
+    assert_eq!(setup["podTemplates"].as_array().unwrap().len(), 1);
+
+    let dir = crate::support::scratch::scratch("changed-template");
+    let model = std::path::Path::new("models/c2-apply-without-replicas");
+    for file in [
+        "yaml/app.yaml",
+        "apply/app.yaml",
+        "user_input/cluster_configs.json",
+        "user_input/intents.json",
+    ] {
+        let to = dir.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(model.join(file)).unwrap();
+        if file == "apply/app.yaml" {
+            text = format!("{text}\n");
+            text = text.replacen(
+                "containers:",
+                "terminationGracePeriodSeconds: 5\n      containers:",
+                1,
+            );
+        }
+        std::fs::write(to, text).unwrap();
+    }
+    let (document, _) = dump(&[dir.to_str().unwrap(), "--original"]);
+    let setup = &document["setup"];
+    assert_eq!(setup["deploymentTemplates"][0]["podTemplateId"], 2);
+    assert_eq!(setup["podTemplates"].as_array().unwrap().len(), 2);
+}

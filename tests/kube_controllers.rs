@@ -275,6 +275,57 @@ fn rolling_update_keeps_within_max_surge_and_max_unavailable() {
     );
 }
 
+/// `rolloutRecreate`: a Recreate deployment given a new template scales its old set to 0
+/// and creates no pod of the new template while any old pod is still there (`oldPodsRunning`,
+/// terminating ones included); then the new set is scaled up. Before, the model kept the old
+/// pods and gave only replacements the new template.
+#[test]
+fn recreate_deletes_every_old_pod_before_creating_new_ones() {
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        |document| {
+            document["setup"]["d"][0]["strategy"] = 0.into();
+            document["setup"]["deploymentTemplates"][0]["strategy"] = 0.into();
+        },
+    );
+    let applied = step(
+        &model,
+        model.initial_state(),
+        ClusterAction::UserCommand { event: 0 },
+    );
+    let mut new_while_old = 0;
+    let done = run_controllers(&model, applied, 200, |_, _, s| {
+        let pods = || s.pods().iter().filter(|p| p.owned && p.deployment == 1);
+        let old = pods()
+            .filter(|p| p.template == 1 && p.phase != PodPhase::Idle)
+            .count();
+        let new = pods()
+            .filter(|p| p.template == 2 && p.phase != PodPhase::Idle)
+            .count();
+        if old > 0 && new > 0 {
+            new_while_old += 1;
+        }
+    });
+    assert_eq!(new_while_old, 0, "no new pod while an old one is there");
+    let running: Vec<u8> = done
+        .pods()
+        .iter()
+        .filter(|p| p.phase == PodPhase::Running)
+        .map(|p| p.template)
+        .collect();
+    assert_eq!(running, [2, 2, 2, 2]);
+    let d = done.deployment(1);
+    let new = d.cur_version as usize;
+    assert_eq!(
+        (
+            d.replica_sets[new].spec_replicas,
+            d.replica_sets[1 - new].spec_replicas
+        ),
+        (4, 0)
+    );
+}
+
 /// `reconcileOldReplicaSets` with maxUnavailable 0: while the new set's surge pod is not
 /// available, no old pod may go; once it runs, one old pod goes — one of the old set's own,
 /// not the new Pending pod that `ActivePodsWithRanks` would rank first.

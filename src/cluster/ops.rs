@@ -126,8 +126,8 @@ impl ClusterState {
     /// Under `--semantics kubernetes`, the replica set (0 or 1) of its deployment that pod
     /// `pod` belongs to: a started pod's own, a pod not yet started the one that made it. The
     /// model records the set only when the pod starts, so a Pending pod is told by its
-    /// template: a RollingUpdate deployment's pods of an older template belong to its old set
-    /// (which creates pods of its own pods' template), every other one to the current set.
+    /// template: a deployment's pods of an older template belong to its old set (which
+    /// creates pods of its own pods' template), every other one to the current set.
     pub fn kube_replica_set_of(&self, pod: usize) -> usize {
         let p = self.pod(pod);
         if p.replica_set != 0 {
@@ -135,7 +135,7 @@ impl ClusterState {
         }
         let dep = self.deployment(p.deployment as usize);
         let current = dep.cur_version as usize;
-        if dep.strategy == super::spec::Strategy::RollingUpdate && p.template != dep.template {
+        if p.template != dep.template {
             1 - current
         } else {
             current

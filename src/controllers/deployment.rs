@@ -87,6 +87,9 @@ fn reconcile(
     if spec.semantics == Semantics::Kubernetes && dep.strategy == Strategy::RollingUpdate {
         return kube_rolling_update(spec, state, d, rec, writes, ties);
     }
+    if spec.semantics == Semantics::Kubernetes && kube_rollout::old_set_left(state, d) {
+        return kube_recreate(spec, state, d, rec, writes, ties);
+    }
     if dep.spec_replicas == dep.replicas + dep.in_creation - dep.in_deletion {
         return;
     }
@@ -177,6 +180,29 @@ fn kube_rolling_update(
         }
         scale(spec, state, d, version, rec, writes, ties);
     }
+}
+
+/// A Recreate deployment's rollout under `--semantics kubernetes` while its old set has pods
+/// or a desired count (`rolloutRecreate`, `pkg/controller/deployment/recreate.go`): the old
+/// set is scaled to 0 first (`scaleDownOldReplicaSetsForRecreate`), and nothing more happens
+/// while any of its pods is still there (`oldPodsRunning`: Pending, Running or terminating);
+/// each removed pod queues the deployment again, and once the last is gone the current set is
+/// scaled up as in a steady deployment (`scaleUpNewReplicaSetForRecreate`).
+fn kube_recreate(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    d: usize,
+    rec: &mut Recorder,
+    writes: &mut WriteBudget,
+    ties: &mut Ties,
+) {
+    let old = 1 - state.deployment(d).cur_version as usize;
+    if state.deployment(d).replica_sets[old].spec_replicas == 0 {
+        return;
+    }
+    state.deployment_mut(d).replica_sets[old].spec_replicas = 0;
+    kube_scale::annotate(state, d, old);
+    scale(spec, state, d, old, rec, writes, ties);
 }
 
 /// Kivi's `scale`: moves replica set `version` of deployment `d` towards its desired count.

@@ -34,6 +34,22 @@ pub fn resolve_fenceposts(max_surge: u8, max_unavailable: u8, desired: i32) -> (
     }
 }
 
+/// Whether deployment `d`'s old set still has a desired count or any pod (Pending, Running or
+/// terminating): a Recreate rollout waits for it to be empty (`oldPodsRunning`,
+/// `pkg/controller/deployment/recreate.go`).
+pub fn old_set_left(state: &ClusterState, d: usize) -> bool {
+    let dep = state.deployment(d);
+    let old = 1 - dep.cur_version as usize;
+    dep.replica_sets[old].spec_replicas != 0
+        || (1..=state.pods().len()).any(|p| {
+            let pod = state.pod(p);
+            pod.owned
+                && pod.deployment as usize == d
+                && pod.phase != PodPhase::Idle
+                && state.kube_replica_set_of(p) == old
+        })
+}
+
 /// The available pods of replica set `version` of deployment `d`: its started pods not being
 /// deleted.
 pub fn available(state: &ClusterState, d: usize, version: usize) -> i32 {

@@ -26,8 +26,10 @@
 //! What the model assumes: an input's replica sets record the deployment's replicas (its
 //! controller has seen them: [`annotate_initial`]). The old set stands for every older
 //! template's set ([`super::kube_rollout`]) and is scaled as one set, so its share is rounded
-//! once where Kubernetes rounds each older set's. A Recreate deployment keeps one active set
-//! in the model, which is case 1: the deployment controller's Recreate path scales it so.
+//! once where Kubernetes rounds each older set's. A Recreate deployment has one active set
+//! outside its rollouts, which is case 1: the deployment controller's Recreate path scales it
+//! so; during a rollout (old set going to 0, `kube_recreate` in `deployment.rs`) a change of
+//! replicas waits for the new set, where Kubernetes would first scale the old one.
 
 use super::kube_replica_set::active;
 use super::kube_rollout::{available, resolve_fenceposts};

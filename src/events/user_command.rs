@@ -2,9 +2,7 @@
 //! `scaleDeployment`, each queueing the deployment for its controller.
 
 use crate::cluster::Queue;
-use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder, Semantics, Strategy,
-};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder, Semantics};
 
 /// Visits every choice of `scaleDeployment` number `event`: a deployment id in
 /// `1..=max_deployment` and a change in `-3..=3`. Returns false when `visit` asked to stop.
@@ -103,8 +101,9 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
     }
 }
 
-/// Under `--semantics kubernetes`, a RollingUpdate deployment given a new pod template by
-/// template `template` starts a rollout (`DeploymentController.getNewReplicaSet`,
+/// Under `--semantics kubernetes`, a deployment given a new pod template by template
+/// `template` starts a rollout (a rolling update, or a recreate: see
+/// `crate::controllers::deployment`) (`DeploymentController.getNewReplicaSet`,
 /// `pkg/controller/deployment/sync.go`): the set that is not current becomes the new set.
 /// When its pods have the new template already (a rollback), it keeps its desired count;
 /// otherwise its pods join the old set, which the model keeps for every older template, and
@@ -112,10 +111,7 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
 fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {
     let t = &spec.deployment_templates[template - 1];
     let dep = *state.deployment(d);
-    if t.strategy != Strategy::RollingUpdate
-        || t.pod_template == 0
-        || t.pod_template == dep.template
-    {
+    if t.pod_template == 0 || t.pod_template == dep.template {
         return;
     }
     let old = dep.cur_version as usize;

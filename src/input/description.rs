@@ -56,6 +56,9 @@ pub struct PodTemplate {
     pub node_name: Option<String>,
     /// CPU usage over time, `(time, usage)`, when the cluster config assumes a pattern.
     pub cpu_pattern: Vec<(u32, Quantity)>,
+    /// A Deployment's `spec.template` as written: Kubernetes starts a rollout only when it
+    /// changes (the pod-template hash), whatever of it the model keeps.
+    pub written: Option<serde_json::Value>,
 }
 
 /// An HPA metric target.

@@ -469,10 +469,18 @@ fn applied_versions(
     for applied in &cluster.applied {
         let what = format!("applied Deployment/{}", applied.name);
         let number = deployment_number(cluster, &applied.name, &what)?;
-        templates.push(pod_template_json(&applied.pod, units, node_names, &what)?);
+        // The same `spec.template` keeps the running pods' template: no rollout
+        // (`DeploymentController.getNewReplicaSet` finds the set of the same pod-template hash).
+        let running = &cluster.deployments[number - 1].pod.written;
+        let pod_template = if running.is_some() && *running == applied.pod.written {
+            number
+        } else {
+            templates.push(pod_template_json(&applied.pod, units, node_names, &what)?);
+            templates.len()
+        };
         versions.push(json!({
             "name": number,
-            "podTemplateId": templates.len(),
+            "podTemplateId": pod_template,
             "specReplicas": applied.replicas,
             "strategy": u8::from(!applied.recreate),
             "maxSurge": applied.max_surge,

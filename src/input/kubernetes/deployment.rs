@@ -81,7 +81,8 @@ pub fn read(
     }
     let replicas = spec.replicas.unwrap_or(1);
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
-    let pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
+    let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
+    pod.written = document.value.pointer("/spec/template").cloned();
     let strategy = spec.strategy.unwrap_or_default();
     let recreate = strategy.type_.as_deref() == Some("Recreate");
     let rolling = strategy.rolling_update.unwrap_or_default();

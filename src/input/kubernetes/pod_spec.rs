@@ -189,6 +189,7 @@ pub fn pod_template(
         spread,
         node_name: spec.node_name.clone(),
         cpu_pattern: Vec::new(),
+        written: None,
     })
 }
 
