@@ -2,11 +2,15 @@
 # Verdicts, violated intents, stored states and wall time under --semantics kivi and
 # --semantics kubernetes (each under --tie-break lowest, one thread, bfs) of: every built-in
 # case (single topology, both variants), every models/ example, and the node-failure
-# topologies (bench-configs/models/c3-four-node-failures.json). Writes results/semantics.csv
-# and the tables between the markers of results/semantics.md. Each check runs under
-# --timeout (a check cut short reads "incomplete").
+# topologies (bench-configs/models/c3-four-node-failures.json), and the state growth of the
+# node-failure topologies with a ScheduleAnyway spread, with four and with two failed nodes
+# (bench-configs/models/c3-{four,two}-node-failures-schedule-anyway.json at growing --topology).
+# Writes results/semantics.csv and the tables between the markers of results/semantics.md.
+# Each check runs under --timeout (a check cut short reads "incomplete").
 # Usage: scripts/semantics-table.sh [KIVI] [TIMEOUT_SECS] [TOPOLOGY_TIMEOUT_SECS]
-# (TABLE_ONLY=1 rewrites the tables from the CSV without checking again.)
+# (TABLE_ONLY=1 rewrites the tables from the CSV without checking again; ONLY=growth checks
+# only the state-growth rows again and keeps the other rows of the CSV as they are; ONLY=main
+# checks every other row again and keeps the state-growth rows.)
 set -euo pipefail
 kivi=${1:-target/release/kivi}
 limit=${2:-60}
@@ -30,9 +34,12 @@ if text:
     r = json.loads(text)
     found = [r["verdict"], " ".join(r.get("violatedIntents") or []),
              str(r["stats"]["states_stored"])]
+    transitions = str(r["stats"]["transitions"])
 else:
     found = ["none", "", ""]
-csv.writer(sys.stdout, lineterminator="\n").writerow(sys.argv[1:6] + found + [sys.argv[6]])' \
+    transitions = ""
+csv.writer(sys.stdout, lineterminator="\n").writerow(
+    sys.argv[1:6] + found + [sys.argv[6], transitions])' \
     "$group" "$input" "$variant" "$semantics" "$rc" "${wall:-$secs}" >> "$csv"
 }
 both() { # group, input, variant, timeout, arguments...
@@ -42,8 +49,13 @@ both() { # group, input, variant, timeout, arguments...
     row "$group" "$input" "$variant" "$semantics" "$secs" "$@"
   done
 }
+header="group,input,variant,semantics,exit,verdict,violated,states,wall_s,transitions"
 check_all() {
-  echo "group,input,variant,semantics,exit,verdict,violated,states,wall_s" > "$csv"
+  echo "$header" > "$csv"
+  check_main
+  check_growth
+}
+check_main() {
   for c in c1 c2 c3 c4 c5 c6 c7 c8; do
     both case "$c" original "$limit" --case "$c" --original
     both case "$c" non-violation "$limit" --case "$c" --original --non-violation
@@ -62,7 +74,57 @@ check_all() {
       bench-configs/models/c3-four-node-failures.json --topology "$t"
   done
 }
-[ "${TABLE_ONLY:-}" = 1 ] || check_all
+growth_four=bench-configs/models/c3-four-node-failures-schedule-anyway.json
+growth_two=bench-configs/models/c3-two-node-failures-schedule-anyway.json
+kubernetes_finished() { # whether the last CSV row, under kubernetes, has a full verdict
+  tail -n 1 "$csv" | grep -q ',kubernetes,[01],\(no_\)\?violation,'
+}
+growth() { # input, topologies (then larger ones of "+ ..." while kubernetes finishes)
+  local input=$1 larger=
+  shift
+  for t in "$@"; do
+    if [ "$t" = + ]; then larger=1; continue; fi
+    if [ -n "$larger" ]; then kubernetes_finished || break; fi
+    both growth "$input" "$t" "$topology_limit" "$input" --topology "$t"
+  done
+}
+check_growth() {
+  growth "$growth_four" 2,2:6 2,2:12 3,3:12 4,4:12 4,4:24 + 5,5:24
+  growth "$growth_two" 2,2:6 2,2:9 2,2:12 3,3:6 3,3:12 4,4:24 + 5,5:24
+}
+check_growth_only() { # the CSV's other rows as they are (a missing transitions column added)
+  python3 - "$csv" "$header" <<'PY'
+import csv, sys
+path, header = sys.argv[1], sys.argv[2].split(",")
+rows = [r for r in csv.DictReader(open(path)) if r["group"] != "growth"]
+with open(path, "w") as out:
+    writer = csv.DictWriter(out, header, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+PY
+  check_growth
+}
+check_main_only() { # the CSV's state-growth rows as they are, after every other row checked
+  local kept
+  kept=$(python3 - "$csv" "$header" <<'PY'
+import csv, sys
+path, header = sys.argv[1], sys.argv[2].split(",")
+rows = [r for r in csv.DictReader(open(path)) if r["group"] == "growth"]
+writer = csv.DictWriter(sys.stdout, header, restval="", lineterminator="\n")
+writer.writerows(rows)
+PY
+)
+  echo "$header" > "$csv"
+  check_main
+  if [ -n "$kept" ]; then printf '%s\n' "$kept" >> "$csv"; fi
+}
+if [ "${TABLE_ONLY:-}" != 1 ]; then
+  case "${ONLY:-}" in
+    growth) check_growth_only ;;
+    main) check_main_only ;;
+    *) check_all ;;
+  esac
+fi
 tables=$(python3 - "$csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -95,12 +157,43 @@ for group, (title, what) in titles.items():
 print("\n".join(out).rstrip())
 PY
 )
-python3 - "$md" "$tables" <<'PY'
+growth_table=$(python3 - "$csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["group"] == "growth"]
+def number(text):
+    return "{:,}".format(int(text)) if text else "?"
+def cells(r):
+    if r["verdict"] == "none":
+        return ["killed (exit %s)" % r["exit"], "?", "?", r["wall_s"]]
+    return [r["verdict"], number(r["states"]), number(r.get("transitions", "")), r["wall_s"]]
+def ratio(k, s):
+    """Kubernetes' states over kivi's; a lower bound ("> r") when only kubernetes was cut
+    short, as the states it had stored are fewer than its whole state space."""
+    if not (k["states"] and s["states"]) or k["verdict"] in ("none", "incomplete"):
+        return "?"
+    value = "{:,.1f}".format(int(s["states"]) / int(k["states"]))
+    return "> " + value if s["verdict"] == "incomplete" else value
+out = ["| model | topology | kivi verdict | kivi states | kivi transitions | kivi s "
+       "| kubernetes verdict | kubernetes states | kubernetes transitions | kubernetes s "
+       "| states kubernetes / kivi |",
+       "|---|---|---|--:|--:|--:|---|--:|--:|--:|--:|"]
+for i in range(0, len(rows), 2):
+    k, s = rows[i], rows[i + 1]
+    model = k["input"].rsplit("/", 1)[-1].removesuffix(".json")
+    out.append("| " + " | ".join([model, k["variant"]] + cells(k) + cells(s) + [ratio(k, s)]) + " |")
+print("\n".join(out))
+PY
+)
+python3 - "$md" "$tables" "$growth_table" <<'PY'
 import sys
-path, table = sys.argv[1], sys.argv[2]
+path, table, growth = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read()
-start, end = "<!-- table: scripts/semantics-table.sh -->", "<!-- end of table -->"
-head, rest = text.split(start, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + start + "\n" + table + "\n" + end + tail)
+def between(text, start, end, body):
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return head + start + "\n" + body + "\n" + end + tail
+text = between(text, "<!-- table: scripts/semantics-table.sh -->", "<!-- end of table -->", table)
+text = between(text, "<!-- growth table: scripts/semantics-table.sh -->",
+               "<!-- end of growth table -->", growth)
+open(path, "w").write(text)
 PY
