@@ -257,6 +257,12 @@ fn rolling_update_keeps_within_max_surge_and_max_unavailable() {
         most_active = most_active.max(active);
     });
     assert_eq!((fewest_available, most_active), (4, 5));
+    assert_rolled_out(&done);
+}
+
+/// The rollout of `rollout.json` has ended: four running pods of the new template, the new
+/// set at 4 and the old one at 0.
+fn assert_rolled_out(done: &ClusterState) {
     let running: Vec<u8> = done
         .pods()
         .iter()
@@ -308,22 +314,7 @@ fn recreate_deletes_every_old_pod_before_creating_new_ones() {
         }
     });
     assert_eq!(new_while_old, 0, "no new pod while an old one is there");
-    let running: Vec<u8> = done
-        .pods()
-        .iter()
-        .filter(|p| p.phase == PodPhase::Running)
-        .map(|p| p.template)
-        .collect();
-    assert_eq!(running, [2, 2, 2, 2]);
-    let d = done.deployment(1);
-    let new = d.cur_version as usize;
-    assert_eq!(
-        (
-            d.replica_sets[new].spec_replicas,
-            d.replica_sets[1 - new].spec_replicas
-        ),
-        (4, 0)
-    );
+    assert_rolled_out(&done);
 }
 
 /// `reconcileOldReplicaSets` with maxUnavailable 0: while the new set's surge pod is not
