@@ -21,19 +21,6 @@ const MODELS: [&str; 5] = [
     "models/c8-spot-spread-descheduler",
 ];
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// One random variation of an example.
 #[derive(Debug, Clone)]
 struct Variation {
@@ -107,7 +94,7 @@ fn set_yaml_numbers(yaml: &str, key: &str, value: u64) -> String {
 
 /// Writes variation `v` of its example into a fresh directory.
 fn write_variation(v: &Variation, directory: &Path) {
-    copy_tree(Path::new(MODELS[v.model]), directory);
+    crate::support::scratch::copy_tree(Path::new(MODELS[v.model]), directory);
     let config_path = directory.join("user_input/cluster_configs.json");
     let mut config: Value =
         serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();

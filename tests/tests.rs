@@ -36,6 +36,7 @@ mod input_mutations;
 mod interrupted_sweeps;
 mod kube_controllers;
 mod kube_descheduler_conformance;
+mod kube_descheduler_model;
 mod kube_scheduler_conformance;
 mod layering;
 mod list_input;

@@ -42,3 +42,17 @@ pub fn scratch(name: &str) -> Scratch {
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     Scratch(dir)
 }
+
+/// Copies the directory `from`, with everything under it, to `to` (created if missing).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

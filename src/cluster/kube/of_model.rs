@@ -24,8 +24,8 @@
 //!   the loader fills in for templates without any ([`PodTemplate::default_spread`]), are left
 //!   out for that reason.
 //!
-//! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] reads an
-//! id back.
+//! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] and
+//! [`pod_id`] read an id back.
 
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::{
@@ -68,6 +68,11 @@ pub fn node_name(id: usize) -> String {
 /// The name of pod `id`.
 pub fn pod_name(id: usize) -> String {
     format!("pod-{id}")
+}
+
+/// The pod id a name of [`pod_name`] stands for.
+pub fn pod_id(name: &str) -> Option<usize> {
+    name.strip_prefix("pod-")?.parse().ok()
 }
 
 /// The node id a name of [`node_name`] stands for.

@@ -6,7 +6,7 @@ use crate::cluster::{
 };
 
 /// Limits at or above this are never reached: Kivi counts evictions in bytes.
-const UNLIMITED: u32 = 256;
+pub const UNLIMITED: u32 = 256;
 
 /// Whether `config` limits the evictions per node or per namespace (a limit at or above 256
 /// is never reached).

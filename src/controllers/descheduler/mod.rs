@@ -26,10 +26,13 @@ pub mod remove_pods_violating_topology_spread;
 #[cfg(test)]
 mod tie_tests;
 
+use super::kube_descheduler;
 use super::ties::Ties;
 use crate::cluster::timing::DESCHEDULER_WAIT_TIME;
 use crate::cluster::Queue;
-use crate::cluster::{BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder, WriteBudget};
+use crate::cluster::{
+    BalancePlugin, ClusterSpec, ClusterState, NodeStatus, Recorder, Semantics, WriteBudget,
+};
 
 /// Whether the descheduler may run: a deployment is queued, and either its period has passed
 /// or the other controllers (the HPA aside) have nothing to do.
@@ -53,7 +56,8 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder) {
 
 /// [`run`], for a process that may crash (the step stops right after the eviction that spends
 /// `writes`), with the victims `ties` picks among equally ranked pods and domains; the step
-/// ends where the picker ends it.
+/// ends where the picker ends it. Under `--semantics kubernetes` the step is one cycle of the
+/// real descheduler ([`kube_descheduler::model_step`]).
 pub fn run_with(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -61,6 +65,9 @@ pub fn run_with(
     writes: &mut WriteBudget,
     ties: &mut Ties,
 ) {
+    if spec.semantics == Semantics::Kubernetes {
+        return kube_descheduler::model_step::run(spec, state, rec, writes, ties);
+    }
     let Some(config) = &spec.descheduler else {
         return;
     };

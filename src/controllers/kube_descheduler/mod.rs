@@ -18,6 +18,7 @@ pub mod choices;
 pub mod disruption;
 pub mod evictor;
 pub mod low_node_utilization;
+pub mod model_step;
 pub mod node_fit;
 pub mod node_taints;
 pub mod outcome;
