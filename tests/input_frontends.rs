@@ -803,8 +803,9 @@ fn a_usage_the_model_cannot_hold_exactly_is_named() {
     assert!(
         stderr.contains(
             "warning: Pod/checkout-7f9c4-q2x8d: measured cpu usage: 41m is modelled as 42m \
-             (21 × 2m); rounded to the nearest unit: the HPA may scale where the cluster's \
-             does not (--strict makes this an error)"
+             (21 × 2m); rounded up: the model's HPA sees more load than the cluster's and may \
+             scale up where it does not (a violation found may be false) (--strict makes this \
+             an error)"
         ),
         "{stderr}"
     );

@@ -37,9 +37,12 @@ enum Rounding {
     Request,
     /// A capacity, rounded down: nodes look smaller than they are, with the same effect.
     Capacity,
-    /// A measured usage or a usage target, rounded to the nearest unit (at least one): the HPA
-    /// may see more or less load than the cluster has, and scale where the real one does not.
+    /// A measured usage, rounded to the nearest unit (at least one): the HPA may see more or
+    /// less load than the cluster has, and scale where the real one does not.
     Usage,
+    /// An HPA's `averageValue` target, rounded to the nearest unit (at least one): the HPA may
+    /// scale at another load than the real one.
+    Target,
 }
 
 /// A quantity of the input, with the object and field it comes from (for warnings).
@@ -145,7 +148,7 @@ impl Units {
                         MetricResource::Memory => (&mut memory, "memory averageValue target"),
                     };
                     let name = format!("HorizontalPodAutoscaler of Deployment/{}", deployment.name);
-                    add(list, *value, Rounding::Usage, format!("{name}: {field}"));
+                    add(list, *value, Rounding::Target, format!("{name}: {field}"));
                 }
             }
         }
@@ -174,10 +177,31 @@ impl Units {
                         unit.capacity(valued.value),
                         "rounded down: the model may find a pod unschedulable that fits",
                     ),
-                    Rounding::Usage => (
-                        unit.usage(valued.value),
-                        "rounded to the nearest unit: the HPA may scale where the cluster's does not",
-                    ),
+                    Rounding::Usage | Rounding::Target => {
+                        let modelled = unit.usage(valued.value);
+                        let up = unit.unit.nanos() * modelled as u128 > valued.value.nanos();
+                        let effect = match (valued.rounding == Rounding::Usage, up) {
+                            (true, true) => {
+                                "rounded up: the model's HPA sees more load than the cluster's \
+                                 and may scale up where it does not (a violation found may be \
+                                 false)"
+                            }
+                            (true, false) => {
+                                "rounded down: the model's HPA sees less load than the \
+                                 cluster's and may not scale up where it does (a violation may \
+                                 be missed)"
+                            }
+                            (false, true) => {
+                                "rounded up: the model's HPA scales up later than the \
+                                 cluster's (a violation may be missed)"
+                            }
+                            (false, false) => {
+                                "rounded down: the model's HPA scales up sooner than the \
+                                 cluster's (a violation found may be false)"
+                            }
+                        };
+                        (modelled, effect)
+                    }
                 };
                 diagnostics.inexact(format!(
                     "{}: {} is modelled as {} ({modelled} × {}); {effect}",
