@@ -55,7 +55,11 @@ fn a_list_is_checked_to_a_definite_verdict_without_replica_sets_left_out() {
         assert_eq!(report["setup"]["semantics"], "kubernetes");
         assert_eq!(report["setup"]["deployments"], 2);
         let warnings = stderr(output);
-        assert!(!warnings.contains("ReplicaSet"), "{warnings}");
+        assert!(!warnings.contains("ignored: ReplicaSet"), "{warnings}");
+        assert!(
+            !warnings.contains("whose kind is not modelled"),
+            "{warnings}"
+        );
         assert!(!warnings.contains("tolerationSeconds"), "{warnings}");
     }
 }
@@ -91,4 +95,43 @@ fn nodes_keep_their_zone_for_the_system_default_spreading() {
         })
         .collect();
     assert_eq!(zones, ["zone-a", "zone-c", "zone-c", "zone-a"]);
+}
+
+/// What `kivi check` cannot model in a List's workloads is named as `kivi schedule` names
+/// it, by the object the List holds: a ReplicaSet's PersistentVolumeClaim volume, limits, host
+/// port and `minReadySeconds`.
+#[test]
+fn unmodelled_fields_of_a_replica_set_are_named_by_their_object() {
+    let mut list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(LIST).unwrap()).unwrap();
+    let set = list["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|item| item["kind"] == "ReplicaSet")
+        .expect("a ReplicaSet");
+    let name = set["metadata"]["name"].as_str().unwrap().to_string();
+    set["spec"]["minReadySeconds"] = serde_json::json!(10);
+    let pod = &mut set["spec"]["template"]["spec"];
+    pod["containers"][0]["ports"] = serde_json::json!([{"containerPort": 80, "hostPort": 8080}]);
+    pod["volumes"] =
+        serde_json::json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]);
+    pod["containers"][0]["resources"]["limits"] = serde_json::json!({"cpu": "2"});
+    let output = kivi_with_stdin(&["check", "-", "-q"], Some(&list.to_string()));
+    let warnings = stderr(&output);
+    for field in [
+        "spec.volumes[0].persistentVolumeClaim is not modelled; volumes are not modelled",
+        "spec.containers[].resources.limits is not modelled",
+        "spec.containers[].ports[].hostPort (or spec.hostNetwork) is not modelled",
+        "spec.minReadySeconds is not modelled",
+    ] {
+        assert!(
+            warnings.contains(&format!("ReplicaSet/{name}: {field}")),
+            "{field}: {warnings}"
+        );
+    }
+    assert!(
+        !warnings.contains(&format!("Deployment/{name}")),
+        "{warnings}"
+    );
 }

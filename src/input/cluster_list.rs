@@ -18,7 +18,7 @@
 
 use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
-use super::kubernetes::{read_object, Object};
+use super::kubernetes::{read_object, read_replica_set, Object};
 use super::quantity::Quantity;
 use super::yaml_documents::Document;
 use serde_json::{json, Value};
@@ -182,9 +182,9 @@ impl ClusterList {
                 metadata.remove("ownerReferences");
             }
             let document = set.document.part(as_deployment);
-            if let Some(Object::Deployment(deployment)) = read_object(&document, diagnostics)? {
-                cluster.deployments.push(deployment);
-            }
+            cluster
+                .deployments
+                .push(read_replica_set(&document, diagnostics)?);
         }
         for pod in self.pods {
             let node = pod.node.as_ref().and_then(|n| cluster.node_index(n));

@@ -10,7 +10,7 @@
 
 mod disruption;
 mod node;
-mod pod;
+pub(crate) mod pod;
 mod selectors;
 mod workloads;
 

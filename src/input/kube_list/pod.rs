@@ -235,8 +235,8 @@ pub fn read(
     })
 }
 
-/// Warns about what the scheduler would read but kivi does not model.
-fn warn_unmodelled(spec: &api::PodSpec, status: &api::PodStatus, warn: &mut dyn FnMut(&str, &str)) {
+/// Warns about each volume of `spec` that kube-scheduler's volume plugins would check.
+pub fn warn_volumes(spec: &api::PodSpec, warn: &mut dyn FnMut(&str, &str)) {
     for (index, volume) in spec.volumes.iter().flatten().enumerate() {
         let value = serde_json::to_value(volume).unwrap_or_default();
         for source in SCHEDULED_VOLUMES {
@@ -249,6 +249,11 @@ fn warn_unmodelled(spec: &api::PodSpec, status: &api::PodStatus, warn: &mut dyn 
             }
         }
     }
+}
+
+/// Warns about what the scheduler would read but kivi does not model.
+fn warn_unmodelled(spec: &api::PodSpec, status: &api::PodStatus, warn: &mut dyn FnMut(&str, &str)) {
+    warn_volumes(spec, warn);
     if spec.resource_claims.as_ref().is_some_and(|c| !c.is_empty()) {
         warn(
             "spec.resourceClaims",

@@ -79,6 +79,13 @@ pub fn read(
             document.file
         ));
     }
+    if spec.min_ready_seconds.is_some_and(|s| s > 0) {
+        diagnostics.warn(format!(
+            "{}: {object}: spec.minReadySeconds is not modelled; a started pod is available at \
+             once",
+            document.file
+        ));
+    }
     let replicas = spec.replicas.unwrap_or(1);
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
     let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;

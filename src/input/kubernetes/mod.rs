@@ -64,6 +64,23 @@ const IGNORED_KINDS: &[&str] = &[
     "CronJob",
 ];
 
+/// A ReplicaSet that no Deployment of the input owns, written as a Deployment (`document`:
+/// its `kind` and `apiVersion` replaced), read as one; warnings and errors name it
+/// `ReplicaSet/<name>`, as the input does.
+pub fn read_replica_set(
+    document: &Document,
+    diagnostics: &mut Diagnostics,
+) -> Result<Deployment, InputError> {
+    let name = document
+        .value
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("(unnamed)");
+    let object = format!("ReplicaSet/{name}");
+    object_names::check(document, &object, &document.value)?;
+    deployment::read(document, "apps/v1", &object, diagnostics)
+}
+
 /// Reads one manifest document; `Ok(None)` when its kind is ignored (and recorded so).
 pub fn read_object(
     document: &Document,

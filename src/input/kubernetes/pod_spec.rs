@@ -148,6 +148,19 @@ pub fn pod_template(
                 .collect(),
         });
     }
+    crate::input::kube_list::pod::warn_volumes(spec, &mut warn);
+    let host_ports = spec.containers.iter().any(|c| {
+        c.ports
+            .iter()
+            .flatten()
+            .any(|p| p.host_port.unwrap_or(0) > 0)
+    });
+    if host_ports || spec.host_network == Some(true) {
+        warn(
+            "spec.containers[].ports[].hostPort (or spec.hostNetwork)",
+            "the NodePorts plugin is taken to pass every node",
+        );
+    }
     if spec.priority_class_name.is_some() || spec.priority.is_some() {
         warn(
             "spec.priorityClassName/priority",
