@@ -34,15 +34,25 @@ pub(super) fn hand_over(
     mut visit: impl FnMut(ClusterAction, ClusterState),
 ) {
     let mut listed = std::mem::take(&mut w.successors);
-    model.for_each_action(w, state, |action, end| {
-        listed.push((action, end));
-        true
-    });
     let charge = w.bounds.memory().map(|budget| budget.charge(Use::Listings));
     let mut held = charge.as_ref().map(Tally::new);
     let entry = std::mem::size_of::<(ClusterAction, Option<ClusterState>)>();
     let mut room = |bytes: usize| held.as_mut().is_none_or(|held| held.add(bytes as u64));
-    if room(listed.capacity() * entry) {
+    // The list is charged before it grows: a step may list millions of actions.
+    let mut fits = room(listed.capacity() * entry);
+    if fits {
+        model.for_each_action(w, state, |action, end| {
+            if listed.len() == listed.capacity() {
+                fits = room(listed.capacity().max(4) * entry);
+                if !fits {
+                    return false;
+                }
+            }
+            listed.push((action, end));
+            true
+        });
+    }
+    if fits {
         for (index, (action, end)) in listed.drain(..).enumerate() {
             let next = match end {
                 Some(end) => end,
