@@ -15,10 +15,11 @@
 //! on one pool of threads with clones of one set of options, share `--memory` as the process
 //! does.
 //!
-//! What is not charged does not grow with the search: the program, the model, each worker
-//! thread's stack, and the successors of the state a worker is expanding between their
-//! generation and their insertion (a scheduler step's are charged while it lists them, and may
-//! be many). That, and
+//! A state's successors are charged too, since one state may have millions (a scale-down
+//! under `--tie-break any` picking its victims among many equally ranked pods): while the
+//! model lists and computes them ([`Use::Listings`]), and while the search inserts them when
+//! they are that many. What is not charged does not grow with the search: the program, the
+//! model, each worker thread's stack and its room for a few thousand successors. That, and
 //! the allocator's slack, is the fixed overhead a process needs on top of its budget
 //! ([`process_overhead`]; `kivi job` sizes a pod's memory limit with it).
 

@@ -88,6 +88,7 @@ mod scheduling;
 #[cfg(test)]
 mod spread_cache_tests;
 pub mod stale_view;
+mod successors;
 pub mod symmetry;
 mod victim_choices;
 mod worker;
@@ -731,39 +732,16 @@ impl Model for ClusterModel {
     }
 
     /// Hands a scheduler step's outcomes over as its listing computed them, and computes the
-    /// other actions' states ([`Model::next_state_into`]), stopping before a kube-scheduler
-    /// choice's once the search must stop.
+    /// other actions' states ([`Model::next_state_into`]), within the search's memory budget
+    /// and time limit ([`successors::hand_over`]).
     fn successors(
         &self,
         w: &mut ClusterWorker,
         state: &ClusterState,
         buffers: &mut StepBuffers<ClusterAction, ClusterState>,
-        mut visit: impl FnMut(ClusterAction, ClusterState),
+        visit: impl FnMut(ClusterAction, ClusterState),
     ) {
-        let mut listed = std::mem::take(&mut w.successors);
-        self.for_each_action(w, state, |action, end| {
-            listed.push((action, end));
-            true
-        });
-        for (action, end) in listed.drain(..) {
-            let next = match end {
-                Some(end) => end,
-                // Under `--semantics kubernetes` each top-scored node of a pod is a choice whose
-                // cycle is computed here, on a large cluster thousands of slow cycles: past the
-                // search's time limit the rest are left (the search is then incomplete by it).
-                None if matches!(action, ClusterAction::SchedulerChoice { .. })
-                    && w.bounds.stop_requested() =>
-                {
-                    break
-                }
-                None => match buffers.next_state(self, w, state, &action) {
-                    Some(next) => next,
-                    None => continue,
-                },
-            };
-            visit(action, next);
-        }
-        w.successors = listed;
+        successors::hand_over(self, w, state, buffers, visit);
     }
 
     fn encode(&self, w: &mut ClusterWorker, state: &ClusterState, out: &mut Vec<u8>) {

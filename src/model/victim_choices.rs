@@ -42,9 +42,24 @@ pub enum Cut {
     Stopped,
 }
 
-/// Bytes a listing holds for each partial run it follows or outcome it lists: the path or
-/// picks, and the fingerprints it told them apart by.
-const BYTES_PER_ENTRY: u64 = 64;
+/// What a listing holds on the heap, by what its buffers have room for: `picks` picks, the
+/// partial runs still to follow (and `more` about to be queued), and the fingerprints that
+/// told ends and partial runs apart (a hash set's table has a control byte a slot and at
+/// least an eighth of its slots free).
+fn heap_bytes(
+    picks: usize,
+    todo: &VecDeque<Path>,
+    more: u64,
+    ends: &HashSet<u64>,
+    met: &HashSet<(u64, usize)>,
+) -> u64 {
+    let set = |slots: usize, entry: usize| (slots * 8 / 7 * (entry + 1)) as u64;
+    let path = std::mem::size_of::<Path>() as u64;
+    (picks * 8) as u64
+        + (todo.capacity() as u64 + more) * path
+        + set(ends.capacity(), 8)
+        + set(met.capacity(), 16)
+}
 
 /// A path of picks, as a number in mixed radix: the first pick is the number modulo the
 /// first tie's candidates, the next pick the rest modulo the next tie's, and so on; past the
@@ -120,8 +135,11 @@ pub fn list(
     bounds: &WorkerBounds,
 ) -> Listing {
     let charge = bounds.memory().map(|budget| budget.charge(Use::Listings));
-    let mut held = charge.as_ref().map(Tally::new);
-    let mut room = || held.as_mut().is_none_or(|held| held.add(BYTES_PER_ENTRY));
+    // Charged a batch ahead, so that the budget is asked once a batch.
+    let room = |bytes: u64| match &charge {
+        Some(charge) if bytes > charge.bytes() => charge.try_resize(bytes + Tally::BATCH as u64),
+        _ => true,
+    };
     let cut = |picks, why| Listing {
         picks,
         cut: Some(why),
@@ -145,7 +163,7 @@ pub fn list(
         let arity = picker.stopped_at as u64;
         if arity == 0 {
             if ends.insert(fingerprint(&state)) {
-                if !room() {
+                if !room(heap_bytes(picks.capacity(), &todo, 0, &ends, &met)) {
                     return cut(picks, Cut::Memory);
                 }
                 picks.push(path.number);
@@ -158,7 +176,7 @@ pub fn list(
         let Some(scale) = path.scale.checked_mul(arity) else {
             return cut(picks, Cut::Overflow);
         };
-        if !room() {
+        if !room(heap_bytes(picks.capacity(), &todo, arity, &ends, &met)) {
             return cut(picks, Cut::Memory);
         }
         for index in 0..arity {

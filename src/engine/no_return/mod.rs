@@ -16,11 +16,17 @@
 //! stack) or proves the state doomed. Doomed states are remembered across probes, so a
 //! probe further back reuses what the later ones explored. A probe that would spend more than
 //! its [`Allowance`], or a model that could not list every successor while it was asked
-//! ([`Model::left_out`]), leaves the point undecided: nothing is claimed then.
+//! ([`Model::left_out`]), leaves the point undecided: nothing is claimed then. The probes'
+//! stacks (each state's successors still to visit) are charged to the check's memory budget
+//! ([`Use::Stacks`]), and the model is given the same deadline, cancel token and budget
+//! inside a step ([`WorkerBounds`]), so that a state with very many successors neither takes
+//! the process past `--memory` nor the check past `--timeout`.
 //!
 //! This is the "backwards pass over the explored graph" of counterexample explanation in the
 //! small, restricted to the trace's states; TLC and Spin print no such marker.
 
+use super::interrupt::Interrupt;
+use super::memory::{Charge, MemoryBudget, Tally, Use};
 use super::model::{Model, StepBuffers, WorkerBounds};
 use super::options::{CancelToken, CheckOptions, TraceMode};
 use super::outcome::Outcome;
@@ -37,6 +43,8 @@ pub struct Allowance {
     pub deadline: Option<Instant>,
     /// Stops the probes early.
     pub cancel: Option<CancelToken>,
+    /// The budget the probes' stacks are charged to, if any.
+    pub memory: Option<MemoryBudget>,
 }
 
 impl Allowance {
@@ -69,6 +77,7 @@ pub fn mark_points_of_no_return<M: Model>(
         states: Allowance::STATES,
         deadline: Some(deadline),
         cancel: options.cancel.clone(),
+        memory: Some(options.memory.clone()),
     };
     let properties = model.properties();
     for violation in &mut outcome.violations {
@@ -97,7 +106,11 @@ pub fn point_of_no_return<M: Model>(
     let states: Vec<&M::State> = std::iter::once(&trace.init)
         .chain(trace.steps.iter().map(|step| &step.state))
         .collect();
-    let mut judge = Judge::new(model, property, allowance);
+    let charge = allowance
+        .memory
+        .as_ref()
+        .map(|budget| budget.charge(Use::Stacks));
+    let mut judge = Judge::new(model, property, allowance, charge.as_ref());
     let mut doomed = states.len() - 1;
     let mut escapes = None;
     let mut distance = 1;
@@ -125,6 +138,8 @@ pub fn point_of_no_return<M: Model>(
 struct Frame<S> {
     fingerprint: u64,
     successors: Vec<S>,
+    /// What the successors were charged, given back when the frame is popped.
+    bytes: u64,
 }
 
 /// The probes of one trace, with the doomed states they proved.
@@ -135,22 +150,38 @@ struct Judge<'a, M: Model> {
     /// Fingerprints of states proved doomed.
     doomed: HashSet<u64>,
     expanded: u64,
+    /// The allowance's deadline, cancel token and budget as the model sees them in a step.
+    interrupt: std::sync::Arc<Interrupt>,
     worker: M::Worker,
     buffers: StepBuffers<M::Action, M::State>,
     scratch: Vec<u8>,
+    /// The stacks' bytes, passed on to the budget's charge if there is one.
+    held: Option<Tally<'a>>,
 }
 
 impl<'a, M: Model> Judge<'a, M> {
-    fn new(model: &'a M, property: usize, allowance: &'a Allowance) -> Self {
+    fn new(
+        model: &'a M,
+        property: usize,
+        allowance: &'a Allowance,
+        charge: Option<&'a Charge>,
+    ) -> Self {
+        let (deadline, cancel) = (allowance.deadline, allowance.cancel.clone());
+        let interrupt = match &allowance.memory {
+            Some(budget) => Interrupt::with_memory(deadline, cancel, budget.clone()),
+            None => Interrupt::new(deadline, cancel),
+        };
         Self {
             model,
             property,
             allowance,
             doomed: HashSet::new(),
             expanded: 0,
-            worker: model.worker(WorkerBounds::none()),
+            worker: model.worker(WorkerBounds::new(interrupt.clone())),
+            interrupt,
             buffers: StepBuffers::new(),
             scratch: Vec::new(),
+            held: charge.map(Tally::new),
         }
     }
 
@@ -166,14 +197,15 @@ impl<'a, M: Model> Judge<'a, M> {
             return Some(true);
         }
         let mut on_stack = HashSet::from([fingerprint]);
-        let mut stack = vec![self.expand(start, fingerprint)?];
-        if stack[0].successors.is_empty() {
+        let mut stack = Stack(Vec::new());
+        let first = self.expand(start, fingerprint);
+        let first = stack.push(self, first)?;
+        if first {
             return Some(false);
         }
-        while let Some(frame) = stack.last_mut() {
+        while let Some(frame) = stack.0.last_mut() {
             let Some(next) = frame.successors.pop() else {
-                let done = stack.pop().map(|frame| frame.fingerprint);
-                if let Some(done) = done {
+                if let Some(done) = stack.pop(self) {
                     on_stack.remove(&done);
                     self.doomed.insert(done);
                 }
@@ -191,39 +223,82 @@ impl<'a, M: Model> Judge<'a, M> {
             if on_stack.contains(&fingerprint) {
                 return Some(false);
             }
-            let frame = self.expand(&next, fingerprint)?;
-            if frame.successors.is_empty() {
+            let frame = self.expand(&next, fingerprint);
+            if stack.push(self, frame)? {
                 return Some(false);
             }
             on_stack.insert(fingerprint);
-            stack.push(frame);
         }
+        stack.release(self);
         Some(true)
     }
 
-    /// `state`'s successors; `None` once the allowance is spent.
+    /// `state`'s successors; `None` once the allowance is spent, or when the model was told
+    /// to stop inside the step (it left successors out).
     fn expand(&mut self, state: &M::State, fingerprint: u64) -> Option<Frame<M::State>> {
         self.expanded += 1;
-        let allowance = self.allowance;
-        if self.expanded > allowance.states
-            || allowance
-                .cancel
-                .as_ref()
-                .is_some_and(CancelToken::is_cancelled)
-            || (self.expanded.is_multiple_of(256)
-                && allowance.deadline.is_some_and(|end| Instant::now() >= end))
-        {
+        if self.expanded > self.allowance.states || self.interrupt.reached() {
             return None;
         }
         let mut successors = Vec::new();
-        self.model
-            .successors(&mut self.worker, state, &mut self.buffers, |_, next| {
-                successors.push(next)
-            });
+        let model = self.model;
+        model.successors(&mut self.worker, state, &mut self.buffers, |_, next| {
+            successors.push(next)
+        });
+        if self.interrupt.fired() {
+            return None;
+        }
+        let bytes = successors
+            .iter()
+            .map(|next| (std::mem::size_of::<M::State>() + model.state_heap_bytes(next)) as u64)
+            .sum();
         Some(Frame {
             fingerprint,
             successors,
+            bytes,
         })
+    }
+}
+
+/// A probe's depth-first stack, whose frames are charged to the budget while they are on it.
+struct Stack<S>(Vec<Frame<S>>);
+
+impl<S> Stack<S> {
+    /// Pushes `frame` (`None`: the allowance is spent) and charges it; whether it has no
+    /// successors (an escape), or `None` when the allowance or the budget says stop.
+    fn push<M: Model<State = S>>(
+        &mut self,
+        judge: &mut Judge<'_, M>,
+        frame: Option<Frame<S>>,
+    ) -> Option<bool> {
+        let Some(frame) = frame else {
+            self.release(judge);
+            return None;
+        };
+        let charged = judge.held.as_mut().is_none_or(|held| held.add(frame.bytes));
+        let empty = frame.successors.is_empty();
+        self.0.push(frame);
+        if !charged || empty {
+            self.release(judge);
+        }
+        charged.then_some(empty)
+    }
+
+    /// Pops the top frame, giving back what it was charged; its state's fingerprint.
+    fn pop<M: Model<State = S>>(&mut self, judge: &mut Judge<'_, M>) -> Option<u64> {
+        let frame = self.0.pop()?;
+        if let Some(held) = &mut judge.held {
+            held.sub(frame.bytes);
+        }
+        Some(frame.fingerprint)
+    }
+
+    /// Empties the stack, giving back what its frames were charged.
+    fn release<M: Model<State = S>>(&mut self, judge: &mut Judge<'_, M>) {
+        while self.pop(judge).is_some() {}
+        if let Some(held) = &mut judge.held {
+            held.flush();
+        }
     }
 }
 

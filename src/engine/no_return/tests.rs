@@ -67,6 +67,7 @@ fn plenty() -> Allowance {
         states: 1_000,
         deadline: None,
         cancel: None,
+        memory: None,
     }
 }
 

@@ -21,7 +21,7 @@
 //! level's log. All of it is charged to the memory budget, which the visited set charges too
 //! ([`FrontierMemory`]); a search the budget refuses stops as incomplete.
 
-use super::{path_from, Poll, Search, Spare, SuccessorBatch, Via};
+use super::{path_from, LargeBatch, Poll, Search, Spare, SuccessorBatch, Via};
 use crate::engine::memory::Charge;
 use crate::engine::model::Model;
 use crate::engine::stats::WorkerStats;
@@ -32,6 +32,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// States a worker takes from the frontier at a time.
 const CHUNK: usize = 64;
+
+/// The most bytes of the next level a worker holds before it charges them: it charges at
+/// each chunk it takes, and within a chunk once this much is held, since a chunk's states
+/// may have millions of successors.
+const REPORT_BYTES: u64 = crate::engine::memory::Tally::BATCH as u64;
 
 /// How one state of a level was reached.
 struct Link<A> {
@@ -328,6 +333,9 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                 }
                 spare.keep(state);
                 stats.transitions += successors.entries.len() as u64;
+                let Some(batch) = LargeBatch::charge(search, self.memory.held, successors) else {
+                    break 'chunks;
+                };
                 for (successor, key) in successors.drain() {
                     match pin.insert_if_new(key) {
                         Insertion::Seen => spare.keep(successor.state),
@@ -352,6 +360,12 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                             }
                         }
                     }
+                }
+                drop(batch);
+                if unreported.states + unreported.links >= REPORT_BYTES
+                    && !self.report_memory(&mut unreported)
+                {
+                    break 'chunks;
                 }
                 search.between_states(&mut pin, poll);
             }

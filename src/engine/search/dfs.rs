@@ -28,7 +28,7 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, Poll, Search, Spare, Successor, SuccessorBatch, Via};
+use super::{path_from, LargeBatch, Poll, Search, Spare, Successor, SuccessorBatch, Via};
 use crate::engine::memory::Tally;
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
@@ -301,6 +301,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             return 0;
         }
         self.stats.transitions += self.successors.entries.len() as u64;
+        let Some(_batch) = LargeBatch::charge(search, &search.held, &self.successors) else {
+            return 0;
+        };
         if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
         {
             return self.push_lazily(pin, state, depth);

@@ -102,6 +102,11 @@ pub struct Successor<M: Model> {
     encoding: Range<usize>,
 }
 
+/// Successors whose room a batch keeps from one expansion to the next: a state with many
+/// more (a step with millions of outcomes) has its room given back at the next expansion,
+/// not kept for the rest of the search beside what the memory budget charges.
+const KEPT_SUCCESSORS: usize = 1 << 12;
+
 /// The spare states a worker writes successors over ([`Model::successors`]): a known
 /// successor, or a state just expanded, goes back here.
 pub type Spare<M> = StepBuffers<<M as Model>::Action, <M as Model>::State>;
@@ -144,7 +149,9 @@ impl<M: Model> SuccessorBatch<M> {
         order: impl FnOnce(&mut [Successor<M>]),
     ) {
         self.entries.clear();
+        self.entries.shrink_to(KEPT_SUCCESSORS);
         self.encodings.clear();
+        self.encodings.shrink_to(KEPT_SUCCESSORS * 64);
         let entries = &mut self.entries;
         let encodings = &mut self.encodings;
         let scratch = &mut self.scratch;
@@ -194,6 +201,21 @@ impl<M: Model> SuccessorBatch<M> {
         }
     }
 
+    /// The bytes the batch's buffers hold when they hold more than a worker keeps
+    /// uncharged ([`Tally::BATCH`](crate::engine::memory::Tally)), else 0: a state with very
+    /// many successors, which the search charges to its budget while it inserts them (the
+    /// model charged them while it computed them), since they are moved out of the batch one
+    /// by one and its room stays until the next expansion.
+    pub fn large_bytes(&self) -> u64 {
+        let bytes = self.entries.capacity() * std::mem::size_of::<Successor<M>>()
+            + self.encodings.capacity();
+        let bytes = bytes as u64;
+        match bytes > crate::engine::memory::Tally::BATCH as u64 {
+            true => bytes,
+            false => 0,
+        }
+    }
+
     /// Takes the successors out one by one, each with its visited-set key.
     pub fn drain(&mut self) -> impl Iterator<Item = (Successor<M>, StateKey<'_>)> {
         let encodings = &self.encodings;
@@ -204,6 +226,35 @@ impl<M: Model> SuccessorBatch<M> {
             };
             (successor, key)
         })
+    }
+}
+
+/// The bytes of a large batch of successors ([`SuccessorBatch::large_bytes`]) charged to a
+/// search's stacks or levels while they are inserted, given back when it is dropped.
+pub struct LargeBatch<'c>(&'c Charge, u64);
+
+impl<'c> LargeBatch<'c> {
+    /// Charges `batch`'s large bytes to `held`; `None` (and the search stopped as incomplete)
+    /// when the budget refuses them.
+    pub fn charge<M: Model, V: VisitedSet>(
+        search: &Search<'_, M, V>,
+        held: &'c Charge,
+        batch: &SuccessorBatch<M>,
+    ) -> Option<Self> {
+        let bytes = batch.large_bytes();
+        if bytes > 0 && !held.try_add(bytes) {
+            search.record_out_of_memory(bytes);
+            return None;
+        }
+        Some(Self(held, bytes))
+    }
+}
+
+impl Drop for LargeBatch<'_> {
+    fn drop(&mut self) {
+        if self.1 > 0 {
+            self.0.sub(self.1);
+        }
     }
 }
 
