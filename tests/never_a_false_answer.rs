@@ -125,13 +125,15 @@ fn row_5_topologies_cut_short_make_the_minimum_only_the_smallest_found() {
             let output = kivi(&args);
             let expected = format!(
                 "— smallest found; not guaranteed minimal: {cut_short} smaller topologies were \
-                 cut short (memory budget of"
+                 cut short ("
             );
-            assert!(
-                text(&output.stdout).contains(&expected),
-                "{}",
-                text(&output.stdout)
-            );
+            let stdout = text(&output.stdout);
+            let line = stdout
+                .lines()
+                .find(|l| l.contains(&expected))
+                .unwrap_or_else(|| panic!("{stdout}"));
+            // The visited set or a listing under `any` (charged as it grows) meets the budget.
+            assert!(line.contains("memory budget"), "{stdout}");
         }
     }
 }
