@@ -81,13 +81,7 @@ fn a_loop_sweeps_checks_share_the_budget_and_the_process_stays_within_it() {
         charged <= BUDGET && charged > BUDGET / 2,
         "the checks held {charged} bytes at most"
     );
-    let limit = BUDGET + process_overhead(THREADS);
-    assert!(
-        peak <= limit,
-        "peak resident memory {} MiB, more than the budget and the overhead ({} MiB)",
-        peak >> 20,
-        limit >> 20
-    );
+    assert_within_budget(peak, BUDGET, THREADS);
 }
 
 /// A check the budget does not cut short says how much of it the checks held at most.
@@ -155,15 +149,21 @@ fn a_state_with_millions_of_successors_stays_within_the_budget_and_the_time_limi
         }
         other => panic!("exit {other}: a verdict or a bound, never a bare pass: {text}"),
     }
-    let limit = BUDGET + process_overhead(THREADS);
+    assert_within_budget(peak, BUDGET, THREADS);
+    assert!(
+        wall < TIMEOUT_S + 5.0,
+        "ran {wall:.1} s on a {TIMEOUT_S} s limit"
+    );
+}
+
+/// Fails unless `peak` (bytes of resident memory) is within `budget` and the process's
+/// overhead at `threads` threads.
+fn assert_within_budget(peak: u64, budget: u64, threads: u64) {
+    let limit = budget + process_overhead(threads);
     assert!(
         peak <= limit,
         "peak resident memory {} MiB, more than the budget and the overhead ({} MiB)",
         peak >> 20,
         limit >> 20
-    );
-    assert!(
-        wall < TIMEOUT_S + 5.0,
-        "ran {wall:.1} s on a {TIMEOUT_S} s limit"
     );
 }
