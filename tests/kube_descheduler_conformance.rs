@@ -188,29 +188,15 @@ fn check(vector: &Vector) -> Findings {
 }
 
 /// Vectors the model does not reproduce yet; each must still differ, every other must match.
-/// Two kinds: the search gives up (after [`SEARCH_BUDGET`] cycles) on a recorded outcome
-/// with eviction limits, or several constraints or plugins, (0015, 0139, 0185, 0232, 0454,
-/// 0460, 0476); and sampled model outcomes evict more than the real descheduler ever did
-/// (0210, 0270, 0340, 0436, 0443, 0472, 0492, 0510, 0520, 0546: the model lets a pod picked
-/// for two topology constraints, or ties, go where the real one is more constrained).
+/// In each the search gives up (after [`SEARCH_BUDGET`] cycles) on a recorded outcome with
+/// eviction limits and several constraints or plugins (0015, 0185, 0232, 0454, 0460, 0476).
 const KNOWN_DIFFERENCES: &[&str] = &[
     "0015.json",
-    "0139.json",
     "0185.json",
-    "0210.json",
     "0232.json",
-    "0270.json",
-    "0340.json",
-    "0436.json",
-    "0443.json",
     "0454.json",
     "0460.json",
-    "0472.json",
     "0476.json",
-    "0492.json",
-    "0510.json",
-    "0520.json",
-    "0546.json",
 ];
 
 /// Checks every vector, reporting all mismatches at once; returns the names of those that

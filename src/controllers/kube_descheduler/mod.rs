@@ -17,6 +17,7 @@
 pub mod choices;
 pub mod disruption;
 pub mod evictor;
+mod listing_order;
 pub mod low_node_utilization;
 pub mod model_step;
 pub mod node_fit;

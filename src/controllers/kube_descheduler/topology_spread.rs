@@ -21,6 +21,7 @@
 //! chosen as a subset.
 
 use super::choices::{shuffle, subset, take, Chooser, Pruned};
+use super::listing_order::ListingOrder;
 use super::node_fit::{required_node_affinity_matches, tolerates_scheduling_taints};
 use super::outcome::Refusal;
 use super::{namespace_included, plugin_selector, PodEvictor, Step};
@@ -32,6 +33,12 @@ use std::collections::BTreeMap;
 /// Domains keyed by how many matching pods they hold: each domain's value and its pods as
 /// tie groups, in the order the balancing takes them.
 type DomainsBySize = BTreeMap<usize, Vec<(String, Vec<Vec<usize>>)>>;
+
+/// The most pods a domain may hold for Go's `sort.Slice` to sort it by insertion
+/// (`maxInsertion` of `pdqsort_func`), keeping equal pods in (reverse) listing order; a
+/// larger domain's equal pods come out in an order this model does not follow, so any subset
+/// of them may be taken.
+const INSERTION_SORTED: usize = 12;
 
 /// One distinct constraint of a namespace (`topologySpreadConstraint`).
 #[derive(Clone, Debug, PartialEq)]
@@ -88,6 +95,7 @@ pub fn balance(
         }
     }
     let mut for_eviction: Vec<usize> = Vec::new();
+    let mut order = ListingOrder::default();
     for (namespace, pods) in &by_namespace {
         if !namespace_included(namespaces, namespace) {
             continue;
@@ -114,6 +122,7 @@ pub fn balance(
                 domains,
                 *topology_balance_node_fit,
                 &mut for_eviction,
+                &mut order,
                 evictor,
                 chooser,
             )?;
@@ -209,7 +218,8 @@ fn domains_of(
     domains.into_iter().collect()
 }
 
-/// `balanceDomains` for one constraint, adding the pods it takes to `for_eviction`.
+/// `balanceDomains` for one constraint, adding the pods it takes to `for_eviction`; equal
+/// pods are taken in the plugin's listing `order`.
 #[allow(clippy::too_many_arguments)]
 fn balance_domains(
     step: &Step,
@@ -218,6 +228,7 @@ fn balance_domains(
     domains: Vec<Domain>,
     node_fit: bool,
     for_eviction: &mut Vec<usize>,
+    order: &mut ListingOrder,
     evictor: &mut PodEvictor,
     chooser: &mut dyn Chooser,
 ) -> Result<(), Pruned> {
@@ -257,6 +268,7 @@ fn balance_domains(
         .iter()
         .map(|(_, g)| g.iter().map(Vec::len).sum())
         .collect();
+    let initial = sizes.clone();
     let below: Vec<usize> = (0..descheduler.ready.len())
         .filter(|&k| {
             let node = &snapshot.nodes[descheduler.ready[k]];
@@ -287,7 +299,8 @@ fn balance_domains(
             i += 1;
             continue;
         }
-        let taken = take_from_back(&mut sorted[j].1, moved as usize, chooser);
+        let in_order = (initial[j] <= INSERTION_SORTED).then_some(&mut *order);
+        let taken = take_from_back(step, &mut sorted[j].1, moved as usize, in_order, chooser);
         for index in taken {
             let own = descheduler.node_of[index];
             let fits = below
@@ -315,10 +328,14 @@ fn balance_domains(
 }
 
 /// The last `count` pods of a domain's tie groups, removed from it: whole groups from the
-/// back, and from the first group that has more than needed, a chosen subset.
+/// back, and from the first group that has more than needed, those first in the listing
+/// order (`in_order`) where the sort kept it, else a chosen
+/// subset.
 fn take_from_back(
+    step: &Step,
     groups: &mut Vec<Vec<usize>>,
     count: usize,
+    mut in_order: Option<&mut ListingOrder>,
     chooser: &mut dyn Chooser,
 ) -> Vec<usize> {
     let mut taken = Vec::new();
@@ -331,7 +348,10 @@ fn take_from_back(
             taken.extend(last);
             continue;
         }
-        let chosen = subset(chooser, &last, needed);
+        let chosen = match in_order.as_mut() {
+            Some(order) => order.first(step.descheduler, &last, needed, chooser),
+            None => subset(chooser, &last, needed),
+        };
         last.retain(|p| !chosen.contains(p));
         taken.extend(chosen);
         groups.push(last);
