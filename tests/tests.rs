@@ -43,6 +43,7 @@ mod list_input;
 mod models_verdicts;
 mod node_classes;
 mod node_lifecycle;
+mod pdb;
 mod perturbations;
 mod point_of_no_return;
 mod real_sizes;

@@ -111,7 +111,7 @@ impl CheckArgs {
         let mut input = open(&self.source()?)?;
         let model_options = self.semantics.options("check", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
-        if let Some(warning) = input.unused_under(model_options.semantics) {
+        for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }
         if let (Some(shown), Some(read)) = (&self.report_as, &self.input) {

@@ -97,7 +97,7 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         let model_options = self.semantics.options("diff", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
-        if let Some(warning) = input.unused_under(model_options.semantics) {
+        for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }
         let name = &input.name;

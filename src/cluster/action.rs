@@ -224,6 +224,13 @@ impl ClusterAction {
         )
     }
 
+    /// Whether this step is an involuntary disruption as Kubernetes names them (a node failing,
+    /// a kernel panic): nothing asks the Eviction API first, so no PodDisruptionBudget refuses
+    /// it, though its pods count against the budgets afterwards.
+    pub fn is_involuntary_disruption(&self) -> bool {
+        matches!(self, Self::NodeFailure { .. } | Self::KernelPanic { .. })
+    }
+
     /// Whether this is a scheduler step, with or without a pick.
     pub fn is_scheduler(&self) -> bool {
         matches!(self, Self::Scheduler | Self::SchedulerChoice { .. })

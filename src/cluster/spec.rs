@@ -6,6 +6,7 @@
 //! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
 //! label is absent.
 
+use super::kube::IntOrPercent;
 use super::taints::{Taint, TaintEffect, Toleration};
 
 /// Scheduling facts about one node that never change.
@@ -315,6 +316,11 @@ pub enum IntentKind {
         /// The largest allowed difference in running pods.
         max_skew: i32,
     },
+    /// `pdb_never_violated`: no step but an involuntary disruption (a node failure, a kernel
+    /// panic) takes a healthy pod from a PodDisruptionBudget and leaves it below its desired
+    /// healthy pods; decided by the model on each step's before and after (see
+    /// [`crate::intents::pdb`]).
+    PdbNeverViolated,
 }
 
 impl IntentKind {
@@ -328,15 +334,19 @@ impl IntentKind {
             IntentKind::ReplicaNumAlwaysMeetExp { .. } => "replica_num_always_meet_exp",
             IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
             IntentKind::PodBalanceAcrossNode { .. } => "pod_balance_across_node",
+            IntentKind::PdbNeverViolated => "pdb_never_violated",
         }
     }
 
     /// Whether the intent has a monitor that every reached state advances; the others are
-    /// decided where the step that breaks them is taken (the scheduler, the kernel panic).
+    /// decided where the step that breaks them is taken (the scheduler, the kernel panic, the
+    /// model comparing a step's budgets before and after).
     pub fn is_monitored(&self) -> bool {
         !matches!(
             self,
-            IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic
+            IntentKind::PodAlwaysSchedulable
+                | IntentKind::NoKernelPanic
+                | IntentKind::PdbNeverViolated
         )
     }
 }
@@ -397,6 +407,22 @@ pub struct DeschedulerSpec {
     pub max_pods_to_evict_per_namespace: u32,
 }
 
+/// A PodDisruptionBudget (`policy/v1`) as the model keeps it: the deployments whose pods its
+/// selector matches (the front-ends resolve `spec.selector` against the pod templates), and
+/// its `minAvailable` or `maxUnavailable` (at most one is set, as the API server validates).
+/// Its status is computed from each state ([`super::kube::of_model::budget_status`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DisruptionBudget {
+    /// `metadata.name`.
+    pub name: String,
+    /// Ids of the deployments whose pods it selects.
+    pub deployments: Vec<u8>,
+    /// `spec.minAvailable`.
+    pub min_available: Option<IntOrPercent>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<IntOrPercent>,
+}
+
 /// Everything about a cluster that stays fixed during the search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterSpec {
@@ -432,6 +458,9 @@ pub struct ClusterSpec {
     pub intents: Vec<IntentKind>,
     /// The descheduler, when configured.
     pub descheduler: Option<DeschedulerSpec>,
+    /// PodDisruptionBudgets: honoured by every voluntary eviction under `--semantics
+    /// kubernetes`, and watched by `pdb_never_violated` under both semantics.
+    pub pdbs: Vec<DisruptionBudget>,
     /// The latest start of any CPU usage step, where pod ages saturate.
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.

@@ -24,7 +24,7 @@ use super::yaml_documents::Document;
 use serde_json::{json, Value};
 
 /// Namespaces whose pods are cluster infrastructure, not modelled.
-const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "local-path-storage", "kube-public"];
+pub(crate) const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "local-path-storage", "kube-public"];
 
 /// A Pod with a controller, kept until the workloads are known.
 #[derive(Debug, Clone)]

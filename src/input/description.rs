@@ -4,6 +4,7 @@
 //! when the description is emitted.
 
 use super::quantity::Quantity;
+use crate::cluster::kube::IntOrPercent;
 use crate::cluster::{Taint, Toleration};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -201,6 +202,19 @@ pub struct Intent {
     pub origin: Option<Origin>,
 }
 
+/// A PodDisruptionBudget, its selector resolved to the Deployments whose pods it selects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    /// `metadata.name`.
+    pub name: String,
+    /// The Deployments whose pod templates its selector matches, by name.
+    pub deployments: Vec<String>,
+    /// `spec.minAvailable`.
+    pub min_available: Option<IntOrPercent>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<IntOrPercent>,
+}
+
 /// Scaling defaults of Kivi's `userDefined`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalingOptions {
@@ -240,6 +254,8 @@ pub struct ClusterDescription {
     pub commands: Vec<Event>,
     /// Intents.
     pub intents: Vec<Intent>,
+    /// PodDisruptionBudgets.
+    pub budgets: Vec<Budget>,
     /// Scaling defaults.
     pub scaling: ScalingOptions,
     /// Whether this is a live cluster, whose deployments already exist.

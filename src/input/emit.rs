@@ -6,6 +6,7 @@
 //! for keys some pod template refers to (spread topology keys, node affinity), since the
 //! others cannot change a decision and the model bounds the number of label keys.
 
+use super::budgets::with_pdbs;
 use super::description::{
     ClusterDescription, Deployment, Event, MetricResource, MetricTarget, NodeGroup, PodTemplate,
 };
@@ -771,7 +772,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         commands.push(command_json(cluster, command)?);
     }
     let nodes: Vec<Value> = nodes.into_iter().map(Value::Object).collect();
-    Ok(json!({
+    Ok(with_pdbs(cluster, json!({
         "setup": {
             "nodes": nodes,
             "pods": pods,
@@ -784,7 +785,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         "userCommand": commands,
         "intents": intents_json(cluster)?,
         "kiviUnits": units.to_json(),
-    }))
+    })))
 }
 
 /// The scaling template: node groups become node types sized `minSize..=maxSize`, deployments
@@ -860,7 +861,7 @@ pub fn template(
     for command in &cluster.commands {
         commands.push(command_json(cluster, command).map_err(error)?);
     }
-    Ok(json!({
+    Ok(with_pdbs(cluster, json!({
         "setup": {"podTemplates": templates, "deploymentTemplates": versions},
         "controllers": controllers(cluster),
         "events": events_json(cluster).map_err(error)?,
@@ -874,5 +875,5 @@ pub fn template(
             "max_pod_per_node": cluster.scaling.max_pods_per_node,
         },
         "kiviUnits": units.to_json(),
-    }))
+    })))
 }

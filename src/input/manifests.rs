@@ -2,12 +2,14 @@
 //! `kind: List`), plus an optional `kivi:` document holding the cluster description, gathered
 //! into a [`ClusterDescription`].
 
+use super::budgets;
 use super::cluster_config;
 use super::cluster_list::ClusterList;
 use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::{read_object, Object, TargetedAutoscaler};
 use super::yaml_documents::{read_documents, Document};
+use crate::cluster::kube::PodDisruptionBudget;
 use serde_json::Value;
 
 /// Collects the objects of several files; HPAs are attached once every file is read.
@@ -22,6 +24,8 @@ pub struct ManifestSet {
     pub has_cluster_config: bool,
     /// The pods and ReplicaSets of a running cluster (a `kubectl get … -o json` List).
     running: ClusterList,
+    /// PodDisruptionBudgets with their files, resolved once every Deployment is read.
+    budgets: Vec<(PodDisruptionBudget, String)>,
 }
 
 impl ManifestSet {
@@ -94,6 +98,7 @@ impl ManifestSet {
                     ));
                 }
             }
+            Some(Object::Budget(budget)) => self.budgets.push((budget, document.file.clone())),
             None => {}
         }
         Ok(())
@@ -194,6 +199,7 @@ impl ManifestSet {
         for config in std::mem::take(&mut self.configs) {
             cluster_config::apply(&config, &mut self.cluster, diagnostics)?;
         }
+        budgets::resolve(self.budgets, &mut self.cluster, diagnostics);
         Ok(self.cluster)
     }
 }

@@ -6,6 +6,7 @@
 //!   cluster description ([`manifests`], [`kubernetes`], [`cluster_config`]) and live-cluster
 //!   dumps ([`cluster_dump`]), translated into uniform JSON by [`emit`].
 
+pub mod budgets;
 pub mod cluster_config;
 pub mod cluster_dump;
 pub mod cluster_list;

@@ -118,17 +118,29 @@ impl Opened {
     }
 
     /// What the input gives that a check under `semantics` does not use: an HPA's
-    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none).
-    pub fn unused_under(&self, semantics: Semantics) -> Option<String> {
-        (semantics == Semantics::Kivi
-            && crate::input::uniform::hpa_behavior::any_in(&self.document))
-        .then(|| {
-            format!(
+    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none), and PodDisruptionBudgets,
+    /// which no eviction of Kivi's semantics checks.
+    pub fn unused_under(&self, semantics: Semantics) -> Vec<String> {
+        if semantics != Semantics::Kivi {
+            return Vec::new();
+        }
+        let mut unused = Vec::new();
+        if crate::input::uniform::hpa_behavior::any_in(&self.document) {
+            unused.push(format!(
                 "{}: an HPA's spec.behavior is modelled under --semantics kubernetes only; \
                  under kivi the HPA scales as Kivi's, without it",
                 self.name
-            )
-        })
+            ));
+        }
+        if self.document["pdbs"].as_array().is_some_and(|p| !p.is_empty()) {
+            unused.push(format!(
+                "{}: PodDisruptionBudgets are honoured under --semantics kubernetes only; \
+                 Kivi's semantics have none, so under kivi no eviction checks them \
+                 (pdb_never_violated still watches them)",
+                self.name
+            ));
+        }
+        unused
     }
 
     /// Whether the document is a scaling template, to be swept.

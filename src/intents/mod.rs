@@ -9,6 +9,7 @@
 
 mod balance;
 mod names;
+pub mod pdb;
 
 pub use names::distinct_names;
 
@@ -91,7 +92,9 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
                     state.violate(i);
                 }
             }
-            IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => {}
+            IntentKind::PodAlwaysSchedulable
+            | IntentKind::NoKernelPanic
+            | IntentKind::PdbNeverViolated => {}
         }
     }
 }

@@ -17,7 +17,9 @@ fn deployment(intent: &IntentKind) -> Option<u8> {
         | IntentKind::NoOscillationEviction { deployment }
         | IntentKind::ReplicaNumAlwaysMeetExp { deployment, .. }
         | IntentKind::PodBalanceAcrossNode { deployment, .. } => Some(deployment),
-        IntentKind::PodAlwaysSchedulable | IntentKind::NoKernelPanic => None,
+        IntentKind::PodAlwaysSchedulable
+        | IntentKind::NoKernelPanic
+        | IntentKind::PdbNeverViolated => None,
     }
 }
 

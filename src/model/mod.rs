@@ -294,6 +294,24 @@ impl ClusterModel {
         rec: &mut Recorder,
     ) {
         let spec = &self.spec;
+        if let Some(intent) = intents::pdb::watched(spec) {
+            let before = intents::pdb::statuses(spec, next);
+            self.apply_semantics(w, next, action, rec);
+            intents::pdb::observe_step(spec, intent, &before, next, action, rec);
+            return;
+        }
+        self.apply_semantics(w, next, action, rec);
+    }
+
+    /// [`ClusterModel::apply`] under the spec's semantics.
+    fn apply_semantics(
+        &self,
+        w: &mut ClusterWorker,
+        next: &mut ClusterState,
+        action: &ClusterAction,
+        rec: &mut Recorder,
+    ) {
+        let spec = &self.spec;
         if spec.semantics == Semantics::Kubernetes {
             let before = next.clone();
             if action.is_scheduler() {

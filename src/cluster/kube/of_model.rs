@@ -24,16 +24,20 @@
 //!   the loader fills in for templates without any ([`PodTemplate::default_spread`]), are left
 //!   out for that reason.
 //!
+//! - a PodDisruptionBudget selects its deployments' pods by their ReplicaSets'
+//!   `pod-template-hash` labels and carries the status the disruption controller would have
+//!   written for the state ([`budget_status`]).
+//!
 //! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] and
 //! [`pod_id`] read an id back.
 
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::{
-    Amount, Container, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod, PodPhase,
-    PreferredSchedulingTerm, ResourceList, SelectorOwner, SelectorOwnerKind, Snapshot,
+    Amount, Container, DisruptionStatus, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod, PodPhase,
+    PodDisruptionBudget, PreferredSchedulingTerm, ResourceList, SelectorOwner, SelectorOwnerKind, Snapshot,
     TopologySpreadConstraint, WhenUnsatisfiable,
 };
-use crate::cluster::spec::{self, ClusterSpec, PodTemplate};
+use crate::cluster::spec::{self, ClusterSpec, DisruptionBudget, PodTemplate};
 use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
 use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 use crate::cluster::ClusterState;
@@ -137,6 +141,73 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
         pod_disruption_budgets: Vec::new(),
         priority_classes: Vec::new(),
     }
+}
+
+/// The status the disruption controller writes for `budget` in `state`
+/// (`trySync` in `pkg/controller/disruption/disruption.go`, arithmetic in
+/// [`DisruptionStatus::compute`]). Its pods (`getPodsForPdb`) are every pod of its
+/// deployments, pending, running or terminating. A pod is healthy (`countHealthyPods`) when it
+/// is not being deleted and is Ready: running on a ready node, since the node lifecycle
+/// controller marks the pods of a node that stopped reporting not ready
+/// (`MarkPodsNotReady`, `pkg/controller/nodelifecycle/node_lifecycle_controller.go`). The
+/// scale (`getExpectedScale`) sums the desired replicas of each deployment with a pod owned
+/// through one of its ReplicaSets (`getPodDeployment`: a ReplicaSet's owning Deployment's
+/// `spec.replicas`); a deployment without such a pod adds nothing, as upstream only visits
+/// the matching pods' controllers.
+pub fn budget_status(state: &ClusterState, budget: &DisruptionBudget) -> DisruptionStatus {
+    let (mut pods, mut healthy, mut scale) = (0, 0, 0);
+    for &d in &budget.deployments {
+        let mut controlled = false;
+        for pod in state.pods().iter().filter(|p| p.deployment == d) {
+            if pod.phase == Phase::Idle {
+                continue;
+            }
+            pods += 1;
+            controlled |= pod.owned && pod.replica_set != 0;
+            let node_ready =
+                pod.loc != 0 && state.node(pod.loc as usize).status == NodeStatus::Ready;
+            healthy += i32::from(pod.phase == Phase::Running && node_ready);
+        }
+        if controlled {
+            scale += state.deployment(d as usize).spec_replicas;
+        }
+    }
+    DisruptionStatus::compute(
+        budget.min_available,
+        budget.max_unavailable,
+        pods,
+        scale,
+        healthy,
+    )
+}
+
+/// The model's PodDisruptionBudgets as the eviction subresource reads them: each selecting
+/// its deployments' ReplicaSets by `pod-template-hash In [...]`, with [`budget_status`].
+pub fn budgets(spec: &ClusterSpec, state: &ClusterState) -> Vec<PodDisruptionBudget> {
+    spec.pdbs
+        .iter()
+        .map(|budget| {
+            let hashes = budget
+                .deployments
+                .iter()
+                .flat_map(|&d| (1..=2).map(move |version| template_hash(d as usize, version)))
+                .collect();
+            let selector = LabelSelector {
+                match_labels: Labels::new(),
+                match_expressions: Requirement::new(TEMPLATE_HASH, Operator::In, hashes)
+                    .into_iter()
+                    .collect(),
+            };
+            PodDisruptionBudget {
+                namespace: NAMESPACE.into(),
+                name: budget.name.clone(),
+                selector: Some(selector),
+                min_available: budget.min_available,
+                max_unavailable: budget.max_unavailable,
+                status: Some(budget_status(state, budget)),
+            }
+        })
+        .collect()
 }
 
 /// Node `n`.

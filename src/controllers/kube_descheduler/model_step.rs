@@ -12,7 +12,9 @@
 //! deployment). Which pods a cycle evicts is the real descheduler's: the DefaultEvictor's
 //! filters, RemoveDuplicates by owner and images evicting the last duplicates, the topology
 //! plugin balancing by average with its node-fit check, the eviction limits counted per
-//! cycle (Kivi counts them over the descheduler's life). Where the real one's choice rests on
+//! cycle (Kivi counts them over the descheduler's life), each eviction checked against the
+//! PodDisruptionBudgets as the eviction subresource checks it, on the status the disruption
+//! controller would have written for the state ([`budgets`]). Where the real one's choice rests on
 //! Go's map order or an unstable sort, the model's [`Ties`] decide: the first option under
 //! `--tie-break lowest` (the cycle in the order of node and pod ids), every option under
 //! `any` (the model lists the distinct outcomes). An evicted pod is terminating and queued
@@ -28,7 +30,7 @@ use super::Descheduler;
 use crate::cluster::kube::descheduler_policy::{
     DeschedulerPolicy, EvictorArgs, PluginArgs, Profile, RemoveDuplicatesArgs, TopologySpreadArgs,
 };
-use crate::cluster::kube::of_model::{pod_id, snapshot};
+use crate::cluster::kube::of_model::{budgets, pod_id, snapshot};
 use crate::cluster::kube::{Snapshot, WhenUnsatisfiable};
 use crate::cluster::{
     BalancePlugin, ClusterSpec, ClusterState, ConstraintsTopologySpread, DeschedulerSpec, Queue,
@@ -92,11 +94,12 @@ pub fn run(
 }
 
 /// The snapshot the descheduler reads: kube-scheduler's ([`snapshot`]), each pod with a UID
-/// (the API server gives every pod one; `PodEvictor` refuses a pod without) and the model's
+/// (the API server gives every pod one; `PodEvictor` refuses a pod without), the model's
 /// system-critical pods at `SystemCriticalPriority`, which the DefaultEvictor protects unless
-/// `evictSystemCriticalPods`.
+/// `evictSystemCriticalPods`, and the PodDisruptionBudgets with their status ([`budgets`]).
 fn descheduled_snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
     let mut snapshot = snapshot(spec, state);
+    snapshot.pod_disruption_budgets = budgets(spec, state);
     for pod in &mut snapshot.pods {
         pod.uid = pod.name.clone();
         if pod_id(&pod.name).is_some_and(|p| spec.pods[p - 1].critical) {

@@ -7,7 +7,10 @@ use crate::cluster::kube::{DisruptionStatus, IntOrPercent, PodDisruptionBudget, 
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-/// The budget `budget` as the eviction subresource reads it.
+/// The budget `budget` as the eviction subresource reads it, checked as the API server checks
+/// a `policy/v1` budget (`ValidatePodDisruptionBudgetSpec`,
+/// `pkg/apis/policy/validation/validation.go`): not both `minAvailable` and
+/// `maxUnavailable`, each a count from 0 or a percentage from 0% to 100%.
 pub fn budget(
     budget: &policy::PodDisruptionBudget,
     document: &Document,
@@ -19,9 +22,25 @@ pub fn budget(
         .as_ref()
         .map(|s| label_selector(s, document, &format!("{object}: spec.selector")))
         .transpose()?;
+    if spec.min_available.is_some() && spec.max_unavailable.is_some() {
+        return Err(document.error_at(
+            "maxUnavailable",
+            format!(
+                "{object}: spec.minAvailable and spec.maxUnavailable are both set, which the API \
+                 server refuses (ValidatePodDisruptionBudgetSpec); keep one of them"
+            ),
+        ));
+    }
     let amount = |value: &Option<IntOrString>, field: &str| -> Result<_, InputError> {
         match value {
             None => Ok(None),
+            Some(IntOrString::Int(n)) if *n < 0 => Err(document.error_at(
+                field,
+                format!(
+                    "{object}: spec.{field} is {n}, which the API server refuses (it must be \
+                     0 or more); write a count from 0 or a percentage"
+                ),
+            )),
             Some(IntOrString::Int(n)) => Ok(Some(IntOrPercent::Int(*n))),
             Some(IntOrString::String(text)) => text
                 .strip_suffix('%')
@@ -33,7 +52,8 @@ pub fn budget(
                         field,
                         format!(
                             "{object}: spec.{field} `{text}` is neither a number nor a \
-                             percentage from 0% to 100%"
+                             percentage from 0% to 100%, which the API server refuses; write a \
+                             count such as 2 or a percentage such as \"50%\""
                         ),
                     )
                 }),

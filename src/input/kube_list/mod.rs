@@ -8,7 +8,7 @@
 //! Pods in phase Succeeded or Failed are left out, as kube-scheduler's pod informer leaves them
 //! out (`newPodInformer` in `pkg/scheduler/scheduler.go`).
 
-mod disruption;
+pub(crate) mod disruption;
 mod node;
 pub(crate) mod pod;
 mod selectors;

@@ -13,8 +13,10 @@ pub use hpa::TargetedAutoscaler;
 
 use super::description::{Deployment, Labels, NodeGroup, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
+use super::kube_list::disruption::budget;
 use super::uniform::schema::json_path;
 use super::yaml_documents::Document;
+use crate::cluster::kube::PodDisruptionBudget;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -31,6 +33,8 @@ pub enum Object {
     Node(NodeGroup),
     /// A DeschedulerPolicy, as the uniform `controllers.descheduler` value.
     Descheduler(Value),
+    /// A PodDisruptionBudget, as the eviction subresource reads it.
+    Budget(PodDisruptionBudget),
 }
 
 /// Built-in kinds that kivi reads but does not model: they are listed as ignored.
@@ -54,7 +58,6 @@ const IGNORED_KINDS: &[&str] = &[
     "EndpointSlice",
     "LimitRange",
     "ResourceQuota",
-    "PodDisruptionBudget",
     "PriorityClass",
     "CustomResourceDefinition",
     "ReplicaSet",
@@ -127,6 +130,17 @@ pub fn read_object(
         "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),
         "DeschedulerPolicy" => descheduler_policy::read(document, api_version, diagnostics)
             .map(|d| Some(Object::Descheduler(d))),
+        "PodDisruptionBudget" if api_version == "policy/v1" => {
+            let parsed = typed(document, value.clone(), &object, diagnostics)?;
+            budget(&parsed, document, &object).map(|b| Some(Object::Budget(b)))
+        }
+        "PodDisruptionBudget" => Err(document.error_at(
+            "apiVersion",
+            format!(
+                "{object}: apiVersion `{api_version}` is not served by Kubernetes 1.25 or later; \
+                 write `apiVersion: policy/v1`"
+            ),
+        )),
         _ if IGNORED_KINDS.contains(&kind) || api_version.contains('.') => {
             if ["ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"].contains(&kind) {
                 diagnostics.warn(format!(
@@ -142,7 +156,8 @@ pub fn read_object(
             "kind",
             format!(
                 "unknown kind `{kind}` (apiVersion `{api_version}`): expected Deployment, \
-                 HorizontalPodAutoscaler, Pod, Node, DeschedulerPolicy or a built-in kind"
+                 HorizontalPodAutoscaler, Pod, Node, PodDisruptionBudget, DeschedulerPolicy or a \
+                 built-in kind"
             ),
         )),
     }

@@ -8,9 +8,12 @@
 //! references were checked there.
 
 use super::schema::{
-    Deployment, Descheduler, Document, Event, Intent, Labels, Node, Profile, SpreadConstraint,
+    Deployment, Descheduler, Document, Event, Intent, Labels, Node, Pdb, Profile,
+    SpreadConstraint,
 };
-use super::validate::{expression_offset, integer_name, is_liveness_intent, scalar_text};
+use super::validate::{
+    expression_offset, int_or_percent, integer_name, is_liveness_intent, scalar_text,
+};
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
 use crate::cluster::taints::{first_untolerated, intolerable_prefer_no_schedule};
@@ -202,6 +205,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         .as_ref()
         .and_then(|c| c.descheduler.as_ref())
         .map(descheduler);
+    let pdbs = document.pdbs.iter().flatten().map(pdb).collect();
 
     let spec = ClusterSpec {
         nodes,
@@ -223,6 +227,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         events,
         intents,
         descheduler,
+        pdbs,
         max_pattern_time,
         tie_break: Default::default(),
         semantics: Default::default(),
@@ -619,12 +624,29 @@ fn event_spec(event: &Event, deployments: &[Deployment]) -> EventSpec {
     }
 }
 
+/// A checked budget as the model keeps it.
+fn pdb(pdb: &Pdb) -> DisruptionBudget {
+    let amount = |value: &Option<Value>| value.as_ref().and_then(int_or_percent);
+    DisruptionBudget {
+        name: pdb.name.clone().unwrap_or_default(),
+        deployments: pdb
+            .deployments
+            .iter()
+            .flatten()
+            .map(|&d| d as u8)
+            .collect(),
+        min_available: amount(&pdb.min_available),
+        max_unavailable: amount(&pdb.max_unavailable),
+    }
+}
+
 fn intent_kind(intent: &Intent, state: &ClusterState) -> IntentKind {
     let para = intent.para.clone().unwrap_or_default();
     let did = para.did.unwrap_or(1) as u8;
     match intent.name.as_deref().unwrap_or_default() {
         "pod_always_schedulable" | "no_feasible_node" => IntentKind::PodAlwaysSchedulable,
         "no_kernel_panic" | "kernel_panic" => IntentKind::NoKernelPanic,
+        "pdb_never_violated" | "checkPdbNeverViolated" => IntentKind::PdbNeverViolated,
         "no_oscillation_replica_num" | "checkOscillationReplicaNum" => {
             IntentKind::NoOscillationReplicaNum { deployment: did }
         }

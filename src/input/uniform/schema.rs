@@ -203,6 +203,8 @@ pub struct Document {
     pub user_command: Option<Vec<Event>>,
     /// Intents to check.
     pub intents: Option<Vec<Intent>>,
+    /// PodDisruptionBudgets (kivi's addition to Kivi's format).
+    pub pdbs: Option<Vec<Pdb>>,
     /// The scaling template's types (read by the topology scaler).
     #[serde(rename = "userDefined")]
     pub user_defined: Option<UserDefined>,
@@ -471,6 +473,21 @@ pub struct Event {
     pub after_stable: Option<bool>,
     /// Runs before anything else (present = yes).
     pub first: Option<Value>,
+}
+
+/// A PodDisruptionBudget: the deployments whose pods it selects and one of `minAvailable` and
+/// `maxUnavailable`, each a whole number or a percentage written `"50%"`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pdb {
+    /// Its name, for reports.
+    pub name: Option<String>,
+    /// The deployments' 1-based positions in `setup.d`.
+    pub deployments: Option<Vec<i64>>,
+    /// `spec.minAvailable`.
+    pub min_available: Option<Value>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<Value>,
 }
 
 /// An intent.

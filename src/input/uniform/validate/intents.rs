@@ -35,7 +35,10 @@ pub(super) fn check_intent(
     };
     let para = intent.para.clone().unwrap_or_default();
     let ppath = format!("{path}.para");
-    if !matches!(*user_name, "pod_always_schedulable" | "no_kernel_panic") {
+    if !matches!(
+        *user_name,
+        "pod_always_schedulable" | "no_kernel_panic" | "pdb_never_violated"
+    ) {
         problems.required(
             &ppath,
             "did",

@@ -8,7 +8,8 @@
 //! fail.
 //!
 //! One file per part of the document: [`nodes_and_pods`], [`deployments`] (replica sets,
-//! rollouts, HPAs), [`pod_templates`], [`events`], [`intents`], [`descheduler`]; [`problems`]
+//! rollouts, HPAs), [`pod_templates`], [`events`], [`intents`], [`descheduler`], [`pdbs`];
+//! [`problems`]
 //! collects what they find. [`single_topology`] below walks the document through them and
 //! checks the counts that span parts (entries per list, events, intents, label keys and values).
 
@@ -17,11 +18,13 @@ mod descheduler;
 mod events;
 mod intents;
 mod nodes_and_pods;
+mod pdbs;
 mod pod_templates;
 mod problems;
 
 pub use events::scalar_text;
 pub use intents::expression_offset;
+pub use pdbs::int_or_percent;
 pub use problems::{integer_name, Problems};
 
 use super::schema::Document;
@@ -33,6 +36,7 @@ use descheduler::check_descheduler;
 use events::check_event;
 use intents::check_intent;
 use nodes_and_pods::{check_nodes, check_pods};
+use pdbs::check_pdb;
 use pod_templates::check_pod_template;
 use problems::LabelCensus;
 
@@ -61,7 +65,7 @@ pub const EVENTS: [&str; 8] = [
 ];
 
 /// The intents, by user-facing name and Kivi's internal name.
-pub const INTENTS: [(&str, &str); 7] = [
+pub const INTENTS: [(&str, &str); 8] = [
     ("pod_always_schedulable", "no_feasible_node"),
     ("no_kernel_panic", "kernel_panic"),
     ("no_oscillation_replica_num", "checkOscillationReplicaNum"),
@@ -69,6 +73,7 @@ pub const INTENTS: [(&str, &str); 7] = [
     ("replica_num_always_meet_exp", "checkExpReplicas"),
     ("no_oscillation_eviction", "checkEvictionCycle"),
     ("pod_balance_across_node", "checkBalanceNode"),
+    ("pdb_never_violated", "checkPdbNeverViolated"),
 ];
 
 /// The liveness intents, by user-facing name and an internal-style alias: checked on their
@@ -259,6 +264,9 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             ),
             format!("use at most {}", MAX_INTENTS - 1),
         );
+    }
+    for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
+        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, deployments.len());
     }
     if let Some(descheduler) = document
         .controllers

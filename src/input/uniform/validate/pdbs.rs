@@ -1,0 +1,77 @@
+//! PodDisruptionBudgets: the checks the API server makes of a `policy/v1` budget
+//! (`ValidatePodDisruptionBudgetSpec`, `pkg/apis/policy/validation/validation.go`: not both
+//! `minAvailable` and `maxUnavailable`; each a non-negative count or a percentage of at most
+//! 100 %), and the deployments they select. One with neither field is valid, as the API
+//! server takes it.
+
+use super::problems::Problems;
+use crate::cluster::kube::IntOrPercent;
+use crate::input::uniform::schema::Pdb;
+use serde_json::Value;
+
+/// `minAvailable` or `maxUnavailable` as the API server accepts it: a whole number from 0, or
+/// a string `"N%"` with `N` from 0 to 100; `None` otherwise.
+pub fn int_or_percent(value: &Value) -> Option<IntOrPercent> {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .and_then(|n| i32::try_from(n).ok())
+            .filter(|&n| n >= 0)
+            .map(IntOrPercent::Int),
+        Value::String(text) => text
+            .strip_suffix('%')
+            .and_then(|n| n.parse::<i32>().ok())
+            .filter(|n| (0..=100).contains(n))
+            .map(IntOrPercent::Percent),
+        _ => None,
+    }
+}
+
+/// Checks budget `pdb` at `path` in a document with `deployments` deployments.
+pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployments: usize) {
+    if pdb.name.as_deref().is_none_or(str::is_empty) {
+        problems.add(format!("{path}.name"), "missing", "name the budget");
+    }
+    // Neither set is valid: the disruption controller then expects no pods and allows no
+    // disruption (`getExpectedPodCount`, `updatePdbStatus`), so every eviction is refused.
+    if pdb.min_available.is_some() && pdb.max_unavailable.is_some() {
+        problems.add(
+            path,
+            "minAvailable and maxUnavailable are both set, which the API server refuses \
+             (ValidatePodDisruptionBudgetSpec)",
+            "keep one of them",
+        );
+    }
+    for (key, value) in [
+        ("minAvailable", &pdb.min_available),
+        ("maxUnavailable", &pdb.max_unavailable),
+    ] {
+        if let Some(value) = value {
+            if int_or_percent(value).is_none() {
+                problems.add(
+                    format!("{path}.{key}"),
+                    format!("`{value}` is neither a count from 0 nor a percentage from 0% to 100%"),
+                    "write a whole number such as 2, or a percentage such as \"50%\"",
+                );
+            }
+        }
+    }
+    match &pdb.deployments {
+        None => problems.add(
+            format!("{path}.deployments"),
+            "missing",
+            "list the ids of the deployments whose pods it selects (positions in setup.d)",
+        ),
+        Some(ids) => {
+            for (i, &id) in ids.iter().enumerate() {
+                if !(1..=deployments as i64).contains(&id) {
+                    problems.add(
+                        format!("{path}.deployments[{i}]"),
+                        format!("{id} is not a deployment id"),
+                        format!("use a position in setup.d, from 1 to {deployments}"),
+                    );
+                }
+            }
+        }
+    }
+}
