@@ -611,3 +611,37 @@ fn an_incomplete_answer_names_what_cut_it_short() {
     );
     assert!(!stdout.contains("--no-symmetry"), "{stdout}");
 }
+
+/// `--timeout` bounds a whole sweep, not each topology: C1's loop sweep under
+/// `--tie-break any` has 36 topologies, 22 of which need more than 2 s each, so a limit per
+/// topology ran for 46 s on one thread. With one deadline the sweep ends in about 2 s, and
+/// the topologies it cut short make the answer incomplete, naming --timeout.
+#[test]
+fn a_sweeps_timeout_is_one_deadline_for_all_its_topologies() {
+    let started = std::time::Instant::now();
+    let output = kivi(&[
+        "check",
+        "--case",
+        "c1",
+        "--loop",
+        "--tie-break",
+        "any",
+        "--threads",
+        "1",
+        "--timeout",
+        "2",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    let wall = started.elapsed().as_secs_f64();
+    assert_eq!(output.status.code(), Some(3), "{}", cli::stdout(&output));
+    let report = json_of(&output);
+    assert_eq!(report["verdict"], "incomplete");
+    let reason = report["incomplete"].as_str().expect("a reason");
+    assert!(
+        reason.contains("time limit of 2 s reached (--timeout, shared by the sweep's topologies)"),
+        "{reason}"
+    );
+    assert!(wall < 12.0, "a 2 s sweep ran {wall:.1} s");
+}

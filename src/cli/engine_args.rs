@@ -22,7 +22,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "D")]
     pub depth: Option<u32>,
     /// Stop after this many seconds (more than 0); the result is then incomplete. A check
-    /// that finishes first gives its full answer.
+    /// that finishes first gives its full answer. A sweep has one limit for all its
+    /// topologies (each check gets what is left of it), not one per topology.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
     /// Cap on the memory the process holds for its checks, all together (visited sets,

@@ -82,13 +82,17 @@ fn check_with<M: Model, V: VisitedSet>(
         return Err(CheckError::Panicked(message));
     }
     let stats = Statistics::new(initial_count, workers, visited.stats(), elapsed);
+    // The traces are replayed within the check's time limit: a violation found in time is
+    // reported even when checking its trace would take longer.
+    let deadline = options.timeout.map(|timeout| started + timeout);
     let violations = findings
         .violations
         .into_iter()
         .map(|(failure, path)| {
-            replay_violation(model, &path, &failure).map(|trace| Violation {
+            replay_violation(model, &path, &failure, deadline).map(|replayed| Violation {
                 failure,
-                trace,
+                trace: replayed.trace,
+                unchecked_from: replayed.unchecked_from,
                 length: match options.strategy {
                     Strategy::Bfs => TraceLength::Shortest,
                     Strategy::Dfs | Strategy::Swarm => TraceLength::AsFound,

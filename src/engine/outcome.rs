@@ -88,6 +88,11 @@ pub struct Violation<M: Model> {
     pub trace: Trace<M>,
     /// Whether a shorter trace could reach the same failure.
     pub length: TraceLength,
+    /// The first step whose action the replay did not check against the actions enabled
+    /// where it is taken, since the check's time limit had passed
+    /// ([`Replayed`](super::trace::Replayed)): the trace is printed as found from there on.
+    /// `None` when every step was checked.
+    pub unchecked_from: Option<usize>,
     /// The number of steps of the trace after which every run fails the same way (0: from
     /// the initial state on), when that could be decided ([`crate::engine::no_return`]).
     pub unavoidable_from: Option<usize>,

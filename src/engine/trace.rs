@@ -4,8 +4,17 @@
 //! is reported the path is replayed through the model: every action must be enabled where it is
 //! taken, and the last state must show the failure. A path that does not replay is a bug in the
 //! engine or a nondeterministic model, never a result.
+//!
+//! Checking that an action is enabled lists every action of the state it is taken in, and a
+//! state under `--tie-break any` may have millions. A violation's replay is therefore held to
+//! the check's time limit ([`replay_violation`]): once it has passed (or runs out while a
+//! state's actions are listed) the rest of the path is followed by the model's steps without
+//! that check, and the replay says from which step ([`Replayed::unchecked_from`]), so that a
+//! violation found in time is still reported as one, and said to be printed as found.
 
+use super::interrupt::Interrupt;
 use super::model::{Model, WorkerBounds};
+use std::time::Instant;
 
 /// A path as the search records it.
 #[derive(Clone, Debug)]
@@ -86,8 +95,30 @@ impl std::fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
+/// A replayed trace, and how much of it was checked.
+#[derive(Clone, Debug)]
+pub struct Replayed<M: Model> {
+    /// The trace.
+    pub trace: Trace<M>,
+    /// The first step whose action was not checked against the actions enabled where it is
+    /// taken, since the time limit had passed (the states still follow from the actions by
+    /// the model's steps); `None` when every step was.
+    pub unchecked_from: Option<usize>,
+}
+
 /// Replays `path` through `model`, checking that each action is enabled where it is taken.
 pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, ReplayError> {
+    replay_by(model, path, None).map(|replayed| replayed.trace)
+}
+
+/// [`replay`], checking the actions only until `deadline`: from the step at which it has
+/// passed, or at which it passed while the step's actions were listed, the states are
+/// computed from the actions without that check.
+pub fn replay_by<M: Model>(
+    model: &M,
+    path: &Path<M::Action>,
+    deadline: Option<Instant>,
+) -> Result<Replayed<M>, ReplayError> {
     let init = model
         .init_states()
         .into_iter()
@@ -95,16 +126,35 @@ pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, R
         .ok_or_else(|| ReplayError(format!("no initial state number {}", path.init)))?;
     let mut steps: Vec<Step<M>> = Vec::with_capacity(path.actions.len());
     let mut enabled = Vec::new();
-    // A fresh context outside any search: a replay never depends on what a search kept.
+    // Fresh contexts outside any search: a replay never depends on what a search kept. The
+    // actions are listed within the deadline (a long listing is cut when it passes); a step
+    // is computed without one.
+    let interrupt = deadline.map(|deadline| Interrupt::new(Some(deadline), None));
+    let mut lister = model.worker(
+        interrupt
+            .clone()
+            .map_or_else(WorkerBounds::none, WorkerBounds::new),
+    );
     let mut worker = model.worker(WorkerBounds::none());
+    let time_is_up = || interrupt.as_ref().is_some_and(|i| i.time_is_up());
+    let mut unchecked_from = None;
     for (index, action) in path.actions.iter().enumerate() {
         let state = steps.last().map_or(&init, |step| &step.state);
-        enabled.clear();
-        model.actions(&mut worker, state, &mut enabled);
-        if !enabled.contains(action) {
-            return Err(ReplayError(format!(
-                "step {index}: action {action:?} is not enabled"
-            )));
+        if unchecked_from.is_none() && time_is_up() {
+            unchecked_from = Some(index);
+        }
+        if unchecked_from.is_none() {
+            enabled.clear();
+            model.actions(&mut lister, state, &mut enabled);
+            if !enabled.contains(action) {
+                if !interrupt.as_ref().is_some_and(|i| i.fired()) {
+                    return Err(ReplayError(format!(
+                        "step {index}: action {action:?} is not enabled"
+                    )));
+                }
+                // The listing was cut by the deadline before it reached the action.
+                unchecked_from = Some(index);
+            }
         }
         let next = model
             .next_state(&mut worker, state, action)
@@ -116,17 +166,22 @@ pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, R
             state: next,
         });
     }
-    Ok(Trace { init, steps })
+    Ok(Replayed {
+        trace: Trace { init, steps },
+        unchecked_from,
+    })
 }
 
-/// Replays `path` and checks that its last state shows `failure`.
+/// Replays `path`, checking its actions until `deadline` ([`replay_by`]), and checks that its
+/// last state shows `failure`.
 pub fn replay_violation<M: Model>(
     model: &M,
     path: &Path<M::Action>,
     failure: &Failure,
-) -> Result<Trace<M>, ReplayError> {
-    let trace = replay(model, path)?;
-    let last = trace.last_state();
+    deadline: Option<Instant>,
+) -> Result<Replayed<M>, ReplayError> {
+    let replayed = replay_by(model, path, deadline)?;
+    let last = replayed.trace.last_state();
     let mut worker = model.worker(WorkerBounds::none());
     let reproduced = match failure {
         Failure::Invariant(name) => {
@@ -140,7 +195,7 @@ pub fn replay_violation<M: Model>(
         }
     };
     if reproduced {
-        Ok(trace)
+        Ok(replayed)
     } else {
         Err(ReplayError(format!(
             "the last state does not show the failure ({failure})"

@@ -10,18 +10,28 @@
 //! search's time limit and cancel token are asked every [`ASK_EVERY`] successors computed
 //! (and before each kube-scheduler cycle, which may take long), so that one state with many
 //! successors does not hold its worker past the limit.
+//!
+//! Almost every state has far fewer than [`KEPT_ACTIONS`] successors: their actions and
+//! states are room each worker keeps (part of the fixed overhead per thread,
+//! [`process_overhead`](crate::engine::process_overhead)), charged nothing, so that the
+//! common expansion does no accounting; only a list or a run of successors past that many is
+//! charged, as it grows.
 
 use super::{scheduling, ClusterModel, ClusterWorker};
 use crate::cluster::{ClusterAction, ClusterState};
-use crate::engine::memory::{Charge, Tally, Use};
+use crate::engine::memory::{Charge, MemoryBudget, Tally, Use};
 use crate::engine::model::StepBuffers;
 
 /// Successors computed between two looks at the search's time limit and cancel token.
 const ASK_EVERY: usize = 64;
 
-/// Actions whose list a worker keeps allocated from one state to the next; a longer list
-/// (one state with very many successors) is shrunk back once handed over.
+/// Actions (and successors) a worker lists and computes without charging them, and whose
+/// list it keeps allocated from one state to the next; a longer list (one state with very
+/// many successors) is charged as it grows and shrunk back once handed over.
 const KEPT_ACTIONS: usize = 1 << 12;
+
+/// One listed action, with the state it leads to when its listing computed it.
+type Listed = (ClusterAction, Option<ClusterState>);
 
 /// Lists the actions of `state`, then hands each with the state it leads to to `visit`:
 /// a scheduler outcome as its listing computed it, any other computed here over a spare
@@ -34,24 +44,16 @@ pub(super) fn hand_over(
     mut visit: impl FnMut(ClusterAction, ClusterState),
 ) {
     let mut listed = std::mem::take(&mut w.successors);
-    let charge = w.bounds.memory().map(|budget| budget.charge(Use::Listings));
-    let mut held = charge.as_ref().map(Tally::new);
-    let entry = std::mem::size_of::<(ClusterAction, Option<ClusterState>)>();
-    let mut room = |bytes: usize| held.as_mut().is_none_or(|held| held.add(bytes as u64));
-    // The list is charged before it grows: a step may list millions of actions.
-    let mut fits = room(listed.capacity() * entry);
-    if fits {
-        model.for_each_action(w, state, |action, end| {
-            if listed.len() == listed.capacity() {
-                fits = room(listed.capacity().max(4) * entry);
-                if !fits {
-                    return false;
-                }
-            }
-            listed.push((action, end));
-            true
-        });
-    }
+    let mut account = Account::new(w.budget.take());
+    let mut fits = true;
+    model.for_each_action(w, state, |action, end| {
+        if listed.len() == listed.capacity() && !account.grow(&mut listed) {
+            fits = false;
+            return false;
+        }
+        listed.push((action, end));
+        true
+    });
     if fits {
         for (index, (action, end)) in listed.drain(..).enumerate() {
             let next = match end {
@@ -67,27 +69,82 @@ pub(super) fn hand_over(
                     None => continue,
                 },
             };
-            if !room(scheduling::state_bytes(&next)) {
-                note_refused(model, charge.as_ref());
+            if index >= KEPT_ACTIONS && !account.add(scheduling::state_bytes(&next)) {
+                account.note_refused(model);
                 break;
             }
             visit(action, next);
         }
     } else {
-        note_refused(model, charge.as_ref());
+        account.note_refused(model);
     }
     listed.clear();
     listed.shrink_to(KEPT_ACTIONS);
     w.successors = listed;
+    w.budget = account.budget.take();
 }
 
-/// Notes that the budget `charge` draws on could not hold a state's successors.
-fn note_refused(model: &ClusterModel, charge: Option<&Charge>) {
-    let held = charge.map_or(0, |charge| charge.bytes() >> 20);
-    model.left_out.get_or_init(|| {
-        format!(
-            "a state had more successors than the memory budget holds (it held {held} MiB of \
-             them); give it more --memory"
-        )
-    });
+/// What one expansion has charged of its listing and successors past [`KEPT_ACTIONS`]: made
+/// only once there are that many (a budget's charge and a tally of it), given back when
+/// dropped, after the engine has taken the successors.
+struct Account {
+    budget: Option<MemoryBudget>,
+    charge: Option<Charge>,
+    pending: i64,
+}
+
+impl Account {
+    fn new(budget: Option<MemoryBudget>) -> Self {
+        Self {
+            budget,
+            charge: None,
+            pending: 0,
+        }
+    }
+
+    /// Makes room in `listed` for more actions, charging the room past [`KEPT_ACTIONS`]
+    /// before it is allocated; `false` (nothing allocated) when the budget refuses it.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, listed: &mut Vec<Listed>) -> bool {
+        let more = listed.capacity().max(4);
+        let kept = KEPT_ACTIONS.saturating_sub(listed.capacity());
+        let charged = more.saturating_sub(kept);
+        if !self.add(charged * std::mem::size_of::<Listed>()) {
+            return false;
+        }
+        listed.reserve_exact(more);
+        true
+    }
+
+    /// Charges `bytes` (a batch at a time, [`Tally::BATCH`]); `false` when the budget
+    /// refuses the batch they complete. Always `true` outside a search.
+    fn add(&mut self, bytes: usize) -> bool {
+        let Some(budget) = &self.budget else {
+            return true;
+        };
+        self.pending += bytes as i64;
+        if self.pending < Tally::BATCH {
+            return true;
+        }
+        let charge = self
+            .charge
+            .get_or_insert_with(|| budget.charge(Use::Listings));
+        let pending = std::mem::take(&mut self.pending);
+        charge.try_add(pending as u64)
+    }
+
+    /// Notes that the budget could not hold a state's successors.
+    fn note_refused(&self, model: &ClusterModel) {
+        let held = self
+            .charge
+            .as_ref()
+            .map_or(0, |charge| charge.bytes() >> 20);
+        model.left_out.get_or_init(|| {
+            format!(
+                "a state had more successors than the memory budget holds (it held {held} MiB of \
+                 them); give it more --memory"
+            )
+        });
+    }
 }

@@ -7,6 +7,7 @@
 use super::scheduler_steps::{RememberedPlacements, StepScratch};
 use super::symmetry;
 use crate::cluster::{ClusterAction, ClusterState};
+use crate::engine::memory::MemoryBudget;
 use crate::engine::model::WorkerBounds;
 
 /// A [`ClusterModel`](super::ClusterModel)'s context for one worker.
@@ -27,6 +28,9 @@ pub struct ClusterWorker {
     pub(super) successors: Vec<(ClusterAction, Option<ClusterState>)>,
     /// Bytes for fingerprints taken inside a step (outcomes told apart by their classes).
     pub(super) encoding: Vec<u8>,
+    /// The search's memory budget (as `bounds` has it), which a state's successors are
+    /// charged to when they are very many; taken out while they are listed.
+    pub(super) budget: Option<MemoryBudget>,
 }
 
 impl ClusterWorker {
@@ -34,6 +38,7 @@ impl ClusterWorker {
     pub fn new(bounds: WorkerBounds) -> Self {
         Self {
             placements: RememberedPlacements::new(bounds.memory()),
+            budget: bounds.memory().cloned(),
             bounds,
             scheduler: StepScratch::default(),
             kubelet: Vec::new(),

@@ -64,9 +64,23 @@ pub fn failures_text(
         if let TraceLength::MaybeLonger(why) = &violation.length {
             let _ = writeln!(text, "(This trace may not be the shortest: {why}.)");
         }
+        if let Some(step) = violation.unchecked_from {
+            let _ = writeln!(text, "{}", unchecked_note(step, violation.trace.len()));
+        }
         let _ = writeln!(text);
     }
     text
+}
+
+/// What a trace of `steps` steps whose replay ran out of time at step `step` (from 0) says:
+/// the violation stands, its trace is printed as the search found it.
+pub fn unchecked_note(step: usize, steps: usize) -> String {
+    format!(
+        "(The time limit (--timeout) ran out while this trace was replayed: its last {} of {steps} \
+         steps were not checked against the actions the model enables where they are taken; \
+         the violation was found, and the trace is printed as found.)",
+        steps - step
+    )
 }
 
 /// The whole text report of a single-topology check.
@@ -118,6 +132,10 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
             json["shortest"] = json!(violation.length == TraceLength::Shortest);
             if let TraceLength::MaybeLonger(why) = &violation.length {
                 json["maybeLongerBecause"] = json!(why);
+            }
+            json["replayChecked"] = json!(violation.unchecked_from.is_none());
+            if let Some(step) = violation.unchecked_from {
+                json["uncheckedFromStep"] = json!(step);
             }
             json
         })

@@ -15,6 +15,7 @@
 //! - [`merge`]: the answer of a sharded sweep, from its shards' journals (`kivi merge`).
 //! - [`indexed_job`]: the Kubernetes Indexed Job that runs a sharded sweep (`kivi job`).
 
+mod deadline;
 pub mod enumeration;
 pub mod error;
 pub mod indexed_job;

@@ -8,6 +8,7 @@
 //! counterexamples, and how far the answer can be trusted (guaranteed minimal, topologies a
 //! bound cut short, topologies an interrupt left undecided).
 
+use super::deadline::SweepDeadline;
 use super::enumeration::{enumerate, why_no_topology, EnumerationOptions, FastFind};
 use super::instantiate::instantiate;
 use super::jobs::{run_plan, Exhaustive, JobContext, JobReport};
@@ -276,6 +277,7 @@ pub fn run(
     // Topologies grow in Kivi's order, so the largest check decided so far is a good first
     // guess of the next one's size (unless the user gave one).
     let largest = Arc::new(AtomicU64::new(settings.check.expected_states));
+    let deadline = SweepDeadline::starting_now(settings.check.timeout);
     let job = {
         let template = Arc::new(template.clone());
         let options = settings.check.clone();
@@ -289,21 +291,25 @@ pub fn run(
                 Some(_) => options.trace,
                 None => TraceMode::First,
             };
+            let given = deadline.left();
             let options = CheckOptions {
                 expected_states: largest.load(Ordering::Relaxed),
                 trace,
+                timeout: given,
                 ..options.clone()
             };
             // A panic here would abort the pool's thread; it becomes an internal error.
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check_topology(
+                let (verdict, mut check) = check_topology(
                     &template,
                     &options,
                     (model_options, liveness),
                     &passed,
                     topology,
                     context,
-                )
+                );
+                deadline.name_in(&mut check.incomplete);
+                (verdict, check)
             }))
             .unwrap_or_else(|payload| {
                 failed(SweepError::Internal(format!(
@@ -366,7 +372,11 @@ pub fn run(
         .map(|(index, topology)| (topology, index + 1))
         .collect();
     let mut result = assemble(reports, &positions, template, settings, first);
-    pool.install(|| shorten_reported(&mut result, &settings.check))?;
+    let shortening = CheckOptions {
+        timeout: deadline.left(),
+        ..settings.check.clone()
+    };
+    pool.install(|| shorten_reported(&mut result, &shortening))?;
     result.candidates = candidates.len();
     result.guaranteed_minimal = guaranteed_minimal;
     result.interrupted = interrupt.is_cancelled();

@@ -202,7 +202,17 @@ pub fn shorten_violations<M: Model>(
         match shorter {
             Some((_, trace)) if trace.len() <= violation.trace.len() => {
                 let path = path_of(model, trace);
-                violation.trace = replay_violation(model, &path, &violation.failure)?;
+                let deadline = options.timeout.map(|timeout| started + timeout);
+                let replayed = replay_violation(model, &path, &violation.failure, deadline)?;
+                if replayed.unchecked_from.is_some() && violation.unchecked_from.is_none() {
+                    // A trace checked in full is worth more than a shorter one that is not.
+                    violation.length = TraceLength::MaybeLonger(
+                        "the time limit ran out while a shorter one was replayed".into(),
+                    );
+                    continue;
+                }
+                violation.trace = replayed.trace;
+                violation.unchecked_from = replayed.unchecked_from;
                 violation.length = TraceLength::Shortest;
             }
             _ => {
