@@ -1,11 +1,10 @@
 //! Counterexamples: shortest under bfs, replayable under every strategy; bounds qualify the
 //! verdict.
 
-use kivi::engine::synthetic::Counters;
+use kivi::engine::synthetic::{Counters, StoppableChain};
 use kivi::engine::trace::{replay_violation, Path, ReplayError};
 use kivi::engine::{
-    check, replay, CheckOptions, Failure, Incompleteness, Model, Property, Strategy, Verdict,
-    WorkerBounds,
+    check, replay, CheckOptions, Failure, Incompleteness, Model, Strategy, Verdict,
 };
 use std::time::{Duration, Instant};
 
@@ -126,40 +125,6 @@ fn a_timeout_is_incomplete() {
 
 // A violation's replay within the check's deadline (`engine::trace::replay_violation`).
 
-/// For the replay tests: a counter 0 → 1 → … → 5 by action 1; it lists its one action only
-/// while the replay may go on (as a long scheduler listing is cut), and `below_5` fails at 5.
-#[derive(Debug)]
-struct Counter;
-
-impl Model for Counter {
-    type State = u8;
-    type Action = u8;
-    type Worker = WorkerBounds;
-    fn worker(&self, bounds: WorkerBounds) -> WorkerBounds {
-        bounds
-    }
-    fn init_states(&self) -> Vec<u8> {
-        vec![0]
-    }
-    fn actions(&self, bounds: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
-        if *s < 5 && !bounds.stop_requested() {
-            out.push(1);
-        }
-    }
-    fn next_state(&self, _: &mut WorkerBounds, s: &u8, a: &u8) -> Option<u8> {
-        Some(s + a)
-    }
-    fn encode(&self, _: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
-        out.push(*s);
-    }
-    fn properties(&self) -> Vec<Property> {
-        vec![Property::always("below_5")]
-    }
-    fn holds(&self, _: &mut WorkerBounds, _: usize, s: &u8) -> bool {
-        *s < 5
-    }
-}
-
 fn path(actions: &[u8]) -> Path<u8> {
     Path {
         init: 0,
@@ -172,11 +137,22 @@ fn a_replay_checks_every_step_while_there_is_time() {
     let failure = Failure::Invariant("below_5".into());
     let later = Some(Instant::now() + Duration::from_secs(3600));
     for deadline in [None, later] {
-        let replayed = replay_violation(&Counter, &path(&[1; 5]), &failure, deadline).unwrap();
+        let replayed = replay_violation(
+            &StoppableChain::failing_at(5),
+            &path(&[1; 5]),
+            &failure,
+            deadline,
+        )
+        .unwrap();
         assert_eq!(replayed.unchecked_from, None);
         assert_eq!(*replayed.trace.last_state(), 5);
     }
-    let wrong = replay_violation(&Counter, &path(&[1, 2, 1, 1]), &failure, later);
+    let wrong = replay_violation(
+        &StoppableChain::failing_at(5),
+        &path(&[1, 2, 1, 1]),
+        &failure,
+        later,
+    );
     assert_eq!(
         wrong.unwrap_err(),
         ReplayError("step 1: action 2 is not enabled".into())
@@ -189,10 +165,21 @@ fn a_replay_checks_every_step_while_there_is_time() {
 fn past_its_deadline_a_replay_follows_the_path_unchecked_and_says_from_where() {
     let failure = Failure::Invariant("below_5".into());
     let passed = Some(Instant::now());
-    let replayed = replay_violation(&Counter, &path(&[1; 5]), &failure, passed).unwrap();
+    let replayed = replay_violation(
+        &StoppableChain::failing_at(5),
+        &path(&[1; 5]),
+        &failure,
+        passed,
+    )
+    .unwrap();
     assert_eq!(replayed.unchecked_from, Some(0));
     assert_eq!(replayed.trace.len(), 5);
     assert_eq!(*replayed.trace.last_state(), 5);
-    let not_failing = replay_violation(&Counter, &path(&[1; 4]), &failure, passed);
+    let not_failing = replay_violation(
+        &StoppableChain::failing_at(5),
+        &path(&[1; 4]),
+        &failure,
+        passed,
+    );
     assert!(not_failing.is_err(), "the last state is still checked");
 }

@@ -80,13 +80,17 @@ fn the_eviction_api_lets_one_pod_go_per_cycle() {
         "pdb-loop",
     );
     let dir = dir.to_str().unwrap();
-    let (code, stdout, stderr) = kivi_texts(&["check", dir, "--original", "--semantics", "kubernetes"]);
+    let (code, stdout, stderr) =
+        kivi_texts(&["check", dir, "--original", "--semantics", "kubernetes"]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     let steps = eviction_steps(&stdout);
     assert!(steps.len() >= 3, "{stdout}");
     let mut distinct = steps.clone();
     distinct.dedup();
-    assert_eq!(distinct, steps, "one eviction per descheduler step: {stdout}");
+    assert_eq!(
+        distinct, steps,
+        "one eviction per descheduler step: {stdout}"
+    );
 }
 
 #[test]
@@ -106,8 +110,10 @@ fn kivi_semantics_verdicts_do_not_change_with_a_budget() {
             .collect::<Vec<_>>()
     };
     let (code, plain, _) = check(C5, &["--semantics", "kivi", "--threads", "1"]);
-    let (code_with, with, _) =
-        check(dir.to_str().unwrap(), &["--semantics", "kivi", "--threads", "1"]);
+    let (code_with, with, _) = check(
+        dir.to_str().unwrap(),
+        &["--semantics", "kivi", "--threads", "1"],
+    );
     assert_eq!(code, Some(1));
     assert_eq!(code_with, code);
     assert_eq!(summary(&with), summary(&plain));
@@ -185,7 +191,11 @@ fn a_budget_selecting_no_deployment_is_warned_about_and_left_out() {
     let dir = scratch("pdb-selects-nothing");
     copy_tree(Path::new(EXAMPLE), &dir);
     let budget = HEAD.replace("      name: app\n", "      name: other\n");
-    std::fs::write(dir.join("yaml/pdb.yaml"), format!("{budget}  minAvailable: 4\n")).unwrap();
+    std::fs::write(
+        dir.join("yaml/pdb.yaml"),
+        format!("{budget}  minAvailable: 4\n"),
+    )
+    .unwrap();
     let (code, stdout, stderr) = check(dir.to_str().unwrap(), &["--semantics", "kivi"]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
@@ -244,7 +254,10 @@ fn uniform_budgets_are_checked_with_their_paths() {
         "pdbs[0].deployments[0]",
         "2 is not a deployment id",
     ] {
-        assert!(stderr.contains(expected), "{stderr} does not say {expected}");
+        assert!(
+            stderr.contains(expected),
+            "{stderr} does not say {expected}"
+        );
     }
     let (_dir, file) = uniform_with(
         json!([{"name": "app", "deployments": [1], "minAvailable": "101%"}]),
@@ -262,7 +275,11 @@ fn uniform_budgets_decide_as_the_manifests_do() {
         "uniform-pdb",
     );
     let (code, stdout, stderr) = kivi_texts(&["check", &file, "-q"]);
-    assert_eq!(code, Some(1), "kivi, the default for uniform JSON: {stdout}{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "kivi, the default for uniform JSON: {stdout}{stderr}"
+    );
     let (code, stdout, stderr) = kivi_texts(&["check", &file, "-q", "--semantics", "kubernetes"]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
 }

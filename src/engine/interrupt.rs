@@ -89,6 +89,7 @@ mod tests {
     use super::*;
     use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
     use crate::engine::model::WorkerBounds;
+    use crate::engine::synthetic::StoppableChain;
     use crate::engine::{check, CheckOptions, Incompleteness, Model, Property, Strategy};
     use std::time::Duration;
 
@@ -106,40 +107,6 @@ mod tests {
         assert!(passed.fired());
     }
 
-    /// A chain 0 → 1 → … → 9 whose states list their one successor only while the search
-    /// may go on: told to stop, a state's listing is cut (as a long scheduler step is).
-    #[derive(Debug)]
-    struct CutChain;
-
-    impl Model for CutChain {
-        type State = u8;
-        type Action = u8;
-        type Worker = WorkerBounds;
-        fn worker(&self, bounds: WorkerBounds) -> WorkerBounds {
-            bounds
-        }
-        fn init_states(&self) -> Vec<u8> {
-            vec![0]
-        }
-        fn actions(&self, bounds: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
-            if *s < 9 && !bounds.stop_requested() {
-                out.push(1);
-            }
-        }
-        fn next_state(&self, _: &mut WorkerBounds, s: &u8, _: &u8) -> Option<u8> {
-            Some(s + 1)
-        }
-        fn encode(&self, _: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
-            out.push(*s);
-        }
-        fn properties(&self) -> Vec<Property> {
-            Vec::new()
-        }
-        fn holds(&self, _: &mut WorkerBounds, _: usize, _: &u8) -> bool {
-            true
-        }
-    }
-
     /// Cancelled before it starts, every search stores the initial state, whose listing is cut,
     /// runs out of work before it looks at its bounds, and still says it was cut short: never
     /// "no violation" or "no lasso" over a graph it did not see.
@@ -154,7 +121,7 @@ mod tests {
                 cancel: Some(cancel.clone()),
                 ..CheckOptions::default()
             };
-            let outcome = check(&CutChain, &options).unwrap();
+            let outcome = check(&StoppableChain::without_property(9), &options).unwrap();
             assert_eq!(outcome.stats.states_stored, 1, "{strategy:?}");
             assert_eq!(
                 outcome.incomplete,
@@ -170,7 +137,12 @@ mod tests {
             cancel: Some(cancel),
             trace: crate::engine::TraceMode::Shortest,
         };
-        let lasso = find_lasso_parallel(&CutChain, |_, _, _| true, &options).unwrap();
+        let lasso = find_lasso_parallel(
+            &StoppableChain::without_property(9),
+            |_, _, _| true,
+            &options,
+        )
+        .unwrap();
         assert!(
             matches!(&lasso.search, LassoSearch::Incomplete(why) if why.contains("interrupted")),
             "{:?}",

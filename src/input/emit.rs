@@ -772,20 +772,23 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         commands.push(command_json(cluster, command)?);
     }
     let nodes: Vec<Value> = nodes.into_iter().map(Value::Object).collect();
-    Ok(with_pdbs(cluster, json!({
-        "setup": {
-            "nodes": nodes,
-            "pods": pods,
-            "d": deployments,
-            "podTemplates": templates,
-            "deploymentTemplates": versions,
-        },
-        "controllers": controllers(cluster),
-        "events": events_json(cluster)?,
-        "userCommand": commands,
-        "intents": intents_json(cluster)?,
-        "kiviUnits": units.to_json(),
-    })))
+    Ok(with_pdbs(
+        cluster,
+        json!({
+            "setup": {
+                "nodes": nodes,
+                "pods": pods,
+                "d": deployments,
+                "podTemplates": templates,
+                "deploymentTemplates": versions,
+            },
+            "controllers": controllers(cluster),
+            "events": events_json(cluster)?,
+            "userCommand": commands,
+            "intents": intents_json(cluster)?,
+            "kiviUnits": units.to_json(),
+        }),
+    ))
 }
 
 /// The scaling template: node groups become node types sized `minSize..=maxSize`, deployments
@@ -861,19 +864,22 @@ pub fn template(
     for command in &cluster.commands {
         commands.push(command_json(cluster, command).map_err(error)?);
     }
-    Ok(with_pdbs(cluster, json!({
-        "setup": {"podTemplates": templates, "deploymentTemplates": versions},
-        "controllers": controllers(cluster),
-        "events": events_json(cluster).map_err(error)?,
-        "userCommand": commands,
-        "intents": intents_json(cluster).map_err(error)?,
-        "userDefined": {
-            "nodesTypes": node_types,
-            "nodesScaleType": "free",
-            "dTypes": deployment_types,
-            "dScaleType": "free",
-            "max_pod_per_node": cluster.scaling.max_pods_per_node,
-        },
-        "kiviUnits": units.to_json(),
-    })))
+    Ok(with_pdbs(
+        cluster,
+        json!({
+            "setup": {"podTemplates": templates, "deploymentTemplates": versions},
+            "controllers": controllers(cluster),
+            "events": events_json(cluster).map_err(error)?,
+            "userCommand": commands,
+            "intents": intents_json(cluster).map_err(error)?,
+            "userDefined": {
+                "nodesTypes": node_types,
+                "nodesScaleType": "free",
+                "dTypes": deployment_types,
+                "dScaleType": "free",
+                "max_pod_per_node": cluster.scaling.max_pods_per_node,
+            },
+            "kiviUnits": units.to_json(),
+        }),
+    ))
 }

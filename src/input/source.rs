@@ -132,7 +132,10 @@ impl Opened {
                 self.name
             ));
         }
-        if self.document["pdbs"].as_array().is_some_and(|p| !p.is_empty()) {
+        if self.document["pdbs"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty())
+        {
             unused.push(format!(
                 "{}: PodDisruptionBudgets are honoured under --semantics kubernetes only; \
                  Kivi's semantics have none, so under kivi no eviction checks them \

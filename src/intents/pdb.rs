@@ -54,8 +54,7 @@ pub fn observe_step(
     }
     for (budget, was) in spec.pdbs.iter().zip(before) {
         let now = budget_status(state, budget);
-        if now.current_healthy < was.current_healthy && now.current_healthy < now.desired_healthy
-        {
+        if now.current_healthy < was.current_healthy && now.current_healthy < now.desired_healthy {
             state.violate(intent);
             rec.log(Some("pdb_never_violated"), || {
                 format!(

@@ -69,7 +69,11 @@ impl DisruptionStatus {
         };
         let allowed = current_healthy - desired_healthy;
         Self {
-            disruptions_allowed: if expected_pods <= 0 { 0 } else { allowed.max(0) },
+            disruptions_allowed: if expected_pods <= 0 {
+                0
+            } else {
+                allowed.max(0)
+            },
             current_healthy,
             desired_healthy,
             expected_pods,

@@ -33,9 +33,9 @@
 
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::{
-    Amount, Container, DisruptionStatus, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod, PodPhase,
-    PodDisruptionBudget, PreferredSchedulingTerm, ResourceList, SelectorOwner, SelectorOwnerKind, Snapshot,
-    TopologySpreadConstraint, WhenUnsatisfiable,
+    Amount, Container, DisruptionStatus, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod,
+    PodDisruptionBudget, PodPhase, PreferredSchedulingTerm, ResourceList, SelectorOwner,
+    SelectorOwnerKind, Snapshot, TopologySpreadConstraint, WhenUnsatisfiable,
 };
 use crate::cluster::spec::{self, ClusterSpec, DisruptionBudget, PodTemplate};
 use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};

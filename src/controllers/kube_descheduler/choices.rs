@@ -114,20 +114,22 @@ impl Chooser for RandomOptions {
     }
 }
 
+/// Replays a fixed list of choices (for tests).
+#[cfg(test)]
+pub(super) struct Script(pub Vec<usize>);
+
+#[cfg(test)]
+impl Chooser for Script {
+    fn choose(&mut self, options: usize) -> usize {
+        let choice = self.0.remove(0);
+        assert!(choice < options);
+        choice
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Replays a fixed list of choices.
-    struct Script(Vec<usize>);
-
-    impl Chooser for Script {
-        fn choose(&mut self, options: usize) -> usize {
-            let choice = self.0.remove(0);
-            assert!(choice < options);
-            choice
-        }
-    }
 
     #[test]
     fn subsets_are_chosen_in_order_without_repeats() {

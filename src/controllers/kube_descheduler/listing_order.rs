@@ -138,18 +138,8 @@ impl PartialOrder {
 
 #[cfg(test)]
 mod tests {
+    use super::super::choices::Script;
     use super::*;
-
-    /// Replays a fixed list of choices.
-    struct Script(Vec<usize>);
-
-    impl Chooser for Script {
-        fn choose(&mut self, options: usize) -> usize {
-            let choice = self.0.remove(0);
-            assert!(choice < options);
-            choice
-        }
-    }
 
     #[test]
     fn answers_stay_consistent_with_earlier_ones() {

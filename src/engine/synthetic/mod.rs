@@ -6,11 +6,15 @@
 //!   managers and 8,832 with 5 (the figures the Stateright checker publishes).
 //! - [`PanickingCounters`]: counters whose successor function panics half-way (fault
 //!   injection for the engine's panic handling).
+//! - [`StoppableChain`]: a chain whose states stop listing successors once the search is told
+//!   to stop (cut searches and replays).
 
 mod counters;
 mod faulty;
+mod stoppable_chain;
 mod two_phase_commit;
 
 pub use counters::{CounterValues, Counters, OrderedCounters, MAX_COUNTERS};
 pub use faulty::PanickingCounters;
+pub use stoppable_chain::StoppableChain;
 pub use two_phase_commit::{TwoPhaseAction, TwoPhaseCommit, TwoPhaseState};

@@ -8,8 +8,7 @@
 //! references were checked there.
 
 use super::schema::{
-    Deployment, Descheduler, Document, Event, Intent, Labels, Node, Pdb, Profile,
-    SpreadConstraint,
+    Deployment, Descheduler, Document, Event, Intent, Labels, Node, Pdb, Profile, SpreadConstraint,
 };
 use super::validate::{
     expression_offset, int_or_percent, integer_name, is_liveness_intent, scalar_text,
@@ -629,12 +628,7 @@ fn pdb(pdb: &Pdb) -> DisruptionBudget {
     let amount = |value: &Option<Value>| value.as_ref().and_then(int_or_percent);
     DisruptionBudget {
         name: pdb.name.clone().unwrap_or_default(),
-        deployments: pdb
-            .deployments
-            .iter()
-            .flatten()
-            .map(|&d| d as u8)
-            .collect(),
+        deployments: pdb.deployments.iter().flatten().map(|&d| d as u8).collect(),
         min_available: amount(&pdb.min_available),
         max_unavailable: amount(&pdb.max_unavailable),
     }
