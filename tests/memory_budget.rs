@@ -71,8 +71,11 @@ fn a_loop_sweeps_checks_share_the_budget_and_the_process_stays_within_it() {
     assert_eq!(code, 3, "cut short by the budget: {text}");
     let report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let reason = report["incomplete"].as_str().expect("a reason");
+    // The first topology reported was cut by the budget, refusing either what the search
+    // stores or a step's listing of scale-down victims (whichever its threads reached first).
     assert!(
-        reason.contains("memory budget of 64 MiB reached"),
+        reason.contains("memory budget of 64 MiB reached")
+            || reason.contains("more than the memory budget holds; give it more --memory"),
         "{reason}"
     );
     assert_eq!(report["memory"]["budget_bytes"], BUDGET);
@@ -113,9 +116,26 @@ fn the_json_report_says_what_the_checks_held_of_the_budget() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_state_with_millions_of_successors_stays_within_the_budget_and_the_time_limit() {
-    const BUDGET: u64 = 256 << 20;
+    millions_of_successors_within(256, 10);
+}
+
+/// The same check with room for a whole batch of a million successors: they stay charged
+/// until the search has inserted them (a 512 MiB budget's process peaked at 863 MiB while
+/// they were uncharged in the engine's batch), and freed batches go back to the system at once
+/// (mimalloc keeping their pages for a second made it 667 MiB).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_batch_of_a_million_successors_stays_charged_until_inserted() {
+    millions_of_successors_within(512, 25);
+}
+
+/// Runs the check of C2's scale-down at `2:5` under a budget of `budget_mib` and a time limit
+/// of `timeout_s` seconds on two threads, and fails unless it ends with a violation or cut
+/// short by a bound, within the budget and the overhead, in about its time limit.
+#[cfg(target_os = "linux")]
+fn millions_of_successors_within(budget_mib: u64, timeout_s: u64) {
     const THREADS: u64 = 2;
-    const TIMEOUT_S: f64 = 10.0;
+    let (memory, timeout) = (format!("{budget_mib}M"), timeout_s.to_string());
     let started = std::time::Instant::now();
     let (code, text, peak) = kivi_peak(&[
         "check",
@@ -129,9 +149,9 @@ fn a_state_with_millions_of_successors_stays_within_the_budget_and_the_time_limi
         "--threads",
         "2",
         "--memory",
-        "256M",
+        &memory,
         "--timeout",
-        "10",
+        &timeout,
         "--format",
         "json",
         "-q",
@@ -149,10 +169,10 @@ fn a_state_with_millions_of_successors_stays_within_the_budget_and_the_time_limi
         }
         other => panic!("exit {other}: a verdict or a bound, never a bare pass: {text}"),
     }
-    assert_within_budget(peak, BUDGET, THREADS);
+    assert_within_budget(peak, budget_mib << 20, THREADS);
     assert!(
-        wall < TIMEOUT_S + 5.0,
-        "ran {wall:.1} s on a {TIMEOUT_S} s limit"
+        wall < timeout_s as f64 + 5.0,
+        "ran {wall:.1} s on a {timeout_s} s limit"
     );
 }
 

@@ -271,6 +271,14 @@ pub trait Model: Sync {
         buffers.give_back_actions(actions);
     }
 
+    /// Tells the model that the engine has taken in the successors [`Model::successors`] last
+    /// handed over (inserted each one or dropped it), so that what the model charged to the
+    /// memory budget for them while the engine held them can be given back. The default does
+    /// nothing; a model that keeps such a charge gives it back here, or at the latest when it
+    /// hands over the next state's successors.
+    #[inline]
+    fn successors_taken(&self, _worker: &mut Self::Worker) {}
+
     /// Appends the canonical byte encoding of `state` to `out` (which may already hold other
     /// states' encodings: append, never clear or overwrite).
     /// Two states that behave the same must encode to the same bytes and different states to

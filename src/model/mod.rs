@@ -132,6 +132,9 @@ pub struct ClusterModel {
     /// budget holds while they were listed: the search then missed some successors and
     /// cannot be complete ([`Model::left_out`]).
     left_out: std::sync::OnceLock<String>,
+    /// The index of `pdb_never_violated` among the spec's intents when it is checked: each
+    /// step then compares the budgets' status before and after it ([`intents::pdb`]).
+    pdb_intent: Option<usize>,
 }
 
 /// The user's choices about the model's semantics and its reduction.
@@ -174,7 +177,9 @@ impl ClusterModel {
         }
         intents::observe(&spec, &mut init, &mut Recorder::off());
         let symmetry = SymmetryStatus::of(&spec);
+        let pdb_intent = intents::pdb::watched(&spec);
         Self {
+            pdb_intent,
             spec,
             init,
             symmetry,
@@ -294,7 +299,7 @@ impl ClusterModel {
         rec: &mut Recorder,
     ) {
         let spec = &self.spec;
-        if let Some(intent) = intents::pdb::watched(spec) {
+        if let Some(intent) = self.pdb_intent {
             let before = intents::pdb::statuses(spec, next);
             self.apply_semantics(w, next, action, rec);
             intents::pdb::observe_step(spec, intent, &before, next, action, rec);
@@ -760,6 +765,15 @@ impl Model for ClusterModel {
         visit: impl FnMut(ClusterAction, ClusterState),
     ) {
         successors::hand_over(self, w, state, buffers, visit);
+    }
+
+    /// Gives back what the successors handed over were charged, now that the engine holds
+    /// them in its visited set and frontier, which it charges itself.
+    #[inline]
+    fn successors_taken(&self, w: &mut ClusterWorker) {
+        if w.handed_over.is_some() {
+            w.handed_over = None;
+        }
     }
 
     fn encode(&self, w: &mut ClusterWorker, state: &ClusterState, out: &mut Vec<u8>) {

@@ -15,7 +15,10 @@
 //! states are room each worker keeps (part of the fixed overhead per thread,
 //! [`process_overhead`](crate::engine::process_overhead)), charged nothing, so that the
 //! common expansion does no accounting; only a list or a run of successors past that many is
-//! charged, as it grows.
+//! charged, as it grows. What the successors handed over past that many were charged stays
+//! charged while the engine holds them, until it has inserted them
+//! ([`Model::successors_taken`](crate::engine::Model::successors_taken)) or, at the latest,
+//! until the worker's next expansion: they are the largest part of such a state's memory.
 
 use super::{scheduling, ClusterModel, ClusterWorker};
 use crate::cluster::{ClusterAction, ClusterState};
@@ -43,6 +46,9 @@ pub(super) fn hand_over(
     buffers: &mut StepBuffers<ClusterAction, ClusterState>,
     mut visit: impl FnMut(ClusterAction, ClusterState),
 ) {
+    if w.handed_over.is_some() {
+        release_handed_over(w);
+    }
     let mut listed = std::mem::take(&mut w.successors);
     let mut account = Account::new(w.budget.take());
     let mut fits = true;
@@ -82,11 +88,23 @@ pub(super) fn hand_over(
     listed.shrink_to(KEPT_ACTIONS);
     w.successors = listed;
     w.budget = account.budget.take();
+    if account.charge.is_some() {
+        w.handed_over = account.charge.take();
+    }
+}
+
+/// Gives back what the last successors handed over were charged, for a search that did not
+/// say it took them in ([`Model::successors_taken`](crate::engine::Model::successors_taken)):
+/// by the worker's next expansion it has.
+#[cold]
+#[inline(never)]
+fn release_handed_over(w: &mut ClusterWorker) {
+    w.handed_over = None;
 }
 
 /// What one expansion has charged of its listing and successors past [`KEPT_ACTIONS`]: made
-/// only once there are that many (a budget's charge and a tally of it), given back when
-/// dropped, after the engine has taken the successors.
+/// only once there are that many (a budget's charge and a tally of it); the charge is kept
+/// in the worker until the engine has taken the successors.
 struct Account {
     budget: Option<MemoryBudget>,
     charge: Option<Charge>,

@@ -7,7 +7,7 @@
 use super::scheduler_steps::{RememberedPlacements, StepScratch};
 use super::symmetry;
 use crate::cluster::{ClusterAction, ClusterState};
-use crate::engine::memory::MemoryBudget;
+use crate::engine::memory::{Charge, MemoryBudget};
 use crate::engine::model::WorkerBounds;
 
 /// A [`ClusterModel`](super::ClusterModel)'s context for one worker.
@@ -31,6 +31,9 @@ pub struct ClusterWorker {
     /// The search's memory budget (as `bounds` has it), which a state's successors are
     /// charged to when they are very many; taken out while they are listed.
     pub(super) budget: Option<MemoryBudget>,
+    /// What the successors last handed over were charged (those past the first few thousand
+    /// of a state, `successors::KEPT_ACTIONS`), held until the engine has taken them in.
+    pub(super) handed_over: Option<Charge>,
 }
 
 impl ClusterWorker {
@@ -45,6 +48,7 @@ impl ClusterWorker {
             symmetry: symmetry::Scratch::default(),
             successors: Vec::new(),
             encoding: Vec::new(),
+            handed_over: None,
         }
     }
 

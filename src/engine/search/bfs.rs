@@ -362,6 +362,7 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     }
                 }
                 drop(batch);
+                model.successors_taken(worker);
                 if unreported.states + unreported.links >= REPORT_BYTES
                     && !self.report_memory(&mut unreported)
                 {

@@ -306,7 +306,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         };
         if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
         {
-            return self.push_lazily(pin, state, depth);
+            let held = self.push_lazily(pin, state, depth);
+            model.successors_taken(&mut self.model_worker);
+            return held;
         }
         let mut held = 0;
         for (successor, key) in self.successors.drain() {
@@ -340,6 +342,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             }
         }
         self.spare.keep(state);
+        model.successors_taken(&mut self.model_worker);
         held
     }
 
