@@ -5,7 +5,8 @@
 //! failing plugin with its reasons and code, every plugin's rejections on its own, the scores
 //! before and after normalising, the totals, the top-scored nodes, the skipped plugins and
 //! the FitError with and without the PostFilter's message. All mismatches are reported at
-//! once, vector by vector, with the fields that differ.
+//! once, vector by vector, with the fields that differ. The decision a model's scheduling
+//! cycle takes (`Detail::Top`: top-scored nodes, or the FitError) must equal the full one's.
 //!
 //! The vectors are kept as one gzipped JSON Lines file, `vectors.jsonl.gz` (1 MB instead of
 //! 24 MB of files): each line is `{"name", "scenario", "expected"}`, the scenario being the
@@ -15,7 +16,7 @@
 //! check more vectors as well.
 
 use crate::support::vectors::{bundled, more_from, Vector};
-use kivi::controllers::kube_scheduler::Scheduler;
+use kivi::controllers::kube_scheduler::{Decision, Detail, Scheduler};
 use kivi::input::kube_list::read_snapshot;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -51,9 +52,10 @@ fn differences(vector: &Vector) -> Vec<String> {
         read_snapshot(&vector.name, &vector.scenario).unwrap_or_else(|error| panic!("{error}"));
     let pending: Vec<_> = snapshot.pending_pods().collect();
     assert_eq!(pending.len(), 1, "{}: one pending pod", vector.name);
-    let decision = Scheduler::new(&snapshot).decide(pending[0]);
+    let scheduler = Scheduler::new(&snapshot);
+    let decision = scheduler.decide(pending[0]);
     let actual = serde_json::to_value(&decision).expect("a decision is JSON");
-    FIELDS
+    let mut wrong: Vec<String> = FIELDS
         .iter()
         .filter(|field| actual[**field] != vector.expected[**field])
         .map(|field| {
@@ -62,7 +64,31 @@ fn differences(vector: &Vector) -> Vec<String> {
                 actual[*field], vector.expected[*field]
             )
         })
-        .collect()
+        .collect();
+    let top = scheduler.decide_with(pending[0], Detail::Top);
+    if acted_on(&top) != acted_on(&decision) {
+        wrong.push(format!(
+            "Detail::Top: {:?} / Detail::Full {:?}",
+            acted_on(&top),
+            acted_on(&decision)
+        ));
+    }
+    wrong
+}
+
+/// What a scheduling cycle acts on: the top-scored nodes, or the FitError with each node's
+/// first rejection when no node fits.
+fn acted_on(decision: &Decision) -> impl PartialEq + std::fmt::Debug + '_ {
+    let unschedulable = decision.top.is_empty();
+    (
+        &decision.top,
+        unschedulable.then_some((
+            &decision.first_rejection,
+            &decision.fit_error,
+            &decision.fit_error_with_postfilter,
+            &decision.preemption_candidates,
+        )),
+    )
 }
 
 /// Checks every vector, reporting all mismatches at once.

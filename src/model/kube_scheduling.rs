@@ -18,10 +18,13 @@
 //! Kivi's scheduler ([`crate::controllers::scheduler`]) instead drains the whole queue in one
 //! step, fits on usage and scores over every node.
 
+use crate::cluster::kube::incremental::IncrementalSnapshot;
 use crate::cluster::kube::of_model::{node_id, pod_name, snapshot, NAMESPACE};
+use crate::cluster::kube::Snapshot;
 use crate::cluster::state::pod_queue;
 use crate::cluster::{ClusterSpec, ClusterState, ItemClock, PodPhase, Queue, Recorder};
-use crate::controllers::kube_scheduler::{Decision, Scheduler};
+use crate::controllers::kube_scheduler::node_info::NodeTable;
+use crate::controllers::kube_scheduler::{Decision, Detail, Scheduler};
 use crate::controllers::scheduler::fit_error::{FitError, NodeRejection};
 
 /// What a scheduling cycle finds for the pod at the head of the queue.
@@ -36,20 +39,61 @@ pub enum Cycle {
     Top(usize, Vec<usize>),
 }
 
-/// The decision for `pod` in `state`.
-pub fn decide(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<Decision> {
-    let snapshot = snapshot(spec, state);
+/// What a worker keeps from one cycle to the next: the snapshot of the last state it cycled
+/// in, brought up to date for the next ([`IncrementalSnapshot`], as kube-scheduler's cache
+/// updates its snapshot by generation), and the last cycle with the snapshot generation and
+/// pod it was decided for. A step under `--tie-break any` with thousands of top-scored nodes
+/// lists them with one cycle and takes each outcome by binding the pod there: the cycle of
+/// an outcome's source is the one kept (same records, same generation, same pod). Each
+/// worker has its own ([`ClusterWorker`](super::ClusterWorker)); what it gives is a function
+/// of the state alone. The nodes' names and allocatable, which a snapshot takes from the
+/// spec alone, are read once into a [`NodeTable`].
+#[derive(Debug, Default)]
+pub struct CycleCache {
+    snapshot: IncrementalSnapshot,
+    table: NodeTable,
+    last: Option<(u64, usize, Cycle)>,
+}
+
+/// The decision for `pod` in `snapshot`, as far as a cycle acts on it ([`Detail::Top`]), with
+/// `table` (made for `snapshot`'s nodes if it does not hold them).
+fn decide(snapshot: &Snapshot, pod: usize, table: &mut NodeTable) -> Option<Decision> {
     let name = pod_name(pod);
     let subject = snapshot
         .pods
         .iter()
         .find(|p| p.name == name && p.namespace == NAMESPACE)?;
-    Some(Scheduler::new(&snapshot).decide(subject))
+    if !table.fits(snapshot) {
+        *table = NodeTable::of(snapshot);
+    }
+    Some(Scheduler::with_table(snapshot, table).decide_with(subject, Detail::Top))
 }
 
-/// The cycle for the head of the scheduler queue of `state`, if any pod is queued.
-pub fn cycle(spec: &ClusterSpec, state: &ClusterState) -> Option<Cycle> {
+/// The cycle for the head of the scheduler queue of `state`, if any pod is queued, with the
+/// snapshot `cache` keeps.
+pub fn cycle<'c>(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    cache: &'c mut CycleCache,
+) -> Option<&'c Cycle> {
     let pod = *state.pending(Queue::Scheduler).first()? as usize;
+    let (snapshot, generation) = cache.snapshot.update(spec, state);
+    let kept = matches!(&cache.last, Some((g, p, _)) if (*g, *p) == (generation, pod));
+    if !kept {
+        let cycle = cycle_on(spec, state, snapshot, pod, &mut cache.table)?;
+        cache.last = Some((generation, pod, cycle));
+    }
+    cache.last.as_ref().map(|(_, _, cycle)| cycle)
+}
+
+/// The cycle for `pod`, the head of the queue of `state`, whose snapshot is `snapshot`.
+fn cycle_on(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    snapshot: &Snapshot,
+    pod: usize,
+    table: &mut NodeTable,
+) -> Option<Cycle> {
     let phase = state.pod(pod).phase;
     if phase == PodPhase::Running || phase == PodPhase::Terminating || state.pod(pod).loc != 0 {
         return Some(Cycle::Skip);
@@ -61,7 +105,7 @@ pub fn cycle(spec: &ClusterSpec, state: &ClusterState) -> Option<Cycle> {
         let node = (1..=spec.nodes.len()).find(|&n| spec.node(n).name == pinned);
         return Some(node.map_or(Cycle::Skip, |n| Cycle::Top(pod, vec![n])));
     }
-    let decision = decide(spec, state, pod)?;
+    let decision = decide(snapshot, pod, table)?;
     let mut top: Vec<usize> = decision.top.iter().filter_map(|n| node_id(n)).collect();
     top.sort_unstable();
     if top.is_empty() {
@@ -150,8 +194,8 @@ fn fit_error(pod: usize, decision: &Decision) -> FitError {
 
 /// How many successors the cycle in `state` has under `--tie-break any`: one per top-scored
 /// node (one when the pod fits nowhere or is skipped).
-pub fn choices(spec: &ClusterSpec, state: &ClusterState) -> usize {
-    match cycle(spec, state) {
+pub fn choices(spec: &ClusterSpec, state: &ClusterState, cache: &mut CycleCache) -> usize {
+    match cycle(spec, state, cache) {
         Some(Cycle::Top(_, top)) => top.len(),
         _ => 1,
     }
@@ -159,8 +203,14 @@ pub fn choices(spec: &ClusterSpec, state: &ClusterState) -> usize {
 
 /// Takes one scheduling cycle in `state`: binds the head of the queue to its `choice`-th
 /// top-scored node (in ascending ids), or leaves it Pending when no node fits.
-pub fn run(spec: &ClusterSpec, state: &mut ClusterState, choice: usize, rec: &mut Recorder) {
-    let Some(cycle) = cycle(spec, state) else {
+pub fn run(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    choice: usize,
+    rec: &mut Recorder,
+    cache: &mut CycleCache,
+) {
+    let Some(cycle) = cycle(spec, state, cache) else {
         return;
     };
     let mut clock = ItemClock::default();
@@ -181,7 +231,7 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, choice: usize, rec: &mu
             state.violate_pod_always_schedulable(spec);
         }
         Cycle::Top(pod, top) => {
-            let n = top[choice.min(top.len() - 1)];
+            let (pod, n) = (*pod, top[choice.min(top.len() - 1)]);
             rec.log(Some("Scheduler"), || {
                 if top.len() > 1 {
                     format!(

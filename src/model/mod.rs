@@ -79,6 +79,8 @@
 
 #[cfg(test)]
 mod fixture_tests;
+#[cfg(test)]
+mod kube_cycle_tests;
 mod kube_scheduling;
 mod kube_timers;
 pub mod liveness;
@@ -320,7 +322,8 @@ impl ClusterModel {
         if spec.semantics == Semantics::Kubernetes {
             let before = next.clone();
             if action.is_scheduler() {
-                kube_scheduling::run(spec, next, action.scheduler_choices() as usize, rec);
+                let choice = action.scheduler_choices() as usize;
+                kube_scheduling::run(spec, next, choice, rec, &mut w.kube);
                 intents::observe(spec, next, rec);
                 stale_view::after_step(spec, next, action);
             } else {
@@ -442,8 +445,9 @@ impl ClusterModel {
             return None;
         }
         if self.spec.semantics == Semantics::Kubernetes {
-            return match kube_scheduling::cycle(&self.spec, before) {
-                Some(kube_scheduling::Cycle::Unschedulable(error)) => Some(error),
+            let mut cache = kube_scheduling::CycleCache::default();
+            return match kube_scheduling::cycle(&self.spec, before, &mut cache) {
+                Some(kube_scheduling::Cycle::Unschedulable(error)) => Some(error.clone()),
                 _ => None,
             };
         }

@@ -78,7 +78,7 @@ impl ClusterModel {
             return visit(ClusterAction::Scheduler, None);
         }
         if self.spec.semantics == Semantics::Kubernetes {
-            return match kube_scheduling::choices(&self.spec, s) {
+            return match kube_scheduling::choices(&self.spec, s, &mut w.kube) {
                 1 => visit(ClusterAction::Scheduler, None),
                 top => (0..top as u64)
                     .all(|choices| visit(ClusterAction::SchedulerChoice { choices }, None)),

@@ -9,7 +9,7 @@ use crate::scaler::{sweep::topology_model, template::Template, topology::Topolog
 
 /// The node-failure benchmark model (a hard spread by hostname, rollouts and
 /// reschedulings of many pods at a time) at `topology`.
-fn node_failures(topology: &str) -> ClusterModel {
+pub(super) fn node_failures(topology: &str) -> ClusterModel {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("bench-configs/models/c3-four-node-failures.json");
     let json = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

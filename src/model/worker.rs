@@ -4,6 +4,7 @@
 //! buffers here instead of in thread-locals, and a step learns what it must of the search
 //! (whether to stop a long listing, the memory budget, which children are computed again).
 
+use super::kube_scheduling::CycleCache;
 use super::scheduler_steps::{RememberedPlacements, StepScratch};
 use super::symmetry;
 use crate::cluster::{ClusterAction, ClusterState};
@@ -16,6 +17,8 @@ pub struct ClusterWorker {
     pub(super) bounds: WorkerBounds,
     /// The scheduler's cycle buffers and the candidates of a tie.
     pub(super) scheduler: StepScratch,
+    /// The snapshot and the last kube-scheduler cycle (`--semantics kubernetes`).
+    pub(super) kube: CycleCache,
     /// The queue a kubelet step takes.
     pub(super) kubelet: Vec<u32>,
     /// The reduction's canonical-order, fingerprint and narrowing buffers.
@@ -44,6 +47,7 @@ impl ClusterWorker {
             budget: bounds.memory().cloned(),
             bounds,
             scheduler: StepScratch::default(),
+            kube: CycleCache::default(),
             kubelet: Vec::new(),
             symmetry: symmetry::Scratch::default(),
             successors: Vec::new(),

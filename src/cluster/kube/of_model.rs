@@ -122,7 +122,9 @@ fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
         .collect()
 }
 
-/// The snapshot kube-scheduler would take of `state`.
+/// The snapshot kube-scheduler would take of `state`. Node `n` is built from
+/// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), which
+/// [`super::incremental::IncrementalSnapshot`] relies on.
 pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
     let nodes = (1..=spec.nodes.len())
         .map(|n| node(spec, state, n))
@@ -210,8 +212,8 @@ pub fn budgets(spec: &ClusterSpec, state: &ClusterState) -> Vec<PodDisruptionBud
         .collect()
 }
 
-/// Node `n`.
-fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
+/// Node `n`: what `state.node(n)` and the spec say of it.
+pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
     let node = spec.node(n);
     let now = state.node(n);
     let mut taints: Vec<Taint> = (node.taint_type as usize)
@@ -275,8 +277,9 @@ fn template_hash(d: usize, version: usize) -> String {
     format!("d{d}v{version}")
 }
 
-/// Pod `p`, unless its slot is free.
-fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
+/// Pod `p`, unless its slot is free: what `state.pod(p)` and the spec say of it (its labels
+/// are the spec's, chosen by the record's `template_labels` and `template`).
+pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
     let now = state.pod(p);
     if now.phase == Phase::Idle {
         return None;

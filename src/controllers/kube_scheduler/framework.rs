@@ -11,7 +11,7 @@
 
 use super::decision::{Decision, PluginReason};
 use super::fit_error::Diagnosis;
-use super::node_info::{node_infos, NodeInfo, UsedPort};
+use super::node_info::{node_infos, node_infos_with, NodeInfo, NodeTable, UsedPort};
 use super::plugin::{Code, Plugin, Rejection};
 use super::pod_resources::Resource;
 use super::{
@@ -27,6 +27,20 @@ use std::collections::BTreeMap;
 pub struct Scheduler<'a> {
     snapshot: &'a Snapshot,
     nodes: Vec<NodeInfo<'a>>,
+}
+
+/// How much of a [`Decision`] to fill in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Every field, as the conformance vectors record it.
+    Full,
+    /// What a scheduling cycle acts on: the top-scored nodes, or, when no node fits, the
+    /// FitError with its nodes' first rejections (`first_rejection`). `feasible`, `rejected`,
+    /// `scores`, `raw_scores` and `total` stay empty, and Filter stops at a node's first
+    /// rejection, as `RunFilterPlugins` does (the full decision runs every filter plugin on
+    /// a rejected node to record each reason): building those maps over thousands of nodes
+    /// is most of a cycle's time.
+    Top,
 }
 
 /// What PreFilter leaves for Filter, per plugin (`None`: skipped).
@@ -88,6 +102,14 @@ impl<'a> Scheduler<'a> {
         }
     }
 
+    /// The scheduler's cache over `snapshot`, with `table` (see [`node_infos_with`]).
+    pub fn with_table(snapshot: &'a Snapshot, table: &NodeTable) -> Self {
+        Self {
+            snapshot,
+            nodes: node_infos_with(snapshot, table),
+        }
+    }
+
     /// The nodes with what is bound to them.
     pub fn nodes(&self) -> &[NodeInfo<'a>] {
         &self.nodes
@@ -125,8 +147,13 @@ impl<'a> Scheduler<'a> {
         pod_topology_spread::filter::pre_filter(self.snapshot, &self.nodes, pod)
     }
 
-    /// The decision for `pod`.
+    /// The decision for `pod`, every field filled in.
     pub fn decide(&self, pod: &Pod) -> Decision {
+        self.decide_with(pod, Detail::Full)
+    }
+
+    /// The decision for `pod` as far as `detail` asks.
+    pub fn decide_with(&self, pod: &Pod, detail: Detail) -> Decision {
         let pre = self.pre_filter(pod);
         let mut decision = Decision {
             pending_pod: pod.key(),
@@ -179,6 +206,9 @@ impl<'a> Scheduler<'a> {
             .filter(|name| self.first_rejection(pod, name).is_none())
             .and_then(|name| self.nodes.iter().find(|n| n.name() == name));
         let mut feasible: Vec<&NodeInfo> = Vec::new();
+        // Each rejected node's first rejection, and whether Filter ran on it (a node PreFilter
+        // left out is absent from the diagnosis).
+        let mut firsts: Vec<(&str, Rejection, bool)> = Vec::new();
         if let Some(node) = nominated {
             feasible.push(node);
         } else {
@@ -189,48 +219,51 @@ impl<'a> Scheduler<'a> {
                         Code::UnschedulableAndUnresolvable,
                         left_out_reason(Plugin::NodeAffinity),
                     );
-                    decision
-                        .first_rejection
-                        .insert(node.name().to_string(), rejection);
+                    firsts.push((node.name(), rejection, false));
                     continue;
                 }
-                let rejections: Vec<Rejection> = Plugin::FILTERS
+                let mut rejections = Plugin::FILTERS
                     .iter()
                     .filter(|p| !pre.skips(**p))
-                    .filter_map(|p| pre.filter(*p, pod, node))
-                    .collect();
-                let Some(first) = rejections.first() else {
+                    .filter_map(|p| pre.filter(*p, pod, node));
+                let Some(first) = rejections.next() else {
                     feasible.push(node);
                     continue;
                 };
-                diagnosis
-                    .nodes
-                    .insert(node.name().to_string(), first.clone());
-                decision
-                    .first_rejection
-                    .insert(node.name().to_string(), first.clone());
-                decision.rejected.insert(
-                    node.name().to_string(),
-                    rejections
-                        .iter()
+                if detail == Detail::Full {
+                    let reasons = std::iter::once(first.clone())
+                        .chain(rejections)
                         .flat_map(|r| {
-                            r.reasons.iter().map(|reason| PluginReason {
-                                plugin: r.plugin,
-                                reason: reason.clone(),
-                                code: r.code,
+                            let (plugin, code) = (r.plugin, r.code);
+                            r.reasons.into_iter().map(move |reason| PluginReason {
+                                plugin,
+                                reason,
+                                code,
                             })
                         })
-                        .collect(),
-                );
+                        .collect();
+                    decision.rejected.insert(node.name().to_string(), reasons);
+                }
+                firsts.push((node.name(), first, true));
             }
         }
-        decision.feasible = feasible.iter().map(|n| n.name().to_string()).collect();
-        decision.feasible.sort();
+        if detail == Detail::Full || feasible.is_empty() {
+            for (name, rejection, filtered) in firsts {
+                if filtered {
+                    diagnosis.nodes.insert(name.to_string(), rejection.clone());
+                }
+                decision.first_rejection.insert(name.to_string(), rejection);
+            }
+        }
+        if detail == Detail::Full {
+            decision.feasible = feasible.iter().map(|n| n.name().to_string()).collect();
+            decision.feasible.sort();
+        }
         if feasible.is_empty() {
             self.fail(pod, &mut decision, &diagnosis);
         } else {
             decision.scoring_run_by_scheduler = feasible.len() > 1;
-            self.score(pod, &feasible, &mut decision);
+            self.score(pod, &feasible, detail, &mut decision);
         }
         decision
     }
@@ -246,8 +279,9 @@ impl<'a> Scheduler<'a> {
 
     /// PreScore, Score, NormalizeScore and weights over the feasible nodes, then totals and
     /// the top-scored nodes.
-    fn score(&self, pod: &Pod, feasible: &[&NodeInfo], decision: &mut Decision) {
+    fn score(&self, pod: &Pod, feasible: &[&NodeInfo], detail: Detail, decision: &mut Decision) {
         let names: Vec<&str> = feasible.iter().map(|n| n.name()).collect();
+        let mut totals = vec![0; feasible.len()];
         let tolerations = taint_toleration::pre_score(pod);
         let preferred = node_affinity::pre_score(pod);
         let fit_request = node_resources_fit::pre_score(pod);
@@ -317,33 +351,39 @@ impl<'a> Scheduler<'a> {
                     continue;
                 }
             };
-            for (i, name) in names.iter().enumerate() {
-                decision
-                    .raw_scores
-                    .entry(name.to_string())
-                    .or_default()
-                    .insert(plugin, raw_scores[i]);
-                decision
-                    .scores
-                    .entry(name.to_string())
-                    .or_default()
-                    .insert(plugin, normalized[i] * weight);
+            for (total, score) in totals.iter_mut().zip(&normalized) {
+                *total += score * weight;
+            }
+            if detail == Detail::Full {
+                for (i, name) in names.iter().enumerate() {
+                    decision
+                        .raw_scores
+                        .entry(name.to_string())
+                        .or_default()
+                        .insert(plugin, raw_scores[i]);
+                    decision
+                        .scores
+                        .entry(name.to_string())
+                        .or_default()
+                        .insert(plugin, normalized[i] * weight);
+                }
             }
         }
         decision.skipped_score_plugins.sort_by_key(|p| p.name());
-        for name in &names {
-            let total = decision
-                .scores
-                .get(*name)
-                .map_or(0, |scores| scores.values().sum());
-            decision.total.insert(name.to_string(), total);
+        if detail == Detail::Full {
+            decision.total = names
+                .iter()
+                .zip(&totals)
+                .map(|(name, total)| (name.to_string(), *total))
+                .collect();
         }
-        let best = decision.total.values().copied().max();
-        decision.top = decision
-            .total
+        let best = totals.iter().copied().max();
+        decision.top = names
             .iter()
+            .zip(&totals)
             .filter(|(_, total)| Some(**total) == best)
-            .map(|(name, _)| name.clone())
+            .map(|(name, _)| name.to_string())
             .collect();
+        decision.top.sort();
     }
 }

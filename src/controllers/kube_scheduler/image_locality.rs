@@ -28,7 +28,9 @@ pub fn normalized_image_name(name: &str) -> String {
 /// `ImageLocality.Score`; `total_nodes` is the number of nodes in the cluster.
 pub fn score(pod: &Pod, node: &NodeInfo, total_nodes: usize) -> i64 {
     let mut sum = 0;
-    for container in pod.init_containers.iter().chain(&pod.containers) {
+    // A node reporting no image adds nothing: no name to normalise (a model's nodes).
+    let containers = pod.init_containers.iter().chain(&pod.containers);
+    for container in containers.filter(|_| !node.image_states.is_empty()) {
         if let Some(state) = node
             .image_states
             .get(normalized_image_name(&container.image).as_str())

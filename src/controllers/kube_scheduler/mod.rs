@@ -32,7 +32,7 @@ pub mod preemption;
 pub mod taint_toleration;
 
 pub use decision::{Decision, PluginReason};
-pub use framework::Scheduler;
+pub use framework::{Detail, Scheduler};
 pub use plugin::{Code, Plugin, Rejection};
 
 use crate::cluster::kube::Snapshot;

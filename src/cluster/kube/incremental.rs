@@ -1,0 +1,121 @@
+//! The [`Snapshot`] of one model state after another, kept up to date instead of built
+//! afresh: a kube-scheduler cycle over 5,000 nodes read a snapshot rebuilt from scratch for
+//! each state (every Node's labels, taints and allocatable, every Pod's labels, owner,
+//! requests, tolerations and spread constraints), though a step changes a few records.
+//!
+//! Kubernetes does the same: `Cache.UpdateSnapshot` (`pkg/scheduler/backend/cache/cache.go`)
+//! copies only the NodeInfos whose generation moved since the last cycle. Here a Node is
+//! rebuilt when its state record changed and a Pod when its record did, since
+//! [`of_model::snapshot`] builds node `n` from `state.node(n)` alone and pod `p` from
+//! `state.pod(p)` alone (with the spec, which does not change): the snapshot equals
+//! [`of_model::snapshot`] of the last state given, field for field, whatever states came
+//! before (the model's test compares them over searches' states).
+
+use super::{of_model, Pod, Snapshot};
+use crate::cluster::state::{NodeState, PodPhase, PodState};
+use crate::cluster::{ClusterSpec, ClusterState};
+
+/// The snapshot of the last state given, with the records it was built from.
+#[derive(Debug, Default)]
+pub struct IncrementalSnapshot {
+    snapshot: Snapshot,
+    /// Each node's record the snapshot's Node was built from.
+    nodes: Vec<NodeState>,
+    /// Each pod slot's record the snapshot's Pod (or its absence, for a free slot) was built
+    /// from.
+    pods: Vec<PodState>,
+    /// Counts the snapshots that differ from the one before: equal generations, equal
+    /// snapshots.
+    generation: u64,
+}
+
+impl IncrementalSnapshot {
+    /// An empty one: the first state given is built afresh.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Brings the snapshot to `state` of `spec` (the same spec each time, as one model's
+    /// worker gives it) and returns it with its generation.
+    pub fn update(&mut self, spec: &ClusterSpec, state: &ClusterState) -> (&Snapshot, u64) {
+        let fresh = self.generation == 0
+            || self.nodes.len() != state.nodes().len()
+            || self.pods.len() != state.pods().len();
+        if fresh {
+            self.snapshot = of_model::snapshot(spec, state);
+            self.nodes = state.nodes().to_vec();
+            self.pods = state.pods().to_vec();
+            self.generation += 1;
+        } else {
+            let nodes = self.nodes_changed(spec, state);
+            let pods = self.pods_changed(spec, state);
+            if nodes || pods {
+                self.generation += 1;
+            }
+        }
+        (&self.snapshot, self.generation)
+    }
+
+    /// Rebuilds the Nodes whose records differ in `state`; whether any did.
+    fn nodes_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
+        let mut changed = false;
+        for (i, (was, now)) in self.nodes.iter_mut().zip(state.nodes()).enumerate() {
+            if was != now {
+                self.snapshot.nodes[i] = of_model::node(spec, state, i + 1);
+                *was = *now;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Rebuilds the Pods whose records differ in `state`, keeping the others (in slot order,
+    /// free slots left out); whether any did.
+    fn pods_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
+        let now = state.pods();
+        let Some(first) = self.pods.iter().zip(now).position(|(was, now)| was != now) else {
+            return false;
+        };
+        let same_slots = self.pods[first..]
+            .iter()
+            .zip(&now[first..])
+            .all(|(was, now)| (was.phase == PodPhase::Idle) == (now.phase == PodPhase::Idle));
+        if same_slots {
+            // Every Pod stays where it is: rebuild the changed ones in place.
+            let mut at = self.pods[..first]
+                .iter()
+                .filter(|p| p.phase != PodPhase::Idle)
+                .count();
+            for (slot, (was, now)) in self.pods.iter().zip(now).enumerate().skip(first) {
+                if now.phase == PodPhase::Idle {
+                    continue;
+                }
+                if was != now {
+                    self.snapshot.pods[at] = built(spec, state, slot + 1);
+                }
+                at += 1;
+            }
+        } else {
+            let mut old = std::mem::take(&mut self.snapshot.pods).into_iter();
+            let mut pods: Vec<Pod> = Vec::with_capacity(now.len());
+            for (slot, (was, now)) in self.pods.iter().zip(now).enumerate() {
+                let kept = (was.phase != PodPhase::Idle).then(|| old.next()).flatten();
+                if now.phase == PodPhase::Idle {
+                    continue;
+                }
+                pods.push(match kept {
+                    Some(pod) if was == now => pod,
+                    _ => built(spec, state, slot + 1),
+                });
+            }
+            self.snapshot.pods = pods;
+        }
+        self.pods.copy_from_slice(now);
+        true
+    }
+}
+
+/// Pod `p` of `state`, whose slot is taken.
+fn built(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Pod {
+    of_model::pod(spec, state, p).expect("a taken pod slot is a pod")
+}

@@ -1,0 +1,66 @@
+//! The kube-scheduler cycle a worker takes with its kept snapshot and last cycle
+//! ([`CycleCache`]) against the snapshot and cycle taken afresh, over the states
+//! breadth-first searches reach under `--semantics kubernetes`: one cache follows the states
+//! in the search's order, so that consecutive states differ in many records (nodes failing
+//! and tainted, pods created in freed slots, bound, deleted), and each outcome of a step is
+//! taken with the cache its listing left.
+
+use super::kube_scheduling::{cycle, CycleCache};
+use super::spread_cache_tests::node_failures;
+use super::test_cases::load;
+use super::{ClusterModel, ModelOptions};
+use crate::cluster::kube::incremental::IncrementalSnapshot;
+use crate::cluster::kube::of_model::snapshot;
+use crate::cluster::{Semantics, TieBreak};
+
+/// `model` under kube-scheduler's rules, every tie an outcome.
+fn kubernetes(model: ClusterModel) -> ClusterModel {
+    model.with_options(ModelOptions {
+        tie_break: TieBreak::Any,
+        semantics: Semantics::Kubernetes,
+        symmetry: false,
+        ..Default::default()
+    })
+}
+
+#[test]
+fn kept_snapshots_and_cycles_equal_fresh_ones() {
+    let models = [
+        kubernetes(node_failures("2,2:6")),
+        kubernetes(load("c4", "original")),
+        kubernetes(load("c5", "original")),
+        kubernetes(load("c8", "original")),
+    ];
+    let (mut compared, mut changed, mut cycles) = (0, 0, 0);
+    for model in models {
+        let spec = model.spec();
+        let mut kept = IncrementalSnapshot::new();
+        let mut cache = CycleCache::default();
+        let mut last_generation = 0;
+        let mut pending = std::collections::VecDeque::from([model.initial_state().clone()]);
+        let mut actions = Vec::new();
+        for _ in 0..3_000 {
+            let Some(state) = pending.pop_front() else {
+                break;
+            };
+            let (incremental, generation) = kept.update(spec, &state);
+            assert_eq!(*incremental, snapshot(spec, &state), "{state:?}");
+            changed += usize::from(generation != last_generation);
+            last_generation = generation;
+            compared += 1;
+            let fresh = cycle(spec, &state, &mut CycleCache::default()).cloned();
+            assert_eq!(cycle(spec, &state, &mut cache).cloned(), fresh, "{state:?}");
+            cycles += usize::from(fresh.is_some());
+            actions.clear();
+            model.actions(&state, &mut actions);
+            for action in &actions {
+                if pending.len() < 10_000 {
+                    pending.extend(model.next_state(&state, action));
+                }
+            }
+        }
+    }
+    assert!(compared > 5_000, "only {compared} states");
+    assert!(changed > 1_000, "only {changed} snapshots changed");
+    assert!(cycles > 1_000, "only {cycles} cycles");
+}
