@@ -153,9 +153,9 @@ mod tests {
 
     #[test]
     fn an_unready_pod_passes_a_healthy_budget_without_charge() {
-        // minAvailable 1 of 5 healthy: healthy. A pod on a not-ready node is not Ready and is
-        // evicted even with maxUnavailable 0 budgets elsewhere; with the budget unhealthy
-        // (desired above current) it is refused.
+        // A pod on a not-ready node is not Ready. With minAvailable equal to the healthy pods
+        // no disruption is allowed, yet the budget is healthy (current >= desired > 0), so the
+        // pod passes without charge; one more required and it is refused.
         let (mut spec, mut state) = c3_with(&[(Some(1), None)]);
         let pods = running(&state);
         let node = state.pod(pods[0]).loc as usize;

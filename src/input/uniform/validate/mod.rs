@@ -87,11 +87,17 @@ pub const LIVENESS_INTENTS: [(&str, &str); 2] = [
     ("drain_completes", "checkDrainCompletes"),
 ];
 
-/// Whether `name` names a liveness intent.
-pub fn is_liveness_intent(name: &str) -> bool {
+/// The user-facing name of the liveness intent `name` names (by that name or its alias).
+fn liveness_intent(name: &str) -> Option<&'static str> {
     LIVENESS_INTENTS
         .iter()
-        .any(|(user, alias)| name == *user || name == *alias)
+        .find(|(user, alias)| name == *user || name == *alias)
+        .map(|(user, _)| *user)
+}
+
+/// Whether `name` names a liveness intent.
+pub fn is_liveness_intent(name: &str) -> bool {
+    liveness_intent(name).is_some()
 }
 
 /// The user-facing name of the liveness intent the uniform-JSON `document` lists among its
@@ -103,12 +109,7 @@ pub fn lists_liveness_intent(document: &serde_json::Value) -> Option<&'static st
         .into_iter()
         .flatten()
         .filter_map(|intent| intent["name"].as_str())
-        .find_map(|name| {
-            LIVENESS_INTENTS
-                .iter()
-                .find(|(user, alias)| name == *user || name == *alias)
-                .map(|(user, _)| *user)
-        })
+        .find_map(liveness_intent)
 }
 
 /// Checks a single-topology document.
@@ -245,11 +246,11 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         })
     });
     if let (Some(i), true) = (liveness, safety) {
-        let written = intents[i].name.as_deref().unwrap_or_default();
-        let name = LIVENESS_INTENTS
-            .iter()
-            .find(|(user, alias)| written == *user || written == *alias)
-            .map_or(written, |(user, _)| *user);
+        let name = intents[i]
+            .name
+            .as_deref()
+            .and_then(liveness_intent)
+            .unwrap_or_default();
         problems.add(
             format!("intents[{i}].name"),
             format!(
@@ -265,10 +266,7 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         .flat_map(|list| list.iter().flatten())
         .any(|event| event.name.as_deref() == Some("drain"));
     if let Some(i) = intents.iter().position(|intent| {
-        matches!(
-            intent.name.as_deref(),
-            Some("drain_completes" | "checkDrainCompletes")
-        )
+        intent.name.as_deref().and_then(liveness_intent) == Some("drain_completes")
     }) {
         if !drains {
             problems.add(
