@@ -150,3 +150,17 @@ fn spread_after_node_failure_places_the_replacement_under_kivi() {
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("No failure is found!"), "{stdout}");
 }
+
+#[test]
+fn drain_blocked_by_pdb_never_completes_and_its_fix_does() {
+    let blocked = kivi(&["check", "models/drain-blocked-by-pdb", "--original", "-q"]);
+    assert_eq!(blocked.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&blocked.stdout).contains("drain_completes is violated"));
+    let fixed = kivi(&[
+        "check",
+        "models/drain-blocked-by-pdb/fixed",
+        "--original",
+        "-q",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0));
+}

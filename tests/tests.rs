@@ -23,6 +23,7 @@ mod descheduler_cases;
 mod descheduler_scaling;
 mod diff;
 mod differential;
+mod drain;
 mod engine_counterexamples;
 mod engine_growth;
 mod engine_many_checks;

@@ -111,6 +111,9 @@ impl CheckArgs {
         let mut input = open(&self.source()?)?;
         let model_options = self.semantics.options("check", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
+        if let Some(refusal) = input.refused_under(model_options.semantics) {
+            return Err(refusal.into());
+        }
         for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }

@@ -97,6 +97,9 @@ impl DiffArgs {
         let input: Opened = open(&source)?;
         let model_options = self.semantics.options("diff", input.default_semantics())?;
         eprint!("{}", input.diagnostics.to_text());
+        if let Some(refusal) = input.refused_under(model_options.semantics) {
+            return Err(refusal.into());
+        }
         for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }

@@ -96,6 +96,19 @@ pub enum ClusterAction {
         /// Node id.
         node: u16,
     },
+    /// Drain event number `event` cordons its node (`kubectl drain`'s `RunCordonOrUncordon`).
+    Drain {
+        /// Index of the event in the spec.
+        event: u8,
+    },
+    /// Drain event number `event` evicts pod `pod` from its node through the Eviction API,
+    /// which allows it (see `crate::events::drain`).
+    DrainEviction {
+        /// Index of the event in the spec.
+        event: u8,
+        /// Pod id.
+        pod: u32,
+    },
     /// Node failure number `event` takes its next step (fail, queue for the node controller,
     /// recover).
     NodeFailure {
@@ -201,6 +214,8 @@ impl ClusterAction {
             Self::Maintenance { .. }
             | Self::MaintenanceStart { .. }
             | Self::MaintenanceEnd { .. }
+            | Self::Drain { .. }
+            | Self::DrainEviction { .. }
             | Self::NodeFailure { .. }
             | Self::StartAfterStable
             | Self::CpuChange { .. }
@@ -216,11 +231,12 @@ impl ClusterAction {
     }
 
     /// Whether this step only ends a disturbance already under way: a node's maintenance ends,
-    /// or a node recovers from its kernel panic.
+    /// a node recovers from its kernel panic, or a drain under way evicts its next pod (kubectl
+    /// retries until it is done).
     pub fn ends_disturbance(&self) -> bool {
         matches!(
             self,
-            Self::MaintenanceEnd { .. } | Self::KernelRecover { .. }
+            Self::MaintenanceEnd { .. } | Self::KernelRecover { .. } | Self::DrainEviction { .. }
         )
     }
 

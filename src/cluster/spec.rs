@@ -256,6 +256,13 @@ pub enum EventKind {
         /// Kivi's `p`: how many nodes may be down for maintenance at once (at least 1).
         parallel: u8,
     },
+    /// `drain` (`kubectl drain`, `--semantics kubernetes` only): the node is cordoned, then its
+    /// pods are evicted through the Eviction API one per step, a refused eviction retried in a
+    /// later state (see `crate::events::drain`).
+    Drain {
+        /// Node id.
+        node: u8,
+    },
     /// `nodeFailure`: the node turns not ready, is queued for the node controller, and turns
     /// ready again, in three separate steps.
     NodeFailure {

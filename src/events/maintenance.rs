@@ -21,11 +21,17 @@ use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Queue, Recorder,
 };
 
+/// The nodes picked or down for maintenance (a node a `drain` event cordoned is not).
 fn in_maintenance(state: &ClusterState) -> usize {
     state
         .nodes()
         .iter()
-        .filter(|n| n.maintenance != MaintenancePhase::Idle)
+        .filter(|n| {
+            matches!(
+                n.maintenance,
+                MaintenancePhase::Picked | MaintenancePhase::Draining
+            )
+        })
         .count()
 }
 
@@ -67,7 +73,7 @@ pub fn for_each_node_step(
     for n in 1..=spec.nodes.len() {
         let node = n as u16;
         let action = match state.node(n).maintenance {
-            MaintenancePhase::Idle => continue,
+            MaintenancePhase::Idle | MaintenancePhase::Cordoned => continue,
             MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
             MaintenancePhase::Draining => {
                 if state.node(n).maintenance_elapsed < MAINTENANCE_WAIT_TIME && !state.is_quiet() {

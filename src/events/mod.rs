@@ -6,6 +6,7 @@
 
 pub mod cpu_change;
 pub mod cpu_pattern;
+pub mod drain;
 pub mod kernel_panic;
 pub mod maintenance;
 pub mod missed_event;
@@ -29,6 +30,9 @@ pub fn for_each_enabled(
         return false;
     }
     if !only_first && !maintenance::for_each_node_step(spec, state, visit) {
+        return false;
+    }
+    if !only_first && !drain::for_each_eviction(spec, state, visit) {
         return false;
     }
     if !only_first && cpu_pattern::due(spec, state) && !visit(ClusterAction::CpuPattern) {
@@ -57,6 +61,7 @@ pub fn for_each_enabled(
                 maintenance::for_each_pick(spec, state, i, parallel, visit)
             }
             EventKind::NodeFailure { .. } => visit(ClusterAction::NodeFailure { event }),
+            EventKind::Drain { .. } => drain::for_each_cordon(spec, i, visit),
             _ => visit(ClusterAction::UserCommand { event }),
         };
         if !go_on {
@@ -99,6 +104,8 @@ pub fn run(
         }
         ClusterAction::MaintenanceStart { node } => maintenance::start(state, node as usize, rec),
         ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
+        ClusterAction::Drain { event } => drain::cordon(spec, state, event as usize, rec),
+        ClusterAction::DrainEviction { pod, .. } => drain::evict_pod(state, pod as usize, rec),
         ClusterAction::NodeFailure { event } => {
             if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
                 node_failure::step(state, event as usize, node as usize, rec);

@@ -146,6 +146,31 @@ impl Opened {
         unused
     }
 
+    /// Why a check under `semantics` cannot take this input: a `drain` event under Kivi's
+    /// semantics, whose scheduler reads no cordon and whose evictions ask no Eviction API (as
+    /// PodDisruptionBudgets are honoured under kubernetes only); `None` when it can, and for a
+    /// single topology that does not load, whose errors the load names first.
+    pub fn refused_under(&self, semantics: Semantics) -> Option<String> {
+        if semantics != Semantics::Kivi {
+            return None;
+        }
+        let drains = ["events", "userCommand"]
+            .iter()
+            .flat_map(|key| self.document[*key].as_array().into_iter().flatten())
+            .any(|event| event["name"] == "drain");
+        let loads =
+            self.is_template() || crate::input::uniform::load_uniform(&self.document).is_ok();
+        (drains && loads).then(|| {
+            format!(
+                "{}: a `drain` event (kubectl drain: cordon, then evict through the Eviction \
+                 API and its PodDisruptionBudgets) is modelled under --semantics kubernetes \
+                 only; check it with --semantics kubernetes, or use `maintenance` for Kivi's \
+                 node maintenance",
+                self.name
+            )
+        })
+    }
+
     /// Whether the document is a scaling template, to be swept.
     pub fn is_template(&self) -> bool {
         self.document.get("userDefined").is_some()

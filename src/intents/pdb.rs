@@ -16,9 +16,10 @@
 //! What Kubernetes does not block, and this intent still reports when it takes a budget below:
 //! deletions that do not go through the Eviction API — a ReplicaSet's scale-down, a rolling
 //! update replacing old pods, a node the `maintenance` event takes down without evicting its
-//! pods first. Under `--semantics kubernetes` the descheduler's evictions go through the
-//! Eviction API and are refused, so it never breaks a budget; under `--semantics kivi` nothing
-//! honours budgets and its evictions are reported.
+//! pods first. Under `--semantics kubernetes` the descheduler's and a `drain` event's
+//! evictions go through the Eviction API and are refused
+//! ([`crate::cluster::kube::eviction`]), so they never break a budget; under `--semantics
+//! kivi` nothing honours budgets and the descheduler's evictions are reported.
 
 use crate::cluster::kube::of_model::budget_status;
 use crate::cluster::kube::DisruptionStatus;

@@ -3,6 +3,7 @@
 
 use super::counterexample::{step_lines, Verbosity};
 use crate::engine::outcome::TraceLength;
+use crate::model::liveness::drain::refusals;
 use crate::model::liveness::stable_reconciliation::unconverged;
 use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
@@ -18,6 +19,10 @@ pub fn found_headline(kind: LoopKind) -> &'static str {
             "Eventually stable reconciliation is violated: after the last event and command, \
              the cluster does not stay converged."
         }
+        LoopKind::DrainNeverCompletes => {
+            "drain_completes is violated: a drain never completes; kubectl drain retries the \
+             refused evictions forever."
+        }
     }
 }
 
@@ -29,6 +34,10 @@ pub fn none_headline(kind: LoopKind) -> &'static str {
             "Eventually stable reconciliation holds: after the last event and command, every \
              run converges (each deployment's desired replicas running on ready nodes) and \
              stays converged."
+        }
+        LoopKind::DrainNeverCompletes => {
+            "drain_completes holds: every drain completes (no run leaves a drain blocked \
+             whenever the cluster is quiet)."
         }
     }
 }
@@ -57,6 +66,7 @@ pub fn to_text(
             let what = match kind {
                 LoopKind::Eviction => "no eviction loop found",
                 LoopKind::UnstableReconciliation => "no run that fails to stay converged found",
+                LoopKind::DrainNeverCompletes => "no drain that never completes found",
             };
             let _ = writeln!(
                 text,
@@ -169,6 +179,9 @@ pub fn found_text(found: &FoundLoop, verbosity: Verbosity) -> String {
     for reason in not_converged(found) {
         let _ = writeln!(text, "    not converged: {reason}");
     }
+    for refusal in drain_refusals(found) {
+        let _ = writeln!(text, "    drain blocked: {refusal}");
+    }
     if let TraceLength::MaybeLonger(why) = &found.length {
         let _ = writeln!(text, "(This loop may not be the shortest: {why}.)");
     }
@@ -189,6 +202,20 @@ fn not_converged(found: &FoundLoop) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// For a drain that never completes, why each pod left on its node stays, in the first
+/// state of the loop where the drain is blocked (nothing for the other kinds).
+fn drain_refusals(found: &FoundLoop) -> Vec<String> {
+    if found.kind != LoopKind::DrainNeverCompletes {
+        return Vec::new();
+    }
+    let spec = found.model.spec();
+    std::iter::once(found.lasso.entry())
+        .chain(found.lasso.cycle.iter().map(|step| &step.state))
+        .map(|state| refusals(spec, state))
+        .find(|reasons| !reasons.is_empty())
+        .unwrap_or_default()
+}
+
 /// A loop found, as JSON: the path to it and one round, as trace lines (and, for a run that
 /// does not stay converged, what is not converged).
 pub fn found_json(found: &FoundLoop) -> Value {
@@ -203,6 +230,9 @@ pub fn found_json(found: &FoundLoop) -> Value {
     });
     if found.kind == LoopKind::UnstableReconciliation {
         report["notConverged"] = json!(not_converged(found));
+    }
+    if found.kind == LoopKind::DrainNeverCompletes {
+        report["drainBlocked"] = json!(drain_refusals(found));
     }
     report
 }

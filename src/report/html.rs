@@ -64,7 +64,7 @@ impl Mark {
     /// The mark of a step whose lines came from `controller`.
     fn of(controller: Option<&str>) -> Self {
         match controller {
-            Some("Descheduler" | "DeScheduler" | "taintManger") => Self::Eviction,
+            Some("Descheduler" | "DeScheduler" | "taintManger" | "kubectl drain") => Self::Eviction,
             Some("nodeFailure" | "maintenanceNode" | "kernel_panic") | None => Self::Failure,
             Some("HPA" | "Deployment" | "applyDeployment" | "createDeployment")
             | Some("createTargetDeployment") => Self::Scaling,
@@ -709,6 +709,7 @@ fn loop_heading(kind: LoopKind) -> &'static str {
     match kind {
         LoopKind::Eviction => "Eviction loop",
         LoopKind::UnstableReconciliation => "Not converged forever",
+        LoopKind::DrainNeverCompletes => "Drain never completes",
     }
 }
 

@@ -146,6 +146,7 @@ pub fn to_text(result: &SweepResult, verbosity: Verbosity) -> String {
                         match found.kind {
                             LoopKind::Eviction => "Eviction loop: pods are evicted and re-created forever",
                             LoopKind::UnstableReconciliation => "Violating intent(s): eventually_stable_reconciliation (after the last event and command the cluster does not stay converged)",
+                            LoopKind::DrainNeverCompletes => "Violating intent(s): drain_completes (a drain never completes)",
                         }
                     );
                 }
@@ -194,6 +195,7 @@ pub fn nothing_found(liveness: Option<LoopKind>) -> &'static str {
         None => "No failure is found!",
         Some(LoopKind::Eviction) => "No eviction loop found!",
         Some(LoopKind::UnstableReconciliation) => "No run that fails to stay converged found!",
+        Some(LoopKind::DrainNeverCompletes) => "No drain that never completes found!",
     }
 }
 
@@ -223,7 +225,9 @@ pub fn to_json(result: &SweepResult) -> Value {
                 Finding::Intents(outcome) => outcome.violated(),
                 Finding::Loop(found) => match found.kind {
                     LoopKind::Eviction => Vec::new(),
-                    LoopKind::UnstableReconciliation => vec![found.kind.rule().to_string()],
+                    LoopKind::UnstableReconciliation | LoopKind::DrainNeverCompletes => {
+                        vec![found.kind.rule().to_string()]
+                    }
                 },
             },
             "evictionLoop": matches!(&first.finding, Finding::Loop(found) if found.kind == LoopKind::Eviction),

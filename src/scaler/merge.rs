@@ -337,6 +337,7 @@ fn differing_options(a: &JournalHeader, b: &JournalHeader) -> Vec<String> {
         None => "the safety intents",
         Some(LoopKind::Eviction) => "eviction loops (--loop)",
         Some(LoopKind::UnstableReconciliation) => "unstable reconciliation (--intent esr)",
+        Some(LoopKind::DrainNeverCompletes) => "drains that never complete (--intent drain)",
     };
     differ(
         "what each topology is searched for",

@@ -556,6 +556,7 @@ fn fingerprint(template: &Template, settings: &SweepSettings) -> String {
             None => "false",
             Some(LoopKind::Eviction) => "true",
             Some(LoopKind::UnstableReconciliation) => "esr",
+            Some(LoopKind::DrainNeverCompletes) => "drain",
         },
     );
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(key.as_bytes()))

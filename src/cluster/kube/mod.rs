@@ -13,6 +13,7 @@ pub mod affinity;
 pub mod amount;
 pub mod descheduler_policy;
 pub mod disruption;
+pub mod eviction;
 pub mod incremental;
 pub mod labels;
 pub mod node;

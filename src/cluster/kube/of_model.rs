@@ -12,7 +12,8 @@
 //!   node lifecycle controller taints it by condition (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`), and the
 //!   NoExecute one once that controller's rate-limited tainting has reached it
 //!   ([`NodeState::no_execute_taint`](crate::cluster::NodeState::no_execute_taint)); a node
-//!   being drained is cordoned, `spec.unschedulable` (`kubectl drain`);
+//!   being drained, for maintenance or by a `drain` event, is cordoned, `spec.unschedulable`
+//!   (`kubectl drain`);
 //! - a pod requests its template's cpu and memory (a pod without template: what it uses), and
 //!   every pod carries the NoExecute tolerations of `not-ready` and `unreachable` for 300 s that
 //!   the DefaultTolerationSeconds admission plugin adds
@@ -238,7 +239,10 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         name: node_name(n),
         labels: labels(spec, &node.labels),
         taints,
-        unschedulable: now.maintenance == MaintenancePhase::Draining,
+        unschedulable: matches!(
+            now.maintenance,
+            MaintenancePhase::Draining | MaintenancePhase::Cordoned
+        ),
         allocatable,
         images: Vec::new(),
         ready: now.status == NodeStatus::Ready,

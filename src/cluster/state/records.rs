@@ -43,6 +43,9 @@ pub enum MaintenancePhase {
     Picked = 1,
     /// Drained: not ready until the cluster settles or the wait time has passed.
     Draining = 2,
+    /// Cordoned by a `drain` event (`kubectl drain`): ready and `spec.unschedulable`, its pods
+    /// evicted through the Eviction API; it stays cordoned (`crate::events::drain`).
+    Cordoned = 3,
 }
 
 /// Mutable node fields: a packed record of plain bytes (see the module documentation).

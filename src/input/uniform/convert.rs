@@ -614,6 +614,14 @@ fn event_spec(event: &Event, deployments: &[Deployment]) -> EventSpec {
                 .and_then(Value::as_i64)
                 .unwrap_or(1) as u8,
         },
+        "drain" => EventKind::Drain {
+            node: event
+                .para
+                .as_ref()
+                .and_then(|p| p.get("node"))
+                .and_then(Value::as_i64)
+                .unwrap_or(1) as u8,
+        },
         _ => EventKind::NodeFailure { node: number() },
     };
     EventSpec {

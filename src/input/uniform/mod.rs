@@ -139,6 +139,7 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
             let known: &[&str] = match event.name.as_deref() {
                 Some("eventCpuChange") => &["targetDeployment"],
                 Some("maintenance") => &["p"],
+                Some("drain") => &["node"],
                 _ => &[],
             };
             if let Some(Value::Object(para)) = &event.para {

@@ -15,6 +15,9 @@ pub enum LoopKind {
     /// After the last event and command the cluster never stays converged (`--intent esr`,
     /// [`super::stable_reconciliation`]).
     UnstableReconciliation,
+    /// A started drain never completes: it is blocked forever, or again and again at the
+    /// moments it retries (`--intent drain`, [`super::drain`]).
+    DrainNeverCompletes,
 }
 
 impl LoopKind {
@@ -23,6 +26,7 @@ impl LoopKind {
         match self {
             Self::Eviction => "eviction_loop",
             Self::UnstableReconciliation => "eventually_stable_reconciliation",
+            Self::DrainNeverCompletes => "drain_completes",
         }
     }
 }

@@ -2,10 +2,12 @@
 //! search ([`crate::engine::cndfs`]):
 //! - [`eviction_loop`]: pods evicted and re-created forever (`--loop`);
 //! - [`stable_reconciliation`]: runs that, after the last event and command, never stay
-//!   converged (`--intent esr`).
+//!   converged (`--intent esr`);
+//! - [`drain`]: a `drain` event that never completes (`--intent drain`).
 //!
 //! What they find is reported alike ([`FoundLoop`], [`LoopVerdict`]).
 
+pub mod drain;
 pub mod eviction_loop;
 mod found;
 pub mod stable_reconciliation;
@@ -28,6 +30,7 @@ impl LoopKind {
             Self::UnstableReconciliation => {
                 stable_reconciliation::find_unstable_reconciliation(model, options)
             }
+            Self::DrainNeverCompletes => drain::find_stuck_drain(model, options),
         }
     }
 }

@@ -261,6 +261,13 @@ impl Symmetry {
         {
             return Err("maintenance walks the nodes in id order".into());
         }
+        if spec
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Drain { .. }))
+        {
+            return Err("a drain names its node".into());
+        }
         let node_classes = NodeClasses::of(spec);
         let mut sizes = std::collections::BTreeMap::<u32, usize>::new();
         for &class in node_classes.classes() {

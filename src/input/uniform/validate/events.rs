@@ -73,6 +73,24 @@ pub(super) fn check_event(problems: &mut Problems, path: &str, event: &Event, se
             numbered(problems, templates, "deployment template id")
         }
         "nodeFailure" => numbered(problems, nodes, "node id"),
+        "drain" => match event
+            .para
+            .as_ref()
+            .and_then(|p| p.get("node"))
+            .and_then(Value::as_i64)
+        {
+            Some(n) if (1..=nodes.min(255)).contains(&n) => {}
+            Some(n) => problems.add(
+                format!("{ppath}.node"),
+                format!("node {n} does not exist"),
+                format!("drain a node from 1 to {}", nodes.min(255)),
+            ),
+            None => problems.add(
+                format!("{ppath}.node"),
+                "missing, or not a whole number",
+                "add `node`: the id of the node `kubectl drain` drains",
+            ),
+        },
         "maintenance" => match event
             .para
             .as_ref()

@@ -53,7 +53,7 @@ pub const BALANCE_PLUGINS: [&str; 2] = [
 ];
 
 /// The events and commands the model has, with what their `para` is.
-pub const EVENTS: [&str; 8] = [
+pub const EVENTS: [&str; 9] = [
     "eventCpuChange",
     "kernelPanic",
     "createTargetDeployment",
@@ -62,6 +62,7 @@ pub const EVENTS: [&str; 8] = [
     "scaleDeployment",
     "maintenance",
     "nodeFailure",
+    "drain",
 ];
 
 /// The intents, by user-facing name and Kivi's internal name.
@@ -78,27 +79,37 @@ pub const INTENTS: [(&str, &str); 8] = [
 
 /// The liveness intents, by user-facing name and an internal-style alias: checked on their
 /// own by a lasso search (`kivi check` runs it when the input lists one), not as monitors.
-pub const LIVENESS_INTENTS: [(&str, &str); 1] = [(
-    "eventually_stable_reconciliation",
-    "checkEventuallyStableReconciliation",
-)];
+pub const LIVENESS_INTENTS: [(&str, &str); 2] = [
+    (
+        "eventually_stable_reconciliation",
+        "checkEventuallyStableReconciliation",
+    ),
+    ("drain_completes", "checkDrainCompletes"),
+];
+
+/// The user-facing name of the liveness intent `name` names (by that name or its alias).
+fn liveness_intent(name: &str) -> Option<&'static str> {
+    LIVENESS_INTENTS
+        .iter()
+        .find(|(user, alias)| name == *user || name == *alias)
+        .map(|(user, _)| *user)
+}
 
 /// Whether `name` names a liveness intent.
 pub fn is_liveness_intent(name: &str) -> bool {
-    LIVENESS_INTENTS
-        .iter()
-        .any(|(user, alias)| name == *user || name == *alias)
+    liveness_intent(name).is_some()
 }
 
-/// Whether the uniform-JSON `document` lists a liveness intent among its intents, so that
-/// `kivi check` searches for its violation without being told (`--intent esr`).
-pub fn lists_liveness_intent(document: &serde_json::Value) -> bool {
+/// The user-facing name of the liveness intent the uniform-JSON `document` lists among its
+/// intents, if any, so that `kivi check` searches for its violation without being told
+/// (`--intent esr`, `--intent drain`).
+pub fn lists_liveness_intent(document: &serde_json::Value) -> Option<&'static str> {
     document["intents"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|intent| intent["name"].as_str())
-        .any(is_liveness_intent)
+        .find_map(liveness_intent)
 }
 
 /// Checks a single-topology document.
@@ -235,13 +246,36 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         })
     });
     if let (Some(i), true) = (liveness, safety) {
+        let name = intents[i]
+            .name
+            .as_deref()
+            .and_then(liveness_intent)
+            .unwrap_or_default();
         problems.add(
             format!("intents[{i}].name"),
-            "eventually_stable_reconciliation is a liveness intent, checked on its own by a \
-             lasso search, and this list has safety intents too",
+            format!(
+                "{name} is a liveness intent, checked on its own by a lasso search, and this \
+                 list has safety intents too"
+            ),
             "list it alone (pod_always_schedulable aside) and the safety intents in another \
-             input, or drop it here and run kivi check --intent esr",
+             input, or drop it here and run kivi check --intent esr (or --intent drain)",
         );
+    }
+    let drains = [&document.events, &document.user_command]
+        .into_iter()
+        .flat_map(|list| list.iter().flatten())
+        .any(|event| event.name.as_deref() == Some("drain"));
+    if let Some(i) = intents.iter().position(|intent| {
+        intent.name.as_deref().and_then(liveness_intent) == Some("drain_completes")
+    }) {
+        if !drains {
+            problems.add(
+                format!("intents[{i}].name"),
+                "drain_completes watches a drain, and no event is a `drain`",
+                "add an event {\"name\": \"drain\", \"para\": {\"node\": N}}, or drop the \
+                 intent",
+            );
+        }
     }
     for (i, intent) in intents.iter().enumerate() {
         if intent.name.as_deref().is_some_and(is_liveness_intent) {

@@ -1,0 +1,302 @@
+//! `kubectl drain` as a user event (`drain`, `--semantics kubernetes` only): cordon the node,
+//! evict every pod the drain may delete through the Eviction API, retry the refused ones,
+//! and finish once none is left on the node (k8s.io/kubectl/pkg/drain).
+//!
+//! - Cordon: the event's first step marks the node `spec.unschedulable`
+//!   (`RunCordonOrUncordon`, `pkg/drain/default.go`): [`MaintenancePhase::Cordoned`], which
+//!   kube-scheduler's NodeUnschedulable filter reads ([`crate::cluster::kube::of_model`]).
+//!   The node stays ready and keeps running its pods until they are evicted; it stays
+//!   cordoned after the drain (uncordoning is the operator's next command).
+//! - Which pods: `GetPodsForDeletion` (`pkg/drain/drain.go`, filters in `pkg/drain/filters.go`)
+//!   lists the node's pods; the model has no DaemonSet pods, mirror pods or local storage, so
+//!   of its filters only `unreplicatedFilter` applies: a pod no controller owns (a bare pod of
+//!   the input) is refused without `--force`. kubectl then stops with that error and leaves
+//!   the node cordoned and its pods in place; the model leaves such a pod on the node and the
+//!   drain never ends, which is the same answer for `drain_completes`. Pods are listed anew
+//!   in every state rather than once (a pod bound to the cordoned node later, by a template's
+//!   `nodeName`, is evicted too; kubectl would not see it).
+//! - Evictions: `evictPods` (`pkg/drain/drain.go`) evicts every listed pod concurrently, one
+//!   goroutine each, and retries a pod whose eviction is refused with 429 (a
+//!   PodDisruptionBudget allows no disruption) every 5 s until `--timeout` (none by default:
+//!   forever). The model makes each eviction the API allows its own step
+//!   ([`ClusterAction::DrainEviction`], answered by [`crate::cluster::kube::eviction::evict`]),
+//!   one pod per step, each allowed pod a successor of its own: kubectl's goroutines race, so
+//!   any order of the allowed evictions, interleaved with the ReplicaSet controller, the
+//!   scheduler and the kubelet replacing the evicted pods, is a run of the real drain, and one
+//!   pod per step keeps every such interleaving (a step evicting several pods at once would
+//!   be one of them). A refused eviction changes nothing, so it is not a step: the retry is
+//!   the same eviction taken in a later state where the budget allows it. An evicted pod is
+//!   terminating and queued for the kubelet ([`ClusterState::mark_for_deletion`]), as the
+//!   descheduler's evictions are; its ReplicaSet replaces it on another node.
+//! - Done: `waitForDelete` waits until every evicted pod is gone; the drain is complete once
+//!   no pod is left on the node ([`DrainProgress::Complete`]), terminating ones included.
+
+use crate::cluster::kube::eviction::{evict, EvictionAnswer};
+use crate::cluster::{
+    ClusterAction, ClusterSpec, ClusterState, EventKind, MaintenancePhase, PodPhase, Recorder,
+    Semantics,
+};
+
+/// Where a drain event stands in a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DrainProgress {
+    /// Its node is not cordoned yet.
+    NotStarted,
+    /// Some pod on its node may be evicted now, or is terminating.
+    Evicting,
+    /// Pods are left on its node, none terminating, and the Eviction API refuses every one
+    /// of them (or the drain refuses a pod no controller owns): kubectl retries.
+    Blocked,
+    /// No pod is left on its node.
+    Complete,
+}
+
+/// The node drain event `event` drains, when it is one.
+fn drained_node(spec: &ClusterSpec, event: usize) -> Option<usize> {
+    match spec.events.get(event)?.kind {
+        EventKind::Drain { node } => Some(node as usize),
+        _ => None,
+    }
+}
+
+/// The pods on node `node` that are not gone.
+fn pods_on(state: &ClusterState, node: usize) -> impl Iterator<Item = usize> + '_ {
+    (1..=state.pods().len()).filter(move |&p| {
+        let pod = state.pod(p);
+        pod.phase != PodPhase::Idle && pod.loc as usize == node
+    })
+}
+
+/// Whether the drain may evict pod `pod` of `state` now: a controller owns it, it is not
+/// already terminating, and the Eviction API allows it.
+fn may_evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> bool {
+    let record = state.pod(pod);
+    record.owned
+        && record.phase != PodPhase::Terminating
+        && evict(spec, state, pod) == EvictionAnswer::Evicted
+}
+
+/// Where drain event `event` stands in `state`.
+pub fn progress(spec: &ClusterSpec, state: &ClusterState, event: usize) -> DrainProgress {
+    let Some(node) = drained_node(spec, event) else {
+        return DrainProgress::Complete;
+    };
+    if state.events().done & (1 << event) == 0 {
+        return DrainProgress::NotStarted;
+    }
+    let mut left = false;
+    for pod in pods_on(state, node) {
+        left = true;
+        if state.pod(pod).phase == PodPhase::Terminating || may_evict(spec, state, pod) {
+            return DrainProgress::Evicting;
+        }
+    }
+    if left {
+        DrainProgress::Blocked
+    } else {
+        DrainProgress::Complete
+    }
+}
+
+/// Whether some drain of `spec` is blocked in `state` ([`DrainProgress::Blocked`]).
+pub fn any_blocked(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    (0..spec.events.len()).any(|event| progress(spec, state, event) == DrainProgress::Blocked)
+}
+
+/// Why each pod left on a blocked drain's node stays, in kubectl's and the API server's words.
+pub fn refusals(spec: &ClusterSpec, state: &ClusterState) -> Vec<String> {
+    let mut lines = Vec::new();
+    for event in 0..spec.events.len() {
+        let Some(node) = drained_node(spec, event) else {
+            continue;
+        };
+        if progress(spec, state, event) != DrainProgress::Blocked {
+            continue;
+        }
+        for pod in pods_on(state, node) {
+            let why = if !state.pod(pod).owned {
+                "cannot delete Pods that declare no controller (use --force to override)"
+                    .to_string()
+            } else {
+                match evict(spec, state, pod) {
+                    EvictionAnswer::TooManyRequests { budget } => format!(
+                        "Cannot evict pod as it would violate the pod's disruption budget \
+                         (PodDisruptionBudget {})",
+                        spec.pdbs[budget].name
+                    ),
+                    EvictionAnswer::MultipleBudgets => "This pod has more than one \
+                        PodDisruptionBudget, which the eviction subresource does not support"
+                        .to_string(),
+                    EvictionAnswer::Evicted => continue,
+                }
+            };
+            lines.push(format!("node {node}: pod {pod}: {why}"));
+        }
+    }
+    lines
+}
+
+/// Visits drain event `event`'s cordon, under `--semantics kubernetes` only (Kivi's scheduler
+/// reads no cordon). Returns false when `visit` asked to stop.
+pub fn for_each_cordon(
+    spec: &ClusterSpec,
+    event: usize,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    spec.semantics != Semantics::Kubernetes || visit(ClusterAction::Drain { event: event as u8 })
+}
+
+/// Visits every eviction a started drain may make in `state`, by event and pod id. Returns
+/// false when `visit` asked to stop.
+pub fn for_each_eviction(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    for event in 0..spec.events.len() {
+        let Some(node) = drained_node(spec, event) else {
+            continue;
+        };
+        if state.events().done & (1 << event) == 0 {
+            continue;
+        }
+        for pod in pods_on(state, node) {
+            if may_evict(spec, state, pod)
+                && !visit(ClusterAction::DrainEviction {
+                    event: event as u8,
+                    pod: pod as u32,
+                })
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Drain event `event` cordons its node.
+pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &mut Recorder) {
+    state.events_mut().done |= 1 << event;
+    let Some(node) = drained_node(spec, event) else {
+        return;
+    };
+    state.node_mut(node).maintenance = MaintenancePhase::Cordoned;
+    rec.log(Some("kubectl drain"), || {
+        format!("node/node-{node} cordoned")
+    });
+}
+
+/// Drain event `event` evicts pod `pod`: it is terminating and queued for the kubelet.
+pub fn evict_pod(state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
+    let deployment = state.pod(pod).deployment as usize;
+    state.mark_for_deletion(deployment, pod);
+    rec.log(Some("kubectl drain"), || format!("pod/pod-{pod} evicted"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::fixture::cases;
+    use crate::cluster::kube::IntOrPercent;
+    use crate::cluster::spec::DisruptionBudget;
+    use crate::cluster::EventSpec;
+
+    /// C3 under kubernetes with a drain of node 1 (two of the five pods) and a budget of
+    /// `min_available` for deployment 1.
+    fn c3_draining_node_1(min_available: i32) -> (ClusterSpec, ClusterState) {
+        let cluster = cases::c3();
+        let mut spec = cluster.spec.clone();
+        spec.semantics = Semantics::Kubernetes;
+        spec.events = vec![EventSpec {
+            kind: EventKind::Drain { node: 1 },
+            after_stable: false,
+            first: false,
+        }];
+        spec.pdbs = vec![DisruptionBudget {
+            name: "app".into(),
+            deployments: vec![1],
+            min_available: Some(IntOrPercent::Int(min_available)),
+            max_unavailable: None,
+        }];
+        (spec, cluster.state.clone())
+    }
+
+    fn evictions(spec: &ClusterSpec, state: &ClusterState) -> Vec<ClusterAction> {
+        let mut out = Vec::new();
+        for_each_eviction(spec, state, &mut |a| {
+            out.push(a);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn a_drain_cordons_then_evicts_each_allowed_pod_as_a_step_of_its_own() {
+        let (spec, mut state) = c3_draining_node_1(3);
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::NotStarted);
+        assert!(evictions(&spec, &state).is_empty(), "not cordoned yet");
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        assert_eq!(state.node(1).maintenance, MaintenancePhase::Cordoned);
+        // 5 healthy, 3 required: 2 disruptions allowed, one step per pod on node 1.
+        let on_node_1: Vec<usize> = pods_on(&state, 1).collect();
+        assert_eq!(on_node_1.len(), 2);
+        assert_eq!(
+            evictions(&spec, &state),
+            on_node_1
+                .iter()
+                .map(|&p| ClusterAction::DrainEviction {
+                    event: 0,
+                    pod: p as u32
+                })
+                .collect::<Vec<_>>()
+        );
+        evict_pod(&mut state, on_node_1[0], &mut Recorder::off());
+        assert_eq!(state.pod(on_node_1[0]).phase, PodPhase::Terminating);
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::Evicting);
+    }
+
+    #[test]
+    fn a_refused_eviction_is_no_step_and_blocks_the_drain_until_the_budget_allows_it() {
+        // minAvailable 5 of 5: every eviction gets a 429 (evictPods retries it every 5 s).
+        let (spec, mut state) = c3_draining_node_1(5);
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        assert!(evictions(&spec, &state).is_empty());
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::Blocked);
+        let why = refusals(&spec, &state);
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(
+            why[0].contains("Cannot evict pod as it would violate the pod's disruption budget"),
+            "{why:?}"
+        );
+    }
+
+    #[test]
+    fn an_unreplicated_pod_is_never_evicted_without_force() {
+        let (spec, mut state) = c3_draining_node_1(0);
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        let pods: Vec<usize> = pods_on(&state, 1).collect();
+        state.pod_mut(pods[0]).owned = false;
+        let offered = evictions(&spec, &state);
+        assert_eq!(
+            offered,
+            [ClusterAction::DrainEviction {
+                event: 0,
+                pod: pods[1] as u32
+            }]
+        );
+        evict_pod(&mut state, pods[1], &mut Recorder::off());
+        state.pod_mut(pods[1]).phase = PodPhase::Idle;
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::Blocked);
+        assert!(refusals(&spec, &state)[0].contains("declare no controller"));
+    }
+
+    #[test]
+    fn the_drain_is_complete_once_no_pod_is_left_on_the_node() {
+        let (spec, mut state) = c3_draining_node_1(0);
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        for pod in pods_on(&state.clone(), 1).collect::<Vec<_>>() {
+            state.pod_mut(pod).phase = PodPhase::Idle;
+        }
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::Complete);
+    }
+}

@@ -1,0 +1,253 @@
+//! `kubectl drain` as a user event (`drain`): the cordon, the evictions through the Eviction
+//! API and its PodDisruptionBudgets, retried until allowed; the liveness intent
+//! `drain_completes`, and `pdb_never_violated` over the drain's evictions.
+
+use crate::support::cli::{kivi, kivi_texts};
+use crate::support::scratch::{copy_tree, scratch, Scratch};
+use serde_json::Value;
+use std::path::Path;
+
+const EXAMPLE: &str = "models/drain-blocked-by-pdb";
+const FIXED: &str = "models/drain-blocked-by-pdb/fixed";
+
+/// `kivi check DIR --original -q --threads 1 ARGS…`: the exit code, stdout and stderr.
+fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
+    all.extend_from_slice(args);
+    kivi_texts(&all)
+}
+
+/// A copy of the fixed example with `files` (path under the model, contents) written over it.
+fn variant(name: &str, files: &[(&str, &str)]) -> Scratch {
+    let dir = scratch(name);
+    copy_tree(Path::new(FIXED), &dir);
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    dir
+}
+
+/// The number after `States:` in a report.
+fn states(report: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains("States:"))
+        .unwrap_or_else(|| panic!("no States line in {report}"));
+    let after = line.split("States:").nth(1).unwrap().trim_start();
+    after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
+
+/// The fixed example's cluster description with `app` at `replicas` replicas.
+fn with_replicas(replicas: u32) -> String {
+    std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json"))
+        .unwrap()
+        .replace(
+            "\"name\": \"app\",\n      \"num\": 3,\n      \"minSize\": 1,\n      \"maxSize\": 3",
+            &format!(
+                "\"name\": \"app\",\n      \"num\": {replicas},\n      \"minSize\": 1,\n      \
+                 \"maxSize\": {replicas}"
+            ),
+        )
+}
+
+fn pdb(spec: &str) -> String {
+    format!(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: app\nspec:\n  \
+         {spec}\n  selector:\n    matchLabels:\n      name: app\n"
+    )
+}
+
+const PDB_INTENT: &str = r#"[{"name": "pdb_never_violated"}]"#;
+
+#[test]
+fn a_budget_requiring_every_replica_blocks_the_drain_forever() {
+    let (code, stdout, stderr) = check(EXAMPLE, &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    for expected in [
+        "drain_completes is violated: a drain never completes",
+        "[kubectl drain] node/node-1 cordoned",
+        "The run stops here",
+        "drain blocked: node 1: pod ",
+        ": Cannot evict pod as it would violate the pod's disruption budget \
+         (PodDisruptionBudget app)",
+    ] {
+        assert!(stdout.contains(expected), "{expected} not in {stdout}");
+    }
+    assert!(!stdout.contains("evicted"), "nothing is evicted: {stdout}");
+}
+
+#[test]
+fn a_budget_that_allows_one_disruption_lets_the_drain_complete() {
+    let (code, stdout, stderr) = check(FIXED, &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("drain_completes holds: every drain completes"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_intent_flag_asks_for_the_same_search() {
+    let (code, stdout, _) = check(EXAMPLE, &["--intent", "drain"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let output = kivi(&["check", EXAMPLE, "--original", "-q", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("\"property\":\"drain_completes\""), "{text}");
+    assert!(text.contains("\"drainBlocked\":[\"node 1: pod "), "{text}");
+}
+
+#[test]
+fn two_pods_on_the_node_leave_one_at_a_time_and_the_drain_completes() {
+    // Four replicas on three nodes: node 1 holds two. maxUnavailable 1 allows one eviction;
+    // the second is refused until the first one's replacement runs elsewhere.
+    let dir = variant(
+        "drain-two-pods",
+        &[("user_input/cluster_configs.json", &with_replicas(4))],
+    );
+    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("4 pod slot(s)"), "{stdout}");
+    assert_eq!(states(&stdout), 122, "{stdout}");
+    // The Eviction API keeps the budget: the drain's evictions never take `app` below 3.
+    std::fs::write(dir.join("user_input/intents.json"), PDB_INTENT).unwrap();
+    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    // Requiring all four blocks it.
+    std::fs::write(dir.join("yaml/pdb.yaml"), pdb("minAvailable: 4")).unwrap();
+    std::fs::write(
+        dir.join("user_input/intents.json"),
+        r#"[{"name": "drain_completes"}]"#,
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("drain blocked: node 1: pod 1: ")
+            && stdout.contains("drain blocked: node 1: pod 4: "),
+        "both pods on node 1 are refused: {stdout}"
+    );
+}
+
+#[test]
+fn maintenance_takes_the_node_down_without_the_eviction_api_and_is_reported() {
+    // The same cluster under `maintenance` instead of `drain`: the node goes down with its
+    // pod, which no budget refuses, and pdb_never_violated reports it; the drain's evictions
+    // (asked of the Eviction API) never break the same budget.
+    let configs = std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json"))
+        .unwrap()
+        .replace(
+            r#"{"name": "drain", "para": {"node": 1}}"#,
+            r#"{"name": "maintenance", "para": {"p": 1}}"#,
+        );
+    let dir = variant(
+        "maintenance-pdb",
+        &[
+            ("user_input/cluster_configs.json", &configs),
+            ("user_input/intents.json", PDB_INTENT),
+            ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
+        ],
+    );
+    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("[maintenanceNode] Starting maintenance for node 1")
+            && stdout.contains(
+                "healthy pods, fewer than the 3 it requires, after a voluntary disruption!"
+            ),
+        "{stdout}"
+    );
+    let drained = variant(
+        "drain-pdb",
+        &[
+            ("user_input/intents.json", PDB_INTENT),
+            ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
+        ],
+    );
+    let (code, stdout, stderr) = check(drained.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(states(&stdout), 64, "{stdout}");
+}
+
+#[test]
+fn a_replacement_that_fits_nowhere_blocks_the_second_eviction() {
+    // The fixed budget swept: on one node with two replicas the first eviction is allowed,
+    // its replacement is Pending (the only node is cordoned), and the second is refused for
+    // ever.
+    let (code, stdout, stderr) = kivi_texts(&["check", FIXED, "-q", "--threads", "1"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    for expected in [
+        "Minimal violating topology: {node type 0: 1, deployment type 0: 2}",
+        "[kubectl drain] pod/pod-1 evicted",
+        "1 node(s) were unschedulable",
+        "drain blocked: node 1: pod 2: Cannot evict pod",
+    ] {
+        assert!(stdout.contains(expected), "{expected} not in {stdout}");
+    }
+}
+
+#[test]
+fn the_state_counts_of_the_example_are_stable() {
+    let (_, blocked, _) = check(EXAMPLE, &[]);
+    let (_, fixed, _) = check(FIXED, &[]);
+    assert_eq!(
+        (states(&blocked), states(&fixed)),
+        (11, 65),
+        "{blocked}\n{fixed}"
+    );
+}
+
+#[test]
+fn a_drain_under_kivi_semantics_is_refused() {
+    let (code, stdout, stderr) = check(EXAMPLE, &["--semantics", "kivi"]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "a `drain` event (kubectl drain: cordon, then evict through the Eviction API and \
+             its PodDisruptionBudgets) is modelled under --semantics kubernetes only"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_drains_are_input_errors_naming_the_place() {
+    let configs =
+        std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json")).unwrap();
+    let dir = variant(
+        "drain-bad-node",
+        &[(
+            "user_input/cluster_configs.json",
+            &configs.replace(r#""node": 1"#, r#""node": 9"#),
+        )],
+    );
+    let (code, _, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "events_assumption[0].para.node",
+        "node 9 does not exist",
+        "drain a node from 1 to 3",
+    ] {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+    let dir = variant(
+        "drain-without-event",
+        &[(
+            "user_input/cluster_configs.json",
+            &configs.replace(r#"{"name": "drain", "para": {"node": 1}}"#, ""),
+        )],
+    );
+    let (code, _, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("drain_completes watches a drain, and no event is a `drain`"),
+        "{stderr}"
+    );
+}
