@@ -147,6 +147,11 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                 if let Some(manifest) = &manifest {
                     let _ = write!(message, "\nDeployment {} concerns it.", manifest.name);
                 }
+                if let Some(step) = counterexample["uncheckedFromStep"].as_u64() {
+                    let steps = counterexample["steps"].as_array().map_or(0, Vec::len);
+                    let note = super::single::unchecked_note(step as usize, steps);
+                    let _ = write!(message, "\n{note}");
+                }
                 Finding {
                     rule,
                     topology: topology.clone(),

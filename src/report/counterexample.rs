@@ -79,6 +79,8 @@ pub struct Counterexample<'a> {
     /// The number of steps after which every run fails (0: from the initial state), if
     /// decided.
     pub unavoidable_from: Option<usize>,
+    /// The first step the replay did not check (the time limit ran out), if any.
+    pub unchecked_from: Option<usize>,
 }
 
 /// The line that marks the point of no return in a text counterexample.
@@ -92,6 +94,7 @@ impl<'a> Counterexample<'a> {
             failure: &violation.failure,
             trace: &violation.trace,
             unavoidable_from: violation.unavoidable_from,
+            unchecked_from: violation.unchecked_from,
         }
     }
 

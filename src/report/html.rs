@@ -238,6 +238,10 @@ impl Timeline {
         });
         timeline.epilogue =
             counterexample.unschedulable_lines(super::counterexample::Verbosity::AllSteps);
+        if let Some(step) = counterexample.unchecked_from {
+            let note = super::single::unchecked_note(step, trace.steps.len());
+            timeline.epilogue.push(note);
+        }
         timeline
     }
 
