@@ -21,9 +21,9 @@
 //! ([`crate::engine::cndfs`]), and a search a bound cuts short is incomplete (exit 3), never
 //! a proof.
 
-use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use super::found::{without_monitors, LoopKind, LoopSearch};
 use crate::cluster::{ClusterAction, ClusterState};
-use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
+use crate::engine::cndfs::{find_lasso_parallel, LassoOptions};
 use crate::engine::lasso::Lasso;
 use crate::engine::trace::Step;
 use crate::engine::{Model, Property, StepBuffers, WorkerBounds};
@@ -144,21 +144,12 @@ pub fn find_stuck_drain(
     let marked =
         |_: &ClusterState, _: &Retry, after: &ClusterState| refused_when_quiet(&cluster, after);
     let outcome = find_lasso_parallel(&product, marked, options)?;
-    let verdict = match outcome.search {
-        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(FoundLoop {
-            kind: LoopKind::DrainNeverCompletes,
-            lasso: on_the_cluster(&lasso),
-            model: cluster.clone(),
-            length: outcome.length,
-        })),
-        LassoSearch::None => LoopVerdict::None,
-        LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
-    };
-    Ok(LoopSearch {
-        verdict,
-        stats: outcome.stats,
-        elapsed: outcome.elapsed,
-    })
+    Ok(LoopSearch::of(
+        outcome,
+        LoopKind::DrainNeverCompletes,
+        &cluster,
+        |lasso| on_the_cluster(&lasso),
+    ))
 }
 
 /// The lasso as steps of the cluster alone: stay steps are left out (a cycle of stays only

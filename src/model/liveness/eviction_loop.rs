@@ -8,9 +8,9 @@
 //! manager's, the node controller's and (under `--semantics kubernetes`) the taint eviction
 //! controller's; a deployment scaling down is not one.
 
-use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch};
 use crate::cluster::{ClusterAction, ClusterState, PodPhase};
-use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
+use crate::engine::cndfs::{find_lasso_parallel, LassoOptions};
 use crate::engine::lasso::{find_lasso, TooManyStates};
 use crate::engine::outcome::TraceLength;
 use crate::model::ClusterModel;
@@ -45,21 +45,12 @@ pub fn find_eviction_loop(
         evicts_pod(&model, before, action, after)
     };
     let outcome = find_lasso_parallel(&model, marked, options)?;
-    let verdict = match outcome.search {
-        LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(FoundLoop {
-            kind: LoopKind::Eviction,
-            model: model.clone(),
-            lasso,
-            length: outcome.length,
-        })),
-        LassoSearch::None => LoopVerdict::None,
-        LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
-    };
-    Ok(LoopSearch {
-        verdict,
-        stats: outcome.stats,
-        elapsed: outcome.elapsed,
-    })
+    Ok(LoopSearch::of(
+        outcome,
+        LoopKind::Eviction,
+        &model,
+        |lasso| lasso,
+    ))
 }
 
 /// The sequential reference search ([`find_lasso`]: the whole graph, then Tarjan's

@@ -1,9 +1,10 @@
 //! What a liveness search of the cluster finds and reports: the kind of lasso, the lasso on
 //! the cluster without its monitors, and the verdict.
 
-use crate::engine::cndfs::LassoStats;
+use crate::engine::cndfs::{LassoOutcome, LassoSearch, LassoStats};
 use crate::engine::lasso::Lasso;
 use crate::engine::outcome::TraceLength;
+use crate::engine::Model;
 use crate::model::{ClusterModel, ModelOptions};
 
 /// What a lasso of the cluster shows.
@@ -87,4 +88,31 @@ pub struct LoopSearch {
     pub stats: LassoStats,
     /// Wall time.
     pub elapsed: std::time::Duration,
+}
+
+impl LoopSearch {
+    /// What the lasso search `outcome` over a model of `cluster`'s runs decided: a lasso it
+    /// found, as steps of `cluster` (`on_the_cluster`), is a loop of `kind`.
+    pub(super) fn of<M: Model>(
+        outcome: LassoOutcome<M>,
+        kind: LoopKind,
+        cluster: &ClusterModel,
+        on_the_cluster: impl FnOnce(Lasso<M>) -> Lasso<ClusterModel>,
+    ) -> Self {
+        let verdict = match outcome.search {
+            LassoSearch::Found(lasso) => LoopVerdict::Found(Box::new(FoundLoop {
+                kind,
+                model: cluster.clone(),
+                lasso: on_the_cluster(lasso),
+                length: outcome.length,
+            })),
+            LassoSearch::None => LoopVerdict::None,
+            LassoSearch::Incomplete(reason) => LoopVerdict::Incomplete(reason),
+        };
+        Self {
+            verdict,
+            stats: outcome.stats,
+            elapsed: outcome.elapsed,
+        }
+    }
 }
