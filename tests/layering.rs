@@ -1,9 +1,9 @@
 //! The layers import only downwards: each top-level module of `src/` may use the modules listed
 //! for it below and nothing else (ARCHITECTURE.md draws the same picture). Test modules
-//! (`#[cfg(test)]`, in their parent's file or in their own, `#[cfg(test)] mod name;`) and
-//! comments are left out: tests may reach anything, except in the layers below the model,
-//! whose tests build their clusters in the cluster layer (`cluster::fixture`) rather than
-//! through the loader and the model.
+//! (`#[cfg(test)]`, in their parent's file or in their own, `#[cfg(test)] mod name;` of any
+//! visibility) and comments are left out: tests may reach anything, except in the layers
+//! below the model, whose tests build their clusters in the cluster layer
+//! (`cluster::fixture`) rather than through the loader and the model.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -91,7 +91,12 @@ fn test_module_files(file: &Path, text: &str) -> Vec<PathBuf> {
     let mut rest = text;
     while let Some(at) = rest.find("#[cfg(test)]") {
         rest = &rest[at + "#[cfg(test)]".len()..];
-        let Some(declared) = rest.trim_start().strip_prefix("mod ") else {
+        let item = rest.trim_start();
+        let item = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|visibility| item.strip_prefix(visibility))
+            .unwrap_or(item);
+        let Some(declared) = item.strip_prefix("mod ") else {
             continue;
         };
         let name: String = declared
