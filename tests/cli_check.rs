@@ -608,8 +608,11 @@ fn an_incomplete_answer_names_what_cut_it_short() {
     ]);
     assert_eq!(lasso.status.code(), Some(3));
     let stdout = String::from_utf8_lossy(&lasso.stdout);
+    // The two threads decide whether a scheduler step's outcomes or a scale-down's victims
+    // meet the budget first; either is a listing cut short, named as such.
     assert!(
-        stdout.contains("more outcomes than the memory budget holds"),
+        stdout.contains("more outcomes than the memory budget holds")
+            || stdout.contains("more ways to pick its scale-down victims"),
         "{stdout}"
     );
     assert!(
