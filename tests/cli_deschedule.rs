@@ -93,3 +93,106 @@ fn a_list_without_a_policy_exits_2() {
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("no DeschedulerPolicy"));
 }
+
+const NODE_AFFINITY: &str = "tests/data/kube-descheduler/cli/node-affinity.json";
+const HIGH_UTILIZATION: &str = "tests/data/kube-descheduler/cli/high-utilization.json";
+
+/// The List at `path` with its policy's plugin arguments changed by `change`.
+fn with_args(path: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+    let mut list: serde_json::Value = serde_json::from_str(&read(path)).unwrap();
+    let policy = list["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|item| item["kind"] == "DeschedulerPolicy")
+        .expect("a policy");
+    change(&mut policy["profiles"][0]["pluginConfig"][1]["args"]);
+    list.to_string()
+}
+
+/// RemovePodsViolatingNodeAffinity (`node_affinity.go`): a pod whose node no longer meets its
+/// required affinity is evicted when it fits another node; one with only a nodeSelector, or
+/// fitting no node, stays; a pod whose preferred terms weigh another node higher is evicted;
+/// the types run in the order given.
+#[test]
+fn node_affinity_evicts_pods_their_node_no_longer_suits() {
+    let cycle = json_of(&kivi(&["deschedule", NODE_AFFINITY, "--format", "json"]));
+    assert_eq!(
+        cycle["evicted"],
+        json!(["db-hdb-moved", "api-hapi-better"]),
+        "{cycle}"
+    );
+    assert_eq!(cycle["refused"], json!([]));
+
+    let preferred_only = with_args(NODE_AFFINITY, |args| {
+        args["nodeAffinityType"] = json!(["preferredDuringSchedulingIgnoredDuringExecution"])
+    });
+    let cycle = json_of(&kivi_with_stdin(
+        &["deschedule", "-", "--format", "json"],
+        Some(&preferred_only),
+    ));
+    assert_eq!(cycle["evicted"], json!(["api-hapi-better"]), "{cycle}");
+}
+
+/// HighNodeUtilization (`highnodeutilization.go`, `evictPodsFromSourceNodes`): the nodes at or
+/// below the thresholds (the cordoned one too) are emptied onto the others, least used first,
+/// each node's pods lowest priority first, while the destinations have room; with
+/// `numberOfNodes` at the count of underutilized nodes nothing happens.
+#[test]
+fn high_node_utilization_empties_the_least_used_nodes() {
+    let cycle = json_of(&kivi(&["deschedule", HIGH_UTILIZATION, "--format", "json"]));
+    assert_eq!(
+        cycle["evicted"],
+        json!(["batch-hbatch-b1", "batch-hbatch-a1", "web-hweb-a2"]),
+        "{cycle}"
+    );
+
+    let three = with_args(HIGH_UTILIZATION, |args| args["numberOfNodes"] = json!(3));
+    let output = kivi_with_stdin(&["deschedule", "-", "--format", "json"], Some(&three));
+    assert_eq!(
+        json_of(&output)["evicted"],
+        json!([]),
+        "{}",
+        stdout(&output)
+    );
+}
+
+/// The arguments these plugins refuse, as their `Validate…Args` do, exit 2 naming the field.
+#[test]
+fn node_affinity_and_high_utilization_arguments_are_validated() {
+    for (text, message) in [
+        (
+            with_args(NODE_AFFINITY, |args| {
+                args["nodeAffinityType"] = json!(["preferred"])
+            }),
+            "`preferred` is not requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
+            with_args(NODE_AFFINITY, |args| args["nodeAffinityType"] = json!([])),
+            "nodeAffinityType: needs to be set",
+        ),
+        (
+            with_args(HIGH_UTILIZATION, |args| {
+                args["thresholds"]["cpu"] = json!(120)
+            }),
+            "thresholds.cpu: must be a percentage from 0 to 100",
+        ),
+        (
+            with_args(HIGH_UTILIZATION, |args| {
+                args["evictionModes"] = json!(["Everything"])
+            }),
+            "invalid eviction mode `Everything`",
+        ),
+        (
+            with_args(HIGH_UTILIZATION, |args| {
+                args["evictableNamespaces"] = json!({"include": ["default"]})
+            }),
+            "only exclude namespaces can be set",
+        ),
+    ] {
+        let output = kivi_with_stdin(&["deschedule", "-"], Some(&text));
+        assert_eq!(output.status.code(), Some(2), "{message}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}

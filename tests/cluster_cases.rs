@@ -1,9 +1,6 @@
 //! The cluster model on Kivi's cases C1–C4 at scale 3 (single topology), checked with the engine
 //! and compared with Kivi + SPIN's reference results in `cases/`.
 
-use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
-
 use kivi::cluster::ClusterAction;
 use kivi::engine::{check, CheckOptions, Outcome, Strategy, VisitedKind};
 use kivi::model::ClusterModel;
@@ -161,19 +158,21 @@ fn non_violation_variants_have_no_violation() {
     assert_eq!(counts, [59, 20, 183, 5]);
 }
 
+/// Each case's single topology is small: a check stores at most a few hundred states, the
+/// violated ones a violation and the non-violation ones none (their exact counts are above).
 #[test]
-fn single_topology_checks_are_fast() {
+fn single_topology_checks_stay_small() {
     for case in ["c1", "c2", "c3", "c4"] {
         for file in ["original", "original-non-violation"] {
             let model = load(case, file);
-            let started = Instant::now();
             let outcome = run(&model);
-            let elapsed = started.elapsed();
-            let names: BTreeSet<_> = outcome.violated().into_iter().collect();
-            eprintln!("{case}/{file}: {elapsed:?}, violated {names:?}");
-            assert!(
-                elapsed < Duration::from_millis(500),
-                "{case}/{file}: {elapsed:?}"
+            let states = outcome.stats.states_stored;
+            assert!(states <= 1_000, "{case}/{file}: {states} states");
+            assert_eq!(
+                outcome.violated().is_empty(),
+                file.ends_with("non-violation"),
+                "{case}/{file}: {:?}",
+                outcome.violated()
             );
         }
     }

@@ -2,9 +2,10 @@
 //! verdict.
 
 use kivi::engine::synthetic::{Counters, StoppableChain};
-use kivi::engine::trace::{replay_violation, Path, ReplayError};
+use kivi::engine::trace::{replay_violation, Path, ReplayBounds, ReplayError};
 use kivi::engine::{
-    check, replay, CheckOptions, Failure, Incompleteness, Model, Strategy, Verdict,
+    check, replay, CheckOptions, Failure, Incompleteness, MemoryBudget, Model, ReplayBound,
+    Strategy, Unchecked, Verdict,
 };
 use std::time::{Duration, Instant};
 
@@ -123,12 +124,19 @@ fn a_timeout_is_incomplete() {
     ));
 }
 
-// A violation's replay within the check's deadline (`engine::trace::replay_violation`).
+// A violation's replay within the check's bounds (`engine::trace::replay_violation`).
 
 fn path(actions: &[u8]) -> Path<u8> {
     Path {
         init: 0,
         actions: actions.to_vec(),
+    }
+}
+
+fn until(deadline: Option<Instant>) -> ReplayBounds {
+    ReplayBounds {
+        deadline,
+        memory: None,
     }
 }
 
@@ -141,17 +149,17 @@ fn a_replay_checks_every_step_while_there_is_time() {
             &StoppableChain::failing_at(5),
             &path(&[1; 5]),
             &failure,
-            deadline,
+            &until(deadline),
         )
         .unwrap();
-        assert_eq!(replayed.unchecked_from, None);
+        assert_eq!(replayed.unchecked, None);
         assert_eq!(*replayed.trace.last_state(), 5);
     }
     let wrong = replay_violation(
         &StoppableChain::failing_at(5),
         &path(&[1, 2, 1, 1]),
         &failure,
-        later,
+        &until(later),
     );
     assert_eq!(
         wrong.unwrap_err(),
@@ -169,17 +177,61 @@ fn past_its_deadline_a_replay_follows_the_path_unchecked_and_says_from_where() {
         &StoppableChain::failing_at(5),
         &path(&[1; 5]),
         &failure,
-        passed,
+        &until(passed),
     )
     .unwrap();
-    assert_eq!(replayed.unchecked_from, Some(0));
+    assert_eq!(
+        replayed.unchecked,
+        Some(Unchecked {
+            from: 0,
+            bound: ReplayBound::Time
+        })
+    );
     assert_eq!(replayed.trace.len(), 5);
     assert_eq!(*replayed.trace.last_state(), 5);
     let not_failing = replay_violation(
         &StoppableChain::failing_at(5),
         &path(&[1; 4]),
         &failure,
-        passed,
+        &until(passed),
     );
     assert!(not_failing.is_err(), "the last state is still checked");
+}
+
+/// A state's actions are listed within the check's memory budget: a listing the budget
+/// cannot hold stops the checks there, named as the memory's doing, and the path is followed
+/// to its failing state; what the budget holds is checked in full, a wrong step still an
+/// error.
+#[test]
+fn a_listing_the_memory_budget_cannot_hold_leaves_the_rest_unchecked() {
+    let failure = Failure::Invariant("below_5".into());
+    let within = |limit: u64| ReplayBounds {
+        deadline: None,
+        memory: Some(MemoryBudget::new(limit)),
+    };
+    let chain = StoppableChain::failing_at(5).listing(1 << 20);
+    let held = replay_violation(&chain, &path(&[1; 5]), &failure, &within(1 << 24)).unwrap();
+    assert_eq!(held.unchecked, None);
+    let wrong = replay_violation(&chain, &path(&[1, 2, 1]), &failure, &within(1 << 24));
+    assert_eq!(
+        wrong.unwrap_err(),
+        ReplayError("step 1: action 2 is not enabled".into())
+    );
+
+    let budget = MemoryBudget::new(1 << 24);
+    let refused = ReplayBounds {
+        deadline: None,
+        memory: Some(budget.clone()),
+    };
+    let chain = StoppableChain::failing_at(5).listing(1 << 25);
+    let replayed = replay_violation(&chain, &path(&[1; 5]), &failure, &refused).unwrap();
+    assert_eq!(
+        replayed.unchecked,
+        Some(Unchecked {
+            from: 0,
+            bound: ReplayBound::Memory
+        })
+    );
+    assert_eq!(*replayed.trace.last_state(), 5);
+    assert_eq!(budget.charged(), 0, "the refused listing charges nothing");
 }

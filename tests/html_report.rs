@@ -232,12 +232,12 @@ fn an_unwritable_page_is_a_usage_error_before_the_search() {
     assert!(output.stdout.is_empty(), "no search ran");
 }
 
-/// A counterexample whose replay ran out of time (its steps from some point on printed as the
-/// search found them, unchecked) says so on the page and in the SARIF result, as the text and
-/// JSON reports do.
+/// A counterexample whose replay ran out of time or memory (its steps from some point on
+/// printed as the search found them, unchecked) says so, naming the bound, on the page and in
+/// the SARIF result, as the text and JSON reports do.
 #[test]
 fn a_trace_replayed_past_the_time_limit_says_so_on_the_page_and_in_sarif() {
-    use kivi::engine::{check, CheckOptions};
+    use kivi::engine::{check, CheckOptions, ReplayBound, Unchecked};
     use kivi::report::{ci, html, single};
 
     let model = crate::support::case_model("c1", "original");
@@ -249,19 +249,29 @@ fn a_trace_replayed_past_the_time_limit_says_so_on_the_page_and_in_sarif() {
     let violation = outcome.violations.first_mut().expect("C1 is violated");
     let steps = violation.trace.steps.len();
     assert!(steps > 2, "{steps} steps");
-    let note = single::unchecked_note(2, steps);
     let page = html::single_page("c1", &model, &outcome).render();
     assert!(
         !page.contains("were not checked"),
         "a checked replay says nothing"
     );
 
-    outcome.violations[0].unchecked_from = Some(2);
-    let page = html::single_page("c1", &model, &outcome).render();
-    assert!(page.contains(&format!("<b>{note}</b>")), "{page}");
-    let sarif = ci::to_sarif(&single::to_json(&model, &outcome), "cases/c1/original.json");
-    let message = sarif["runs"][0]["results"][0]["message"]["text"]
-        .as_str()
-        .expect("a result's message");
-    assert!(message.ends_with(&note), "{message}");
+    for (bound, named) in [
+        (ReplayBound::Time, "(--timeout)"),
+        (ReplayBound::Memory, "(--memory)"),
+    ] {
+        let unchecked = Unchecked { from: 2, bound };
+        let note = single::unchecked_note(unchecked, steps);
+        assert!(
+            note.contains(named) && note.contains(&format!("last {} of {steps}", steps - 2)),
+            "{note}"
+        );
+        outcome.violations[0].unchecked = Some(unchecked);
+        let page = html::single_page("c1", &model, &outcome).render();
+        assert!(page.contains(&format!("<b>{note}</b>")), "{page}");
+        let sarif = ci::to_sarif(&single::to_json(&model, &outcome), "cases/c1/original.json");
+        let message = sarif["runs"][0]["results"][0]["message"]["text"]
+            .as_str()
+            .expect("a result's message");
+        assert!(message.ends_with(&note), "{message}");
+    }
 }

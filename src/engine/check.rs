@@ -8,7 +8,7 @@ use super::outcome::{Example, Incompleteness, Outcome, TraceLength, Violation};
 use super::search::{bfs, dfs, Search, SuccessorBatch};
 use super::shortest::shorten_violations;
 use super::stats::Statistics;
-use super::trace::{replay_example, replay_violation, Path};
+use super::trace::{replay_example, replay_violation, Path, ReplayBounds};
 use super::visited::{
     ExactSet, FingerprintTable, Insertion, ShardedFingerprints, VisitedPin, VisitedSet,
 };
@@ -82,17 +82,20 @@ fn check_with<M: Model, V: VisitedSet>(
         return Err(CheckError::Panicked(message));
     }
     let stats = Statistics::new(initial_count, workers, visited.stats(), elapsed);
-    // The traces are replayed within the check's time limit: a violation found in time is
-    // reported even when checking its trace would take longer.
-    let deadline = options.timeout.map(|timeout| started + timeout);
+    // The traces are replayed within the check's time limit and memory budget: a violation
+    // found within them is reported even when checking its trace would take more.
+    let bounds = ReplayBounds {
+        deadline: options.timeout.map(|timeout| started + timeout),
+        memory: Some(options.memory.clone()),
+    };
     let violations = findings
         .violations
         .into_iter()
         .map(|(failure, path)| {
-            replay_violation(model, &path, &failure, deadline).map(|replayed| Violation {
+            replay_violation(model, &path, &failure, &bounds).map(|replayed| Violation {
                 failure,
                 trace: replayed.trace,
-                unchecked_from: replayed.unchecked_from,
+                unchecked: replayed.unchecked,
                 length: match options.strategy {
                     Strategy::Bfs => TraceLength::Shortest,
                     Strategy::Dfs | Strategy::Swarm => TraceLength::AsFound,

@@ -25,6 +25,7 @@ pub struct Interrupt {
     cancel: Option<CancelToken>,
     memory: Option<MemoryBudget>,
     fired: AtomicBool,
+    memory_refused: AtomicBool,
 }
 
 impl Interrupt {
@@ -35,6 +36,7 @@ impl Interrupt {
             cancel,
             memory: None,
             fired: AtomicBool::new(false),
+            memory_refused: AtomicBool::new(false),
         })
     }
 
@@ -49,12 +51,25 @@ impl Interrupt {
             cancel,
             memory: Some(memory),
             fired: AtomicBool::new(false),
+            memory_refused: AtomicBool::new(false),
         })
     }
 
     /// Whether a model was ever told to stop under these bounds.
     pub fn fired(&self) -> bool {
         self.fired.load(Ordering::Relaxed)
+    }
+
+    /// Whether a model ever cut a step short under these bounds because the memory budget
+    /// refused what the step needed ([`WorkerBounds::note_memory_refused`]).
+    ///
+    /// [`WorkerBounds::note_memory_refused`]: super::model::WorkerBounds::note_memory_refused
+    pub fn memory_refused(&self) -> bool {
+        self.memory_refused.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn note_memory_refused(&self) {
+        self.memory_refused.store(true, Ordering::Relaxed);
     }
 
     /// The memory budget what a model keeps between steps charges, if any.

@@ -46,7 +46,7 @@ pub use options::{
 pub use outcome::{Example, Incompleteness, Outcome, Shortening, TraceLength, Verdict, Violation};
 pub use search::dfs::{computes_children_again, LAZY_STATE_BYTES};
 pub use stats::{Statistics, WorkerStats};
-pub use trace::{replay, Failure, Path, ReplayError, Step, Trace};
+pub use trace::{replay, Failure, Path, ReplayBound, ReplayError, Step, Trace, Unchecked};
 
 #[cfg(test)]
 mod test_graph;

@@ -98,6 +98,16 @@ impl WorkerBounds {
         self.interrupt.as_ref().is_some_and(|i| i.reached())
     }
 
+    /// Notes that the model cut a step short because the memory budget ([`Self::memory`])
+    /// refused what it needed. A search learns of it from [`Model::left_out`]; a replay, which
+    /// lists a step's actions within the check's budget, from the note
+    /// ([`crate::engine::trace::replay_by`]).
+    pub fn note_memory_refused(&self) {
+        if let Some(interrupt) = &self.interrupt {
+            interrupt.note_memory_refused();
+        }
+    }
+
     /// The memory budget what the model keeps between steps is charged to (`None` outside a
     /// search, or for bounds without one).
     pub fn memory(&self) -> Option<&MemoryBudget> {

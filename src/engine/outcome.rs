@@ -2,7 +2,7 @@
 
 use super::model::Model;
 use super::stats::Statistics;
-use super::trace::{Failure, Trace};
+use super::trace::{Failure, Trace, Unchecked};
 
 /// Why a search stopped before covering the whole state space.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -88,11 +88,11 @@ pub struct Violation<M: Model> {
     pub trace: Trace<M>,
     /// Whether a shorter trace could reach the same failure.
     pub length: TraceLength,
-    /// The first step whose action the replay did not check against the actions enabled
-    /// where it is taken, since the check's time limit had passed
+    /// Where the replay stopped checking the steps' actions against the actions enabled where
+    /// they are taken, since the check's time limit or memory budget was reached
     /// ([`Replayed`](super::trace::Replayed)): the trace is printed as found from there on.
     /// `None` when every step was checked.
-    pub unchecked_from: Option<usize>,
+    pub unchecked: Option<Unchecked>,
     /// The number of steps of the trace after which every run fails the same way (0: from
     /// the initial state on), when that could be decided ([`crate::engine::no_return`]).
     pub unavoidable_from: Option<usize>,

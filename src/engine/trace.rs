@@ -7,12 +7,14 @@
 //!
 //! Checking that an action is enabled lists every action of the state it is taken in, and a
 //! state under `--tie-break any` may have millions. A violation's replay is therefore held to
-//! the check's time limit ([`replay_violation`]): once it has passed (or runs out while a
-//! state's actions are listed) the rest of the path is followed by the model's steps without
-//! that check, and the replay says from which step ([`Replayed::unchecked_from`]), so that a
-//! violation found in time is still reported as one, and said to be printed as found.
+//! the check's time limit and memory budget ([`replay_violation`], [`ReplayBounds`]): once the
+//! time has passed, or a listing runs out of time or memory, the rest of the path is followed
+//! by the model's steps without that check, and the replay says from which step and why
+//! ([`Unchecked`]), so that a violation found within the bounds is still reported as one, and
+//! said to be printed as found.
 
 use super::interrupt::Interrupt;
+use super::memory::MemoryBudget;
 use super::model::{Model, WorkerBounds};
 use std::time::Instant;
 
@@ -95,29 +97,55 @@ impl std::fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
+/// The bounds a violation's replay keeps to: the check's own.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayBounds {
+    /// The check's time limit.
+    pub deadline: Option<Instant>,
+    /// The check's memory budget, which a state's listed actions are charged to.
+    pub memory: Option<MemoryBudget>,
+}
+
+/// The bound that stopped a replay checking its steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayBound {
+    /// The time limit had passed.
+    Time,
+    /// The memory budget could not hold a state's actions.
+    Memory,
+}
+
+/// Where a replay stopped checking its steps, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unchecked {
+    /// The first step whose action was not checked against the actions enabled where it is
+    /// taken (the states still follow from the actions by the model's steps).
+    pub from: usize,
+    /// What stopped the check.
+    pub bound: ReplayBound,
+}
+
 /// A replayed trace, and how much of it was checked.
 #[derive(Clone, Debug)]
 pub struct Replayed<M: Model> {
     /// The trace.
     pub trace: Trace<M>,
-    /// The first step whose action was not checked against the actions enabled where it is
-    /// taken, since the time limit had passed (the states still follow from the actions by
-    /// the model's steps); `None` when every step was.
-    pub unchecked_from: Option<usize>,
+    /// Where the replay stopped checking the steps; `None` when every step was checked.
+    pub unchecked: Option<Unchecked>,
 }
 
 /// Replays `path` through `model`, checking that each action is enabled where it is taken.
 pub fn replay<M: Model>(model: &M, path: &Path<M::Action>) -> Result<Trace<M>, ReplayError> {
-    replay_by(model, path, None).map(|replayed| replayed.trace)
+    replay_by(model, path, &ReplayBounds::default()).map(|replayed| replayed.trace)
 }
 
-/// [`replay`], checking the actions only until `deadline`: from the step at which it has
-/// passed, or at which it passed while the step's actions were listed, the states are
-/// computed from the actions without that check.
+/// [`replay`], checking the actions only within `bounds`: from the step at which the time
+/// limit has passed, or at which a listing of the step's actions ran out of time or memory,
+/// the states are computed from the actions without that check.
 pub fn replay_by<M: Model>(
     model: &M,
     path: &Path<M::Action>,
-    deadline: Option<Instant>,
+    bounds: &ReplayBounds,
 ) -> Result<Replayed<M>, ReplayError> {
     let init = model
         .init_states()
@@ -127,9 +155,13 @@ pub fn replay_by<M: Model>(
     let mut steps: Vec<Step<M>> = Vec::with_capacity(path.actions.len());
     let mut enabled = Vec::new();
     // Fresh contexts outside any search: a replay never depends on what a search kept. The
-    // actions are listed within the deadline (a long listing is cut when it passes); a step
-    // is computed without one.
-    let interrupt = deadline.map(|deadline| Interrupt::new(Some(deadline), None));
+    // actions are listed within the bounds (a long listing is cut when they are reached); a
+    // step is computed without them.
+    let interrupt = match (bounds.deadline, &bounds.memory) {
+        (deadline, Some(memory)) => Some(Interrupt::with_memory(deadline, None, memory.clone())),
+        (Some(deadline), None) => Some(Interrupt::new(Some(deadline), None)),
+        (None, None) => None,
+    };
     let mut lister = model.worker(
         interrupt
             .clone()
@@ -137,23 +169,30 @@ pub fn replay_by<M: Model>(
     );
     let mut worker = model.worker(WorkerBounds::none());
     let time_is_up = || interrupt.as_ref().is_some_and(|i| i.time_is_up());
-    let mut unchecked_from = None;
+    let mut unchecked = None;
     for (index, action) in path.actions.iter().enumerate() {
         let state = steps.last().map_or(&init, |step| &step.state);
-        if unchecked_from.is_none() && time_is_up() {
-            unchecked_from = Some(index);
+        if unchecked.is_none() && time_is_up() {
+            unchecked = Some(Unchecked {
+                from: index,
+                bound: ReplayBound::Time,
+            });
         }
-        if unchecked_from.is_none() {
+        if unchecked.is_none() {
             enabled.clear();
             model.actions(&mut lister, state, &mut enabled);
             if !enabled.contains(action) {
-                if !interrupt.as_ref().is_some_and(|i| i.fired()) {
-                    return Err(ReplayError(format!(
-                        "step {index}: action {action:?} is not enabled"
-                    )));
-                }
-                // The listing was cut by the deadline before it reached the action.
-                unchecked_from = Some(index);
+                // The listing may have been cut by a bound before it reached the action.
+                let bound = match &interrupt {
+                    Some(i) if i.memory_refused() => ReplayBound::Memory,
+                    Some(i) if i.fired() => ReplayBound::Time,
+                    _ => {
+                        return Err(ReplayError(format!(
+                            "step {index}: action {action:?} is not enabled"
+                        )))
+                    }
+                };
+                unchecked = Some(Unchecked { from: index, bound });
             }
         }
         let next = model
@@ -168,19 +207,19 @@ pub fn replay_by<M: Model>(
     }
     Ok(Replayed {
         trace: Trace { init, steps },
-        unchecked_from,
+        unchecked,
     })
 }
 
-/// Replays `path`, checking its actions until `deadline` ([`replay_by`]), and checks that its
+/// Replays `path`, checking its actions within `bounds` ([`replay_by`]), and checks that its
 /// last state shows `failure`.
 pub fn replay_violation<M: Model>(
     model: &M,
     path: &Path<M::Action>,
     failure: &Failure,
-    deadline: Option<Instant>,
+    bounds: &ReplayBounds,
 ) -> Result<Replayed<M>, ReplayError> {
-    let replayed = replay_by(model, path, deadline)?;
+    let replayed = replay_by(model, path, bounds)?;
     let last = replayed.trace.last_state();
     let mut worker = model.worker(WorkerBounds::none());
     let reproduced = match failure {

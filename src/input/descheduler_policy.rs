@@ -10,8 +10,9 @@ use super::diagnostics::{Diagnostics, InputError};
 use super::kube_list::read_snapshot_and_policies;
 use super::yaml_documents::Document;
 use crate::cluster::kube::descheduler_policy::{
-    DeschedulerPolicy, EvictorArgs, Namespaces, NodeTaintsArgs, NodeUtilizationArgs, PluginArgs,
-    PriorityThreshold, Profile, RemoveDuplicatesArgs, TopologySpreadArgs,
+    DeschedulerPolicy, EvictorArgs, HighNodeUtilizationArgs, Namespaces, NodeAffinityArgs,
+    NodeAffinityType, NodeTaintsArgs, NodeUtilizationArgs, PluginArgs, PriorityThreshold, Profile,
+    RemoveDuplicatesArgs, TopologySpreadArgs,
 };
 use crate::cluster::kube::{LabelSelector, Operator, Requirement, Snapshot, WhenUnsatisfiable};
 use serde_json::{Map, Value};
@@ -19,13 +20,16 @@ use std::collections::BTreeMap;
 
 /// Plugins of the descheduler v0.33 that kivi does not model.
 const UNMODELLED_PLUGINS: &[&str] = &[
-    "HighNodeUtilization",
-    "RemovePodsViolatingNodeAffinity",
     "RemovePodsViolatingInterPodAntiAffinity",
     "RemovePodsHavingTooManyRestarts",
     "PodLifeTime",
     "RemoveFailedPods",
 ];
+
+/// The plugins kivi models, as its errors list them.
+const MODELLED_PLUGINS: &str = "RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, \
+    RemovePodsViolatingNodeTaints, RemovePodsViolatingNodeAffinity, LowNodeUtilization, \
+    HighNodeUtilization";
 
 /// Reads `text` (the contents of `file`, `-` for standard input): a List (or YAML stream) of
 /// the cluster's objects with one `DeschedulerPolicy` among them.
@@ -414,15 +418,19 @@ impl Reader<'_> {
         at: &str,
     ) -> Result<PluginArgs, InputError> {
         let expected_point = match plugin {
-            "RemovePodsViolatingNodeTaints" => "deschedule",
+            "RemovePodsViolatingNodeTaints" | "RemovePodsViolatingNodeAffinity" => "deschedule",
             "RemoveDuplicates"
             | "RemovePodsViolatingTopologySpreadConstraint"
-            | "LowNodeUtilization" => "balance",
+            | "LowNodeUtilization"
+            | "HighNodeUtilization" => "balance",
             other if UNMODELLED_PLUGINS.contains(&other) => {
-                return Err(self.error(other, format!("plugin `{other}` is not modelled by kivi's descheduler yet (modelled: RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, RemovePodsViolatingNodeTaints, LowNodeUtilization)")));
+                return Err(self.error(other, format!("plugin `{other}` is not modelled by kivi's descheduler yet (modelled: {MODELLED_PLUGINS})")));
             }
             other => {
-                return Err(self.error(other, format!("`{other}` is not a descheduler plugin (modelled: RemoveDuplicates, RemovePodsViolatingTopologySpreadConstraint, RemovePodsViolatingNodeTaints, LowNodeUtilization)")));
+                return Err(self.error(
+                    other,
+                    format!("`{other}` is not a descheduler plugin (modelled: {MODELLED_PLUGINS})"),
+                ));
             }
         };
         if point != expected_point {
@@ -493,7 +501,146 @@ impl Reader<'_> {
                     label_selector: self.label_selector(args, at)?,
                 })
             }
+            "RemovePodsViolatingNodeAffinity" => {
+                self.known_fields(
+                    args,
+                    at,
+                    &["nodeAffinityType", "namespaces", "labelSelector"],
+                )?;
+                let mut node_affinity_type = Vec::new();
+                for name in self
+                    .strings(args, "nodeAffinityType", at)?
+                    .unwrap_or_default()
+                {
+                    node_affinity_type.push(NodeAffinityType::parse(&name).ok_or_else(|| {
+                        self.error(&name, format!("{at}.nodeAffinityType: `{name}` is not requiredDuringSchedulingIgnoredDuringExecution or preferredDuringSchedulingIgnoredDuringExecution (the descheduler logs it as invalid and skips it)"))
+                    })?);
+                }
+                if node_affinity_type.is_empty() {
+                    return Err(self.error(
+                        plugin,
+                        format!("{at}.nodeAffinityType: needs to be set (requiredDuringSchedulingIgnoredDuringExecution, preferredDuringSchedulingIgnoredDuringExecution or both)"),
+                    ));
+                }
+                PluginArgs::NodeAffinity(NodeAffinityArgs {
+                    node_affinity_type,
+                    namespaces: self.namespaces(args, at)?,
+                    label_selector: self.label_selector(args, at)?,
+                })
+            }
+            "HighNodeUtilization" => {
+                PluginArgs::HighNodeUtilization(self.high_node_utilization(args, at)?)
+            }
             _ => PluginArgs::LowNodeUtilization(self.node_utilization(args, at)?),
+        })
+    }
+
+    /// `thresholds` or `targetThresholds` of a node utilization plugin: percentages from 0 to
+    /// 100 by resource name (`validateThresholds`).
+    fn percentages(
+        &self,
+        args: &Map<String, Value>,
+        field: &str,
+        at: &str,
+    ) -> Result<BTreeMap<String, f64>, InputError> {
+        let mut map = BTreeMap::new();
+        for (name, value) in args
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let percent = value
+                .as_f64()
+                .filter(|p| (0.0..=100.0).contains(p))
+                .ok_or_else(|| {
+                    self.error(
+                        name,
+                        format!(
+                            "{at}.{field}.{name}: must be a percentage from 0 to 100, not {value}"
+                        ),
+                    )
+                })?;
+            map.insert(name.clone(), percent);
+        }
+        Ok(map)
+    }
+
+    /// `evictableNamespaces` of a node utilization plugin: only `exclude` may be set.
+    fn excluded_namespaces(
+        &self,
+        args: &Map<String, Value>,
+        at: &str,
+    ) -> Result<Vec<String>, InputError> {
+        match args.get("evictableNamespaces").filter(|v| !v.is_null()) {
+            None => Ok(Vec::new()),
+            Some(value) => {
+                let here = format!("{at}.evictableNamespaces");
+                let namespaces = self.object(value, &here)?;
+                if namespaces.contains_key("include") {
+                    return Err(self.error(
+                        "include",
+                        format!("{here}: only exclude namespaces can be set, inclusion is not supported"),
+                    ));
+                }
+                self.known_fields(namespaces, &here, &["exclude"])?;
+                Ok(self
+                    .strings(namespaces, "exclude", &here)?
+                    .unwrap_or_default())
+            }
+        }
+    }
+
+    /// `numberOfNodes` of a node utilization plugin (default 0).
+    fn number_of_nodes(&self, args: &Map<String, Value>, at: &str) -> Result<usize, InputError> {
+        match args.get("numberOfNodes") {
+            None | Some(Value::Null) => Ok(0),
+            Some(value) => value.as_u64().map(|n| n as usize).ok_or_else(|| {
+                self.error(
+                    "numberOfNodes",
+                    format!("{at}.numberOfNodes: must be a non-negative integer, not {value}"),
+                )
+            }),
+        }
+    }
+
+    fn high_node_utilization(
+        &self,
+        args: &Map<String, Value>,
+        at: &str,
+    ) -> Result<HighNodeUtilizationArgs, InputError> {
+        self.known_fields(
+            args,
+            at,
+            &[
+                "thresholds",
+                "numberOfNodes",
+                "evictionModes",
+                "evictableNamespaces",
+            ],
+        )?;
+        let thresholds = self.percentages(args, "thresholds", at)?;
+        if thresholds.is_empty() {
+            return Err(self.error(
+                "HighNodeUtilization",
+                format!("{at}.thresholds: no resource threshold is configured"),
+            ));
+        }
+        let mut only_thresholding_resources = false;
+        for mode in self.strings(args, "evictionModes", at)?.unwrap_or_default() {
+            if mode != "OnlyThresholdingResources" {
+                return Err(self.error(
+                    &mode,
+                    format!("{at}.evictionModes: invalid eviction mode `{mode}` (the one mode is OnlyThresholdingResources)"),
+                ));
+            }
+            only_thresholding_resources = true;
+        }
+        Ok(HighNodeUtilizationArgs {
+            thresholds,
+            number_of_nodes: self.number_of_nodes(args, at)?,
+            only_thresholding_resources,
+            excluded_namespaces: self.excluded_namespaces(args, at)?,
         })
     }
 
@@ -513,23 +660,8 @@ impl Reader<'_> {
                 "evictableNamespaces",
             ],
         )?;
-        let percentages = |field: &str| -> Result<BTreeMap<String, f64>, InputError> {
-            let mut map = BTreeMap::new();
-            for (name, value) in args
-                .get(field)
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-            {
-                let percent = value.as_f64().filter(|p| (0.0..=100.0).contains(p)).ok_or_else(|| {
-                    self.error(name, format!("{at}.{field}.{name}: must be a percentage from 0 to 100, not {value}"))
-                })?;
-                map.insert(name.clone(), percent);
-            }
-            Ok(map)
-        };
-        let thresholds = percentages("thresholds")?;
-        let target_thresholds = percentages("targetThresholds")?;
+        let thresholds = self.percentages(args, "thresholds", at)?;
+        let target_thresholds = self.percentages(args, "targetThresholds", at)?;
         if thresholds.is_empty() {
             return Err(self.error(
                 "LowNodeUtilization",
@@ -552,31 +684,12 @@ impl Reader<'_> {
                 format!("{at}: thresholds' {name} is greater than targetThresholds' {name}"),
             ));
         }
-        let excluded_namespaces = match args.get("evictableNamespaces").filter(|v| !v.is_null()) {
-            None => Vec::new(),
-            Some(value) => {
-                let here = format!("{at}.evictableNamespaces");
-                let namespaces = self.object(value, &here)?;
-                self.known_fields(namespaces, &here, &["exclude"])?;
-                self.strings(namespaces, "exclude", &here)?
-                    .unwrap_or_default()
-            }
-        };
-        let number_of_nodes = match args.get("numberOfNodes") {
-            None | Some(Value::Null) => 0,
-            Some(value) => value.as_u64().map(|n| n as usize).ok_or_else(|| {
-                self.error(
-                    "numberOfNodes",
-                    format!("{at}.numberOfNodes: must be a non-negative integer, not {value}"),
-                )
-            })?,
-        };
         Ok(NodeUtilizationArgs {
             thresholds,
             target_thresholds,
             use_deviation_thresholds,
-            number_of_nodes,
-            excluded_namespaces,
+            number_of_nodes: self.number_of_nodes(args, at)?,
+            excluded_namespaces: self.excluded_namespaces(args, at)?,
         })
     }
 }

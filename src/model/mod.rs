@@ -668,6 +668,7 @@ impl ClusterModel {
         let why = match listing.cut {
             None | Some(victim_choices::Cut::Stopped) => None,
             Some(victim_choices::Cut::Memory) => {
+                bounds.note_memory_refused();
                 Some("more than the memory budget holds; give it more --memory")
             }
             Some(victim_choices::Cut::Overflow) => Some("too many to number in 64 bits"),

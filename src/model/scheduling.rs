@@ -155,6 +155,7 @@ impl ClusterModel {
             Listed::All => true,
             Listed::Stopped | Listed::Cut => false,
             Listed::OutOfMemory { listed, held } => {
+                bounds.note_memory_refused();
                 self.left_out.get_or_init(|| {
                     let why = match &self.symmetry {
                         SymmetryStatus::On(_) => String::new(),

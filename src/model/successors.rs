@@ -23,7 +23,7 @@
 use super::{scheduling, ClusterModel, ClusterWorker};
 use crate::cluster::{ClusterAction, ClusterState};
 use crate::engine::memory::{Charge, MemoryBudget, Tally, Use};
-use crate::engine::model::StepBuffers;
+use crate::engine::model::{StepBuffers, WorkerBounds};
 
 /// Successors computed between two looks at the search's time limit and cancel token.
 const ASK_EVERY: usize = 64;
@@ -76,13 +76,13 @@ pub(super) fn hand_over(
                 },
             };
             if index >= KEPT_ACTIONS && !account.add(scheduling::state_bytes(&next)) {
-                account.note_refused(model);
+                account.note_refused(model, &w.bounds);
                 break;
             }
             visit(action, next);
         }
     } else {
-        account.note_refused(model);
+        account.note_refused(model, &w.bounds);
     }
     listed.clear();
     listed.shrink_to(KEPT_ACTIONS);
@@ -153,7 +153,8 @@ impl Account {
     }
 
     /// Notes that the budget could not hold a state's successors.
-    fn note_refused(&self, model: &ClusterModel) {
+    fn note_refused(&self, model: &ClusterModel, bounds: &WorkerBounds) {
+        bounds.note_memory_refused();
         let held = self
             .charge
             .as_ref()

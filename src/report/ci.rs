@@ -15,6 +15,7 @@
 //! per violated intent of each violating topology; an incomplete check is a skipped case.
 
 use super::escape_markup as escape;
+use crate::engine::Unchecked;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -149,7 +150,13 @@ fn findings(report: &Value, topology: Option<&str>) -> Vec<Finding> {
                 }
                 if let Some(step) = counterexample["uncheckedFromStep"].as_u64() {
                     let steps = counterexample["steps"].as_array().map_or(0, Vec::len);
-                    let note = super::single::unchecked_note(step as usize, steps);
+                    let unchecked = Unchecked {
+                        from: step as usize,
+                        bound: super::single::replay_bound_named(
+                            counterexample["uncheckedBy"].as_str().unwrap_or_default(),
+                        ),
+                    };
+                    let note = super::single::unchecked_note(unchecked, steps);
                     let _ = write!(message, "\n{note}");
                 }
                 Finding {

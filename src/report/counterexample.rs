@@ -2,7 +2,7 @@
 
 use super::snapshot::snapshot;
 use crate::cluster::{ClusterAction, ClusterState};
-use crate::engine::{Failure, Trace, Violation};
+use crate::engine::{Failure, Trace, Unchecked, Violation};
 use crate::model::{ClusterModel, FitError};
 use serde_json::{json, Value};
 
@@ -79,8 +79,9 @@ pub struct Counterexample<'a> {
     /// The number of steps after which every run fails (0: from the initial state), if
     /// decided.
     pub unavoidable_from: Option<usize>,
-    /// The first step the replay did not check (the time limit ran out), if any.
-    pub unchecked_from: Option<usize>,
+    /// Where the replay stopped checking the steps (the time limit or the memory budget was
+    /// reached), if it did.
+    pub unchecked: Option<Unchecked>,
 }
 
 /// The line that marks the point of no return in a text counterexample.
@@ -94,7 +95,7 @@ impl<'a> Counterexample<'a> {
             failure: &violation.failure,
             trace: &violation.trace,
             unavoidable_from: violation.unavoidable_from,
-            unchecked_from: violation.unchecked_from,
+            unchecked: violation.unchecked,
         }
     }
 

@@ -238,8 +238,8 @@ impl Timeline {
         });
         timeline.epilogue =
             counterexample.unschedulable_lines(super::counterexample::Verbosity::AllSteps);
-        if let Some(step) = counterexample.unchecked_from {
-            let note = super::single::unchecked_note(step, trace.steps.len());
+        if let Some(unchecked) = counterexample.unchecked {
+            let note = super::single::unchecked_note(unchecked, trace.steps.len());
             timeline.epilogue.push(note);
         }
         timeline

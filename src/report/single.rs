@@ -2,7 +2,7 @@
 
 use super::counterexample::{Counterexample, Verbosity};
 use crate::cluster::TieBreak;
-use crate::engine::{Outcome, TraceLength, Verdict};
+use crate::engine::{Outcome, ReplayBound, TraceLength, Unchecked, Verdict};
 use crate::model::ClusterModel;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -64,23 +64,45 @@ pub fn failures_text(
         if let TraceLength::MaybeLonger(why) = &violation.length {
             let _ = writeln!(text, "(This trace may not be the shortest: {why}.)");
         }
-        if let Some(step) = violation.unchecked_from {
-            let _ = writeln!(text, "{}", unchecked_note(step, violation.trace.len()));
+        if let Some(unchecked) = violation.unchecked {
+            let _ = writeln!(text, "{}", unchecked_note(unchecked, violation.trace.len()));
         }
         let _ = writeln!(text);
     }
     text
 }
 
-/// What a trace of `steps` steps whose replay ran out of time at step `step` (from 0) says:
-/// the violation stands, its trace is printed as the search found it.
-pub fn unchecked_note(step: usize, steps: usize) -> String {
+/// What a trace of `steps` steps whose replay stopped checking at `unchecked` says: the
+/// violation stands, its trace is printed as the search found it.
+pub fn unchecked_note(unchecked: Unchecked, steps: usize) -> String {
+    let bound = match unchecked.bound {
+        ReplayBound::Time => "The time limit (--timeout) ran out",
+        ReplayBound::Memory => "The memory budget (--memory) could not hold the actions of a step",
+    };
     format!(
-        "(The time limit (--timeout) ran out while this trace was replayed: its last {} of {steps} \
-         steps were not checked against the actions the model enables where they are taken; \
-         the violation was found, and the trace is printed as found.)",
-        steps - step
+        "({bound} while this trace was replayed: its last {} of {steps} steps were not checked \
+         against the actions the model enables where they are taken; the violation was found, \
+         and the trace is printed as found.)",
+        steps - unchecked.from
     )
+}
+
+/// The name of the bound that stopped a replay's checks, as JSON reports say it
+/// (`uncheckedBy`).
+pub fn replay_bound_name(bound: ReplayBound) -> &'static str {
+    match bound {
+        ReplayBound::Time => "timeout",
+        ReplayBound::Memory => "memory",
+    }
+}
+
+/// The bound a JSON report's `uncheckedBy` names ([`replay_bound_name`]).
+pub fn replay_bound_named(name: &str) -> ReplayBound {
+    if name == "memory" {
+        ReplayBound::Memory
+    } else {
+        ReplayBound::Time
+    }
 }
 
 /// The whole text report of a single-topology check.
@@ -133,9 +155,10 @@ pub fn to_json(model: &ClusterModel, outcome: &Outcome<ClusterModel>) -> Value {
             if let TraceLength::MaybeLonger(why) = &violation.length {
                 json["maybeLongerBecause"] = json!(why);
             }
-            json["replayChecked"] = json!(violation.unchecked_from.is_none());
-            if let Some(step) = violation.unchecked_from {
-                json["uncheckedFromStep"] = json!(step);
+            json["replayChecked"] = json!(violation.unchecked.is_none());
+            if let Some(unchecked) = violation.unchecked {
+                json["uncheckedFromStep"] = json!(unchecked.from);
+                json["uncheckedBy"] = json!(replay_bound_name(unchecked.bound));
             }
             json
         })

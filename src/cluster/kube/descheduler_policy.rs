@@ -80,8 +80,12 @@ pub enum PluginArgs {
     TopologySpread(TopologySpreadArgs),
     /// `RemovePodsViolatingNodeTaints`.
     NodeTaints(NodeTaintsArgs),
+    /// `RemovePodsViolatingNodeAffinity`.
+    NodeAffinity(NodeAffinityArgs),
     /// `LowNodeUtilization`.
     LowNodeUtilization(NodeUtilizationArgs),
+    /// `HighNodeUtilization`.
+    HighNodeUtilization(HighNodeUtilizationArgs),
 }
 
 /// `RemoveDuplicatesArgs` (`pkg/framework/plugins/removeduplicates/types.go`).
@@ -123,6 +127,38 @@ pub struct NodeTaintsArgs {
     pub label_selector: Option<LabelSelector>,
 }
 
+/// `RemovePodsViolatingNodeAffinityArgs`
+/// (`pkg/framework/plugins/removepodsviolatingnodeaffinity/types.go`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeAffinityArgs {
+    /// `nodeAffinityType`, in the order given (at least one).
+    pub node_affinity_type: Vec<NodeAffinityType>,
+    /// `namespaces`.
+    pub namespaces: Namespaces,
+    /// `labelSelector`.
+    pub label_selector: Option<LabelSelector>,
+}
+
+/// A `nodeAffinityType` of RemovePodsViolatingNodeAffinity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeAffinityType {
+    /// `requiredDuringSchedulingIgnoredDuringExecution`.
+    Required,
+    /// `preferredDuringSchedulingIgnoredDuringExecution`.
+    Preferred,
+}
+
+impl NodeAffinityType {
+    /// The type a policy names `name`, if it is one.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "requiredDuringSchedulingIgnoredDuringExecution" => Some(Self::Required),
+            "preferredDuringSchedulingIgnoredDuringExecution" => Some(Self::Preferred),
+            _ => None,
+        }
+    }
+}
+
 impl PluginArgs {
     /// The plugin's name as policies and logs write it.
     pub fn name(&self) -> &'static str {
@@ -130,7 +166,9 @@ impl PluginArgs {
             Self::RemoveDuplicates(_) => "RemoveDuplicates",
             Self::TopologySpread(_) => "RemovePodsViolatingTopologySpreadConstraint",
             Self::NodeTaints(_) => "RemovePodsViolatingNodeTaints",
+            Self::NodeAffinity(_) => "RemovePodsViolatingNodeAffinity",
             Self::LowNodeUtilization(_) => "LowNodeUtilization",
+            Self::HighNodeUtilization(_) => "HighNodeUtilization",
         }
     }
 }
@@ -147,6 +185,21 @@ pub struct NodeUtilizationArgs {
     pub use_deviation_thresholds: bool,
     /// `numberOfNodes`: act only when more nodes than this are underutilized.
     pub number_of_nodes: usize,
+    /// `evictableNamespaces.exclude`.
+    pub excluded_namespaces: Vec<String>,
+}
+
+/// `HighNodeUtilizationArgs` (`pkg/framework/plugins/nodeutilization/types.go`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HighNodeUtilizationArgs {
+    /// `thresholds`: percentages by resource name; at or below every one, a node is
+    /// underutilized.
+    pub thresholds: BTreeMap<String, f64>,
+    /// `numberOfNodes`: act only when more nodes than this are underutilized.
+    pub number_of_nodes: usize,
+    /// `evictionModes: [OnlyThresholdingResources]`: evict only pods that request one of the
+    /// thresholded resources.
+    pub only_thresholding_resources: bool,
     /// `evictableNamespaces.exclude`.
     pub excluded_namespaces: Vec<String>,
 }

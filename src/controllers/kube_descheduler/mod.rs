@@ -17,11 +17,14 @@
 pub mod choices;
 pub mod disruption;
 pub mod evictor;
+pub mod high_node_utilization;
 mod listing_order;
 pub mod low_node_utilization;
 pub mod model_step;
+pub mod node_affinity;
 pub mod node_fit;
 pub mod node_taints;
+pub mod node_utilization;
 pub mod outcome;
 pub mod pod_evictor;
 pub mod possible;
@@ -142,8 +145,14 @@ impl<'a> Descheduler<'a> {
                 PluginArgs::NodeTaints(args) => {
                     node_taints::deschedule(&step, args, &mut evictor, chooser)?
                 }
+                PluginArgs::NodeAffinity(args) => {
+                    node_affinity::deschedule(&step, args, &mut evictor, chooser)?
+                }
                 PluginArgs::LowNodeUtilization(args) => {
                     low_node_utilization::balance(&step, args, &mut evictor, chooser)?
+                }
+                PluginArgs::HighNodeUtilization(args) => {
+                    high_node_utilization::balance(&step, args, &mut evictor, chooser)?
                 }
             }
         }

@@ -21,7 +21,7 @@ use super::error::CheckError;
 use super::model::{Model, WorkerBounds};
 use super::options::{CancelToken, CheckOptions, Strategy, TraceMode, VisitedKind};
 use super::outcome::{Incompleteness, Outcome, Shortening, TraceLength};
-use super::trace::{replay_violation, Path, Trace};
+use super::trace::{replay_violation, Path, ReplayBound, ReplayBounds, Trace};
 use super::MemoryBudget;
 use std::time::{Duration, Instant};
 
@@ -202,17 +202,24 @@ pub fn shorten_violations<M: Model>(
         match shorter {
             Some((_, trace)) if trace.len() <= violation.trace.len() => {
                 let path = path_of(model, trace);
-                let deadline = options.timeout.map(|timeout| started + timeout);
-                let replayed = replay_violation(model, &path, &violation.failure, deadline)?;
-                if replayed.unchecked_from.is_some() && violation.unchecked_from.is_none() {
+                let replay_bounds = ReplayBounds {
+                    deadline: options.timeout.map(|timeout| started + timeout),
+                    memory: Some(options.memory.clone()),
+                };
+                let replayed = replay_violation(model, &path, &violation.failure, &replay_bounds)?;
+                if let (Some(unchecked), None) = (replayed.unchecked, violation.unchecked) {
                     // A trace checked in full is worth more than a shorter one that is not.
-                    violation.length = TraceLength::MaybeLonger(
-                        "the time limit ran out while a shorter one was replayed".into(),
-                    );
+                    let bound = match unchecked.bound {
+                        ReplayBound::Time => "the time limit ran out",
+                        ReplayBound::Memory => "the memory budget ran out",
+                    };
+                    violation.length = TraceLength::MaybeLonger(format!(
+                        "{bound} while a shorter one was replayed"
+                    ));
                     continue;
                 }
                 violation.trace = replayed.trace;
-                violation.unchecked_from = replayed.unchecked_from;
+                violation.unchecked = replayed.unchecked;
                 violation.length = TraceLength::Shortest;
             }
             _ => {

@@ -2,15 +2,18 @@
 //! long scheduler listing is cut: the test subject for searches and replays that must say
 //! they were cut short.
 
+use crate::engine::memory::Use;
 use crate::engine::{Model, Property, WorkerBounds};
 
 /// States `0 → 1 → … → last` by action `1`; a state lists its one action only while
-/// [`WorkerBounds::stop_requested`] says no. With [`StoppableChain::failing_at`] the
-/// invariant `below_<last>` fails in the last state.
+/// [`WorkerBounds::stop_requested`] says no, and, with [`StoppableChain::listing`], only if
+/// the memory budget holds its listing. With [`StoppableChain::failing_at`] the invariant
+/// `below_<last>` fails in the last state.
 #[derive(Clone, Copy, Debug)]
 pub struct StoppableChain {
     last: u8,
     checked: bool,
+    listing_bytes: u64,
 }
 
 impl StoppableChain {
@@ -19,6 +22,7 @@ impl StoppableChain {
         Self {
             last,
             checked: false,
+            listing_bytes: 0,
         }
     }
 
@@ -27,6 +31,17 @@ impl StoppableChain {
         Self {
             last,
             checked: true,
+            listing_bytes: 0,
+        }
+    }
+
+    /// This chain, whose states charge `bytes` to the memory budget while they list their
+    /// action, as a model listing many outcomes does (the charge is refused, and noted, when
+    /// the budget cannot hold it).
+    pub fn listing(self, bytes: u64) -> Self {
+        Self {
+            listing_bytes: bytes,
+            ..self
         }
     }
 }
@@ -45,6 +60,13 @@ impl Model for StoppableChain {
     }
 
     fn actions(&self, bounds: &mut WorkerBounds, s: &u8, out: &mut Vec<u8>) {
+        let listing = bounds.memory().map(|budget| budget.charge(Use::Listings));
+        if let Some(charge) = &listing {
+            if !charge.try_add(self.listing_bytes) {
+                bounds.note_memory_refused();
+                return;
+            }
+        }
         if *s < self.last && !bounds.stop_requested() {
             out.push(1);
         }
