@@ -61,7 +61,7 @@ check_main() {
     both case "$c" non-violation "$limit" --case "$c" --original --non-violation
   done
   for m in c1-hpa-oscillation c2-apply-without-replicas c3-spread-hpa c5-descheduler-duplicates \
-    c8-spot-spread-descheduler; do
+    c8-spot-spread-descheduler daemonset-starves-app daemonset-starves-app/fixed; do
     both model "models/$m" --original "$limit" "models/$m" --original
   done
   both model models/live-cluster-dump "as it runs" "$limit" models/live-cluster-dump

@@ -164,3 +164,15 @@ fn drain_blocked_by_pdb_never_completes_and_its_fix_does() {
     ]);
     assert_eq!(fixed.status.code(), Some(0));
 }
+
+#[test]
+fn daemonset_starves_app_fails_and_its_fix_holds() {
+    violates("models/daemonset-starves-app", "pod_always_schedulable");
+    let fixed = kivi(&[
+        "check",
+        "models/daemonset-starves-app/fixed",
+        "--original",
+        "-q",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0));
+}

@@ -19,6 +19,7 @@ mod cluster_cases;
 mod cluster_robustness;
 mod cluster_scaling;
 mod cluster_spin_traces;
+mod daemonsets;
 mod descheduler_cases;
 mod descheduler_scaling;
 mod diff;

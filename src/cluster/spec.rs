@@ -430,6 +430,24 @@ pub struct DisruptionBudget {
     pub max_unavailable: Option<IntOrPercent>,
 }
 
+/// A DaemonSet (`apps/v1`): its name and the template of its pods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaemonSetSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// Pod template id of `spec.template` (requests, node affinity, tolerations, labels).
+    pub template: u8,
+}
+
+/// A DaemonSet's pod bound to its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonPod {
+    /// Index of its DaemonSet in [`ClusterSpec::daemon_sets`].
+    pub daemon_set: usize,
+    /// The node id it runs on.
+    pub node: usize,
+}
+
 /// Everything about a cluster that stays fixed during the search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterSpec {
@@ -468,6 +486,12 @@ pub struct ClusterSpec {
     /// PodDisruptionBudgets: honoured by every voluntary eviction under `--semantics
     /// kubernetes`, and watched by `pdb_never_violated` under both semantics.
     pub pdbs: Vec<DisruptionBudget>,
+    /// DaemonSets: each runs a pod on every node it should run on, under `--semantics
+    /// kubernetes` only (Kivi has none).
+    pub daemon_sets: Vec<DaemonSetSpec>,
+    /// The DaemonSets' pods bound to their nodes, placed when the model is given
+    /// `--semantics kubernetes` (`crate::controllers::daemon_set::place`); empty otherwise.
+    pub daemon_pods: Vec<DaemonPod>,
     /// The latest start of any CPU usage step, where pod ages saturate.
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.

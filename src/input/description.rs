@@ -123,6 +123,17 @@ pub struct Deployment {
     pub place: Option<(String, usize)>,
 }
 
+/// A DaemonSet: a pod of its template on every node that should run one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaemonSet {
+    /// `metadata.name`.
+    pub name: String,
+    /// The pod template.
+    pub pod: PodTemplate,
+    /// Where its manifest is: the file and the line of its name.
+    pub place: Option<(String, usize)>,
+}
+
 /// A group of identical nodes: a node type of the cluster config, or one Node object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeGroup {
@@ -242,6 +253,8 @@ pub struct ClusterDescription {
     pub deployments: Vec<Deployment>,
     /// Standalone pods (kind Pod), each waiting to be scheduled.
     pub standalone_pods: Vec<(String, PodTemplate)>,
+    /// DaemonSets, in input order.
+    pub daemon_sets: Vec<DaemonSet>,
     /// Pods already running (live clusters).
     pub running: Vec<RunningPod>,
     /// The descheduler controller in uniform form, when a policy was given.

@@ -99,6 +99,20 @@ impl ManifestSet {
                 }
             }
             Some(Object::Budget(budget)) => self.budgets.push((budget, document.file.clone())),
+            Some(Object::DaemonSet(daemon_set)) => {
+                if self
+                    .cluster
+                    .daemon_sets
+                    .iter()
+                    .any(|d| d.name == daemon_set.name)
+                {
+                    return Err(document.error_at(
+                        "name",
+                        format!("a second DaemonSet named `{}`", daemon_set.name),
+                    ));
+                }
+                self.cluster.daemon_sets.push(daemon_set);
+            }
             None => {}
         }
         Ok(())

@@ -10,6 +10,7 @@ pub mod budgets;
 pub mod cluster_config;
 pub mod cluster_dump;
 pub mod cluster_list;
+pub mod daemon_sets;
 pub mod descheduler_policy;
 pub mod description;
 pub mod diagnostics;

@@ -118,8 +118,8 @@ impl Opened {
     }
 
     /// What the input gives that a check under `semantics` does not use: an HPA's
-    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none), and PodDisruptionBudgets,
-    /// which no eviction of Kivi's semantics checks.
+    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none), PodDisruptionBudgets,
+    /// which no eviction of Kivi's semantics checks, and DaemonSets (Kivi has none).
     pub fn unused_under(&self, semantics: Semantics) -> Vec<String> {
         if semantics != Semantics::Kivi {
             return Vec::new();
@@ -140,6 +140,16 @@ impl Opened {
                 "{}: PodDisruptionBudgets are honoured under --semantics kubernetes only; \
                  Kivi's semantics have none, so under kivi no eviction checks them \
                  (pdb_never_violated still watches them)",
+                self.name
+            ));
+        }
+        if self.document["daemonSets"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+        {
+            unused.push(format!(
+                "{}: DaemonSets are modelled under --semantics kubernetes only; under kivi \
+                 their pods are not placed and take no room",
                 self.name
             ));
         }

@@ -205,6 +205,15 @@ pub fn to_model(document: &Document) -> ClusterModel {
         .and_then(|c| c.descheduler.as_ref())
         .map(descheduler);
     let pdbs = document.pdbs.iter().flatten().map(pdb).collect();
+    let daemon_sets = document
+        .daemon_sets
+        .iter()
+        .flatten()
+        .map(|d| DaemonSetSpec {
+            name: d.name.clone().unwrap_or_default(),
+            template: d.pod_template_id.unwrap_or(1) as u8,
+        })
+        .collect();
 
     let spec = ClusterSpec {
         nodes,
@@ -227,6 +236,8 @@ pub fn to_model(document: &Document) -> ClusterModel {
         intents,
         descheduler,
         pdbs,
+        daemon_sets,
+        daemon_pods: Vec::new(),
         max_pattern_time,
         tie_break: Default::default(),
         semantics: Default::default(),
