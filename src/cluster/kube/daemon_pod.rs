@@ -49,7 +49,7 @@ pub fn tolerations(template: &PodTemplate) -> Vec<Toleration> {
 }
 
 /// The pod template of DaemonSet `daemon_set`.
-pub fn template<'s>(spec: &'s ClusterSpec, daemon_set: usize) -> &'s PodTemplate {
+pub fn template(spec: &ClusterSpec, daemon_set: usize) -> &PodTemplate {
     &spec.pod_templates[spec.daemon_sets[daemon_set].template as usize - 1]
 }
 
