@@ -65,6 +65,9 @@ pub struct PodTemplate {
     /// of the system's) has that name; resolved into `priority` and `preemption_policy` once
     /// every object is read ([`crate::input::priorities`]).
     pub priority_class_name: Option<(String, InputError)>,
+    /// `spec.priority` as written (a pod read back from a cluster has the admitted one), with
+    /// the error to give if it differs from the one admission computes.
+    pub written_priority: Option<(i32, InputError)>,
     /// `spec.preemptionPolicy` as written, with the error to give if it differs from the
     /// class's.
     pub written_preemption_policy: Option<(PreemptionPolicy, InputError)>,

@@ -9,7 +9,7 @@
 //!   `getDefaultPriorityClass` picks), or priority 0 and its own `preemptionPolicy` without one;
 //! - a `preemptionPolicy` written in the pod that differs from the class's is refused.
 //!
-//! `spec.priority` written in a pod is refused by the reader of the pod spec.
+//! - a `spec.priority` written in the pod that differs from the computed one is refused.
 
 use super::description::{ClusterDescription, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
@@ -91,6 +91,12 @@ fn admit(
         None => default,
     };
     let written = pod.written_preemption_policy.as_ref();
+    let priority = class.map_or(0, |c| c.value);
+    if let Some((value, differs)) = &pod.written_priority {
+        if *value != priority {
+            return Err(differs.clone());
+        }
+    }
     let Some(class) = class else {
         pod.priority = 0;
         pod.preemption_policy = written.map(|(policy, _)| *policy);

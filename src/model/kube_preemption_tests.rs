@@ -17,12 +17,10 @@ fn the_queue_pops_the_highest_priority_first_and_the_first_queued_among_equals()
     spec.pod_templates.push(urgent);
     let urgent_template = spec.pod_templates.len() as u8;
     let mut state = cluster.state.clone();
-    let free: Vec<usize> = (1..=state.pods().len())
-        .filter(|&p| state.pod(p).phase == PodPhase::Idle)
-        .take(3)
-        .collect();
-    assert_eq!(free.len(), 3, "C3 has free pod slots");
-    for (&p, template) in free.iter().zip([1, urgent_template, 1]) {
+    state.clear_queue(Queue::Scheduler);
+    // Pods 1 to 3, whatever they were, pending and queued in order.
+    let queued = [1, 2, 3];
+    for (&p, template) in queued.iter().zip([1, urgent_template, 1]) {
         *state.pod_mut(p) = PodState {
             phase: PodPhase::Pending,
             owned: true,
@@ -33,12 +31,9 @@ fn the_queue_pops_the_highest_priority_first_and_the_first_queued_among_equals()
         };
         state.enqueue(Queue::Scheduler, p);
     }
-    assert_eq!(head(&spec, &state), Some(free[1]), "priority 10 before 0");
-    state.move_to_head(Queue::Scheduler, free[1]);
-    state.dequeue(Queue::Scheduler);
-    assert_eq!(
-        head(&spec, &state),
-        Some(free[0]),
-        "equal: the first queued"
-    );
+    assert_eq!(state.pending(Queue::Scheduler), &[1, 2, 3]);
+    assert_eq!(head(&spec, &state), Some(2), "priority 10 before 0");
+    state.move_to_head(Queue::Scheduler, 2);
+    assert_eq!(state.dequeue(Queue::Scheduler), Some(2));
+    assert_eq!(head(&spec, &state), Some(1), "equal: the first queued");
 }

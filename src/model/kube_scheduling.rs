@@ -87,7 +87,10 @@ pub fn cycle<'c>(
 ) -> Option<&'c Cycle> {
     let pod = head(spec, state)?;
     let (snapshot, generation) = cache.snapshot.update(spec, state);
-    let kept = matches!(&cache.last, Some((g, p, _)) if (*g, *p) == (generation, pod));
+    // A preemption also reads the budgets' status, which the deployments' desired replicas
+    // change without changing the snapshot: it is not kept where budgets exist.
+    let kept = matches!(&cache.last, Some((g, p, c)) if (*g, *p) == (generation, pod)
+        && (spec.pdbs.is_empty() || !matches!(c, Cycle::Preempt(..))));
     if !kept {
         let cycle = cycle_on(spec, state, snapshot, pod, &mut cache.table)?;
         cache.last = Some((generation, pod, cycle));

@@ -163,16 +163,17 @@ pub fn pod_template(
             "the NodePorts plugin is taken to pass every node",
         );
     }
-    if let Some(priority) = spec.priority {
-        return Err(document.error_at(
+    let written_priority = spec.priority.map(|priority| {
+        let differs = document.error_at(
             "priority",
             format!(
                 "{object}: spec.priority {priority}: the Priority admission plugin sets it from \
                  spec.priorityClassName, and refuses a pod that writes another value; write \
                  spec.priorityClassName (and a PriorityClass) instead"
             ),
-        ));
-    }
+        );
+        (priority, differs)
+    });
     let priority_class_name = spec.priority_class_name.as_ref().map(|name| {
         let missing = document.error_at(
             "priorityClassName",
@@ -249,6 +250,7 @@ pub fn pod_template(
         written: None,
         priority_class_name,
         written_preemption_policy,
+        written_priority,
         priority: 0,
         preemption_policy: None,
     })
