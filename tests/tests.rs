@@ -48,6 +48,7 @@ mod node_lifecycle;
 mod pdb;
 mod perturbations;
 mod point_of_no_return;
+mod preemption;
 mod real_sizes;
 mod scaler_cases;
 mod scaler_proportion;

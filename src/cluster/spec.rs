@@ -6,7 +6,7 @@
 //! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
 //! label is absent.
 
-use super::kube::IntOrPercent;
+use super::kube::{IntOrPercent, PreemptionPolicy};
 use super::taints::{Taint, TaintEffect, Toleration};
 
 /// Scheduling facts about one node that never change.
@@ -127,6 +127,13 @@ pub struct PodTemplate {
     pub default_spread: bool,
     /// The CPU usage pattern; empty when the template has none (`maxCpuChange` 0).
     pub cpu_pattern: Vec<CpuUsageStep>,
+    /// `spec.priority` of its pods, as the Priority admission plugin resolves it from
+    /// `priorityClassName` (or the globalDefault class; 0 without one): every pod of a
+    /// template has the same, so it is kept here and not in the state. Read under
+    /// `--semantics kubernetes` only (queue order and preemption).
+    pub priority: i32,
+    /// `spec.preemptionPolicy` of its pods (from their PriorityClass).
+    pub preemption_policy: PreemptionPolicy,
 }
 
 impl PodTemplate {
@@ -328,6 +335,13 @@ pub enum IntentKind {
     /// healthy pods; decided by the model on each step's before and after (see
     /// [`crate::intents::pdb`]).
     PdbNeverViolated,
+    /// `no_preemption_of`: kube-scheduler never preempts a pod of the deployment (a
+    /// DefaultPreemption victim); decided by the scheduler step that preempts (see
+    /// [`crate::cluster::monitors`]). Under `--semantics kubernetes` only.
+    NoPreemptionOf {
+        /// Deployment id.
+        deployment: u8,
+    },
 }
 
 impl IntentKind {
@@ -342,6 +356,7 @@ impl IntentKind {
             IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
             IntentKind::PodBalanceAcrossNode { .. } => "pod_balance_across_node",
             IntentKind::PdbNeverViolated => "pdb_never_violated",
+            IntentKind::NoPreemptionOf { .. } => "no_preemption_of",
         }
     }
 
@@ -354,6 +369,7 @@ impl IntentKind {
             IntentKind::PodAlwaysSchedulable
                 | IntentKind::NoKernelPanic
                 | IntentKind::PdbNeverViolated
+                | IntentKind::NoPreemptionOf { .. }
         )
     }
 }
@@ -698,6 +714,8 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     spread: Vec::new(),
     default_spread: false,
     cpu_pattern: Vec::new(),
+    priority: 0,
+    preemption_policy: PreemptionPolicy::PreemptLowerPriority,
 };
 
 /// The value number of label `key` in `labels` (0 when absent).

@@ -3,8 +3,9 @@
 //! descheduler, events and intents. Resources are exact [`Quantity`]s; units are chosen only
 //! when the description is emitted.
 
+use super::diagnostics::InputError;
 use super::quantity::Quantity;
-use crate::cluster::kube::IntOrPercent;
+use crate::cluster::kube::{IntOrPercent, PreemptionPolicy};
 use crate::cluster::{Taint, Toleration};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -60,6 +61,22 @@ pub struct PodTemplate {
     /// A Deployment's `spec.template` as written: Kubernetes starts a rollout only when it
     /// changes (the pod-template hash), whatever of it the model keeps.
     pub written: Option<serde_json::Value>,
+    /// `spec.priorityClassName`, with the error to give if no PriorityClass of the input (or
+    /// of the system's) has that name; resolved into `priority` and `preemption_policy` once
+    /// every object is read ([`crate::input::priorities`]).
+    pub priority_class_name: Option<(String, InputError)>,
+    /// `spec.priority` as written (a pod read back from a cluster has the admitted one), with
+    /// the error to give if it differs from the one admission computes.
+    pub written_priority: Option<(i32, InputError)>,
+    /// `spec.preemptionPolicy` as written, with the error to give if it differs from the
+    /// class's.
+    pub written_preemption_policy: Option<(PreemptionPolicy, InputError)>,
+    /// `spec.priority` as the Priority admission plugin sets it: the class's value, 0
+    /// without one.
+    pub priority: i32,
+    /// `spec.preemptionPolicy` as the Priority admission plugin sets it; `None` is the
+    /// default, PreemptLowerPriority.
+    pub preemption_policy: Option<PreemptionPolicy>,
 }
 
 /// An HPA metric target.

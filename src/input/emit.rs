@@ -14,6 +14,7 @@ use super::description::{
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
 use super::units::ResourceUnit;
+use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::{Taint, Toleration};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -417,6 +418,12 @@ pub(super) fn pod_template_json(
                 format!("{owner}: spec.nodeName `{name}` is not a node of the cluster")
             })?;
         json.insert("nodeName".into(), json!(index + 1));
+    }
+    if pod.priority != 0 {
+        json.insert("priority".into(), json!(pod.priority));
+    }
+    if pod.preemption_policy == Some(PreemptionPolicy::Never) {
+        json.insert("preemptionPolicy".into(), json!("Never"));
     }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));

@@ -21,6 +21,7 @@ pub mod kubernetes;
 pub mod manifests;
 pub mod names;
 pub mod origins;
+pub mod priorities;
 pub mod quantity;
 pub mod source;
 pub mod uniform;

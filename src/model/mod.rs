@@ -82,6 +82,9 @@ mod daemon_sets;
 mod fixture_tests;
 #[cfg(test)]
 mod kube_cycle_tests;
+mod kube_preemption;
+#[cfg(test)]
+mod kube_preemption_tests;
 mod kube_scheduling;
 mod kube_timers;
 pub mod liveness;

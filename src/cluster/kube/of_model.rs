@@ -27,6 +27,9 @@
 //!   the loader fills in for templates without any ([`PodTemplate::default_spread`]), are left
 //!   out for that reason.
 //!
+//! - a pod has its template's `priority` and `preemptionPolicy`
+//!   ([`PodTemplate::priority`]), what the Priority admission plugin wrote from its
+//!   PriorityClass;
 //! - a PodDisruptionBudget selects its deployments' pods by their ReplicaSets'
 //!   `pod-template-hash` labels and carries the status the disruption controller would have
 //!   written for the state ([`budget_status`]).
@@ -307,6 +310,8 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         });
     }
     pod.owner_references = pod.controller.iter().cloned().collect();
+    pod.priority = template.priority;
+    pod.preemption_policy = template.preemption_policy;
     pod.terminating = now.phase == Phase::Terminating;
     pod.ready = now.phase == Phase::Running;
     pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));

@@ -14,10 +14,10 @@ pub use hpa::TargetedAutoscaler;
 
 use super::description::{DaemonSet, Deployment, Labels, NodeGroup, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
-use super::kube_list::disruption::budget;
+use super::kube_list::disruption::{budget, priority_class};
 use super::uniform::schema::json_path;
 use super::yaml_documents::Document;
-use crate::cluster::kube::PodDisruptionBudget;
+use crate::cluster::kube::{PodDisruptionBudget, PriorityClass};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -38,6 +38,8 @@ pub enum Object {
     Budget(PodDisruptionBudget),
     /// A DaemonSet.
     DaemonSet(DaemonSet),
+    /// A PriorityClass, as the Priority admission plugin reads it.
+    PriorityClass(PriorityClass),
 }
 
 /// Built-in kinds that kivi reads but does not model: they are listed as ignored.
@@ -61,7 +63,6 @@ const IGNORED_KINDS: &[&str] = &[
     "EndpointSlice",
     "LimitRange",
     "ResourceQuota",
-    "PriorityClass",
     "CustomResourceDefinition",
     "ReplicaSet",
     "StatefulSet",
@@ -146,6 +147,16 @@ pub fn read_object(
             let parsed = typed(document, value.clone(), &object, diagnostics)?;
             budget(&parsed, document, &object).map(|b| Some(Object::Budget(b)))
         }
+        "PriorityClass" if api_version == "scheduling.k8s.io/v1" => {
+            priority_class(document, &object).map(|c| Some(Object::PriorityClass(c)))
+        }
+        "PriorityClass" => Err(document.error_at(
+            "apiVersion",
+            format!(
+                "{object}: apiVersion `{api_version}` is not served by Kubernetes 1.22 or later; \
+                 write `apiVersion: scheduling.k8s.io/v1`"
+            ),
+        )),
         "PodDisruptionBudget" => Err(document.error_at(
             "apiVersion",
             format!(
@@ -169,6 +180,7 @@ pub fn read_object(
             format!(
                 "unknown kind `{kind}` (apiVersion `{api_version}`): expected Deployment, \
                  DaemonSet, HorizontalPodAutoscaler, Pod, Node, PodDisruptionBudget, \
+                 PriorityClass, \
                  DeschedulerPolicy or a built-in kind"
             ),
         )),

@@ -1,7 +1,9 @@
 //! The scheduling-relevant part of a PodSpec: requests, node affinity, tolerations, topology
-//! spread constraints and `nodeName`, with a warning for each field that would change
+//! spread constraints, `nodeName`, `priorityClassName` and `preemptionPolicy` (resolved by
+//! [`crate::input::priorities`]), with a warning for each field that would change
 //! scheduling but is not modelled.
 
+use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::Toleration;
 use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstraint};
 use crate::input::diagnostics::{Diagnostics, InputError};
@@ -161,12 +163,55 @@ pub fn pod_template(
             "the NodePorts plugin is taken to pass every node",
         );
     }
-    if spec.priority_class_name.is_some() || spec.priority.is_some() {
-        warn(
-            "spec.priorityClassName/priority",
-            "pods are scheduled without priority or preemption",
+    let written_priority = spec.priority.map(|priority| {
+        let differs = document.error_at(
+            "priority",
+            format!(
+                "{object}: spec.priority {priority}: the Priority admission plugin sets it from \
+                 spec.priorityClassName, and refuses a pod that writes another value; write \
+                 spec.priorityClassName (and a PriorityClass) instead"
+            ),
         );
-    }
+        (priority, differs)
+    });
+    let priority_class_name = spec.priority_class_name.as_ref().map(|name| {
+        let missing = document.error_at(
+            "priorityClassName",
+            format!(
+                "{object}: spec.priorityClassName `{name}`: no PriorityClass with that name is \
+                 in the input, and the API server refuses the pod; add a PriorityClass \
+                 (apiVersion scheduling.k8s.io/v1) named `{name}`, or fix the name"
+            ),
+        );
+        (name.clone(), missing)
+    });
+    let written_preemption_policy = match spec.preemption_policy.as_deref() {
+        None => None,
+        Some(written) => {
+            let policy = match written {
+                "PreemptLowerPriority" => PreemptionPolicy::PreemptLowerPriority,
+                "Never" => PreemptionPolicy::Never,
+                other => {
+                    return Err(document.error_at(
+                        "preemptionPolicy",
+                        format!(
+                            "{object}: spec.preemptionPolicy `{other}` is not \
+                             PreemptLowerPriority or Never"
+                        ),
+                    ))
+                }
+            };
+            let differs = document.error_at(
+                "preemptionPolicy",
+                format!(
+                    "{object}: spec.preemptionPolicy `{written}` differs from its \
+                     PriorityClass's, and the Priority admission plugin refuses the pod; \
+                     set preemptionPolicy on the PriorityClass and drop it here"
+                ),
+            );
+            Some((policy, differs))
+        }
+    };
     if spec
         .scheduler_name
         .as_deref()
@@ -203,6 +248,11 @@ pub fn pod_template(
         node_name: spec.node_name.clone(),
         cpu_pattern: Vec::new(),
         written: None,
+        priority_class_name,
+        written_preemption_policy,
+        written_priority,
+        priority: 0,
+        preemption_policy: None,
     })
 }
 

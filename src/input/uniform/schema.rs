@@ -405,6 +405,12 @@ pub struct PodTemplate {
     pub cur_cpu_request: Option<Vec<i64>>,
     /// Start of each pattern step.
     pub time_cpu_request: Option<Vec<i64>>,
+    /// `spec.priority` of the pods, resolved from their PriorityClass (kivi's addition to
+    /// Kivi's format; 0 when absent).
+    pub priority: Option<i64>,
+    /// `spec.preemptionPolicy` of the pods: `PreemptLowerPriority` (when absent) or `Never`
+    /// (kivi's addition).
+    pub preemption_policy: Option<String>,
 }
 
 /// A node-affinity rule.

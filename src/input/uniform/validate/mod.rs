@@ -66,7 +66,7 @@ pub const EVENTS: [&str; 9] = [
 ];
 
 /// The intents, by user-facing name and Kivi's internal name.
-pub const INTENTS: [(&str, &str); 8] = [
+pub const INTENTS: [(&str, &str); 9] = [
     ("pod_always_schedulable", "no_feasible_node"),
     ("no_kernel_panic", "kernel_panic"),
     ("no_oscillation_replica_num", "checkOscillationReplicaNum"),
@@ -75,6 +75,7 @@ pub const INTENTS: [(&str, &str); 8] = [
     ("no_oscillation_eviction", "checkEvictionCycle"),
     ("pod_balance_across_node", "checkBalanceNode"),
     ("pdb_never_violated", "checkPdbNeverViolated"),
+    ("no_preemption_of", "checkNoPreemptionOf"),
 ];
 
 /// The liveness intents, by user-facing name and an internal-style alias: checked on their
