@@ -78,7 +78,14 @@ pub fn preemption(
         return Some(Preemption::Awaits(node));
     }
     let budgets = budgets(spec, state);
-    let candidates = find_candidates(snapshot, subject, &budgets, &decision.preemption_candidates);
+    // A DaemonSet's pods are placed once, when the model starts: a node whose victims would
+    // include one is not a candidate here (left out; upstream the DaemonSet controller
+    // recreates the pod, which then waits for room like any other).
+    let candidates: Vec<_> =
+        find_candidates(snapshot, subject, &budgets, &decision.preemption_candidates)
+            .into_iter()
+            .filter(|c| c.victims.iter().all(|v| pod_id(v).is_some()))
+            .collect();
     let mut best: Vec<(usize, Vec<usize>)> = pick_one_node(&candidates)
         .into_iter()
         .filter_map(|c| {

@@ -368,6 +368,8 @@ fn daemon_pod(spec: &ClusterSpec, daemon: &DaemonPod) -> Pod {
         sidecar: false,
     });
     pod.tolerations = daemon_pod::tolerations(template);
+    pod.priority = template.priority;
+    pod.preemption_policy = template.preemption_policy;
     pod
 }
 
