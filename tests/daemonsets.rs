@@ -162,8 +162,8 @@ fn a_node_selector_keeps_the_agent_to_its_nodes_and_web_fits_on_the_others() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "DaemonSet/log-agent: spec.template.spec: nodeSelector and nodeAffinity require \
-             different values of `kubernetes.io/hostname`"
+            "DaemonSet/log-agent: nodeSelector and nodeAffinity require different values of \
+             `kubernetes.io/hostname`, so no node can run its pods"
         ),
         "{stderr}"
     );
@@ -194,5 +194,47 @@ fn a_removed_api_version_is_an_input_error() {
     assert!(
         stderr.contains("DaemonSet/log-agent: apiVersion `extensions/v1beta1`"),
         "{stderr}"
+    );
+}
+
+/// A template's `nodeSelector` and its required node affinity term must both hold
+/// (`GetRequiredNodeAffinity` ANDs them), for a Deployment's pods as for a DaemonSet's: web's
+/// three replicas of 1.5 cores may run only on worker-1 (zone `a` and an ssd), so two stay
+/// Pending; read as alternatives, worker-2 and worker-3 would take them and nothing would fail.
+#[test]
+fn a_deployments_node_selector_and_required_affinity_both_hold() {
+    let node = |name: &str, labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels:\n    \
+             kubernetes.io/hostname: {name}\n{labels}status:\n  allocatable:\n    cpu: \"2\"\n    \
+             memory: 4Gi\n"
+        )
+    };
+    let nodes = [
+        node("worker-1", "    zone: a\n    disk: ssd\n"),
+        node("worker-2", "    zone: a\n"),
+        node("worker-3", "    disk: ssd\n"),
+    ]
+    .join("---\n");
+    let dir = variant(
+        "deployment-selector-and-affinity",
+        &agent("250m", ""),
+        Some(&nodes),
+    );
+    let app = std::fs::read_to_string(Path::new(FIXED).join("yaml/app.yaml")).unwrap();
+    let constrained = app.replace(
+        "    spec:\n      containers:",
+        "    spec:\n      nodeSelector:\n        zone: a\n      affinity:\n        nodeAffinity:\n          \
+         requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            \
+         - matchExpressions:\n              - key: disk\n                operator: In\n                \
+         values: [ssd]\n      containers:",
+    );
+    assert_ne!(constrained, app);
+    std::fs::write(dir.join("yaml/app.yaml"), constrained).unwrap();
+    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): pod_always_schedulable"),
+        "{stdout}"
     );
 }

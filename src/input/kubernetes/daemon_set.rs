@@ -2,14 +2,12 @@
 //! places those pods under `--semantics kubernetes` (`crate::controllers::daemon_set`).
 
 use super::{pod_spec, typed};
-use crate::input::description::{AffinityRule, DaemonSet, Labels};
+use crate::input::description::{DaemonSet, Labels};
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 
 /// Reads an `apps/v1` DaemonSet: its template as a Deployment's is read (requests,
-/// `nodeSelector`, required node affinity, tolerations, labels). The `nodeSelector` and the
-/// required node affinity term are one rule, both required (`GetRequiredNodeAffinity` ANDs
-/// them), as the model's rules are ORed.
+/// `nodeSelector` and required node affinity as one rule, tolerations, labels).
 pub fn read(
     document: &Document,
     api_version: &str,
@@ -41,35 +39,6 @@ pub fn read(
         .collect();
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
     let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
-    let (required, preferred): (Vec<AffinityRule>, Vec<AffinityRule>) =
-        pod.affinity.into_iter().partition(|rule| rule.required);
-    let mut all = Labels::new();
-    for (key, value) in required.iter().flat_map(|rule| &rule.labels) {
-        if all
-            .insert(key.clone(), value.clone())
-            .is_some_and(|v| &v != value)
-        {
-            return Err(document.error_at(
-                key,
-                format!(
-                    "{object}: spec.template.spec: nodeSelector and nodeAffinity require \
-                     different values of `{key}`, so no node can run the DaemonSet's pod; \
-                     remove one of them"
-                ),
-            ));
-        }
-    }
-    pod.affinity = preferred;
-    if !required.is_empty() {
-        pod.affinity.insert(
-            0,
-            AffinityRule {
-                required: true,
-                weight: 0,
-                labels: all,
-            },
-        );
-    }
     pod.written = None;
     let place = Some((
         document.file.clone(),

@@ -77,6 +77,7 @@ pub fn pod_template(
             }
         }
     }
+    merge_required(&mut affinity, object, document)?;
     if let Some(affinity) = &spec.affinity {
         if affinity.pod_affinity.is_some() {
             warn("spec.affinity.podAffinity", "the scheduler ignores it");
@@ -341,4 +342,43 @@ fn container_requests(
         }
     }
     Ok((cpu, memory))
+}
+
+/// Makes the `nodeSelector` and the required node affinity term one rule: a node must meet
+/// both (`GetRequiredNodeAffinity` in `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`
+/// ANDs them), where the model's required rules are alternatives (a pod may go where any one
+/// matches, as the terms of one required affinity are). Two values of one key match no node:
+/// an input error.
+fn merge_required(
+    affinity: &mut Vec<AffinityRule>,
+    object: &str,
+    document: &Document,
+) -> Result<(), InputError> {
+    let (required, preferred): (Vec<AffinityRule>, Vec<AffinityRule>) = std::mem::take(affinity)
+        .into_iter()
+        .partition(|rule| rule.required);
+    let mut all = BTreeMap::new();
+    for (key, value) in required.iter().flat_map(|rule| &rule.labels) {
+        if all
+            .insert(key.clone(), value.clone())
+            .is_some_and(|v| &v != value)
+        {
+            return Err(document.error_at(
+                key,
+                format!(
+                    "{object}: nodeSelector and nodeAffinity require different values of \
+                     `{key}`, so no node can run its pods; remove one of them"
+                ),
+            ));
+        }
+    }
+    if !required.is_empty() {
+        affinity.push(AffinityRule {
+            required: true,
+            weight: 0,
+            labels: all.into_iter().collect(),
+        });
+    }
+    affinity.extend(preferred);
+    Ok(())
 }
