@@ -424,10 +424,6 @@ fn requests_hpa_versions_and_descheduler_strategies() {
         stderr.lines().collect::<Vec<_>>(),
         vec![
             format!(
-                "warning: {file}: Deployment/api: spec.priorityClassName/priority is not \
-                 modelled; pods are scheduled without priority or preemption"
-            ),
-            format!(
                 "warning: {file}: Deployment/api: spec.containers[].resources.limits is not \
                  modelled; usage is not capped and no pod is throttled or killed for exceeding a \
                  limit (a limit only stands in for a missing request)"
@@ -457,6 +453,9 @@ fn requests_hpa_versions_and_descheduler_strategies() {
         ]
     );
     let templates = &document["setup"]["podTemplates"];
+    // api's priorityClassName `high`: the PriorityClass's value; cache names none.
+    assert_eq!(templates[0]["priority"], 100000);
+    assert!(templates[1].get("priority").is_none());
     // api: max(init 1 CPU / 1Gi, containers 300m + 200m (limit) / 256Mi + 256Mi).
     assert_eq!(templates[0]["cpuRequested"], 2);
     assert_eq!(templates[0]["memRequested"], 2);

@@ -131,9 +131,13 @@ fn label_like(path: &str) -> bool {
     path.contains(".labels.") || path.ends_with(".topologyKey")
 }
 
-/// Fields that may be negative: a node's free resources (an overcommitted node).
+/// Fields that may be negative: a node's free resources (an overcommitted node), a pod
+/// template's priority (a PriorityClass's value may be).
 fn may_be_negative(path: &str) -> bool {
-    path.ends_with(".cpuLeft") || path.ends_with(".memLeft") || label_like(path)
+    path.ends_with(".cpuLeft")
+        || path.ends_with(".memLeft")
+        || path.ends_with(".priority")
+        || label_like(path)
 }
 
 /// Keys without a default.

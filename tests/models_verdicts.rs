@@ -164,3 +164,27 @@ fn drain_blocked_by_pdb_never_completes_and_its_fix_does() {
     ]);
     assert_eq!(fixed.status.code(), Some(0));
 }
+
+#[test]
+fn daemonset_starves_app_fails_and_its_fix_holds() {
+    violates("models/daemonset-starves-app", "pod_always_schedulable");
+    let fixed = kivi(&[
+        "check",
+        "models/daemonset-starves-app/fixed",
+        "--original",
+        "-q",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0));
+}
+
+#[test]
+fn preemption_of_critical_service_is_preempted_and_its_fix_is_not() {
+    violates("models/preemption-of-critical-service", "no_preemption_of");
+    let fixed = kivi(&[
+        "check",
+        "models/preemption-of-critical-service/fixed",
+        "--original",
+        "-q",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0));
+}

@@ -146,6 +146,12 @@ impl CheckArgs {
         }
         if self.original || !input.is_template() {
             let model = self.single_topology(&input)?.with_options(model_options);
+            for placed in model.daemon_set_placement() {
+                eprintln!("note: {name}: {placed}");
+            }
+            for warning in model.daemon_set_warnings() {
+                eprintln!("warning: {name}: {warning}");
+            }
             let names = input.names.as_ref();
             return self.check_single(name, &model, (names, liveness), options, &pool);
         }

@@ -1,5 +1,5 @@
-//! Intents asserted where they happen: the scheduler's `pod_always_schedulable` and the kernel
-//! panic event's `no_kernel_panic` are not monitors that look at states (see
+//! Intents asserted where they happen: the scheduler's `pod_always_schedulable` and
+//! `no_preemption_of` and the kernel panic event's `no_kernel_panic` are not monitors that look at states (see
 //! [`crate::intents`]) but asserts inside the steps, as in Kivi. The steps record them here.
 
 use super::spec::{ClusterSpec, IntentKind};
@@ -22,6 +22,16 @@ impl ClusterState {
             .position(|i| *i == IntentKind::PodAlwaysSchedulable)
         {
             self.violate(i);
+        }
+    }
+
+    /// Records that kube-scheduler preempted a pod of deployment `deployment`, when a
+    /// `no_preemption_of` intent names it.
+    pub fn violate_no_preemption_of(&mut self, spec: &ClusterSpec, deployment: u8) {
+        for (i, intent) in spec.intents.iter().enumerate() {
+            if *intent == (IntentKind::NoPreemptionOf { deployment }) {
+                self.violate(i);
+            }
         }
     }
 

@@ -6,7 +6,7 @@
 //! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
 //! label is absent.
 
-use super::kube::IntOrPercent;
+use super::kube::{IntOrPercent, PreemptionPolicy};
 use super::taints::{Taint, TaintEffect, Toleration};
 
 /// Scheduling facts about one node that never change.
@@ -127,6 +127,13 @@ pub struct PodTemplate {
     pub default_spread: bool,
     /// The CPU usage pattern; empty when the template has none (`maxCpuChange` 0).
     pub cpu_pattern: Vec<CpuUsageStep>,
+    /// `spec.priority` of its pods, as the Priority admission plugin resolves it from
+    /// `priorityClassName` (or the globalDefault class; 0 without one): every pod of a
+    /// template has the same, so it is kept here and not in the state. Read under
+    /// `--semantics kubernetes` only (queue order and preemption).
+    pub priority: i32,
+    /// `spec.preemptionPolicy` of its pods (from their PriorityClass).
+    pub preemption_policy: PreemptionPolicy,
 }
 
 impl PodTemplate {
@@ -328,6 +335,13 @@ pub enum IntentKind {
     /// healthy pods; decided by the model on each step's before and after (see
     /// [`crate::intents::pdb`]).
     PdbNeverViolated,
+    /// `no_preemption_of`: kube-scheduler never preempts a pod of the deployment (a
+    /// DefaultPreemption victim); decided by the scheduler step that preempts (see
+    /// [`crate::cluster::monitors`]). Under `--semantics kubernetes` only.
+    NoPreemptionOf {
+        /// Deployment id.
+        deployment: u8,
+    },
 }
 
 impl IntentKind {
@@ -342,6 +356,7 @@ impl IntentKind {
             IntentKind::NoOscillationEviction { .. } => "no_oscillation_eviction",
             IntentKind::PodBalanceAcrossNode { .. } => "pod_balance_across_node",
             IntentKind::PdbNeverViolated => "pdb_never_violated",
+            IntentKind::NoPreemptionOf { .. } => "no_preemption_of",
         }
     }
 
@@ -354,6 +369,7 @@ impl IntentKind {
             IntentKind::PodAlwaysSchedulable
                 | IntentKind::NoKernelPanic
                 | IntentKind::PdbNeverViolated
+                | IntentKind::NoPreemptionOf { .. }
         )
     }
 }
@@ -430,6 +446,24 @@ pub struct DisruptionBudget {
     pub max_unavailable: Option<IntOrPercent>,
 }
 
+/// A DaemonSet (`apps/v1`): its name and the template of its pods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DaemonSetSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// Pod template id of `spec.template` (requests, node affinity, tolerations, labels).
+    pub template: u8,
+}
+
+/// A DaemonSet's pod bound to its node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DaemonPod {
+    /// Index of its DaemonSet in [`ClusterSpec::daemon_sets`].
+    pub daemon_set: usize,
+    /// The node id it runs on.
+    pub node: usize,
+}
+
 /// Everything about a cluster that stays fixed during the search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterSpec {
@@ -468,6 +502,12 @@ pub struct ClusterSpec {
     /// PodDisruptionBudgets: honoured by every voluntary eviction under `--semantics
     /// kubernetes`, and watched by `pdb_never_violated` under both semantics.
     pub pdbs: Vec<DisruptionBudget>,
+    /// DaemonSets: each runs a pod on every node it should run on, under `--semantics
+    /// kubernetes` only (Kivi has none).
+    pub daemon_sets: Vec<DaemonSetSpec>,
+    /// The DaemonSets' pods bound to their nodes, placed when the model is given
+    /// `--semantics kubernetes` (`crate::controllers::daemon_set::place`); empty otherwise.
+    pub daemon_pods: Vec<DaemonPod>,
     /// The latest start of any CPU usage step, where pod ages saturate.
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.
@@ -674,6 +714,8 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     spread: Vec::new(),
     default_spread: false,
     cpu_pattern: Vec::new(),
+    priority: 0,
+    preemption_policy: PreemptionPolicy::PreemptLowerPriority,
 };
 
 /// The value number of label `key` in `labels` (0 when absent).

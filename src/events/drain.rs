@@ -8,8 +8,10 @@
 //!   The node stays ready and keeps running its pods until they are evicted; it stays
 //!   cordoned after the drain (uncordoning is the operator's next command).
 //! - Which pods: `GetPodsForDeletion` (`pkg/drain/drain.go`, filters in `pkg/drain/filters.go`)
-//!   lists the node's pods; the model has no DaemonSet pods, mirror pods or local storage, so
-//!   of its filters only `unreplicatedFilter` applies: a pod no controller owns (a bare pod of
+//!   lists the node's pods; the model has no mirror pods or local storage, and its DaemonSet
+//!   pods (`crate::controllers::daemon_set`) are not among the pods the drain lists, as
+//!   `--ignore-daemonsets` skips them (`daemonSetFilter`), so of its filters only
+//!   `unreplicatedFilter` applies: a pod no controller owns (a bare pod of
 //!   the input) is refused without `--force`. kubectl then stops with that error and leaves
 //!   the node cordoned and its pods in place; the model leaves such a pod on the node and the
 //!   drain never ends, which is the same answer for `drain_completes`. Pods are listed anew

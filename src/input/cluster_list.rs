@@ -8,7 +8,8 @@
 //!   created again by the workload in the model, as the ReplicaSet controller creates them;
 //! - a DaemonSet's pods are per-node load: their requests are taken from their node's
 //!   allocatable resources, since the DaemonSet controller keeps one on every node whatever
-//!   the scheduler does;
+//!   the scheduler does; the DaemonSet objects are then left out, as their pods already run
+//!   (manifests' DaemonSets are placed by the model instead: `crate::controllers::daemon_set`);
 //! - a Pod without a controller is a pod nobody recreates: it stays a Pod of its own, bound
 //!   to its node by `nodeName` when it runs;
 //! - pods of the system namespaces are load on their nodes, as in a live-cluster dump
@@ -157,6 +158,14 @@ impl ClusterList {
         cluster
             .deployments
             .retain(|d| !self.system_deployments.contains(&d.name));
+        for daemon_set in std::mem::take(&mut cluster.daemon_sets) {
+            let file = daemon_set.place.map(|(file, _)| file).unwrap_or_default();
+            diagnostics.ignore(format!(
+                "{file}: DaemonSet/{} (a running cluster's: its listed pods are load on their \
+                 nodes)",
+                daemon_set.name
+            ));
+        }
         let system = |namespace: &str| SYSTEM_NAMESPACES.contains(&namespace);
         for set in &self.replica_sets {
             if system(&set.namespace) {

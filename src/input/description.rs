@@ -3,8 +3,9 @@
 //! descheduler, events and intents. Resources are exact [`Quantity`]s; units are chosen only
 //! when the description is emitted.
 
+use super::diagnostics::InputError;
 use super::quantity::Quantity;
-use crate::cluster::kube::IntOrPercent;
+use crate::cluster::kube::{IntOrPercent, PreemptionPolicy};
 use crate::cluster::{Taint, Toleration};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -60,6 +61,22 @@ pub struct PodTemplate {
     /// A Deployment's `spec.template` as written: Kubernetes starts a rollout only when it
     /// changes (the pod-template hash), whatever of it the model keeps.
     pub written: Option<serde_json::Value>,
+    /// `spec.priorityClassName`, with the error to give if no PriorityClass of the input (or
+    /// of the system's) has that name; resolved into `priority` and `preemption_policy` once
+    /// every object is read ([`crate::input::priorities`]).
+    pub priority_class_name: Option<(String, InputError)>,
+    /// `spec.priority` as written (a pod read back from a cluster has the admitted one), with
+    /// the error to give if it differs from the one admission computes.
+    pub written_priority: Option<(i32, InputError)>,
+    /// `spec.preemptionPolicy` as written, with the error to give if it differs from the
+    /// class's.
+    pub written_preemption_policy: Option<(PreemptionPolicy, InputError)>,
+    /// `spec.priority` as the Priority admission plugin sets it: the class's value, 0
+    /// without one.
+    pub priority: i32,
+    /// `spec.preemptionPolicy` as the Priority admission plugin sets it; `None` is the
+    /// default, PreemptLowerPriority.
+    pub preemption_policy: Option<PreemptionPolicy>,
 }
 
 /// An HPA metric target.
@@ -120,6 +137,17 @@ pub struct Deployment {
     pub max_size: Option<u64>,
     /// Where its manifest is: the file and the line of its name, for reports that point at
     /// the manifest a finding concerns (SARIF).
+    pub place: Option<(String, usize)>,
+}
+
+/// A DaemonSet: a pod of its template on every node that should run one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaemonSet {
+    /// `metadata.name`.
+    pub name: String,
+    /// The pod template.
+    pub pod: PodTemplate,
+    /// Where its manifest is: the file and the line of its name.
     pub place: Option<(String, usize)>,
 }
 
@@ -242,6 +270,8 @@ pub struct ClusterDescription {
     pub deployments: Vec<Deployment>,
     /// Standalone pods (kind Pod), each waiting to be scheduled.
     pub standalone_pods: Vec<(String, PodTemplate)>,
+    /// DaemonSets, in input order.
+    pub daemon_sets: Vec<DaemonSet>,
     /// Pods already running (live clusters).
     pub running: Vec<RunningPod>,
     /// The descheduler controller in uniform form, when a policy was given.

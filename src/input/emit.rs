@@ -7,12 +7,14 @@
 //! others cannot change a decision and the model bounds the number of label keys.
 
 use super::budgets::with_pdbs;
+use super::daemon_sets::with_daemon_sets;
 use super::description::{
     ClusterDescription, Deployment, Event, MetricResource, MetricTarget, NodeGroup, PodTemplate,
 };
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
 use super::units::ResourceUnit;
+use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::{Taint, Toleration};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -105,6 +107,12 @@ impl Units {
                     .standalone_pods
                     .iter()
                     .map(|(name, pod)| (format!("Pod/{name}"), pod)),
+            )
+            .chain(
+                cluster
+                    .daemon_sets
+                    .iter()
+                    .map(|d| (format!("DaemonSet/{}", d.name), &d.pod)),
             );
         for (name, pod) in templates {
             add(
@@ -293,6 +301,8 @@ fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
             keys.extend(rule.labels.keys().cloned());
         }
     }
+    let daemon_rules = cluster.daemon_sets.iter().flat_map(|d| &d.pod.affinity);
+    keys.extend(daemon_rules.flat_map(|rule| rule.labels.keys().cloned()));
     keys
 }
 
@@ -348,7 +358,7 @@ fn toleration_json(toleration: &Toleration) -> Value {
     Value::Object(fields)
 }
 
-fn pod_template_json(
+pub(super) fn pod_template_json(
     pod: &PodTemplate,
     units: &Units,
     node_names: Option<&[String]>,
@@ -408,6 +418,12 @@ fn pod_template_json(
                 format!("{owner}: spec.nodeName `{name}` is not a node of the cluster")
             })?;
         json.insert("nodeName".into(), json!(index + 1));
+    }
+    if pod.priority != 0 {
+        json.insert("priority".into(), json!(pod.priority));
+    }
+    if pod.preemption_policy == Some(PreemptionPolicy::Never) {
+        json.insert("preemptionPolicy".into(), json!("Never"));
     }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));
@@ -772,7 +788,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         commands.push(command_json(cluster, command)?);
     }
     let nodes: Vec<Value> = nodes.into_iter().map(Value::Object).collect();
-    Ok(with_pdbs(
+    let pdbs = with_pdbs(
         cluster,
         json!({
             "setup": {
@@ -788,7 +804,8 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             "intents": intents_json(cluster)?,
             "kiviUnits": units.to_json(),
         }),
-    ))
+    );
+    with_daemon_sets(cluster, units, Some(&node_names), pdbs)
 }
 
 /// The scaling template: node groups become node types sized `minSize..=maxSize`, deployments
@@ -864,7 +881,7 @@ pub fn template(
     for command in &cluster.commands {
         commands.push(command_json(cluster, command).map_err(error)?);
     }
-    Ok(with_pdbs(
+    let pdbs = with_pdbs(
         cluster,
         json!({
             "setup": {"podTemplates": templates, "deploymentTemplates": versions},
@@ -881,5 +898,6 @@ pub fn template(
             },
             "kiviUnits": units.to_json(),
         }),
-    ))
+    );
+    with_daemon_sets(cluster, units, None, pdbs).map_err(error)
 }

@@ -8,8 +8,9 @@ use super::cluster_list::ClusterList;
 use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::{read_object, Object, TargetedAutoscaler};
+use super::priorities;
 use super::yaml_documents::{read_documents, Document};
-use crate::cluster::kube::PodDisruptionBudget;
+use crate::cluster::kube::{PodDisruptionBudget, PriorityClass};
 use serde_json::Value;
 
 /// Collects the objects of several files; HPAs are attached once every file is read.
@@ -26,6 +27,8 @@ pub struct ManifestSet {
     running: ClusterList,
     /// PodDisruptionBudgets with their files, resolved once every Deployment is read.
     budgets: Vec<(PodDisruptionBudget, String)>,
+    /// PriorityClasses with their files, resolved once every pod template is read.
+    priority_classes: Vec<(PriorityClass, String)>,
 }
 
 impl ManifestSet {
@@ -99,6 +102,23 @@ impl ManifestSet {
                 }
             }
             Some(Object::Budget(budget)) => self.budgets.push((budget, document.file.clone())),
+            Some(Object::DaemonSet(daemon_set)) => {
+                if self
+                    .cluster
+                    .daemon_sets
+                    .iter()
+                    .any(|d| d.name == daemon_set.name)
+                {
+                    return Err(document.error_at(
+                        "name",
+                        format!("a second DaemonSet named `{}`", daemon_set.name),
+                    ));
+                }
+                self.cluster.daemon_sets.push(daemon_set);
+            }
+            Some(Object::PriorityClass(class)) => {
+                self.priority_classes.push((class, document.file.clone()))
+            }
             None => {}
         }
         Ok(())
@@ -200,6 +220,7 @@ impl ManifestSet {
             cluster_config::apply(&config, &mut self.cluster, diagnostics)?;
         }
         budgets::resolve(self.budgets, &mut self.cluster, diagnostics);
+        priorities::resolve(self.priority_classes, &mut self.cluster, diagnostics)?;
         Ok(self.cluster)
     }
 }

@@ -118,8 +118,8 @@ impl Opened {
     }
 
     /// What the input gives that a check under `semantics` does not use: an HPA's
-    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none), and PodDisruptionBudgets,
-    /// which no eviction of Kivi's semantics checks.
+    /// `spec.behavior` under Kivi's semantics (Kivi's HPA has none), PodDisruptionBudgets,
+    /// which no eviction of Kivi's semantics checks, and DaemonSets (Kivi has none).
     pub fn unused_under(&self, semantics: Semantics) -> Vec<String> {
         if semantics != Semantics::Kivi {
             return Vec::new();
@@ -143,32 +143,77 @@ impl Opened {
                 self.name
             ));
         }
+        if self.document["daemonSets"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
+        {
+            unused.push(format!(
+                "{}: DaemonSets are modelled under --semantics kubernetes only; under kivi \
+                 their pods are not placed and take no room",
+                self.name
+            ));
+        }
         unused
     }
 
-    /// Why a check under `semantics` cannot take this input: a `drain` event under Kivi's
-    /// semantics, whose scheduler reads no cordon and whose evictions ask no Eviction API (as
-    /// PodDisruptionBudgets are honoured under kubernetes only); `None` when it can, and for a
-    /// single topology that does not load, whose errors the load names first.
+    /// Why a check under `semantics` cannot take this input: under Kivi's semantics, a `drain`
+    /// event (Kivi's scheduler reads no cordon and its evictions ask no Eviction API, as
+    /// PodDisruptionBudgets are honoured under kubernetes only), pod templates of different
+    /// priorities or a `no_preemption_of` intent (Kivi's scheduler has no priorities, no
+    /// priority queue and no preemption); `None` when it can, and for a single topology that
+    /// does not load, whose errors the load names first.
     pub fn refused_under(&self, semantics: Semantics) -> Option<String> {
         if semantics != Semantics::Kivi {
             return None;
         }
+        let loads =
+            || self.is_template() || crate::input::uniform::load_uniform(&self.document).is_ok();
         let drains = ["events", "userCommand"]
             .iter()
             .flat_map(|key| self.document[*key].as_array().into_iter().flatten())
             .any(|event| event["name"] == "drain");
-        let loads =
-            self.is_template() || crate::input::uniform::load_uniform(&self.document).is_ok();
-        (drains && loads).then(|| {
-            format!(
+        if drains && loads() {
+            return Some(format!(
                 "{}: a `drain` event (kubectl drain: cordon, then evict through the Eviction \
                  API and its PodDisruptionBudgets) is modelled under --semantics kubernetes \
                  only; check it with --semantics kubernetes, or use `maintenance` for Kivi's \
                  node maintenance",
                 self.name
-            )
-        })
+            ));
+        }
+        if self.uses_priorities() && loads() {
+            return Some(format!(
+                "{}: pod priorities (PriorityClasses of different values) and the \
+                 no_preemption_of intent are modelled under --semantics kubernetes only \
+                 (kube-scheduler's priority queue and DefaultPreemption; Kivi's scheduler has \
+                 neither); check it with --semantics kubernetes",
+                self.name
+            ));
+        }
+        None
+    }
+
+    /// Whether the document's pod templates differ in priority, or it lists
+    /// `no_preemption_of`.
+    fn uses_priorities(&self) -> bool {
+        let templates = self.document["setup"]["podTemplates"].as_array();
+        let mut priorities = templates
+            .into_iter()
+            .flatten()
+            .map(|template| template["priority"].as_i64().unwrap_or(0));
+        let first = priorities.next();
+        let differ = priorities.any(|p| Some(p) != first);
+        let intent = self.document["intents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|i| {
+                matches!(
+                    i["name"].as_str(),
+                    Some("no_preemption_of" | "checkNoPreemptionOf")
+                )
+            });
+        differ || intent
     }
 
     /// Whether the document is a scaling template, to be swept.

@@ -4,8 +4,8 @@
 //! asserts; here the monitor observes every state after every step, which finds exactly the
 //! violations some interleaving of Kivi's monitor process finds. A monitor still waiting for its
 //! precondition when the cluster can do nothing more is a violation too (SPIN's invalid end
-//! state). `pod_always_schedulable` and `no_kernel_panic` are asserted by the scheduler and the
-//! kernel panic event themselves ([`crate::cluster::monitors`]).
+//! state). `pod_always_schedulable`, `no_preemption_of` and `no_kernel_panic` are asserted by
+//! the scheduler and the kernel panic event themselves ([`crate::cluster::monitors`]).
 
 mod balance;
 mod names;
@@ -94,7 +94,8 @@ pub fn observe(spec: &ClusterSpec, state: &mut ClusterState, rec: &mut Recorder)
             }
             IntentKind::PodAlwaysSchedulable
             | IntentKind::NoKernelPanic
-            | IntentKind::PdbNeverViolated => {}
+            | IntentKind::PdbNeverViolated
+            | IntentKind::NoPreemptionOf { .. } => {}
         }
     }
 }

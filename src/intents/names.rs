@@ -16,7 +16,8 @@ fn deployment(intent: &IntentKind) -> Option<u8> {
         | IntentKind::ReplicaNumAlwaysMeetMin { deployment }
         | IntentKind::NoOscillationEviction { deployment }
         | IntentKind::ReplicaNumAlwaysMeetExp { deployment, .. }
-        | IntentKind::PodBalanceAcrossNode { deployment, .. } => Some(deployment),
+        | IntentKind::PodBalanceAcrossNode { deployment, .. }
+        | IntentKind::NoPreemptionOf { deployment } => Some(deployment),
         IntentKind::PodAlwaysSchedulable
         | IntentKind::NoKernelPanic
         | IntentKind::PdbNeverViolated => None,

@@ -2,7 +2,10 @@
 //! the healthy pods it requires, as Kubernetes draws the line.
 //!
 //! The intent is violated in a state reached by a step that is not an involuntary disruption
-//! ([`ClusterAction::is_involuntary_disruption`]: a node failure, a kernel panic) after which
+//! ([`ClusterAction::is_involuntary_disruption`]: a node failure, a kernel panic; and a
+//! scheduler step, whose only deletions are kube-scheduler's preemptions, which the Kubernetes
+//! documentation counts as involuntary: DefaultPreemption prefers victims whose budgets allow
+//! the disruption, but does not refuse the others) after which
 //! some budget has fewer healthy pods than before (`currentHealthy` fell: the step took a
 //! healthy pod away) and fewer than its `desiredHealthy`. Both are the disruption
 //! controller's numbers for the state ([`crate::cluster::kube::of_model::budget_status`]).
@@ -50,7 +53,8 @@ pub fn observe_step(
     action: &ClusterAction,
     rec: &mut Recorder,
 ) {
-    if action.is_involuntary_disruption() || state.monitors().violated & (1 << intent) != 0 {
+    let involuntary = action.is_involuntary_disruption() || action.is_scheduler();
+    if involuntary || state.monitors().violated & (1 << intent) != 0 {
         return;
     }
     for (budget, was) in spec.pdbs.iter().zip(before) {

@@ -7,7 +7,7 @@
 
 use super::kube_scheduling::{cycle, CycleCache};
 use super::spread_cache_tests::node_failures;
-use super::test_cases::load;
+use super::test_cases::{load, load_edited};
 use super::{ClusterModel, ModelOptions};
 use crate::cluster::kube::incremental::IncrementalSnapshot;
 use crate::cluster::kube::of_model::snapshot;
@@ -23,6 +23,24 @@ fn kubernetes(model: ClusterModel) -> ClusterModel {
     })
 }
 
+/// Adds to a case's `document` a DaemonSet of a small template of its own.
+fn add_daemon_set(document: &mut serde_json::Value) {
+    let templates = document["setup"]["podTemplates"].as_array_mut().unwrap();
+    templates.push(serde_json::json!({
+        "cpuRequested": 1,
+        "memRequested": 1,
+        "labels": {"app": "agent"},
+    }));
+    document["daemonSets"] =
+        serde_json::json!([{"name": "agent", "podTemplateId": templates.len()}]);
+}
+
+/// `model`, checked to have placed a DaemonSet pod on every node.
+fn with_daemon_set(model: ClusterModel) -> ClusterModel {
+    assert_eq!(model.spec().daemon_pods.len(), model.spec().nodes.len());
+    model
+}
+
 #[test]
 fn kept_snapshots_and_cycles_equal_fresh_ones() {
     let models = [
@@ -30,6 +48,7 @@ fn kept_snapshots_and_cycles_equal_fresh_ones() {
         kubernetes(load("c4", "original")),
         kubernetes(load("c5", "original")),
         kubernetes(load("c8", "original")),
+        with_daemon_set(kubernetes(load_edited("c5", "original", add_daemon_set))),
     ];
     let (mut compared, mut changed, mut cycles) = (0, 0, 0);
     for model in models {

@@ -2,6 +2,12 @@
 //! v1.33 ([`crate::controllers::kube_scheduler`]) for the pod at the head of the queue, on the
 //! snapshot of the state ([`crate::cluster::kube::of_model`]).
 //!
+//! The head is the queued pod of highest priority, the first queued among equals: the active
+//! queue's `PrioritySort` (`pkg/scheduler/framework/plugins/queuesort/priority_sort.go`,
+//! `Less`: higher priority first, then the earlier queue timestamp), the model's queue order
+//! standing for the timestamps. A pod no node fits may preempt pods of lower priority
+//! ([`super::kube_preemption`]).
+//!
 //! As `Scheduler.scheduleOne` (`pkg/scheduler/schedule_one.go`) does, a cycle pops one pod,
 //! filters and scores every node and binds the pod to one of the top-scored nodes, which
 //! `selectHost` picks at random: under `--tie-break lowest` the lowest node id among them,
@@ -18,8 +24,9 @@
 //! Kivi's scheduler ([`crate::controllers::scheduler`]) instead drains the whole queue in one
 //! step, fits on usage and scores over every node.
 
+use super::kube_preemption::{self, Preemption};
 use crate::cluster::kube::incremental::IncrementalSnapshot;
-use crate::cluster::kube::of_model::{node_id, pod_name, snapshot, NAMESPACE};
+use crate::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use crate::cluster::kube::Snapshot;
 use crate::cluster::state::pod_queue;
 use crate::cluster::{ClusterSpec, ClusterState, ItemClock, PodPhase, Queue, Recorder};
@@ -35,6 +42,12 @@ pub enum Cycle {
     Skip,
     /// No node fits the pod: kube-scheduler's FitError.
     Unschedulable(FitError),
+    /// No node fits the pod, and it preempts: per equally good node (ascending ids), the node
+    /// and the pods deleted there.
+    Preempt(FitError, Vec<(usize, Vec<usize>)>),
+    /// No node fits the pod, and it waits for the lower-priority pods terminating on this node,
+    /// where preemption would make room.
+    AwaitsVictims(FitError, usize),
     /// The pod and its top-scored nodes, ascending ids.
     Top(usize, Vec<usize>),
 }
@@ -58,11 +71,7 @@ pub struct CycleCache {
 /// The decision for `pod` in `snapshot`, as far as a cycle acts on it ([`Detail::Top`]), with
 /// `table` (made for `snapshot`'s nodes if it does not hold them).
 fn decide(snapshot: &Snapshot, pod: usize, table: &mut NodeTable) -> Option<Decision> {
-    let name = pod_name(pod);
-    let subject = snapshot
-        .pods
-        .iter()
-        .find(|p| p.name == name && p.namespace == NAMESPACE)?;
+    let subject = kube_preemption::subject(snapshot, pod)?;
     if !table.fits(snapshot) {
         *table = NodeTable::of(snapshot);
     }
@@ -76,14 +85,34 @@ pub fn cycle<'c>(
     state: &ClusterState,
     cache: &'c mut CycleCache,
 ) -> Option<&'c Cycle> {
-    let pod = *state.pending(Queue::Scheduler).first()? as usize;
+    let pod = head(spec, state)?;
     let (snapshot, generation) = cache.snapshot.update(spec, state);
-    let kept = matches!(&cache.last, Some((g, p, _)) if (*g, *p) == (generation, pod));
+    // A preemption also reads the budgets' status, which the deployments' desired replicas
+    // change without changing the snapshot: it is not kept where budgets exist.
+    let kept = matches!(&cache.last, Some((g, p, c)) if (*g, *p) == (generation, pod)
+        && (spec.pdbs.is_empty() || !matches!(c, Cycle::Preempt(..))));
     if !kept {
         let cycle = cycle_on(spec, state, snapshot, pod, &mut cache.table)?;
         cache.last = Some((generation, pod, cycle));
     }
     cache.last.as_ref().map(|(_, _, cycle)| cycle)
+}
+
+/// The queued pod a cycle pops: the first of the highest priority (see the module
+/// documentation).
+pub fn head(spec: &ClusterSpec, state: &ClusterState) -> Option<usize> {
+    let queue = state.pending(Queue::Scheduler);
+    let priority = |p: u32| {
+        spec.template_or_none(state.pod(p as usize).template)
+            .priority
+    };
+    let mut head = *queue.first()?;
+    for &p in &queue[1..] {
+        if priority(p) > priority(head) {
+            head = p;
+        }
+    }
+    Some(head as usize)
 }
 
 /// The cycle for `pod`, the head of the queue of `state`, whose snapshot is `snapshot`.
@@ -109,7 +138,15 @@ fn cycle_on(
     let mut top: Vec<usize> = decision.top.iter().filter_map(|n| node_id(n)).collect();
     top.sort_unstable();
     if top.is_empty() {
-        return Some(Cycle::Unschedulable(fit_error(pod, &decision)));
+        let error = fit_error(pod, &decision);
+        let subject = kube_preemption::subject(snapshot, pod)?;
+        return Some(
+            match kube_preemption::preemption(spec, state, snapshot, subject, &decision) {
+                None => Cycle::Unschedulable(error),
+                Some(Preemption::Awaits(node)) => Cycle::AwaitsVictims(error, node),
+                Some(Preemption::Victims(choices)) => Cycle::Preempt(error, choices),
+            },
+        );
     }
     Some(Cycle::Top(pod, top))
 }
@@ -193,16 +230,19 @@ fn fit_error(pod: usize, decision: &Decision) -> FitError {
 }
 
 /// How many successors the cycle in `state` has under `--tie-break any`: one per top-scored
-/// node (one when the pod fits nowhere or is skipped).
+/// node, or per equally good node to preempt on (one when the pod fits nowhere or is
+/// skipped).
 pub fn choices(spec: &ClusterSpec, state: &ClusterState, cache: &mut CycleCache) -> usize {
     match cycle(spec, state, cache) {
         Some(Cycle::Top(_, top)) => top.len(),
+        Some(Cycle::Preempt(_, nodes)) => nodes.len(),
         _ => 1,
     }
 }
 
 /// Takes one scheduling cycle in `state`: binds the head of the queue to its `choice`-th
-/// top-scored node (in ascending ids), or leaves it Pending when no node fits.
+/// top-scored node (in ascending ids), or, when no node fits, preempts on its `choice`-th
+/// equally good node or leaves it Pending.
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -214,6 +254,9 @@ pub fn run(
         return;
     };
     let mut clock = ItemClock::default();
+    if let Some(pod) = head(spec, state) {
+        state.move_to_head(Queue::Scheduler, pod);
+    }
     match cycle {
         Cycle::Skip => {
             state.dequeue(Queue::Scheduler);
@@ -229,6 +272,22 @@ pub fn run(
             }
             state.dequeue(Queue::Scheduler);
             state.violate_pod_always_schedulable(spec);
+        }
+        Cycle::Preempt(error, nodes) => {
+            let (node, victims) = &nodes[choice.min(nodes.len() - 1)];
+            let pod = error.pod;
+            state.dequeue(Queue::Scheduler);
+            kube_preemption::preempt(spec, state, pod, *node, victims, rec);
+        }
+        Cycle::AwaitsVictims(error, node) => {
+            let (pod, node) = (error.pod, *node);
+            rec.log(Some("Scheduler"), || {
+                format!(
+                    "Pod {pod} fits no node and waits for the lower-priority pods terminating \
+                     on node {node}"
+                )
+            });
+            state.dequeue(Queue::Scheduler);
         }
         Cycle::Top(pod, top) => {
             let (pod, n) = (*pod, top[choice.min(top.len() - 1)]);

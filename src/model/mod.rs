@@ -77,10 +77,14 @@
 //!   replicas; Kivi evaluates it whenever the monitor looks (the same unless the HPA or a
 //!   command changes `specReplicas`).
 
+mod daemon_sets;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
 mod kube_cycle_tests;
+mod kube_preemption;
+#[cfg(test)]
+mod kube_preemption_tests;
 mod kube_scheduling;
 mod kube_timers;
 pub mod liveness;
@@ -99,8 +103,8 @@ mod worker;
 
 use crate::cluster::Queue;
 use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, Perturbations, Recorder, Semantics, TieBreak,
-    TraceLine, WriteBudget,
+    ClusterAction, ClusterSpec, ClusterState, DaemonPod, Perturbations, Recorder, Semantics,
+    TieBreak, TraceLine, WriteBudget,
 };
 use crate::controllers::ties::Ties;
 use crate::engine::model::{Model, Property, StepBuffers, WorkerBounds};
@@ -139,6 +143,9 @@ pub struct ClusterModel {
     /// The index of `pdb_never_violated` among the spec's intents when it is checked: each
     /// step then compares the budgets' status before and after it ([`intents::pdb`]).
     pdb_intent: Option<usize>,
+    /// The DaemonSets' pods whose node had no room when the model started under
+    /// `--semantics kubernetes` ([`controllers::daemon_set::place`]).
+    daemon_pods_pending: Vec<DaemonPod>,
 }
 
 /// The user's choices about the model's semantics and its reduction.
@@ -184,6 +191,7 @@ impl ClusterModel {
         let pdb_intent = intents::pdb::watched(&spec);
         Self {
             pdb_intent,
+            daemon_pods_pending: Vec::new(),
             spec,
             init,
             symmetry,
@@ -203,6 +211,9 @@ impl ClusterModel {
             0
         };
         if options.semantics == Semantics::Kubernetes {
+            let placement = controllers::daemon_set::place(&self.spec, &mut self.init);
+            self.spec.daemon_pods = placement.placed;
+            self.daemon_pods_pending = placement.pending;
             kube_scheduling::start(&mut self.init);
             crate::controllers::kube_scale::annotate_initial(&mut self.init);
         }

@@ -64,7 +64,13 @@ impl Mark {
     /// The mark of a step whose lines came from `controller`.
     fn of(controller: Option<&str>) -> Self {
         match controller {
-            Some("Descheduler" | "DeScheduler" | "taintManger" | "kubectl drain") => Self::Eviction,
+            Some(
+                "Descheduler"
+                | "DeScheduler"
+                | "taintManger"
+                | "kubectl drain"
+                | "Scheduler - preemption",
+            ) => Self::Eviction,
             Some("nodeFailure" | "maintenanceNode" | "kernel_panic") | None => Self::Failure,
             Some("HPA" | "Deployment" | "applyDeployment" | "createDeployment")
             | Some("createTargetDeployment") => Self::Scaling,

@@ -2,6 +2,7 @@
 //! eviction subresource and the descheduler's priority threshold read.
 
 use super::labels::LabelSelector;
+use super::pod::PreemptionPolicy;
 
 /// `minAvailable` or `maxUnavailable`: a count or a percentage (`intstr.IntOrString`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -105,6 +106,10 @@ pub struct PriorityClass {
     pub name: String,
     /// `value`.
     pub value: i32,
+    /// `globalDefault`: the priority of pods that name no class.
+    pub global_default: bool,
+    /// `preemptionPolicy` (defaulted to PreemptLowerPriority).
+    pub preemption_policy: PreemptionPolicy,
 }
 
 #[cfg(test)]

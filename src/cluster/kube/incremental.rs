@@ -108,6 +108,8 @@ impl IncrementalSnapshot {
                     _ => built(spec, state, slot + 1),
                 });
             }
+            // The DaemonSets' pods, after the model's, never change.
+            pods.extend(old);
             self.snapshot.pods = pods;
         }
         self.pods.copy_from_slice(now);

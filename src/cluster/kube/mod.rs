@@ -11,6 +11,7 @@
 
 pub mod affinity;
 pub mod amount;
+pub mod daemon_pod;
 pub mod descheduler_policy;
 pub mod disruption;
 pub mod eviction;

@@ -18,6 +18,8 @@
 //!   every pod carries the NoExecute tolerations of `not-ready` and `unreachable` for 300 s that
 //!   the DefaultTolerationSeconds admission plugin adds
 //!   (`plugin/pkg/admission/defaulttolerationseconds/admission.go`);
+//! - a DaemonSet's pod placed when the model started (`ClusterSpec::daemon_pods`) runs on its
+//!   node, owned by its DaemonSet ([`daemon_pod`]), after the model's pods;
 //! - each replica set version of a deployment is a ReplicaSet that controls its member pods,
 //!   selecting them by a `pod-template-hash` label, so that PodTopologySpread's system default
 //!   constraints apply to them (`helper.DefaultSelector`,
@@ -25,6 +27,9 @@
 //!   the loader fills in for templates without any ([`PodTemplate::default_spread`]), are left
 //!   out for that reason.
 //!
+//! - a pod has its template's `priority` and `preemptionPolicy`
+//!   ([`PodTemplate::priority`]), what the Priority admission plugin wrote from its
+//!   PriorityClass;
 //! - a PodDisruptionBudget selects its deployments' pods by their ReplicaSets'
 //!   `pod-template-hash` labels and carries the status the disruption controller would have
 //!   written for the state ([`budget_status`]).
@@ -32,13 +37,14 @@
 //! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] and
 //! [`pod_id`] read an id back.
 
+use super::daemon_pod;
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
 use super::{
     Amount, Container, DisruptionStatus, Node, NodeAffinity, NodeSelectorTerm, OwnerReference, Pod,
     PodDisruptionBudget, PodPhase, PreferredSchedulingTerm, ResourceList, SelectorOwner,
     SelectorOwnerKind, Snapshot, TopologySpreadConstraint, WhenUnsatisfiable,
 };
-use crate::cluster::spec::{self, ClusterSpec, DisruptionBudget, PodTemplate};
+use crate::cluster::spec::{self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate};
 use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
 use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 use crate::cluster::ClusterState;
@@ -124,7 +130,8 @@ fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
 }
 
 /// The snapshot kube-scheduler would take of `state`. Node `n` is built from
-/// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), which
+/// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), and the
+/// DaemonSets' pods, after the model's, from the spec alone, which
 /// [`super::incremental::IncrementalSnapshot`] relies on.
 pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
     let nodes = (1..=spec.nodes.len())
@@ -132,6 +139,7 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
         .collect();
     let pods = (1..=spec.pods.len())
         .filter_map(|p| pod(spec, state, p))
+        .chain(spec.daemon_pods.iter().map(|d| daemon_pod(spec, d)))
         .collect();
     let selector_owners = (1..=spec.deployments.len())
         .flat_map(|d| (1..=2).map(move |version| replica_set(d, version)))
@@ -302,6 +310,8 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         });
     }
     pod.owner_references = pod.controller.iter().cloned().collect();
+    pod.priority = template.priority;
+    pod.preemption_policy = template.preemption_policy;
     pod.terminating = now.phase == Phase::Terminating;
     pod.ready = now.phase == Phase::Running;
     pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));
@@ -314,17 +324,10 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
     } else {
         (template.cpu_requested, template.mem_requested)
     };
-    let mut requests = ResourceList::new();
-    if cpu_request > 0 {
-        requests.insert("cpu".into(), cpu(spec, cpu_request));
-    }
-    if memory_request > 0 {
-        requests.insert("memory".into(), memory(spec, memory_request));
-    }
     pod.containers.push(Container {
         name: "main".into(),
         image: String::new(),
-        requests,
+        requests: requests(spec, cpu_request, memory_request),
         limits: ResourceList::new(),
         host_ports: Vec::new(),
         sidecar: false,
@@ -335,6 +338,52 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         pod.topology_spread_constraints = spread(spec, template);
     }
     Some(pod)
+}
+
+/// DaemonSet pod `daemon`, Running on its node ([`daemon_pod::name`]): owned by its
+/// DaemonSet, with its template's labels and requests and the tolerations the DaemonSet
+/// controller adds. It is built from the spec alone: the pod stays on its node whatever the
+/// node goes through, and what the node's state changes of it (readiness) no reader of a
+/// daemon pod looks at (the scheduler counts its requests, the descheduler refuses it).
+fn daemon_pod(spec: &ClusterSpec, daemon: &DaemonPod) -> Pod {
+    let template = daemon_pod::template(spec, daemon.daemon_set);
+    let mut pod = Pod::new(NAMESPACE, &daemon_pod::name(spec, daemon));
+    pod.uid = pod.name.clone();
+    pod.labels = labels(spec, &template.labels);
+    pod.controller = Some(OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "DaemonSet".into(),
+        name: spec.daemon_sets[daemon.daemon_set].name.clone(),
+    });
+    pod.owner_references = pod.controller.iter().cloned().collect();
+    pod.ready = true;
+    pod.phase = PodPhase::Running;
+    pod.node_name = Some(node_name(daemon.node));
+    pod.containers.push(Container {
+        name: "main".into(),
+        image: String::new(),
+        requests: requests(spec, template.cpu_requested, template.mem_requested),
+        limits: ResourceList::new(),
+        host_ports: Vec::new(),
+        sidecar: false,
+    });
+    pod.tolerations = daemon_pod::tolerations(template);
+    pod.priority = template.priority;
+    pod.preemption_policy = template.preemption_policy;
+    pod
+}
+
+/// A container's requests of `cpu_request` and `memory_request` model units (a resource of 0
+/// not requested).
+fn requests(spec: &ClusterSpec, cpu_request: i32, memory_request: i32) -> ResourceList {
+    let mut requests = ResourceList::new();
+    if cpu_request > 0 {
+        requests.insert("cpu".into(), cpu(spec, cpu_request));
+    }
+    if memory_request > 0 {
+        requests.insert("memory".into(), memory(spec, memory_request));
+    }
+    requests
 }
 
 /// The template's tolerations with those DefaultTolerationSeconds adds: `not-ready` and

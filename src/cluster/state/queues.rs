@@ -202,6 +202,20 @@ impl Queues {
         true
     }
 
+    /// Moves `id`, pending in segment `k`, to the segment's head, the others keeping their
+    /// order; whether it was pending there.
+    pub(super) fn move_to_head(&mut self, k: usize, id: u32) -> bool {
+        let (head, end) = (self.head(k), self.end(k));
+        let Some(pending) = self.data.get_mut(QUEUE_IDS + head..QUEUE_IDS + end) else {
+            return false;
+        };
+        let Some(at) = pending.iter().position(|&x| x == id) else {
+            return false;
+        };
+        pending[..=at].rotate_right(1);
+        true
+    }
+
     /// Whether every queue holds the same pending ids as in `other`.
     pub(super) fn same_as(&self, other: &Queues) -> bool {
         (0..QUEUE_COUNT).all(|k| self.pending(k) == other.pending(k))
@@ -281,6 +295,17 @@ impl ClusterState {
             self.pod_mut(id as usize).queued &= !flag;
         }
         self.queues.clear(k);
+    }
+
+    /// Moves pod `id`, pending in pod queue `queue`, to the queue's head, so that the next
+    /// dequeue takes it (kube-scheduler pops its active queue by priority, not in FIFO order:
+    /// `model::kube_scheduling`); whether it was pending there.
+    pub fn move_to_head(&mut self, queue: Queue, id: usize) -> bool {
+        assert!(
+            matches!(queue, Queue::Scheduler | Queue::Kubelet | Queue::Taint),
+            "only pod queues are reordered"
+        );
+        self.queues.move_to_head(queue as usize, id as u32)
     }
 
     /// Whether nothing is pending in `queue`.

@@ -70,3 +70,16 @@ fn replica_set_membership_is_kept_in_the_pods() {
     assert!(!s.leave_replica_set(1, 4));
     assert_eq!(s.replica_set_members(1, 0).collect::<Vec<_>>(), [2, 5]);
 }
+
+#[test]
+fn a_pod_moved_to_the_head_is_dequeued_first_and_the_others_keep_their_order() {
+    let mut s = ClusterState::new(0, 5, 0);
+    for p in [4, 2, 5, 1] {
+        s.enqueue(Queue::Scheduler, p);
+    }
+    assert!(s.move_to_head(Queue::Scheduler, 5));
+    assert_eq!(s.pending(Queue::Scheduler), &[5, 4, 2, 1]);
+    assert!(!s.move_to_head(Queue::Scheduler, 3), "3 is not queued");
+    assert_eq!(s.dequeue(Queue::Scheduler), Some(5));
+    assert_eq!(s.pending(Queue::Scheduler), &[4, 2, 1]);
+}

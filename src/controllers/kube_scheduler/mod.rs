@@ -14,6 +14,7 @@
 
 pub mod balanced_allocation;
 pub mod decision;
+pub mod default_preemption;
 pub mod fit_error;
 pub mod framework;
 pub mod image_locality;

@@ -3,7 +3,9 @@
 use super::super::diagnostics::InputError;
 use super::super::yaml_documents::Document;
 use super::selectors::label_selector;
-use crate::cluster::kube::{DisruptionStatus, IntOrPercent, PodDisruptionBudget, PriorityClass};
+use crate::cluster::kube::{
+    DisruptionStatus, IntOrPercent, PodDisruptionBudget, PreemptionPolicy, PriorityClass,
+};
 use k8s_openapi::api::policy::v1 as policy;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -79,8 +81,13 @@ pub fn budget(
     })
 }
 
-/// A PriorityClass by its name and value (read from the JSON itself: the typed reader would
-/// take `value` for a quantity).
+/// The highest value a PriorityClass whose name does not start with `system-` may have
+/// (`HighestUserDefinablePriority`, `pkg/apis/scheduling/types.go`).
+pub const HIGHEST_USER_DEFINABLE_PRIORITY: i64 = 1_000_000_000;
+
+/// A PriorityClass by its name, value, `globalDefault` and `preemptionPolicy` (read from the
+/// JSON itself: the typed reader would take `value` for a quantity), with the API server's
+/// validation of the value (`ValidatePriorityClass`, `pkg/apis/scheduling/validation`).
 pub fn priority_class(document: &Document, object: &str) -> Result<PriorityClass, InputError> {
     let value = &document.value;
     let name = value
@@ -97,8 +104,41 @@ pub fn priority_class(document: &Document, object: &str) -> Result<PriorityClass
                 format!("{object}: `value` must be a 32-bit integer priority"),
             )
         })?;
+    if i64::from(priority) > HIGHEST_USER_DEFINABLE_PRIORITY && !name.starts_with("system-") {
+        return Err(document.error_at(
+            "value",
+            format!(
+                "{object}: `value` {priority} is above {HIGHEST_USER_DEFINABLE_PRIORITY}, which \
+                 only the system classes (named system-…) may use; the API server refuses it"
+            ),
+        ));
+    }
+    let global_default = match value.get("globalDefault") {
+        None | Some(serde_json::Value::Null) => false,
+        Some(serde_json::Value::Bool(flag)) => *flag,
+        Some(_) => {
+            return Err(document.error_at(
+                "globalDefault",
+                format!("{object}: `globalDefault` must be true or false"),
+            ))
+        }
+    };
+    let preemption_policy = match value.get("preemptionPolicy").and_then(|v| v.as_str()) {
+        None | Some("PreemptLowerPriority") => PreemptionPolicy::PreemptLowerPriority,
+        Some("Never") => PreemptionPolicy::Never,
+        Some(other) => {
+            return Err(document.error_at(
+                "preemptionPolicy",
+                format!(
+                    "{object}: `preemptionPolicy` `{other}` is not PreemptLowerPriority or Never"
+                ),
+            ))
+        }
+    };
     Ok(PriorityClass {
         name: name.to_string(),
         value: priority,
+        global_default,
+        preemption_policy,
     })
 }

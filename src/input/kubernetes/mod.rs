@@ -2,6 +2,7 @@
 //! file per kind. [`read_object`] dispatches on `apiVersion` and `kind`; kinds that do not
 //! affect scheduling or scaling are reported as ignored, unknown kinds are errors.
 
+mod daemon_set;
 mod deployment;
 mod descheduler_policy;
 mod hpa;
@@ -11,12 +12,12 @@ mod pod_spec;
 
 pub use hpa::TargetedAutoscaler;
 
-use super::description::{Deployment, Labels, NodeGroup, PodTemplate};
+use super::description::{DaemonSet, Deployment, Labels, NodeGroup, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
-use super::kube_list::disruption::budget;
+use super::kube_list::disruption::{budget, priority_class};
 use super::uniform::schema::json_path;
 use super::yaml_documents::Document;
-use crate::cluster::kube::PodDisruptionBudget;
+use crate::cluster::kube::{PodDisruptionBudget, PriorityClass};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -35,6 +36,10 @@ pub enum Object {
     Descheduler(Value),
     /// A PodDisruptionBudget, as the eviction subresource reads it.
     Budget(PodDisruptionBudget),
+    /// A DaemonSet.
+    DaemonSet(DaemonSet),
+    /// A PriorityClass, as the Priority admission plugin reads it.
+    PriorityClass(PriorityClass),
 }
 
 /// Built-in kinds that kivi reads but does not model: they are listed as ignored.
@@ -58,11 +63,9 @@ const IGNORED_KINDS: &[&str] = &[
     "EndpointSlice",
     "LimitRange",
     "ResourceQuota",
-    "PriorityClass",
     "CustomResourceDefinition",
     "ReplicaSet",
     "StatefulSet",
-    "DaemonSet",
     "Job",
     "CronJob",
 ];
@@ -106,7 +109,15 @@ pub fn read_object(
         .and_then(Value::as_str)
         .unwrap_or("(unnamed)");
     let object = format!("{kind}/{name}");
-    if ["Deployment", "HorizontalPodAutoscaler", "Pod", "Node"].contains(&kind) {
+    if [
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "Pod",
+        "Node",
+        "DaemonSet",
+    ]
+    .contains(&kind)
+    {
         object_names::check(document, &object, value)?;
     }
     match kind {
@@ -128,12 +139,24 @@ pub fn read_object(
             Ok(Some(Object::Pod(name.to_string(), template)))
         }
         "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),
+        "DaemonSet" => daemon_set::read(document, api_version, &object, diagnostics)
+            .map(|d| Some(Object::DaemonSet(d))),
         "DeschedulerPolicy" => descheduler_policy::read(document, api_version, diagnostics)
             .map(|d| Some(Object::Descheduler(d))),
         "PodDisruptionBudget" if api_version == "policy/v1" => {
             let parsed = typed(document, value.clone(), &object, diagnostics)?;
             budget(&parsed, document, &object).map(|b| Some(Object::Budget(b)))
         }
+        "PriorityClass" if api_version == "scheduling.k8s.io/v1" => {
+            priority_class(document, &object).map(|c| Some(Object::PriorityClass(c)))
+        }
+        "PriorityClass" => Err(document.error_at(
+            "apiVersion",
+            format!(
+                "{object}: apiVersion `{api_version}` is not served by Kubernetes 1.22 or later; \
+                 write `apiVersion: scheduling.k8s.io/v1`"
+            ),
+        )),
         "PodDisruptionBudget" => Err(document.error_at(
             "apiVersion",
             format!(
@@ -142,7 +165,7 @@ pub fn read_object(
             ),
         )),
         _ if IGNORED_KINDS.contains(&kind) || api_version.contains('.') => {
-            if ["ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"].contains(&kind) {
+            if ["ReplicaSet", "StatefulSet", "Job", "CronJob"].contains(&kind) {
                 diagnostics.warn(format!(
                     "{}: {object}: workloads of kind {kind} are not modelled; their pods are \
                      not placed",
@@ -156,8 +179,9 @@ pub fn read_object(
             "kind",
             format!(
                 "unknown kind `{kind}` (apiVersion `{api_version}`): expected Deployment, \
-                 HorizontalPodAutoscaler, Pod, Node, PodDisruptionBudget, DeschedulerPolicy or a \
-                 built-in kind"
+                 DaemonSet, HorizontalPodAutoscaler, Pod, Node, PodDisruptionBudget, \
+                 PriorityClass, \
+                 DeschedulerPolicy or a built-in kind"
             ),
         )),
     }

@@ -1,7 +1,9 @@
 //! The scheduling-relevant part of a PodSpec: requests, node affinity, tolerations, topology
-//! spread constraints and `nodeName`, with a warning for each field that would change
+//! spread constraints, `nodeName`, `priorityClassName` and `preemptionPolicy` (resolved by
+//! [`crate::input::priorities`]), with a warning for each field that would change
 //! scheduling but is not modelled.
 
+use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::Toleration;
 use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstraint};
 use crate::input::diagnostics::{Diagnostics, InputError};
@@ -75,6 +77,7 @@ pub fn pod_template(
             }
         }
     }
+    merge_required(&mut affinity, object, document)?;
     if let Some(affinity) = &spec.affinity {
         if affinity.pod_affinity.is_some() {
             warn("spec.affinity.podAffinity", "the scheduler ignores it");
@@ -161,12 +164,55 @@ pub fn pod_template(
             "the NodePorts plugin is taken to pass every node",
         );
     }
-    if spec.priority_class_name.is_some() || spec.priority.is_some() {
-        warn(
-            "spec.priorityClassName/priority",
-            "pods are scheduled without priority or preemption",
+    let written_priority = spec.priority.map(|priority| {
+        let differs = document.error_at(
+            "priority",
+            format!(
+                "{object}: spec.priority {priority}: the Priority admission plugin sets it from \
+                 spec.priorityClassName, and refuses a pod that writes another value; write \
+                 spec.priorityClassName (and a PriorityClass) instead"
+            ),
         );
-    }
+        (priority, differs)
+    });
+    let priority_class_name = spec.priority_class_name.as_ref().map(|name| {
+        let missing = document.error_at(
+            "priorityClassName",
+            format!(
+                "{object}: spec.priorityClassName `{name}`: no PriorityClass with that name is \
+                 in the input, and the API server refuses the pod; add a PriorityClass \
+                 (apiVersion scheduling.k8s.io/v1) named `{name}`, or fix the name"
+            ),
+        );
+        (name.clone(), missing)
+    });
+    let written_preemption_policy = match spec.preemption_policy.as_deref() {
+        None => None,
+        Some(written) => {
+            let policy = match written {
+                "PreemptLowerPriority" => PreemptionPolicy::PreemptLowerPriority,
+                "Never" => PreemptionPolicy::Never,
+                other => {
+                    return Err(document.error_at(
+                        "preemptionPolicy",
+                        format!(
+                            "{object}: spec.preemptionPolicy `{other}` is not \
+                             PreemptLowerPriority or Never"
+                        ),
+                    ))
+                }
+            };
+            let differs = document.error_at(
+                "preemptionPolicy",
+                format!(
+                    "{object}: spec.preemptionPolicy `{written}` differs from its \
+                     PriorityClass's, and the Priority admission plugin refuses the pod; \
+                     set preemptionPolicy on the PriorityClass and drop it here"
+                ),
+            );
+            Some((policy, differs))
+        }
+    };
     if spec
         .scheduler_name
         .as_deref()
@@ -203,6 +249,11 @@ pub fn pod_template(
         node_name: spec.node_name.clone(),
         cpu_pattern: Vec::new(),
         written: None,
+        priority_class_name,
+        written_preemption_policy,
+        written_priority,
+        priority: 0,
+        preemption_policy: None,
     })
 }
 
@@ -291,4 +342,43 @@ fn container_requests(
         }
     }
     Ok((cpu, memory))
+}
+
+/// Makes the `nodeSelector` and the required node affinity term one rule: a node must meet
+/// both (`GetRequiredNodeAffinity` in `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`
+/// ANDs them), where the model's required rules are alternatives (a pod may go where any one
+/// matches, as the terms of one required affinity are). Two values of one key match no node:
+/// an input error.
+fn merge_required(
+    affinity: &mut Vec<AffinityRule>,
+    object: &str,
+    document: &Document,
+) -> Result<(), InputError> {
+    let (required, preferred): (Vec<AffinityRule>, Vec<AffinityRule>) = std::mem::take(affinity)
+        .into_iter()
+        .partition(|rule| rule.required);
+    let mut all = BTreeMap::new();
+    for (key, value) in required.iter().flat_map(|rule| &rule.labels) {
+        if all
+            .insert(key.clone(), value.clone())
+            .is_some_and(|v| &v != value)
+        {
+            return Err(document.error_at(
+                key,
+                format!(
+                    "{object}: nodeSelector and nodeAffinity require different values of \
+                     `{key}`, so no node can run its pods; remove one of them"
+                ),
+            ));
+        }
+    }
+    if !required.is_empty() {
+        affinity.push(AffinityRule {
+            required: true,
+            weight: 0,
+            labels: all.into_iter().collect(),
+        });
+    }
+    affinity.extend(preferred);
+    Ok(())
 }

@@ -13,6 +13,7 @@ use super::schema::{
 use super::validate::{
     expression_offset, int_or_percent, integer_name, is_liveness_intent, scalar_text,
 };
+use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
 use crate::cluster::taints::{first_untolerated, intolerable_prefer_no_schedule};
@@ -205,6 +206,15 @@ pub fn to_model(document: &Document) -> ClusterModel {
         .and_then(|c| c.descheduler.as_ref())
         .map(descheduler);
     let pdbs = document.pdbs.iter().flatten().map(pdb).collect();
+    let daemon_sets = document
+        .daemon_sets
+        .iter()
+        .flatten()
+        .map(|d| DaemonSetSpec {
+            name: d.name.clone().unwrap_or_default(),
+            template: d.pod_template_id.unwrap_or(1) as u8,
+        })
+        .collect();
 
     let spec = ClusterSpec {
         nodes,
@@ -227,6 +237,8 @@ pub fn to_model(document: &Document) -> ClusterModel {
         intents,
         descheduler,
         pdbs,
+        daemon_sets,
+        daemon_pods: Vec::new(),
         max_pattern_time,
         tie_break: Default::default(),
         semantics: Default::default(),
@@ -500,6 +512,11 @@ fn pod_template(
         spread,
         default_spread: template.topo_spread_constraints.is_none(),
         cpu_pattern,
+        priority: template.priority.unwrap_or(0) as i32,
+        preemption_policy: match template.preemption_policy.as_deref() {
+            Some("Never") => PreemptionPolicy::Never,
+            _ => PreemptionPolicy::PreemptLowerPriority,
+        },
     }
 }
 
@@ -649,6 +666,9 @@ fn intent_kind(intent: &Intent, state: &ClusterState) -> IntentKind {
         "pod_always_schedulable" | "no_feasible_node" => IntentKind::PodAlwaysSchedulable,
         "no_kernel_panic" | "kernel_panic" => IntentKind::NoKernelPanic,
         "pdb_never_violated" | "checkPdbNeverViolated" => IntentKind::PdbNeverViolated,
+        "no_preemption_of" | "checkNoPreemptionOf" => {
+            IntentKind::NoPreemptionOf { deployment: did }
+        }
         "no_oscillation_replica_num" | "checkOscillationReplicaNum" => {
             IntentKind::NoOscillationReplicaNum { deployment: did }
         }

@@ -205,6 +205,9 @@ pub struct Document {
     pub intents: Option<Vec<Intent>>,
     /// PodDisruptionBudgets (kivi's addition to Kivi's format).
     pub pdbs: Option<Vec<Pdb>>,
+    /// DaemonSets (kivi's addition to Kivi's format; modelled under `--semantics kubernetes`).
+    #[serde(rename = "daemonSets")]
+    pub daemon_sets: Option<Vec<DaemonSet>>,
     /// The scaling template's types (read by the topology scaler).
     #[serde(rename = "userDefined")]
     pub user_defined: Option<UserDefined>,
@@ -402,6 +405,12 @@ pub struct PodTemplate {
     pub cur_cpu_request: Option<Vec<i64>>,
     /// Start of each pattern step.
     pub time_cpu_request: Option<Vec<i64>>,
+    /// `spec.priority` of the pods, resolved from their PriorityClass (kivi's addition to
+    /// Kivi's format; 0 when absent).
+    pub priority: Option<i64>,
+    /// `spec.preemptionPolicy` of the pods: `PreemptLowerPriority` (when absent) or `Never`
+    /// (kivi's addition).
+    pub preemption_policy: Option<String>,
 }
 
 /// A node-affinity rule.
@@ -488,6 +497,16 @@ pub struct Pdb {
     pub min_available: Option<Value>,
     /// `spec.maxUnavailable`.
     pub max_unavailable: Option<Value>,
+}
+
+/// A DaemonSet: a pod of its template on every node that should run one.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonSet {
+    /// Its name, for reports.
+    pub name: Option<String>,
+    /// The 1-based position of its pod template in `setup.podTemplates`.
+    pub pod_template_id: Option<i64>,
 }
 
 /// An intent.

@@ -66,7 +66,7 @@ pub const EVENTS: [&str; 9] = [
 ];
 
 /// The intents, by user-facing name and Kivi's internal name.
-pub const INTENTS: [(&str, &str); 8] = [
+pub const INTENTS: [(&str, &str); 9] = [
     ("pod_always_schedulable", "no_feasible_node"),
     ("no_kernel_panic", "kernel_panic"),
     ("no_oscillation_replica_num", "checkOscillationReplicaNum"),
@@ -75,6 +75,7 @@ pub const INTENTS: [(&str, &str); 8] = [
     ("no_oscillation_eviction", "checkEvictionCycle"),
     ("pod_balance_across_node", "checkBalanceNode"),
     ("pdb_never_violated", "checkPdbNeverViolated"),
+    ("no_preemption_of", "checkNoPreemptionOf"),
 ];
 
 /// The liveness intents, by user-facing name and an internal-style alias: checked on their
@@ -301,6 +302,20 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
     }
     for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
         check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, deployments.len());
+    }
+    for (i, daemon_set) in document.daemon_sets.iter().flatten().enumerate() {
+        let path = format!("daemonSets[{i}]");
+        if daemon_set.name.as_deref().is_none_or(str::is_empty) {
+            problems.add(format!("{path}.name"), "missing", "name the DaemonSet");
+        }
+        let id = daemon_set.pod_template_id.unwrap_or(0);
+        if !(1..=templates.len() as i64).contains(&id) {
+            problems.add(
+                format!("{path}.podTemplateId"),
+                format!("{id} is not a pod template (there are {})", templates.len()),
+                "give the 1-based position of its template in setup.podTemplates",
+            );
+        }
     }
     if let Some(descheduler) = document
         .controllers

@@ -47,6 +47,23 @@ pub(super) fn check_pod_template(
         i64::MAX,
         "0 (none) or the name of the node the pods are pinned to",
     );
+    problems.within(
+        path,
+        "priority",
+        template.priority,
+        i32::MIN as i64,
+        i32::MAX as i64,
+        "the pods' priority, a 32-bit integer as a PriorityClass's value",
+    );
+    if let Some(policy) = template.preemption_policy.as_deref() {
+        if !matches!(policy, "PreemptLowerPriority" | "Never") {
+            problems.add(
+                format!("{path}.preemptionPolicy"),
+                format!("unknown preemption policy `{policy}`"),
+                "write PreemptLowerPriority (the default) or Never",
+            );
+        }
+    }
     labels(problems, path, &template.labels);
     census.add(&template.labels);
     let tolerations = template.toleration.iter().flat_map(|t| t.entries());

@@ -1,0 +1,186 @@
+//! The victim rules and the node choice against what `SelectVictimsOnNode` and
+//! `pickOneNodeForPreemption` do on small clusters (the cases of
+//! `default_preemption_test.go` and `preemption_test.go`, rebuilt on this snapshot).
+
+use super::*;
+use crate::cluster::kube::{
+    Amount, Container, DisruptionStatus, LabelSelector, Node, PodPhase, ResourceList,
+};
+
+/// A ready node with `cpu` cores and room for 110 pods.
+fn node(name: &str, cpu: u64) -> Node {
+    let mut node = Node::new(name);
+    node.allocatable
+        .insert("cpu".into(), Amount::from_units(cpu));
+    node.allocatable
+        .insert("pods".into(), Amount::from_units(110));
+    node
+}
+
+/// A pod requesting `cpu` cores with priority `priority`, running on `on` (pending if `None`),
+/// labelled `app` = its name.
+fn pod(name: &str, cpu: u64, priority: i32, on: Option<&str>) -> Pod {
+    let mut pod = Pod::new("default", name);
+    let mut requests = ResourceList::new();
+    requests.insert("cpu".into(), Amount::from_units(cpu));
+    pod.containers.push(Container {
+        name: "main".into(),
+        image: String::new(),
+        requests,
+        limits: ResourceList::new(),
+        host_ports: Vec::new(),
+        sidecar: false,
+    });
+    pod.labels.insert("app".into(), name.into());
+    pod.priority = priority;
+    pod.node_name = on.map(str::to_string);
+    if on.is_some() {
+        pod.phase = PodPhase::Running;
+        pod.ready = true;
+    }
+    pod
+}
+
+/// A budget selecting pod `name` with `allowed` disruptions allowed.
+fn budget(name: &str, allowed: i32) -> PodDisruptionBudget {
+    let mut selector = LabelSelector::default();
+    selector.match_labels.insert("app".into(), name.into());
+    PodDisruptionBudget {
+        namespace: "default".into(),
+        name: name.into(),
+        selector: Some(selector),
+        min_available: None,
+        max_unavailable: None,
+        status: Some(DisruptionStatus {
+            disruptions_allowed: allowed,
+            current_healthy: 1,
+            desired_healthy: 1,
+            expected_pods: 1,
+        }),
+    }
+}
+
+fn snapshot(nodes: Vec<Node>, pods: Vec<Pod>) -> Snapshot {
+    Snapshot {
+        nodes,
+        pods,
+        ..Snapshot::default()
+    }
+}
+
+#[test]
+fn victims_are_reprieved_from_the_highest_priority_down() {
+    // A full 4-core node: a (priority 1, 1 core), b (5, 2 cores), c (3, 1 core). Without them
+    // all the 2-core preemptor fits; b goes back first and still leaves 2 cores, then c and a
+    // each leave too little: they are the victims, most important first.
+    let s = snapshot(
+        vec![node("n1", 4)],
+        vec![
+            pod("a", 1, 1, Some("n1")),
+            pod("b", 2, 5, Some("n1")),
+            pod("c", 1, 3, Some("n1")),
+        ],
+    );
+    let preemptor = pod("p", 2, 10, None);
+    let candidate = select_victims_on_node(&s, &preemptor, &[], "n1").expect("victims");
+    assert_eq!(candidate.victims, ["c", "a"]);
+    assert_eq!(candidate.priorities, [3, 1]);
+    assert_eq!(candidate.pdb_violations, 0);
+}
+
+#[test]
+fn pods_whose_budget_would_break_are_reprieved_first() {
+    // Two 2-core pods of equal priority fill the node; the preemptor needs one's room. In
+    // order, a is reprieved and b is the victim; with b's budget allowing no disruption, b is
+    // tried first and kept, and a is the victim, without a violation.
+    let s = snapshot(
+        vec![node("n1", 4)],
+        vec![pod("a", 2, 1, Some("n1")), pod("b", 2, 1, Some("n1"))],
+    );
+    let preemptor = pod("p", 2, 10, None);
+    let plain = select_victims_on_node(&s, &preemptor, &[], "n1").unwrap();
+    assert_eq!(plain.victims, ["b"]);
+    let kept = select_victims_on_node(&s, &preemptor, &[budget("b", 0)], "n1").unwrap();
+    assert_eq!(kept.victims, ["a"]);
+    assert_eq!(kept.pdb_violations, 0);
+    // When both budgets allow nothing, one of them must break: counted as a violation.
+    let both = [budget("a", 0), budget("b", 0)];
+    let broken = select_victims_on_node(&s, &preemptor, &both, "n1").unwrap();
+    assert_eq!(broken.victims, ["b"]);
+    assert_eq!(broken.pdb_violations, 1);
+}
+
+#[test]
+fn no_victims_where_no_pod_has_lower_priority_or_removing_them_does_not_help() {
+    let s = snapshot(
+        vec![node("n1", 4)],
+        vec![pod("a", 2, 10, Some("n1")), pod("b", 1, 1, Some("n1"))],
+    );
+    // Equal priority is not lower: nothing to preempt for a priority-10 pod but b, and b's
+    // core leaves 2 free, too few for 3.
+    assert_eq!(
+        select_victims_on_node(&s, &pod("p", 3, 10, None), &[], "n1"),
+        None
+    );
+    assert_eq!(
+        select_victims_on_node(&s, &pod("q", 1, 1, None), &[], "n1"),
+        None,
+        "a pod of priority 1 has no lower-priority pod to preempt"
+    );
+    let c = select_victims_on_node(&s, &pod("r", 2, 10, None), &[], "n1").unwrap();
+    assert_eq!(c.victims, ["b"]);
+}
+
+#[test]
+fn preemption_policy_never_is_not_eligible() {
+    let mut p = pod("p", 1, 10, None);
+    assert!(eligible_to_preempt(&p));
+    p.preemption_policy = PreemptionPolicy::Never;
+    assert!(!eligible_to_preempt(&p));
+}
+
+fn candidate(node: &str, priorities: &[i32], pdb_violations: usize) -> Candidate {
+    Candidate {
+        node: node.into(),
+        victims: priorities.iter().map(|p| format!("{node}-{p}")).collect(),
+        priorities: priorities.to_vec(),
+        pdb_violations,
+    }
+}
+
+fn picked(candidates: &[Candidate]) -> Vec<&str> {
+    pick_one_node(candidates)
+        .iter()
+        .map(|c| c.node.as_str())
+        .collect()
+}
+
+#[test]
+fn pick_one_node_follows_the_criteria_in_order() {
+    // 1. Fewest budget violations, whatever the priorities.
+    assert_eq!(
+        picked(&[candidate("n1", &[1], 1), candidate("n2", &[100], 0)]),
+        ["n2"]
+    );
+    // 2. The lowest highest-victim priority, even with more victims.
+    assert_eq!(
+        picked(&[candidate("n1", &[5], 0), candidate("n2", &[3, 3, 3], 0)]),
+        ["n2"]
+    );
+    // 3. The smallest sum, shifted to be non-negative: two victims at -10 sum higher than
+    // one at -10.
+    assert_eq!(
+        picked(&[candidate("n1", &[-10, -10], 0), candidate("n2", &[-10], 0)]),
+        ["n2"]
+    );
+    assert_eq!(
+        picked(&[candidate("n1", &[5, 4], 0), candidate("n2", &[5, 1], 0)]),
+        ["n2"]
+    );
+    // Equal on every criterion (the start-time one is not modelled): all are returned, in
+    // order, for the caller to choose from.
+    assert_eq!(
+        picked(&[candidate("n1", &[2], 0), candidate("n2", &[2], 0)]),
+        ["n1", "n2"]
+    );
+}

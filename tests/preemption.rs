@@ -1,0 +1,237 @@
+//! Priority and preemption under `--semantics kubernetes`: PriorityClasses read from manifests
+//! (the Priority admission plugin's rules), kube-scheduler's DefaultPreemption in the scheduler
+//! step (`SelectVictimsOnNode`, `pickOneNodeForPreemption`, `PodEligibleToPreemptOthers`) and
+//! the intent `no_preemption_of`, on the example `models/preemption-of-critical-service` and
+//! variants of it. The rules' details are unit-tested beside the code
+//! (`controllers/kube_scheduler/default_preemption/tests.rs`, `model/kube_preemption_tests.rs`,
+//! `input/priorities.rs`).
+
+use crate::support::cli::kivi_texts;
+use crate::support::scratch::{copy_tree, scratch, Scratch};
+use std::path::Path;
+
+const EXAMPLE: &str = "models/preemption-of-critical-service";
+const FIXED: &str = "models/preemption-of-critical-service/fixed";
+
+/// `kivi check DIR --original -q --threads 1 ARGS…`: the exit code, stdout and stderr.
+fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
+    all.extend_from_slice(args);
+    kivi_texts(&all)
+}
+
+/// A copy of `model` with `files` (path under the model, contents) written over it.
+fn variant(name: &str, model: &str, files: &[(&str, String)]) -> Scratch {
+    let dir = scratch(name);
+    copy_tree(Path::new(model), &dir);
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    dir
+}
+
+/// `model`'s file `path` with `from` replaced by `to` (which must be there).
+fn edited(model: &str, path: &str, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(model).join(path)).unwrap();
+    assert!(text.contains(from), "{from} not in {model}/{path}");
+    text.replace(from, to)
+}
+
+/// The intents file naming `deployment` in `no_preemption_of`.
+fn no_preemption_of(deployment: &str) -> String {
+    format!(r#"[{{"name": "no_preemption_of", "para": {{"deployment": "{deployment}"}}}}]"#)
+}
+
+/// A PodDisruptionBudget for `app` with `minAvailable` 1.
+fn budget(app: &str) -> String {
+    format!(
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {app}\nspec:\n  \
+         minAvailable: 1\n  selector:\n    matchLabels:\n      app: {app}\n"
+    )
+}
+
+fn path(dir: &Scratch) -> &str {
+    dir.to_str().unwrap()
+}
+
+#[test]
+fn the_critical_service_without_a_class_is_the_cheapest_victim() {
+    // Two 4-core nodes each left with 1 free core; ingest's third 2-core pod (priority 1000)
+    // fits nowhere. payments (priority 0) on one node and reports (100) on the other are the
+    // candidates' only victims: the lowest highest-victim priority picks payments.
+    let (code, stdout, stderr) = check(EXAMPLE, &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): no_preemption_of"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Violated intent: pod_always_schedulable"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[Scheduler - preemption] Pod 5 preempts pod 2 on node 2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("deployment 1 = payments"), "{stdout}");
+}
+
+#[test]
+fn with_its_class_above_ingest_payments_is_never_preempted_and_reports_is() {
+    let (code, stdout, stderr) = check(FIXED, &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("No failure is found!"), "{stdout}");
+    // The same run now preempts reports, whose replacement fits in the core left free.
+    let reports = variant(
+        "preempt-reports",
+        FIXED,
+        &[("user_input/intents.json", no_preemption_of("reports"))],
+    );
+    let (code, stdout, _) = check(path(&reports), &[]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("[Scheduler - preemption] Pod "), "{stdout}");
+    assert!(
+        stdout.contains("Violating intent(s): no_preemption_of"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn every_equally_good_node_is_an_outcome_under_any() {
+    let (code, stdout, _) = check(EXAMPLE, &["--tie-break", "any"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    let (code, stdout, _) = check(FIXED, &["--tie-break", "any"]);
+    assert_eq!(code, Some(0), "{stdout}");
+}
+
+#[test]
+fn preemption_policy_never_preempts_nothing_and_the_pod_stays_pending() {
+    let never = variant(
+        "never",
+        EXAMPLE,
+        &[(
+            "yaml/priority-classes.yaml",
+            edited(
+                EXAMPLE,
+                "yaml/priority-classes.yaml",
+                "value: 1000\n",
+                "value: 1000\npreemptionPolicy: Never\n",
+            ),
+        )],
+    );
+    let (code, stdout, stderr) = check(path(&never), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): pod_always_schedulable"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("Violated intent: no_preemption_of"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("preemption: not eligible due to preemptionPolicy=Never."),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_budget_moves_preemption_to_a_node_without_violations_but_does_not_forbid_it() {
+    // payments' budget allows no disruption: its node's victims break a budget, reports'
+    // node's do not, and the fewest violations come first (criterion 1).
+    let spared = variant(
+        "budget-spares-payments",
+        EXAMPLE,
+        &[("yaml/pdb.yaml", budget("payments"))],
+    );
+    let (code, stdout, stderr) = check(path(&spared), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    // With a budget on reports too, both nodes break one: the priorities decide, and payments
+    // is preempted despite its budget (preemption is not an eviction).
+    let both = variant(
+        "budgets-both",
+        EXAMPLE,
+        &[(
+            "yaml/pdb.yaml",
+            format!("{}---\n{}", budget("payments"), budget("reports")),
+        )],
+    );
+    let (code, stdout, stderr) = check(path(&both), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): no_preemption_of"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_unknown_priority_class_is_an_input_error_at_its_line() {
+    let typo = variant(
+        "unknown-class",
+        EXAMPLE,
+        &[(
+            "yaml/apps.yaml",
+            edited(
+                EXAMPLE,
+                "yaml/apps.yaml",
+                "priorityClassName: batch",
+                "priorityClassName: batchh",
+            ),
+        )],
+    );
+    let (code, stdout, stderr) = check(path(&typo), &[]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    for expected in [
+        "yaml/apps.yaml:",
+        "Deployment/reports: spec.priorityClassName `batchh`: no PriorityClass with that name",
+        "add a PriorityClass (apiVersion scheduling.k8s.io/v1) named `batchh`, or fix the name",
+    ] {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+}
+
+#[test]
+fn a_priority_written_in_the_pod_or_a_class_value_out_of_range_is_refused() {
+    let written = variant(
+        "written-priority",
+        EXAMPLE,
+        &[(
+            "yaml/apps.yaml",
+            edited(
+                EXAMPLE,
+                "yaml/apps.yaml",
+                "priorityClassName: batch",
+                "priorityClassName: batch\n      priority: 5",
+            ),
+        )],
+    );
+    let (code, _, stderr) = check(path(&written), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("spec.priority 5: the Priority admission plugin sets it"));
+    let above = variant(
+        "class-above-user-range",
+        EXAMPLE,
+        &[(
+            "yaml/priority-classes.yaml",
+            edited(
+                EXAMPLE,
+                "yaml/priority-classes.yaml",
+                "value: 10000\n",
+                "value: 1000000001\n",
+            ),
+        )],
+    );
+    let (code, _, stderr) = check(path(&above), &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("only the system classes"), "{stderr}");
+}
+
+#[test]
+fn kivi_semantics_refuses_priorities_with_exit_2() {
+    let (code, stdout, stderr) = check(EXAMPLE, &["--semantics", "kivi"]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("modelled under --semantics kubernetes only"),
+        "{stderr}"
+    );
+}
