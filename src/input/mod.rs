@@ -24,6 +24,7 @@ pub mod origins;
 pub mod priorities;
 pub mod quantity;
 pub mod source;
+pub mod translation_units;
 pub mod uniform;
 pub mod units;
 pub mod yaml_documents;
