@@ -37,6 +37,16 @@ fn edited(model: &str, path: &str, from: &str, to: &str) -> String {
     text.replace(from, to)
 }
 
+/// A copy of the example with `from` replaced by `to` in its PriorityClasses.
+fn with_classes(name: &str, from: &str, to: &str) -> Scratch {
+    const CLASSES: &str = "yaml/priority-classes.yaml";
+    variant(
+        name,
+        EXAMPLE,
+        &[(CLASSES, edited(EXAMPLE, CLASSES, from, to))],
+    )
+}
+
 /// The intents file naming `deployment` in `no_preemption_of`.
 fn no_preemption_of(deployment: &str) -> String {
     format!(r#"[{{"name": "no_preemption_of", "para": {{"deployment": "{deployment}"}}}}]"#)
@@ -106,18 +116,10 @@ fn every_equally_good_node_is_an_outcome_under_any() {
 
 #[test]
 fn preemption_policy_never_preempts_nothing_and_the_pod_stays_pending() {
-    let never = variant(
+    let never = with_classes(
         "never",
-        EXAMPLE,
-        &[(
-            "yaml/priority-classes.yaml",
-            edited(
-                EXAMPLE,
-                "yaml/priority-classes.yaml",
-                "value: 1000\n",
-                "value: 1000\npreemptionPolicy: Never\n",
-            ),
-        )],
+        "value: 1000\n",
+        "value: 1000\npreemptionPolicy: Never\n",
     );
     let (code, stdout, stderr) = check(path(&never), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
@@ -208,18 +210,10 @@ fn a_priority_written_in_the_pod_or_a_class_value_out_of_range_is_refused() {
     let (code, _, stderr) = check(path(&written), &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("spec.priority 5: the Priority admission plugin sets it"));
-    let above = variant(
+    let above = with_classes(
         "class-above-user-range",
-        EXAMPLE,
-        &[(
-            "yaml/priority-classes.yaml",
-            edited(
-                EXAMPLE,
-                "yaml/priority-classes.yaml",
-                "value: 10000\n",
-                "value: 1000000001\n",
-            ),
-        )],
+        "value: 10000\n",
+        "value: 1000000001\n",
     );
     let (code, _, stderr) = check(path(&above), &[]);
     assert_eq!(code, Some(2), "{stderr}");

@@ -295,6 +295,20 @@ pub struct ClusterDescription {
 /// Placing the pods of a running cluster, as both readers of one (a live-cluster dump and a
 /// `kubectl get … -o json` List) find them.
 impl ClusterDescription {
+    /// The pod templates of the workloads, named as their objects (`Deployment/web`,
+    /// `Pod/debug`): the Deployments' then the standalone Pods'.
+    pub fn workload_templates(&self) -> impl Iterator<Item = (String, &PodTemplate)> {
+        let deployments = self
+            .deployments
+            .iter()
+            .map(|d| (format!("Deployment/{}", d.name), &d.pod));
+        let pods = self
+            .standalone_pods
+            .iter()
+            .map(|(name, pod)| (format!("Pod/{name}"), pod));
+        deployments.chain(pods)
+    }
+
     /// The index of the node named `name`, if the cluster has it.
     pub fn node_index(&self, name: &str) -> Option<usize> {
         self.nodes.iter().position(|node| node.name == name)

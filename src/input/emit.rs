@@ -40,17 +40,7 @@ pub fn warn_unknown_topology_keys(cluster: &ClusterDescription, diagnostics: &mu
     if cluster.nodes.is_empty() {
         return;
     }
-    let owners = cluster
-        .deployments
-        .iter()
-        .map(|d| (format!("Deployment/{}", d.name), &d.pod))
-        .chain(
-            cluster
-                .standalone_pods
-                .iter()
-                .map(|(name, pod)| (format!("Pod/{name}"), pod)),
-        );
-    for (owner, pod) in owners {
+    for (owner, pod) in cluster.workload_templates() {
         for constraint in &pod.spread {
             let key = model_topology_key(&constraint.topology_key);
             if key != HOSTNAME && !cluster.nodes.iter().any(|n| n.labels.contains_key(key)) {

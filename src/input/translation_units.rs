@@ -83,22 +83,12 @@ impl Units {
                 format!("{name}: memory requested by pods not modelled"),
             );
         }
-        let templates = cluster
-            .deployments
-            .iter()
-            .map(|d| (format!("Deployment/{}", d.name), &d.pod))
-            .chain(
-                cluster
-                    .standalone_pods
-                    .iter()
-                    .map(|(name, pod)| (format!("Pod/{name}"), pod)),
-            )
-            .chain(
-                cluster
-                    .daemon_sets
-                    .iter()
-                    .map(|d| (format!("DaemonSet/{}", d.name), &d.pod)),
-            );
+        let templates = cluster.workload_templates().chain(
+            cluster
+                .daemon_sets
+                .iter()
+                .map(|d| (format!("DaemonSet/{}", d.name), &d.pod)),
+        );
         for (name, pod) in templates {
             add(
                 &mut cpu,

@@ -33,6 +33,18 @@ pub enum PreemptionPolicy {
     Never,
 }
 
+impl PreemptionPolicy {
+    /// The policy `name` names (absent: the default, `PreemptLowerPriority`); `None` when it
+    /// names none.
+    pub fn named(name: Option<&str>) -> Option<Self> {
+        match name {
+            None | Some("PreemptLowerPriority") => Some(Self::PreemptLowerPriority),
+            Some("Never") => Some(Self::Never),
+            Some(_) => None,
+        }
+    }
+}
+
 /// The pod's controller (`metadata.ownerReferences[]` with `controller: true`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OwnerReference {

@@ -19,7 +19,7 @@
 
 use super::choices::{shuffle, Chooser, Pruned};
 use super::node_utilization::{
-    capped, evict_from, node_usage, percentages, removable, NodeInfo, Usage,
+    capped, evict_from, node_usage, percentages, removable, resource_names, room, NodeInfo, Usage,
 };
 use super::{PodEvictor, Step};
 use crate::cluster::kube::descheduler_policy::HighNodeUtilizationArgs;
@@ -35,12 +35,7 @@ pub fn balance(
 ) -> Result<(), Pruned> {
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
-    let mut names: Vec<String> = args.thresholds.keys().cloned().collect();
-    for basic in ["cpu", "memory", "pods"] {
-        if !names.iter().any(|n| n == basic) {
-            names.push(basic.to_string());
-        }
-    }
+    let names = resource_names(&args.thresholds);
     // The high threshold is 100 % of every thresholded resource: a destination's room is its
     // whole allocatable.
     let full: BTreeMap<String, f64> = args.thresholds.keys().map(|n| (n.clone(), 100.0)).collect();
@@ -69,12 +64,7 @@ pub fn balance(
     {
         return Ok(());
     }
-    let mut room: Usage = BTreeMap::new();
-    for info in &destinations {
-        for name in &names {
-            *room.entry(name.clone()).or_default() += info.available[name] - info.usage[name];
-        }
-    }
+    let mut room = room(&destinations, &names);
     let destination_nodes: Vec<&Node> = destinations
         .iter()
         .map(|i| &snapshot.nodes[i.node])

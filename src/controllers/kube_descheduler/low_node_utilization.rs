@@ -18,7 +18,7 @@
 
 use super::choices::{shuffle, Chooser, Pruned};
 use super::node_utilization::{
-    capped, evict_from, node_usage, percentages, removable, NodeInfo, Usage,
+    capped, evict_from, node_usage, percentages, removable, resource_names, room, NodeInfo, Usage,
 };
 use super::{PodEvictor, Step};
 use crate::cluster::kube::descheduler_policy::NodeUtilizationArgs;
@@ -34,12 +34,7 @@ pub fn balance(
 ) -> Result<(), Pruned> {
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
-    let mut names: Vec<String> = args.thresholds.keys().cloned().collect();
-    for basic in ["cpu", "memory", "pods"] {
-        if !names.iter().any(|n| n == basic) {
-            names.push(basic.to_string());
-        }
-    }
+    let names = resource_names(&args.thresholds);
     let usages: Vec<Usage> = descheduler
         .ready
         .iter()
@@ -80,12 +75,7 @@ pub fn balance(
     {
         return Ok(());
     }
-    let mut room: Usage = BTreeMap::new();
-    for info in &under {
-        for name in &names {
-            *room.entry(name.clone()).or_default() += info.available[name] - info.usage[name];
-        }
-    }
+    let mut room = room(&under, &names);
     let destinations: Vec<&Node> = under.iter().map(|i| &snapshot.nodes[i.node]).collect();
     let total = |info: &NodeInfo| info.usage.values().sum::<i64>();
     let mut by_total: BTreeMap<std::cmp::Reverse<i64>, Vec<NodeInfo>> = BTreeMap::new();

@@ -189,6 +189,29 @@ impl Step<'_, '_> {
             && namespace_included(namespaces, &pod.namespace)
             && selector.is_none_or(|s| s.matches(&pod.labels))
     }
+
+    /// Evicts `nodes`' pods (each node's list of the pods the plugin would evict), node by
+    /// node and pod by pod in an order the `chooser` takes (the node lister's and the pod
+    /// index's): a node limit ends the node, a total limit the plugin (`true`).
+    pub fn evict_node_by_node(
+        &self,
+        mut nodes: Vec<Vec<usize>>,
+        evictor: &mut PodEvictor,
+        chooser: &mut dyn Chooser,
+    ) -> Result<bool, Pruned> {
+        while !nodes.is_empty() {
+            let mut pods = choices::take(chooser, &mut nodes);
+            while !pods.is_empty() {
+                let pod = choices::take(chooser, &mut pods);
+                match evictor.evict(self.plugin, pod, chooser)? {
+                    Some(Refusal::NodeLimit) => break,
+                    Some(Refusal::TotalLimit) => return Ok(true),
+                    _ => {}
+                }
+            }
+        }
+        Ok(false)
+    }
 }
 
 /// A plugin's `labelSelector` argument as a selector; `None` where the plugin has none (it

@@ -16,9 +16,8 @@
 //! Nondeterminism: the order of the nodes (the node lister) and of each node's pods (the pod
 //! index) are choices, taken afresh for each affinity type.
 
-use super::choices::{take, Chooser, Pruned};
+use super::choices::{Chooser, Pruned};
 use super::node_fit::required_node_affinity_matches;
-use super::outcome::Refusal;
 use super::{plugin_selector, PodEvictor, Step};
 use crate::cluster::kube::descheduler_policy::{NodeAffinityArgs, NodeAffinityType};
 use crate::cluster::kube::{Node, Pod};
@@ -55,7 +54,7 @@ pub fn deschedule(
         };
         // Evicted pods stay on their nodes (terminating), so no node's list depends on what
         // was evicted from another within one affinity type: each list can be taken first.
-        let mut nodes: Vec<Vec<usize>> = descheduler
+        let nodes: Vec<Vec<usize>> = descheduler
             .ready
             .iter()
             .map(|&n| {
@@ -71,16 +70,8 @@ pub fn deschedule(
             })
             .filter(|pods: &Vec<usize>| !pods.is_empty())
             .collect();
-        while !nodes.is_empty() {
-            let mut violating = take(chooser, &mut nodes);
-            while !violating.is_empty() {
-                let pod = take(chooser, &mut violating);
-                match evictor.evict(step.plugin, pod, chooser)? {
-                    Some(Refusal::NodeLimit) => break,
-                    Some(Refusal::TotalLimit) => return Ok(()),
-                    _ => {}
-                }
-            }
+        if step.evict_node_by_node(nodes, evictor, chooser)? {
+            return Ok(());
         }
     }
     Ok(())

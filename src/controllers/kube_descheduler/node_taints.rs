@@ -9,8 +9,7 @@
 //! Nondeterminism: the order of the nodes (the node lister) and of each node's pods (the pod
 //! index) are choices.
 
-use super::choices::{take, Chooser, Pruned};
-use super::outcome::Refusal;
+use super::choices::{Chooser, Pruned};
 use super::{plugin_selector, PodEvictor, Step};
 use crate::cluster::kube::descheduler_policy::NodeTaintsArgs;
 use crate::cluster::taints::{tolerated, Taint, TaintEffect};
@@ -48,7 +47,7 @@ pub fn deschedule(
                 .is_none_or(|list| names(taint, list))
     };
     // Evicting a pod changes nothing on other nodes, so each node's list can be taken first.
-    let mut nodes: Vec<Vec<usize>> = descheduler
+    let nodes: Vec<Vec<usize>> = descheduler
         .ready
         .iter()
         .map(|&node| {
@@ -70,16 +69,6 @@ pub fn deschedule(
         })
         .filter(|pods: &Vec<usize>| !pods.is_empty())
         .collect();
-    while !nodes.is_empty() {
-        let mut violating = take(chooser, &mut nodes);
-        while !violating.is_empty() {
-            let pod = take(chooser, &mut violating);
-            match evictor.evict(step.plugin, pod, chooser)? {
-                Some(Refusal::NodeLimit) => break,
-                Some(Refusal::TotalLimit) => return Ok(()),
-                _ => {}
-            }
-        }
-    }
+    step.evict_node_by_node(nodes, evictor, chooser)?;
     Ok(())
 }

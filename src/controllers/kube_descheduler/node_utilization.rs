@@ -34,6 +34,30 @@ pub struct NodeInfo {
     pub available: Usage,
 }
 
+/// The resources a plugin with `thresholds` counts: the thresholded ones, then `cpu`,
+/// `memory` and `pods` (`uniquifyResourceNames`).
+pub fn resource_names(thresholds: &BTreeMap<String, f64>) -> Vec<String> {
+    let mut names: Vec<String> = thresholds.keys().cloned().collect();
+    for basic in ["cpu", "memory", "pods"] {
+        if !names.iter().any(|n| n == basic) {
+            names.push(basic.to_string());
+        }
+    }
+    names
+}
+
+/// `assessAvailableResourceInNodes`: the room the `destinations` offer, their capacity up to
+/// the high threshold less their usage, summed by resource.
+pub fn room(destinations: &[NodeInfo], names: &[String]) -> Usage {
+    let mut room = Usage::new();
+    for info in destinations {
+        for name in names {
+            *room.entry(name.clone()).or_default() += info.available[name] - info.usage[name];
+        }
+    }
+    room
+}
+
 /// `NodeUtilization` over the pods `on_node`: summed requests of `names`, and their number.
 pub fn node_usage(names: &[String], on_node: &[usize], pods: &[Pod]) -> Usage {
     let mut sum = ResourceList::new();

@@ -123,18 +123,14 @@ pub fn priority_class(document: &Document, object: &str) -> Result<PriorityClass
             ))
         }
     };
-    let preemption_policy = match value.get("preemptionPolicy").and_then(|v| v.as_str()) {
-        None | Some("PreemptLowerPriority") => PreemptionPolicy::PreemptLowerPriority,
-        Some("Never") => PreemptionPolicy::Never,
-        Some(other) => {
-            return Err(document.error_at(
-                "preemptionPolicy",
-                format!(
-                    "{object}: `preemptionPolicy` `{other}` is not PreemptLowerPriority or Never"
-                ),
-            ))
-        }
-    };
+    let named = value.get("preemptionPolicy").and_then(|v| v.as_str());
+    let preemption_policy = PreemptionPolicy::named(named).ok_or_else(|| {
+        let other = named.unwrap_or_default();
+        document.error_at(
+            "preemptionPolicy",
+            format!("{object}: `preemptionPolicy` `{other}` is not PreemptLowerPriority or Never"),
+        )
+    })?;
     Ok(PriorityClass {
         name: name.to_string(),
         value: priority,

@@ -136,18 +136,16 @@ pub fn read(
             ))
         }
     };
-    let preemption_policy = match spec.preemption_policy.as_deref() {
-        None | Some("PreemptLowerPriority") => PreemptionPolicy::PreemptLowerPriority,
-        Some("Never") => PreemptionPolicy::Never,
-        Some(other) => {
-            return Err(document.error_at(
-                "preemptionPolicy",
-                format!(
-                    "{object}: spec.preemptionPolicy `{other}` is not PreemptLowerPriority or Never"
-                ),
-            ))
-        }
-    };
+    let named = spec.preemption_policy.as_deref();
+    let preemption_policy = PreemptionPolicy::named(named).ok_or_else(|| {
+        let other = named.unwrap_or_default();
+        document.error_at(
+            "preemptionPolicy",
+            format!(
+                "{object}: spec.preemptionPolicy `{other}` is not PreemptLowerPriority or Never"
+            ),
+        )
+    })?;
     let owner_references: Vec<OwnerReference> = meta
         .owner_references
         .iter()

@@ -2,7 +2,7 @@
 //! places those pods under `--semantics kubernetes` (`crate::controllers::daemon_set`).
 
 use super::{pod_spec, typed};
-use crate::input::description::{DaemonSet, Labels};
+use crate::input::description::DaemonSet;
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 
@@ -29,14 +29,7 @@ pub fn read(
     let spec = daemon_set
         .spec
         .ok_or_else(|| document.error_at("kind", format!("{object}: has no spec")))?;
-    let labels: Labels = spec
-        .template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let labels = pod_spec::template_labels(&spec.template);
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
     let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
     pod.written = None;

@@ -2,7 +2,7 @@
 //! versions (`extensions/v1beta1`, `apps/v1beta1`, `apps/v1beta2`) are read as `apps/v1`.
 
 use super::{pod_spec, typed};
-use crate::input::description::{Deployment, Labels};
+use crate::input::description::Deployment;
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -48,14 +48,7 @@ pub fn read(
     let spec = deployment
         .spec
         .ok_or_else(|| document.error_at("kind", format!("{object}: has no spec")))?;
-    let labels: Labels = spec
-        .template
-        .metadata
-        .as_ref()
-        .and_then(|m| m.labels.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let labels = pod_spec::template_labels(&spec.template);
     for (key, wanted) in spec.selector.match_labels.iter().flatten() {
         if labels.get(key) != Some(wanted) {
             return Err(document.error_at(

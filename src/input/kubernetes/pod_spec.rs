@@ -9,7 +9,9 @@ use crate::input::description::{AffinityRule, Labels, PodTemplate, SpreadConstra
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::quantity::Quantity;
 use crate::input::yaml_documents::Document;
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, PodSpec, ResourceRequirements};
+use k8s_openapi::api::core::v1::{
+    NodeSelectorTerm, PodSpec, PodTemplateSpec, ResourceRequirements,
+};
 use std::collections::BTreeMap;
 
 /// Reads `spec` of the object named `object` (e.g. `Deployment/web`) in `document`.
@@ -255,6 +257,18 @@ pub fn pod_template(
         priority: 0,
         preemption_policy: None,
     })
+}
+
+/// The labels of a workload's pod template (`spec.template.metadata.labels`; none when
+/// absent).
+pub fn template_labels(template: &PodTemplateSpec) -> Labels {
+    template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .collect()
 }
 
 /// The labels a node selector term requires, when it only uses `In` with one value.
