@@ -135,3 +135,37 @@ fn unmodelled_fields_of_a_replica_set_are_named_by_their_object() {
         "{warnings}"
     );
 }
+
+/// A running cluster's DaemonSet pod takes room kube-scheduler counts: node-1 has 4 CPUs, the
+/// `agent` DaemonSet's pod requests 2.5 and `web`'s running replica 1, so `web`'s second
+/// replica (1 CPU) fits nowhere, as `kivi schedule` says of the same List. The check carries
+/// the daemon pod's requests as the node's reserved load, under kube-scheduler's semantics as
+/// under Kivi's; without the daemon pod the replica fits.
+#[test]
+fn a_daemon_pods_requests_leave_no_room_for_a_replica() {
+    const RESERVED: &str = "tests/data/kube-list/daemon-reserved.json";
+    let schedule = kivi(&["schedule", RESERVED]);
+    assert_eq!(schedule.status.code(), Some(1), "{}", stderr(&schedule));
+    assert!(cli::stdout(&schedule).contains("node-1  NodeResourcesFit  Insufficient cpu"));
+
+    let check = kivi(&["check", RESERVED, "--format", "json", "-q"]);
+    let report = json_of(&check);
+    assert_eq!(report["setup"]["semantics"], "kubernetes");
+    assert_eq!(report["verdict"], "violation", "{report}");
+    assert_eq!(check.status.code(), Some(1));
+    let trace = report.to_string();
+    assert!(trace.contains("1 Insufficient cpu"), "{trace}");
+
+    let mut list: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(RESERVED).unwrap()).unwrap();
+    list["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|item| item["metadata"]["name"] != "agent-x7k2");
+    let without = kivi_with_stdin(
+        &["check", "-", "--format", "json", "-q"],
+        Some(&list.to_string()),
+    );
+    assert_eq!(json_of(&without)["verdict"], "no_violation");
+    assert_eq!(without.status.code(), Some(0), "{}", stderr(&without));
+}

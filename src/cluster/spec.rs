@@ -23,6 +23,15 @@ pub struct NodeSpec {
     /// Which distinct taint list the node carries (0 = untainted), as Kivi's `taintType`;
     /// the taints are [`ClusterSpec::taint_types`]`[taint_type - 1]`.
     pub taint_type: u8,
+    /// CPU and memory taken on the node by what the model does not carry as pods (a running
+    /// cluster's DaemonSet and system pods, system reservations): its capacity less its
+    /// free amount less the requests of the pods placed on it when the model starts
+    /// ([`ClusterSpec::note_reserved_load`]). Kivi's scheduler reads free amounts, which
+    /// already leave it out; kube-scheduler counts requests, so the snapshot under
+    /// `--semantics kubernetes` carries it as a pod of its own.
+    pub reserved_cpu: i32,
+    /// Memory likewise.
+    pub reserved_memory: i32,
 }
 
 /// Facts about one pod slot that the search never changes: its labels before any controller
@@ -724,6 +733,42 @@ pub fn label_value(labels: &[u16], key: usize) -> u16 {
 }
 
 impl ClusterSpec {
+    /// What pod `id` requests in `state`, CPU and memory, as kube-scheduler charges it: its
+    /// template's requests, or what a pod without template uses.
+    pub fn pod_requests(&self, state: &crate::cluster::ClusterState, id: usize) -> (i32, i32) {
+        let pod = state.pod(id);
+        if pod.template == 0 {
+            (pod.cpu as i32, pod.memory as i32)
+        } else {
+            let template = self.template_or_none(pod.template);
+            (template.cpu_requested, template.mem_requested)
+        }
+    }
+
+    /// Sets each node's reserved load from `init`, the state the model starts in: its CPU
+    /// less its free CPU less what the pods placed on it request ([`Self::pod_requests`]),
+    /// memory likewise, never below 0. The uniform format states a node's free amounts
+    /// beside its capacity; the gap the pods do not explain is reserved (a running cluster's
+    /// List writes its DaemonSet and system pods' requests there).
+    pub fn note_reserved_load(&mut self, init: &crate::cluster::ClusterState) {
+        let mut placed = vec![(0i32, 0i32); self.nodes.len()];
+        for p in 1..=init.pods().len() {
+            let pod = init.pod(p);
+            if pod.phase == crate::cluster::state::PodPhase::Idle || pod.loc == 0 {
+                continue;
+            }
+            if let Some(sum) = placed.get_mut(pod.loc as usize - 1) {
+                let (cpu, memory) = self.pod_requests(init, p);
+                *sum = (sum.0 + cpu, sum.1 + memory);
+            }
+        }
+        for (n, (node, (cpu, memory))) in self.nodes.iter_mut().zip(placed).enumerate() {
+            let now = init.node(n + 1);
+            node.reserved_cpu = (node.cpu - i32::from(now.cpu_left) - cpu).max(0);
+            node.reserved_memory = (node.memory - i32::from(now.mem_left) - memory).max(0);
+        }
+    }
+
     /// The template of a pod with template id `id`, or [`NO_TEMPLATE`].
     pub fn template_or_none(&self, id: u8) -> &PodTemplate {
         self.pod_template(id).unwrap_or(&NO_TEMPLATE)

@@ -19,7 +19,8 @@
 //!   the DefaultTolerationSeconds admission plugin adds
 //!   (`plugin/pkg/admission/defaulttolerationseconds/admission.go`);
 //! - a DaemonSet's pod placed when the model started (`ClusterSpec::daemon_pods`) runs on its
-//!   node, owned by its DaemonSet ([`daemon_pod`]), after the model's pods;
+//!   node, owned by its DaemonSet ([`daemon_pod`]), after the model's pods, and a node's
+//!   reserved load (a running cluster's system pods) is one more pod on it ([`reserved_pod`]);
 //! - each replica set version of a deployment is a ReplicaSet that controls its member pods,
 //!   selecting them by a `pod-template-hash` label, so that PodTopologySpread's system default
 //!   constraints apply to them (`helper.DefaultSelector`,
@@ -53,6 +54,11 @@ use crate::cluster::ClusterState;
 pub const DEFAULT_MAX_PODS: u64 = 110;
 /// The namespace every modelled pod is in.
 pub const NAMESPACE: &str = "default";
+/// The namespace of the pods that carry the nodes' reserved load ([`reserved_pod`]).
+const RESERVED_NAMESPACE: &str = "kube-system";
+/// The priority of the `system-node-critical` PriorityClass (`SystemPriorityClasses` in
+/// `pkg/apis/scheduling`).
+const SYSTEM_NODE_CRITICAL: i32 = 2_000_001_000;
 /// The taint the node lifecycle controller puts on a node whose Ready condition is not true.
 pub const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
 /// The taint it puts on a node that stopped reporting.
@@ -131,7 +137,7 @@ fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
 
 /// The snapshot kube-scheduler would take of `state`. Node `n` is built from
 /// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), and the
-/// DaemonSets' pods, after the model's, from the spec alone, which
+/// DaemonSets' pods and the nodes' reserved load, after the model's, from the spec alone, which
 /// [`super::incremental::IncrementalSnapshot`] relies on.
 pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
     let nodes = (1..=spec.nodes.len())
@@ -140,6 +146,7 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
     let pods = (1..=spec.pods.len())
         .filter_map(|p| pod(spec, state, p))
         .chain(spec.daemon_pods.iter().map(|d| daemon_pod(spec, d)))
+        .chain((1..=spec.nodes.len()).filter_map(|n| reserved_pod(spec, n)))
         .collect();
     let selector_owners = (1..=spec.deployments.len())
         .flat_map(|d| (1..=2).map(move |version| replica_set(d, version)))
@@ -319,11 +326,7 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         Phase::Running | Phase::Terminating => PodPhase::Running,
         _ => PodPhase::Pending,
     };
-    let (cpu_request, memory_request) = if now.template == 0 {
-        (now.cpu as i32, now.memory as i32)
-    } else {
-        (template.cpu_requested, template.mem_requested)
-    };
+    let (cpu_request, memory_request) = spec.pod_requests(state, p);
     pod.containers.push(Container {
         name: "main".into(),
         image: String::new(),
@@ -371,6 +374,45 @@ fn daemon_pod(spec: &ClusterSpec, daemon: &DaemonPod) -> Pod {
     pod.priority = template.priority;
     pod.preemption_policy = template.preemption_policy;
     pod
+}
+
+/// The load reserved on node `n` ([`spec::NodeSpec::reserved_cpu`]) as one Running pod
+/// bound to it, or none where nothing is reserved. kube-scheduler counts the requests of
+/// every pod bound to a node (`NodeInfo.Requested`), a running cluster's DaemonSet and system
+/// pods included, so the reservation is a pod rather than less `allocatable`: the Fit filter
+/// answers alike either way, but LeastAllocated and BalancedAllocation score requests
+/// against allocatable. It is in `kube-system`, which no modelled pod's spread constraint
+/// counts (PodTopologySpread counts its own namespace), has no labels and no owner (the
+/// descheduler's default evictor refuses a bare pod), tolerates every taint and has
+/// `system-node-critical` priority, so no preemption can choose it. Kubernetes would count
+/// each system pod against the node's 110 pods; the model counts one.
+fn reserved_pod(spec: &ClusterSpec, n: usize) -> Option<Pod> {
+    let node = spec.node(n);
+    if node.reserved_cpu == 0 && node.reserved_memory == 0 {
+        return None;
+    }
+    let mut pod = Pod::new(RESERVED_NAMESPACE, &format!("reserved-{}", node_name(n)));
+    pod.uid = pod.name.clone();
+    pod.ready = true;
+    pod.phase = PodPhase::Running;
+    pod.node_name = Some(node_name(n));
+    pod.containers.push(Container {
+        name: "reserved".into(),
+        image: String::new(),
+        requests: requests(spec, node.reserved_cpu, node.reserved_memory),
+        limits: ResourceList::new(),
+        host_ports: Vec::new(),
+        sidecar: false,
+    });
+    pod.tolerations = vec![Toleration {
+        key: String::new(),
+        operator: TolerationOperator::Exists,
+        value: String::new(),
+        effect: None,
+        seconds: None,
+    }];
+    pod.priority = SYSTEM_NODE_CRITICAL;
+    Some(pod)
 }
 
 /// A container's requests of `cpu_request` and `memory_request` model units (a resource of 0
@@ -468,4 +510,40 @@ fn spread(spec: &ClusterSpec, template: &PodTemplate) -> Vec<TopologySpreadConst
             match_label_keys: Vec::new(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::fixture::{Builder, Node, Pod as FixturePod, Template};
+
+    /// Node 1 has 8 CPUs and 8 of memory, 3 and 5 of them free, and runs a pod whose
+    /// template requests 2 and 2: 3 CPUs and 1 of memory are reserved, carried as one pod of
+    /// `kube-system` bound to it that no preemption can take. Node 2's free amounts are its
+    /// capacity: nothing reserved, no such pod.
+    #[test]
+    fn a_nodes_reserved_load_is_a_system_pod_bound_to_it() {
+        let fixture = Builder::default()
+            .node(Node::new(1, 8, 8).holding(1, 3, 5))
+            .node(Node::new(2, 4, 4))
+            .pod(FixturePod::running(1, 2, 2))
+            .template(Template::new(2, 2, "app", "web"))
+            .build();
+        let node = fixture.spec.node(1);
+        assert_eq!((node.reserved_cpu, node.reserved_memory), (3, 1));
+        let snapshot = snapshot(&fixture.spec, &fixture.state);
+        let reserved: Vec<&Pod> = snapshot
+            .pods
+            .iter()
+            .filter(|p| p.namespace == RESERVED_NAMESPACE)
+            .collect();
+        assert_eq!(reserved.len(), 1);
+        let pod = reserved[0];
+        assert_eq!(pod.name, "reserved-node-1");
+        assert_eq!(pod.node_name.as_deref(), Some("node-1"));
+        assert_eq!(pod.containers[0].requests, requests(&fixture.spec, 3, 1));
+        assert_eq!(pod.priority, SYSTEM_NODE_CRITICAL);
+        assert!(pod.controller.is_none());
+        assert_eq!(pod_id(&pod.name), None, "not a model pod");
+    }
 }

@@ -66,6 +66,8 @@ pub fn to_model(document: &Document) -> ClusterModel {
             memory: node.memory.unwrap_or(0) as i32,
             labels: labels.vector(&node_labels[i]),
             taint_type: node_taint_type[i],
+            reserved_cpu: 0,
+            reserved_memory: 0,
         });
         state.nodes_mut()[i] = NodeState {
             cpu_left: node.cpu_left.unwrap_or(0) as i16,
@@ -216,7 +218,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         })
         .collect();
 
-    let spec = ClusterSpec {
+    let mut spec = ClusterSpec {
         nodes,
         pods,
         deployments,
@@ -244,6 +246,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         semantics: Default::default(),
         perturbations: Default::default(),
     };
+    spec.note_reserved_load(&state);
     ClusterModel::new(spec, state)
 }
 
