@@ -229,3 +229,85 @@ fn kivi_semantics_refuses_priorities_with_exit_2() {
         "{stderr}"
     );
 }
+
+/// A live-cluster dump (`kubectl get … -o json` files) whose `checkout` Deployment names
+/// PriorityClass `shop-high` and whose pods were admitted with priority 1000 and
+/// `preemptionPolicy: Never`, as `models/live-cluster-dump` with those fields written in.
+fn dump_with_priorities(name: &str, pods: bool) -> Scratch {
+    const DUMP: &str = "models/live-cluster-dump";
+    let read = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(Path::new(DUMP).join(path)).unwrap()).unwrap()
+    };
+    let mut deployments = read("setup/shop-getdeployment.json");
+    let checkout = deployments["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|d| d["metadata"]["name"] == "checkout")
+        .expect("the checkout Deployment");
+    checkout["spec"]["template"]["spec"]["priorityClassName"] = "shop-high".into();
+    let mut list = read("setup/shop-getpod.json");
+    let items = list["items"].as_array_mut().unwrap();
+    items.retain(|pod| pods || pod["metadata"]["namespace"] != "shop");
+    for pod in items
+        .iter_mut()
+        .filter(|p| p["metadata"]["namespace"] == "shop")
+    {
+        pod["spec"]["priorityClassName"] = "shop-high".into();
+        pod["spec"]["priority"] = 1000.into();
+        pod["spec"]["preemptionPolicy"] = "Never".into();
+    }
+    variant(
+        name,
+        DUMP,
+        &[
+            ("setup/shop-getdeployment.json", deployments.to_string()),
+            ("setup/shop-getpod.json", list.to_string()),
+        ],
+    )
+}
+
+/// The uniform document `kivi dump` makes of `dir`'s files: the exit code, the first pod
+/// template's priority and preemption policy, and stderr.
+fn dumped_priority(dir: &Path) -> (Option<i32>, serde_json::Value, serde_json::Value, String) {
+    let (code, stdout, stderr) = kivi_texts(&["dump", dir.to_str().unwrap()]);
+    let document: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
+    let template = &document["setup"]["podTemplates"][0];
+    (
+        code,
+        template["priority"].clone(),
+        template["preemptionPolicy"].clone(),
+        stderr,
+    )
+}
+
+/// Without the cluster's PriorityClasses, a dump's Deployment has the priority its pods were
+/// admitted with (it was 0, whatever the class); with them, the class's value, and a warning
+/// where the running pods differ; naming a class the dump shows nowhere is an input error.
+#[test]
+fn a_live_dump_takes_priorities_from_its_pods_or_its_priority_classes() {
+    let admitted = dump_with_priorities("dump-admitted", true);
+    let (code, priority, policy, stderr) = dumped_priority(&admitted);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!((priority, policy), (1000.into(), "Never".into()));
+
+    let classes = r#"{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion":
+        "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "shop-high"},
+        "value": 500, "preemptionPolicy": "Never"}]}"#;
+    std::fs::write(admitted.join("setup/shop-getpriorityclass.json"), classes).unwrap();
+    let (code, priority, _, stderr) = dumped_priority(&admitted);
+    assert_eq!((code, priority), (Some(0), 500.into()), "{stderr}");
+    assert!(
+        stderr.contains("Deployment/checkout: its running pods have priority 1000, its PriorityClass gives new pods 500"),
+        "{stderr}"
+    );
+
+    let unknown = dump_with_priorities("dump-no-pods", false);
+    let (code, _, _, stderr) = dumped_priority(&unknown);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("Deployment/checkout: spec.template names PriorityClass `shop-high`")
+            && stderr.contains("getpriorityclass.json"),
+        "{stderr}"
+    );
+}

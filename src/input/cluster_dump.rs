@@ -3,20 +3,36 @@
 //! pod runs on which node, what is left on each node, the deployments' replicas and HPAs.
 //!
 //! Files are recognised by name, as Kivi's logs are named: `getnode`, `getpod`,
-//! `getdeployment`, `gethpa`, `topnode`, `toppod`. Pods of system namespaces are not modelled;
-//! their requests are subtracted from their nodes. Unlike Kivi, no `kubectl describe node`
-//! dump is needed: allocatable comes from the Node objects and requests from the Pods.
+//! `getdeployment`, `gethpa`, `topnode`, `toppod`, and `getpriorityclass` (`kubectl get
+//! priorityclasses -o json`, optional: without it a Deployment's priority is what its pods
+//! were admitted with, [`priorities::resolve_live`]). Pods of system namespaces are not
+//! modelled; their requests are subtracted from their nodes. Unlike Kivi, no `kubectl
+//! describe node` dump is needed: allocatable comes from the Node objects and requests from
+//! the Pods.
 
 use super::description::{Autoscaler, ClusterDescription, MetricResource, MetricTarget};
 use super::diagnostics::{Diagnostics, InputError, Place};
 use super::kubernetes::{read_object, typed, Object};
+use super::priorities::{self, Admitted};
 use super::quantity::Quantity;
 use super::yaml_documents::{read_documents, Document};
+use crate::cluster::kube::{PreemptionPolicy, PriorityClass};
 use crate::cluster::TaintEffect;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// What the name of each file of a dump holds, one per role.
+pub const FILE_NAME_KEYS: &[&str] = &[
+    "getnode",
+    "getpod",
+    "getdeployment",
+    "gethpa",
+    "toppod",
+    "topnode",
+    "getpriorityclass",
+];
 
 /// Namespaces whose pods and deployments are cluster infrastructure, not modelled.
 const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "local-path-storage", "kube-public"];
@@ -30,6 +46,7 @@ pub struct DumpFiles {
     hpas: Option<(String, String)>,
     top_pods: Option<(String, String)>,
     top_nodes: Option<(String, String)>,
+    priority_classes: Option<(String, String)>,
 }
 
 impl DumpFiles {
@@ -53,6 +70,8 @@ impl DumpFiles {
                 &mut found.top_pods
             } else if name.contains("topnode") {
                 &mut found.top_nodes
+            } else if name.contains("getpriorityclass") {
+                &mut found.priority_classes
             } else {
                 continue;
             };
@@ -141,20 +160,30 @@ pub fn read(
             "{file}: node usage (kubectl top node) is not modelled; the scheduler uses requests"
         ));
     }
+    let mut admitted = vec![None; cluster.deployments.len()];
     if let Some((file, text)) = &files.pods {
-        read_pods(file, text, &mut cluster, &usage, diagnostics)?;
+        read_pods(file, text, &mut cluster, &usage, &mut admitted, diagnostics)?;
     }
+    let classes = match &files.priority_classes {
+        Some((file, text)) => Some(read_priority_classes(file, text, diagnostics)?),
+        None => None,
+    };
+    let dump = files.pods.as_ref().map_or(node_file, |(file, _)| file);
+    priorities::resolve_live(classes, &admitted, dump, &mut cluster, diagnostics)?;
     if let Some((file, text)) = &files.hpas {
         read_hpas(file, text, &mut cluster, diagnostics)?;
     }
     Ok(cluster)
 }
 
+/// Places the dump's running workload pods, reserves the system pods' requests on their
+/// nodes, and notes in `admitted[d]` the priority a pod of Deployment `d` was admitted with.
 fn read_pods(
     file: &str,
     text: &str,
     cluster: &mut ClusterDescription,
     usage: &BTreeMap<String, Quantity>,
+    admitted: &mut [Option<Admitted>],
     diagnostics: &mut Diagnostics,
 ) -> Result<(), InputError> {
     for document in items(file, text, diagnostics)? {
@@ -179,6 +208,12 @@ fn read_pods(
                 && d.pod.labels.iter().all(|(k, v)| labels.get(k) == Some(v))
                 && name.starts_with(&format!("{}-", d.name))
         });
+        if let Some(slot) = owner.and_then(|d| admitted.get_mut(d)) {
+            let policy = PreemptionPolicy::named(spec.preemption_policy.as_deref());
+            if let (None, Some(priority), Some(policy)) = (*slot, spec.priority, policy) {
+                *slot = Some(Admitted { priority, policy });
+            }
+        }
         match (owner, node, phase.as_str()) {
             (Some(deployment), Some(node), "Running") => {
                 let cpu_usage = usage.get(&name).copied();
@@ -212,6 +247,21 @@ fn pod_requests(document: &Document, pod: &Pod) -> Result<(Quantity, Quantity), 
         }
     }
     Ok(total)
+}
+
+/// The PriorityClasses of a `kubectl get priorityclasses -o json` file, with the file.
+fn read_priority_classes(
+    file: &str,
+    text: &str,
+    diagnostics: &mut Diagnostics,
+) -> Result<Vec<(PriorityClass, String)>, InputError> {
+    let mut classes = Vec::new();
+    for document in items(file, text, diagnostics)? {
+        if let Some(Object::PriorityClass(class)) = read_object(&document, diagnostics)? {
+            classes.push((class, file.to_string()));
+        }
+    }
+    Ok(classes)
 }
 
 /// `kubectl top` CSV: `NAME,CPU(cores),…` → CPU usage by name.

@@ -125,16 +125,9 @@ fn dump_candidates(dir: &Path) -> Result<Vec<(String, String)>, InputError> {
                 .file_name()
                 .map(|n| n.to_string_lossy().to_lowercase())
                 .unwrap_or_default();
-            if [
-                "getnode",
-                "getpod",
-                "getdeployment",
-                "gethpa",
-                "toppod",
-                "topnode",
-            ]
-            .iter()
-            .any(|key| name.contains(key))
+            if cluster_dump::FILE_NAME_KEYS
+                .iter()
+                .any(|key| name.contains(key))
             {
                 found.push((path.display().to_string(), read(&path)?));
             }
@@ -308,7 +301,8 @@ fn read_directory(
                 dir.display().to_string(),
                 None,
                 "--from-cluster-dump: no kubectl output found (files named getnode, getpod, \
-                 getdeployment, gethpa, toppod or topnode, in the directory or its setup/)",
+                 getdeployment, gethpa, toppod, topnode or getpriorityclass, in the directory \
+                 or its setup/)",
             )
         })?;
         let mut cluster = cluster_dump::read(&dump, diagnostics)?;

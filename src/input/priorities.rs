@@ -73,6 +73,112 @@ pub fn resolve(
     Ok(())
 }
 
+/// What a running cluster's pods of one Deployment show the Priority admission plugin gave
+/// them: `spec.priority` and `spec.preemptionPolicy` of the first one read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    /// `spec.priority`.
+    pub priority: i32,
+    /// `spec.preemptionPolicy`.
+    pub policy: PreemptionPolicy,
+}
+
+/// Sets the priority of every Deployment of a live-cluster dump (`input/cluster_dump.rs`)
+/// whose PriorityClasses may be missing. With `classes` (a `kubectl get priorityclasses`
+/// file) the templates are resolved as manifests' are ([`resolve`]), and a Deployment whose
+/// running pods were admitted at another priority is warned about (a class changed after
+/// they started: new pods get the class's). Without them, what admission wrote into the
+/// pods is the answer: `admitted[d]` for Deployment `d` where a pod of it was read. A
+/// Deployment without pods takes its system class's value, or, naming no class, the
+/// priority admitted to the pods of Deployments that name none (the globalDefault's, 0
+/// without one); where the dump cannot tell (a class of its own, or no pod naming none), an
+/// error asks for the classes when it names one, and 0 is taken with a warning otherwise,
+/// as long as the Deployments' priorities differ (equal priorities decide nothing).
+pub fn resolve_live(
+    classes: Option<Vec<(PriorityClass, String)>>,
+    admitted: &[Option<Admitted>],
+    dump: &str,
+    cluster: &mut ClusterDescription,
+    diagnostics: &mut Diagnostics,
+) -> Result<(), InputError> {
+    if let Some(classes) = classes {
+        resolve(classes, cluster, diagnostics)?;
+        for (deployment, admitted) in cluster.deployments.iter().zip(admitted) {
+            if let Some(admitted) = admitted.filter(|a| a.priority != deployment.pod.priority) {
+                diagnostics.warn(format!(
+                    "{dump}: Deployment/{}: its running pods have priority {}, its \
+                     PriorityClass gives new pods {}; modelled as {}",
+                    deployment.name,
+                    admitted.priority,
+                    deployment.pod.priority,
+                    deployment.pod.priority
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let unnamed = cluster
+        .deployments
+        .iter()
+        .zip(admitted)
+        .find_map(|(d, a)| a.filter(|_| d.pod.priority_class_name.is_none()));
+    let system = system_classes();
+    let mut guessed = Vec::new();
+    for (deployment, admitted) in cluster.deployments.iter_mut().zip(admitted) {
+        let pod = &mut deployment.pod;
+        let admitted = match (admitted, &pod.priority_class_name) {
+            (Some(admitted), _) => *admitted,
+            (None, Some((name, _))) => {
+                let class = system.iter().find(|c| &c.name == name).ok_or_else(|| {
+                    InputError::new(
+                        dump,
+                        None,
+                        format!(
+                            "Deployment/{}: spec.template names PriorityClass `{name}`, and \
+                             neither a pod of it nor a PriorityClass is in the dump; add \
+                             `kubectl get priorityclasses -o json` as a file named \
+                             getpriorityclass.json",
+                            deployment.name
+                        ),
+                    )
+                })?;
+                Admitted {
+                    priority: class.value,
+                    policy: class.preemption_policy,
+                }
+            }
+            (None, None) => unnamed.unwrap_or_else(|| {
+                guessed.push(deployment.name.clone());
+                Admitted {
+                    priority: 0,
+                    policy: PreemptionPolicy::PreemptLowerPriority,
+                }
+            }),
+        };
+        pod.priority = admitted.priority;
+        pod.preemption_policy = Some(admitted.policy);
+    }
+    let first = cluster.deployments.first().map(|d| d.pod.priority);
+    if !guessed.is_empty()
+        && cluster
+            .deployments
+            .iter()
+            .any(|d| Some(d.pod.priority) != first)
+    {
+        diagnostics.warn(format!(
+            "{dump}: {}: no pod in the dump shows the priority, and the dump has no \
+             PriorityClasses: priority 0 assumed (no globalDefault class); add `kubectl get \
+             priorityclasses -o json` as a file named getpriorityclass.json",
+            guessed
+                .iter()
+                .map(|name| format!("Deployment/{name}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// The Priority admission plugin on one pod template.
 fn admit(
     pod: &mut PodTemplate,
@@ -173,6 +279,64 @@ mod tests {
         let mut pod = PodTemplate::default();
         admit(&mut pod, &[], &system_classes(), None).unwrap();
         assert_eq!((pod.priority, pod.preemption_policy), (0, None));
+    }
+
+    fn deployment(name: &str, pod: PodTemplate) -> crate::input::description::Deployment {
+        crate::input::description::Deployment {
+            name: name.into(),
+            replicas: 1,
+            running: 0,
+            pod,
+            max_surge: 25,
+            max_unavailable: 25,
+            recreate: false,
+            autoscaler: None,
+            min_size: None,
+            max_size: None,
+            place: None,
+        }
+    }
+
+    /// Without PriorityClasses: `web`'s pods were admitted at 7 and it names no class, so
+    /// `idle`, which names none and has no pod, takes 7 too (the globalDefault's); `node`
+    /// names a system class. With no such pod, `idle` takes 0 and is warned about, as its
+    /// priority differs from another's.
+    #[test]
+    fn a_live_dump_without_classes_reads_what_admission_wrote() {
+        let admitted = Admitted {
+            priority: 7,
+            policy: PreemptionPolicy::PreemptLowerPriority,
+        };
+        let cluster = |web_admitted: bool| {
+            let mut cluster = ClusterDescription::default();
+            cluster.deployments = vec![
+                deployment("web", PodTemplate::default()),
+                deployment("idle", PodTemplate::default()),
+                deployment("node", naming("system-node-critical")),
+            ];
+            let admitted = [web_admitted.then_some(admitted), None, None];
+            let mut diagnostics = Diagnostics::default();
+            resolve_live(
+                None,
+                &admitted,
+                "getpod.json",
+                &mut cluster,
+                &mut diagnostics,
+            )
+            .unwrap();
+            let priorities: Vec<i32> = cluster.deployments.iter().map(|d| d.pod.priority).collect();
+            (priorities, diagnostics.warnings)
+        };
+        let (priorities, warnings) = cluster(true);
+        assert_eq!(priorities, [7, 7, 2_000_001_000]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (priorities, warnings) = cluster(false);
+        assert_eq!(priorities, [0, 0, 2_000_001_000]);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("getpod.json: Deployment/web, Deployment/idle: no pod"),
+            "{warnings:?}"
+        );
     }
 
     #[test]
