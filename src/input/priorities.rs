@@ -308,12 +308,14 @@ mod tests {
             policy: PreemptionPolicy::PreemptLowerPriority,
         };
         let cluster = |web_admitted: bool| {
-            let mut cluster = ClusterDescription::default();
-            cluster.deployments = vec![
-                deployment("web", PodTemplate::default()),
-                deployment("idle", PodTemplate::default()),
-                deployment("node", naming("system-node-critical")),
-            ];
+            let mut cluster = ClusterDescription {
+                deployments: vec![
+                    deployment("web", PodTemplate::default()),
+                    deployment("idle", PodTemplate::default()),
+                    deployment("node", naming("system-node-critical")),
+                ],
+                ..ClusterDescription::default()
+            };
             let admitted = [web_admitted.then_some(admitted), None, None];
             let mut diagnostics = Diagnostics::default();
             resolve_live(
