@@ -240,7 +240,10 @@ impl<'a> Reduction<'a> {
 }
 
 /// How a scheduler listing tells apart the states a step from one state (its source) reaches,
-/// when states are reduced (it follows one partly placed state per class).
+/// when states are reduced (it follows one partly placed state per class). One lives on the
+/// stack per scheduler listing, so the large variant stays inline: boxing it would allocate
+/// on every step.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum StepClassing<'m> {
     /// States are not reduced: no classes.
     Off,

@@ -157,8 +157,8 @@ impl Symmetry {
             {
                 continue;
             }
-            for i in start..end {
-                if bytemuck::bytes_of(&now[i]) != bytemuck::bytes_of(&summed.pods[i]) {
+            for (i, pod) in now.iter().enumerate().take(end).skip(start) {
+                if bytemuck::bytes_of(pod) != bytemuck::bytes_of(&summed.pods[i]) {
                     self.resum_pod(state, scratch, summed, i + 1);
                 }
             }
