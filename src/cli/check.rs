@@ -7,6 +7,8 @@ use super::error::CommandError;
 use super::interrupt;
 use super::liveness_args::LivenessArgs;
 use super::model_args::ModelArgs;
+use crate::cluster::Semantics;
+use crate::controllers::kube_descheduler::carried;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions, MemoryBudget};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
@@ -110,7 +112,10 @@ impl CheckArgs {
         }
         let mut input = open(&self.source()?)?;
         let model_options = self.semantics.options("check", input.default_semantics())?;
-        eprint!("{}", input.diagnostics.to_text());
+        eprint!(
+            "{}",
+            input.diagnostics.to_text_under(model_options.semantics)
+        );
         if let Some(refusal) = input.refused_under(model_options.semantics) {
             return Err(refusal.into());
         }
@@ -151,6 +156,11 @@ impl CheckArgs {
             }
             for warning in model.daemon_set_warnings() {
                 eprintln!("warning: {name}: {warning}");
+            }
+            if model_options.semantics == Semantics::Kubernetes {
+                for warning in carried::warnings(model.spec()) {
+                    eprintln!("warning: {name}: {warning}");
+                }
             }
             let names = input.names.as_ref();
             return self.check_single(name, &model, (names, liveness), options, &pool);
