@@ -7,8 +7,6 @@ use super::error::CommandError;
 use super::interrupt;
 use super::liveness_args::LivenessArgs;
 use super::model_args::ModelArgs;
-use crate::cluster::Semantics;
-use crate::controllers::kube_descheduler::carried;
 use crate::engine::cndfs::LassoOptions;
 use crate::engine::{check, CheckOptions, MemoryBudget};
 use crate::input::{load_uniform, open, InputOptions, Names, Opened, Source};
@@ -157,10 +155,8 @@ impl CheckArgs {
             for warning in model.daemon_set_warnings() {
                 eprintln!("warning: {name}: {warning}");
             }
-            if model_options.semantics == Semantics::Kubernetes {
-                for warning in carried::warnings(model.spec()) {
-                    eprintln!("warning: {name}: {warning}");
-                }
+            for warning in model.descheduler_policy_warnings() {
+                eprintln!("warning: {name}: {warning}");
             }
             let names = input.names.as_ref();
             return self.check_single(name, &model, (names, liveness), options, &pool);
