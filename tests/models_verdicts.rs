@@ -188,3 +188,8 @@ fn preemption_of_critical_service_is_preempted_and_its_fix_is_not() {
     ]);
     assert_eq!(fixed.status.code(), Some(0));
 }
+
+#[test]
+fn low_utilization_evicts_in_a_cycle_under_kubernetes() {
+    violates("models/low-utilization-loop", "no_oscillation_eviction");
+}

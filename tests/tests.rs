@@ -21,6 +21,7 @@ mod cluster_scaling;
 mod cluster_spin_traces;
 mod daemonsets;
 mod descheduler_cases;
+mod descheduler_policy_in_check;
 mod descheduler_scaling;
 mod diff;
 mod differential;

@@ -110,7 +110,10 @@ impl CheckArgs {
         }
         let mut input = open(&self.source()?)?;
         let model_options = self.semantics.options("check", input.default_semantics())?;
-        eprint!("{}", input.diagnostics.to_text());
+        eprint!(
+            "{}",
+            input.diagnostics.to_text_under(model_options.semantics)
+        );
         if let Some(refusal) = input.refused_under(model_options.semantics) {
             return Err(refusal.into());
         }
@@ -150,6 +153,9 @@ impl CheckArgs {
                 eprintln!("note: {name}: {placed}");
             }
             for warning in model.daemon_set_warnings() {
+                eprintln!("warning: {name}: {warning}");
+            }
+            for warning in model.descheduler_policy_warnings() {
                 eprintln!("warning: {name}: {warning}");
             }
             let names = input.names.as_ref();

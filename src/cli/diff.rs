@@ -96,7 +96,10 @@ impl DiffArgs {
         )?;
         let input: Opened = open(&source)?;
         let model_options = self.semantics.options("diff", input.default_semantics())?;
-        eprint!("{}", input.diagnostics.to_text());
+        eprint!(
+            "{}",
+            input.diagnostics.to_text_under(model_options.semantics)
+        );
         if let Some(refusal) = input.refused_under(model_options.semantics) {
             return Err(refusal.into());
         }

@@ -6,6 +6,7 @@
 //! key a number from 1, so a label set is a vector of value numbers indexed by key, 0 meaning the
 //! label is absent.
 
+use super::kube::descheduler_policy::DeschedulerPolicy;
 use super::kube::{IntOrPercent, PreemptionPolicy};
 use super::taints::{Taint, TaintEffect, Toleration};
 
@@ -437,6 +438,10 @@ pub struct DeschedulerSpec {
     pub max_pods_to_evict_per_node: u32,
     /// `maxNoOfPodsToEvictPerNamespace`, counted over the descheduler's lifetime as in Kivi.
     pub max_pods_to_evict_per_namespace: u32,
+    /// The input's whole `DeschedulerPolicy` (`controllers.descheduler.policy`), when it gives
+    /// one: under `--semantics kubernetes` each cycle runs it in place of the policy the
+    /// fields above stand for; Kivi's descheduler reads only the fields above.
+    pub policy: Option<DeschedulerPolicy>,
 }
 
 /// A PodDisruptionBudget (`policy/v1`) as the model keeps it: the deployments whose pods its

@@ -8,7 +8,7 @@
 
 use super::diagnostics::{Diagnostics, InputError};
 use super::kube_list::read_snapshot_and_policies;
-use super::yaml_documents::Document;
+use super::yaml_documents::{read_documents, Document};
 use crate::cluster::kube::descheduler_policy::{
     DeschedulerPolicy, EvictorArgs, HighNodeUtilizationArgs, Namespaces, NodeAffinityArgs,
     NodeAffinityType, NodeTaintsArgs, NodeUtilizationArgs, PluginArgs, PriorityThreshold, Profile,
@@ -97,6 +97,56 @@ pub fn read_policy(document: &Document) -> Result<DeschedulerPolicy, InputError>
             .push(reader.profile(profile, &format!("profiles[{index}]"))?);
     }
     Ok(policy)
+}
+
+/// Reads the policy a uniform JSON document carries as text at `at`
+/// (`controllers.descheduler.policy`: the policy document, in YAML or JSON, see [`carried`])
+/// as [`read_policy`] reads a manifest's; errors name `at` and the line in the text.
+pub fn read_policy_text(text: &str, at: &str) -> Result<DeschedulerPolicy, InputError> {
+    let documents = read_documents(at, text, &mut Diagnostics::default())?;
+    match documents.as_slice() {
+        [one] => carried(one),
+        [] => Err(InputError::new(
+            at,
+            None,
+            "no DeschedulerPolicy; give the policy document (`apiVersion: descheduler/v1alpha2`, \
+             `kind: DeschedulerPolicy`, with profiles)",
+        )),
+        [_, second, ..] => Err(second.error_at(
+            "",
+            "a second document; the descheduler runs one policy: keep one",
+        )),
+    }
+}
+
+/// The policy `document` as the model runs it under `--semantics kubernetes`: read as
+/// `kivi deschedule` reads it ([`read_policy`]), and naming no PriorityClass, which the model
+/// does not keep (its pods carry their priorities' values). `Err` says why it cannot be, with
+/// the file and place.
+pub fn carried(document: &Document) -> Result<DeschedulerPolicy, InputError> {
+    let policy = read_policy(document)?;
+    match named_priority_class(&policy) {
+        None => Ok(policy),
+        Some(why) => Err(document.error_at("priorityThreshold", why)),
+    }
+}
+
+/// Why a profile's `priorityThreshold` by `name` cannot be run on the model, if one has it.
+fn named_priority_class(policy: &DeschedulerPolicy) -> Option<String> {
+    policy
+        .profiles
+        .iter()
+        .enumerate()
+        .find_map(
+            |(index, profile)| match &profile.evictor.priority_threshold {
+                Some(PriorityThreshold::ClassName(name)) => Some(format!(
+                    "profiles[{index}].pluginConfig[DefaultEvictor].args.priorityThreshold.name: \
+                 the model keeps no PriorityClasses (its pods carry their priorities' values); \
+                 give the value of `{name}` as `priorityThreshold: {{value: N}}`"
+                )),
+                _ => None,
+            },
+        )
 }
 
 /// Reads the parts of one policy document, placing errors in it.

@@ -1,6 +1,7 @@
 //! What a front-end reports besides the model: errors that stop the translation, warnings about
 //! things it could not model faithfully, and objects it ignored.
 
+use crate::cluster::Semantics;
 use std::fmt;
 
 /// A place in an input file: 1-based line and column.
@@ -72,6 +73,9 @@ pub struct Diagnostics {
     /// the modelled value and which way the verdict may move: warnings, or errors with
     /// `--strict`.
     pub inexact: Vec<String>,
+    /// Warnings that hold under `--semantics kivi` only: what Kivi's descheduler drops of a
+    /// `DeschedulerPolicy` that `--semantics kubernetes` runs whole.
+    pub under_kivi: Vec<String>,
 }
 
 impl Diagnostics {
@@ -106,13 +110,25 @@ impl Diagnostics {
         Err(unknown.chain(inexact).collect::<Vec<_>>().join("\nerror: "))
     }
 
+    /// Records a warning that holds under `--semantics kivi` only.
+    pub fn warn_under_kivi(&mut self, message: impl Into<String>) {
+        self.under_kivi.push(message.into());
+    }
+
     /// Records an ignored object.
     pub fn ignore(&mut self, message: impl Into<String>) {
         self.ignored.push(message.into());
     }
 
-    /// The report printed on stderr: one line per warning and ignored object.
+    /// The report printed on stderr: one line per warning and ignored object, with the
+    /// warnings of [`Self::under_kivi`] (for a command that runs no semantics).
     pub fn to_text(&self) -> String {
+        self.to_text_under(Semantics::Kivi)
+    }
+
+    /// The report for a check under `semantics`: [`Self::to_text`], without the warnings that
+    /// hold under Kivi's semantics only when `semantics` is another.
+    pub fn to_text_under(&self, semantics: Semantics) -> String {
         let mut text = String::new();
         for field in &self.unknown_fields {
             text.push_str(&format!(
@@ -121,6 +137,11 @@ impl Diagnostics {
         }
         for warning in &self.warnings {
             text.push_str(&format!("warning: {warning}\n"));
+        }
+        if semantics == Semantics::Kivi {
+            for warning in &self.under_kivi {
+                text.push_str(&format!("warning: {warning}\n"));
+            }
         }
         for value in &self.inexact {
             text.push_str(&format!(

@@ -156,15 +156,29 @@ impl Opened {
         unused
     }
 
+    /// Why a check under `--semantics kubernetes` cannot run the input's DeschedulerPolicy:
+    /// the front-end could not carry it (`controllers.descheduler.policyError`), and running
+    /// Kivi's part of it instead would check another policy.
+    fn policy_refused(&self) -> Option<String> {
+        let why = self.document["controllers"]["descheduler"]["policyError"].as_str()?;
+        Some(format!(
+            "{why}; under --semantics kubernetes the descheduler runs the manifest's whole \
+             policy, so kivi cannot check this one: change it as the message says, or check \
+             with --semantics kivi (Kivi's descheduler: RemoveDuplicates and \
+             RemovePodsViolatingTopologySpreadConstraint only)"
+        ))
+    }
+
     /// Why a check under `semantics` cannot take this input: under Kivi's semantics, a `drain`
     /// event (Kivi's scheduler reads no cordon and its evictions ask no Eviction API, as
     /// PodDisruptionBudgets are honoured under kubernetes only), pod templates of different
     /// priorities or a `no_preemption_of` intent (Kivi's scheduler has no priorities, no
-    /// priority queue and no preemption); `None` when it can, and for a single topology that
-    /// does not load, whose errors the load names first.
+    /// priority queue and no preemption); under kubernetes, a DeschedulerPolicy the front-end
+    /// could not carry whole; `None` when it can, and for a single topology that does not
+    /// load, whose errors the load names first.
     pub fn refused_under(&self, semantics: Semantics) -> Option<String> {
         if semantics != Semantics::Kivi {
-            return None;
+            return self.policy_refused();
         }
         let loads =
             || self.is_template() || crate::input::uniform::load_uniform(&self.document).is_ok();

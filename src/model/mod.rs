@@ -78,6 +78,7 @@
 //!   command changes `specReplicas`).
 
 mod daemon_sets;
+mod descheduler_policy;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]

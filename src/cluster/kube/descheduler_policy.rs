@@ -8,7 +8,7 @@ use super::spread::WhenUnsatisfiable;
 use std::collections::BTreeMap;
 
 /// The descheduler's policy for one cycle.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeschedulerPolicy {
     /// `profiles`, in order.
     pub profiles: Vec<Profile>,
@@ -21,7 +21,7 @@ pub struct DeschedulerPolicy {
 }
 
 /// One profile: its evictor and its plugins.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Profile {
     /// `name`.
     pub name: String,
@@ -43,7 +43,7 @@ pub enum PriorityThreshold {
 }
 
 /// `DefaultEvictorArgs` (`pkg/framework/plugins/defaultevictor/types.go`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EvictorArgs {
     /// `evictSystemCriticalPods`: also evict pods of system-critical priority (and ignore the
     /// priority threshold).
@@ -72,7 +72,7 @@ pub struct Namespaces {
 }
 
 /// A plugin of a profile with its (defaulted) arguments.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PluginArgs {
     /// `RemoveDuplicates`.
     RemoveDuplicates(RemoveDuplicatesArgs),
@@ -89,7 +89,7 @@ pub enum PluginArgs {
 }
 
 /// `RemoveDuplicatesArgs` (`pkg/framework/plugins/removeduplicates/types.go`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RemoveDuplicatesArgs {
     /// `excludeOwnerKinds`.
     pub exclude_owner_kinds: Vec<String>,
@@ -99,7 +99,7 @@ pub struct RemoveDuplicatesArgs {
 
 /// `RemovePodsViolatingTopologySpreadConstraintArgs`
 /// (`pkg/framework/plugins/removepodsviolatingtopologyspreadconstraint/types.go`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TopologySpreadArgs {
     /// `constraints` (default `[DoNotSchedule]`).
     pub constraints: Vec<WhenUnsatisfiable>,
@@ -113,7 +113,7 @@ pub struct TopologySpreadArgs {
 
 /// `RemovePodsViolatingNodeTaintsArgs`
 /// (`pkg/framework/plugins/removepodsviolatingnodetaints/types.go`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeTaintsArgs {
     /// `includePreferNoSchedule`.
     pub include_prefer_no_schedule: bool,
@@ -129,7 +129,7 @@ pub struct NodeTaintsArgs {
 
 /// `RemovePodsViolatingNodeAffinityArgs`
 /// (`pkg/framework/plugins/removepodsviolatingnodeaffinity/types.go`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeAffinityArgs {
     /// `nodeAffinityType`, in the order given (at least one).
     pub node_affinity_type: Vec<NodeAffinityType>,
@@ -203,3 +203,11 @@ pub struct HighNodeUtilizationArgs {
     /// `evictableNamespaces.exclude`.
     pub excluded_namespaces: Vec<String>,
 }
+
+/// The percentages are never NaN: the policy reader takes only numbers from 0 to 100
+/// (`validateThresholds`), so equality is an equivalence and a [`crate::cluster::ClusterSpec`]
+/// holding a policy stays `Eq`.
+impl Eq for NodeUtilizationArgs {}
+
+/// As for [`NodeUtilizationArgs`]: the thresholds are never NaN.
+impl Eq for HighNodeUtilizationArgs {}

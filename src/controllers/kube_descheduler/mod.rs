@@ -14,6 +14,7 @@
 //!
 //! This is the Kubernetes semantics; Kivi's own descheduler is [`super::descheduler`].
 
+pub mod carried;
 pub mod choices;
 pub mod disruption;
 pub mod evictor;

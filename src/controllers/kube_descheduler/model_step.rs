@@ -24,6 +24,10 @@
 //! and the ReplicaSet controller's workers replace them concurrently), so a set of evictions
 //! is one outcome, not one per order. A crash after `k` writes (`--perturb restart`) leaves
 //! the first `k` of them.
+//!
+//! The policy is the input's own `DeschedulerPolicy` where it gives one
+//! ([`crate::cluster::DeschedulerSpec::policy`]: every plugin and argument `kivi deschedule`
+//! reads), else the one Kivi's configuration stands for ([`policy`]).
 
 use super::choices::Chooser;
 use super::Descheduler;
@@ -60,10 +64,18 @@ pub fn run(
         return;
     }
     state.clear_queue(Queue::Descheduler);
-    let policy = policy(config);
+    let derived;
+    let policy = match &config.policy {
+        Some(given) => given,
+        None => {
+            derived = policy(config);
+            &derived
+        }
+    };
     let snapshot = descheduled_snapshot(spec, state);
-    // The policy names no PriorityClass, so every profile builds.
-    let Ok(descheduler) = Descheduler::new(&snapshot, &policy) else {
+    // Neither policy names a PriorityClass (the model keeps none, and the input's reader
+    // refuses a given policy that names one), so every profile builds.
+    let Ok(descheduler) = Descheduler::new(&snapshot, policy) else {
         return;
     };
     let mut chooser = TiesChooser { ties };

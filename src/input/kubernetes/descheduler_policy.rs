@@ -1,7 +1,17 @@
-//! The descheduler's `DeschedulerPolicy` (`descheduler/v1alpha2` profiles with plugin
-//! enablement and `pluginConfig`; `descheduler/v1alpha1` strategies are converted with a
-//! warning), written as Kivi's `controllers.descheduler` value.
+//! The descheduler's `DeschedulerPolicy`, written as Kivi's `controllers.descheduler` value
+//! with the whole policy beside it.
+//!
+//! Kivi's fields (`profiles`, `args`, `configs`) are what `--semantics kivi` runs: its two
+//! plugins and arguments (`descheduler/v1alpha2` profiles with plugin enablement and
+//! `pluginConfig`; `descheduler/v1alpha1` strategies are converted), with a warning for what
+//! Kivi's descheduler drops, shown under kivi only. Beside them, `policy` holds the policy
+//! document as the manifest wrote it (as JSON text), once `kivi deschedule`'s reader has read it
+//! ([`crate::input::descheduler_policy::carried`]): `--semantics kubernetes` runs it whole.
+//! Where that reader refuses it (a plugin kivi does not model, a `v1alpha1` policy, …),
+//! `policyError` holds its error, naming the file and place, and a check under kubernetes
+//! stops with it rather than run another policy.
 
+use crate::input::descheduler_policy::carried;
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 use serde::Deserialize;
@@ -74,7 +84,7 @@ pub fn read(
         if MODELLED_PLUGINS.contains(&plugin) {
             profile.insert(plugin.to_string(), json!({}));
         } else {
-            diagnostics.warn(format!(
+            diagnostics.warn_under_kivi(format!(
                 "{file}: DeschedulerPolicy: plugin {plugin} is not modelled; only {} are",
                 MODELLED_PLUGINS.join(" and ")
             ));
@@ -126,7 +136,7 @@ pub fn read(
             }
         }
         "descheduler/v1alpha1" => {
-            diagnostics.warn(format!(
+            diagnostics.warn_under_kivi(format!(
                 "{file}: DeschedulerPolicy: apiVersion descheduler/v1alpha1 was removed; read as \
                  descheduler/v1alpha2 (strategies become one profile's balance plugins)"
             ));
@@ -162,6 +172,13 @@ pub fn read(
     }
     if !configs.is_empty() {
         descheduler["configs"] = Value::Object(configs);
+    }
+    match carried(document) {
+        Ok(_) => {
+            let text = serde_json::to_string_pretty(&document.value).unwrap_or_default();
+            descheduler["policy"] = text.into();
+        }
+        Err(why) => descheduler["policyError"] = why.to_string().into(),
     }
     Ok(descheduler)
 }

@@ -18,6 +18,7 @@ use crate::cluster::spec::*;
 use crate::cluster::state::*;
 use crate::cluster::taints::{first_untolerated, intolerable_prefer_no_schedule};
 use crate::cluster::{Taint, TaintEffect, Toleration};
+use crate::input::descheduler_policy::read_policy_text;
 use crate::model::ClusterModel;
 use serde_json::Value;
 
@@ -708,7 +709,8 @@ fn expected_replicas(value: &Option<Value>, did: u8, state: &ClusterState) -> i3
 
 /// The descheduler's profiles and limits. As in Kivi, `args` configure the last profile only;
 /// earlier profiles keep the defaults. A profile is a list of plugin names, run in list order,
-/// or Kivi's object form with one plugin as its key.
+/// or Kivi's object form with one plugin as its key. The whole `policy`, when given, is read
+/// as `kivi deschedule` reads a policy.
 fn descheduler(config: &Descheduler) -> DeschedulerSpec {
     let mut profiles: Vec<DeschedulerProfile> = config
         .profiles
@@ -746,5 +748,10 @@ fn descheduler(config: &Descheduler) -> DeschedulerSpec {
         profiles,
         max_pods_to_evict_per_node: configs.max_per_node.unwrap_or(5000) as u32,
         max_pods_to_evict_per_namespace: configs.max_per_namespace.unwrap_or(5000) as u32,
+        // The validation has read it (`validate::descheduler`), so it reads.
+        policy: config
+            .policy
+            .as_ref()
+            .and_then(|p| read_policy_text(p, "controllers.descheduler.policy").ok()),
     }
 }

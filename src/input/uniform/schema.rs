@@ -552,6 +552,19 @@ pub struct Descheduler {
     pub args: Option<DeschedulerArgs>,
     /// Eviction limits.
     pub configs: Option<DeschedulerConfigs>,
+    /// kivi's addition: a whole `descheduler/v1alpha2` DeschedulerPolicy document as text
+    /// (YAML or JSON), as a manifest writes it and `kivi deschedule` reads it. Under
+    /// `--semantics kubernetes` each descheduler cycle runs it in place of the fields above,
+    /// which stay what Kivi's descheduler runs; the Kubernetes front-end writes the manifest's
+    /// policy here, so that one document carries both. It is text, not a JSON value, because
+    /// its reader is the policy reader, with its own checks and errors placed by line in the
+    /// text; the uniform format's own keys stay the ones its schema lists.
+    pub policy: Option<String>,
+    /// kivi's addition: why the front-end could not carry the manifest's policy as `policy`
+    /// (its error, naming the file and place); a check under `--semantics kubernetes` stops
+    /// with it.
+    #[serde(rename = "policyError")]
+    pub policy_error: Option<String>,
 }
 
 /// One descheduler profile: a list of plugin names, one name, or Kivi's object form with one

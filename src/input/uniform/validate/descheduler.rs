@@ -2,9 +2,11 @@
 
 use super::problems::Problems;
 use super::BALANCE_PLUGINS;
+use crate::input::descheduler_policy::read_policy_text;
 use crate::input::uniform::schema::{Descheduler, Profile};
 
-/// Checks the descheduler: its profiles name plugins the model has, in order.
+/// Checks the descheduler: its profiles name plugins the model has, in order, and its
+/// `policy` is one `kivi deschedule` reads and the model can run.
 pub(super) fn check_descheduler(problems: &mut Problems, descheduler: &Descheduler) {
     let path = "controllers.descheduler";
     for (i, profile) in descheduler.profiles.iter().flatten().enumerate() {
@@ -56,6 +58,20 @@ pub(super) fn check_descheduler(problems: &mut Problems, descheduler: &Deschedul
             2,
             "0 (DoNotSchedule), 1 (ScheduleAnyway) or 2 (both)",
         );
+    }
+    if let Some(policy) = &descheduler.policy {
+        let ppath = format!("{path}.policy");
+        if let Err(error) = read_policy_text(policy, &ppath) {
+            let place = error
+                .place
+                .map(|p| format!("line {}, column {} of the text: ", p.line, p.column))
+                .unwrap_or_default();
+            problems.add(
+                ppath,
+                format!("{place}{}", error.message),
+                "write the policy as `kivi deschedule` reads it: descheduler/v1alpha2 profiles",
+            );
+        }
     }
     if let Some(configs) = &descheduler.configs {
         let cpath = format!("{path}.configs");

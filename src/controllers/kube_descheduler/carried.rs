@@ -1,0 +1,152 @@
+//! What of an input's own `DeschedulerPolicy` ([`crate::cluster::DeschedulerSpec::policy`]) the
+//! model's pods cannot show, said as warnings before a check under `--semantics kubernetes`
+//! runs it: every modelled pod is in the one namespace [`NAMESPACE`], so a `namespaces` or
+//! `evictableNamespaces` entry naming another namespace matches none of them; and a pod
+//! carries only the label keys the model keeps ([`ClusterSpec::label_keys`], and its
+//! ReplicaSet's `pod-template-hash`), so a `labelSelector` on another key reads that label as
+//! absent on every pod. The cycle runs the policy as given; the warning says where its answer
+//! may differ from the cluster's.
+
+use crate::cluster::kube::descheduler_policy::{Namespaces, PluginArgs};
+use crate::cluster::kube::of_model::NAMESPACE;
+use crate::cluster::kube::LabelSelector;
+use crate::cluster::ClusterSpec;
+
+/// The label every modelled pod carries beside its template's (its ReplicaSet's hash).
+const TEMPLATE_HASH: &str = "pod-template-hash";
+
+/// The warnings for the policy `spec`'s descheduler gives, one per field, each naming the
+/// field as the policy writes it; none when there is no policy.
+pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
+    let Some(policy) = spec.descheduler.as_ref().and_then(|d| d.policy.as_ref()) else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    for (index, profile) in policy.profiles.iter().enumerate() {
+        let at = format!("DeschedulerPolicy profiles[{index}]");
+        selector_keys(
+            spec,
+            profile.evictor.label_selector.as_ref(),
+            &format!("{at}.pluginConfig[DefaultEvictor].args.labelSelector"),
+            &mut warnings,
+        );
+        for plugin in profile.deschedule.iter().chain(&profile.balance) {
+            let here = format!("{at}.pluginConfig[{}].args", plugin.name());
+            let (namespaces, selector) = match plugin {
+                PluginArgs::RemoveDuplicates(args) => (Some(&args.namespaces), None),
+                PluginArgs::TopologySpread(args) => {
+                    (Some(&args.namespaces), args.label_selector.as_ref())
+                }
+                PluginArgs::NodeTaints(args) => {
+                    (Some(&args.namespaces), args.label_selector.as_ref())
+                }
+                PluginArgs::NodeAffinity(args) => {
+                    (Some(&args.namespaces), args.label_selector.as_ref())
+                }
+                PluginArgs::LowNodeUtilization(args) => {
+                    excluded(&args.excluded_namespaces, &here, &mut warnings);
+                    (None, None)
+                }
+                PluginArgs::HighNodeUtilization(args) => {
+                    excluded(&args.excluded_namespaces, &here, &mut warnings);
+                    (None, None)
+                }
+            };
+            if let Some(namespaces) = namespaces {
+                named_namespaces(namespaces, &here, &mut warnings);
+            }
+            selector_keys(
+                spec,
+                selector,
+                &format!("{here}.labelSelector"),
+                &mut warnings,
+            );
+        }
+    }
+    warnings
+}
+
+/// Warns of a plugin's `namespaces`: an `include` without the model's namespace, an
+/// `exclude` of others.
+fn named_namespaces(namespaces: &Namespaces, at: &str, warnings: &mut Vec<String>) {
+    let include = &namespaces.include;
+    if !include.is_empty() && !include.iter().any(|n| n == NAMESPACE) {
+        let named: Vec<&str> = include.iter().map(String::as_str).collect();
+        warnings.push(format!(
+            "{at}.namespaces.include: {} is not the model's namespace (every modelled pod is \
+             in `{NAMESPACE}`), so the plugin takes none of the model's pods; the cluster's \
+             pods may be in it",
+            quoted(&named)
+        ));
+    }
+    let others: Vec<&str> = namespaces
+        .exclude
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != NAMESPACE)
+        .collect();
+    if !others.is_empty() {
+        warnings.push(format!(
+            "{at}.namespaces.exclude: {} is not the model's namespace (every modelled pod is \
+             in `{NAMESPACE}`), so the plugin excludes none of the model's pods; the cluster's \
+             pods may be in it",
+            quoted(&others)
+        ));
+    }
+}
+
+/// Warns of a node utilization plugin's `evictableNamespaces.exclude` entries other than the
+/// model's namespace.
+fn excluded(excluded: &[String], at: &str, warnings: &mut Vec<String>) {
+    let others: Vec<&str> = excluded
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != NAMESPACE)
+        .collect();
+    if !others.is_empty() {
+        warnings.push(format!(
+            "{at}.evictableNamespaces.exclude: {} is not the model's namespace (every \
+             modelled pod is in `{NAMESPACE}`), so the plugin excludes none of the model's \
+             pods; the cluster's pods may be in it",
+            quoted(&others)
+        ));
+    }
+}
+
+/// Warns of the keys of `selector` that no modelled pod can carry.
+fn selector_keys(
+    spec: &ClusterSpec,
+    selector: Option<&LabelSelector>,
+    at: &str,
+    warnings: &mut Vec<String>,
+) {
+    let Some(selector) = selector else {
+        return;
+    };
+    let keys = selector
+        .match_labels
+        .keys()
+        .map(String::as_str)
+        .chain(selector.match_expressions.iter().map(|r| r.key.as_str()));
+    let mut unknown: Vec<&str> = keys
+        .filter(|key| *key != TEMPLATE_HASH && !spec.label_keys.iter().any(|k| k == key))
+        .collect();
+    unknown.dedup();
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "{at}: label {} is not among the labels the model keeps (those its pod templates, \
+             nodes and selectors share), so every modelled pod reads as not carrying it",
+            quoted(&unknown)
+        ));
+    }
+}
+
+/// `a`, `b` and `c`, each in backquotes.
+fn quoted(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}

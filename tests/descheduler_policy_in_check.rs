@@ -1,0 +1,246 @@
+//! A manifest's whole DeschedulerPolicy in `kivi check` under `--semantics kubernetes`: each
+//! descheduler cycle runs the policy `kivi deschedule` reads (every plugin it models, every
+//! argument), carried in the uniform JSON as `controllers.descheduler.policy`; under
+//! `--semantics kivi` the same input runs Kivi's two plugins, as before, with the warnings for
+//! what Kivi's descheduler drops.
+
+use crate::support::cli::{json_of, kivi, stderr};
+use crate::support::scratch::{copy_tree, scratch, Scratch};
+use serde_json::Value;
+use std::path::Path;
+
+/// C5's cluster with a LowNodeUtilization policy: the one `disk: ssd` node holds the five
+/// replicas (40 of its 64 cores, 62.5%), the other two none.
+const LOOP: &str = "models/low-utilization-loop";
+
+/// `kivi check DIR --original --semantics SEMANTICS --format json --threads 1` (one thread:
+/// the states stored before the first violation are the same in every run): the exit code, the report
+/// (`Null` when there is none) and what it printed on stderr.
+fn check(dir: &str, semantics: &str) -> (Option<i32>, Value, String) {
+    let output = kivi(&[
+        "check",
+        dir,
+        "--original",
+        "--semantics",
+        semantics,
+        "--format",
+        "json",
+        "--threads",
+        "1",
+    ]);
+    let report = if output.stdout.is_empty() {
+        Value::Null
+    } else {
+        json_of(&output)
+    };
+    (output.status.code(), report, stderr(&output))
+}
+
+/// The violated intents and the number of states of a report.
+fn verdict(report: &Value) -> (Vec<String>, u64) {
+    let violated = report["violatedIntents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    (
+        violated,
+        report["stats"]["states_stored"].as_u64().unwrap_or(0),
+    )
+}
+
+/// A copy of the example whose policy file has `from` replaced by `to`.
+fn with_policy_edit(tag: &str, from: &str, to: &str) -> Scratch {
+    let dir = scratch(tag);
+    copy_tree(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(LOOP).as_path(),
+        &dir,
+    );
+    let policy = dir.join("yaml/descheduler.yaml");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    assert!(text.contains(from), "{from}");
+    std::fs::write(&policy, text.replace(from, to)).unwrap();
+    dir
+}
+
+/// The states of the loop's check under kubernetes, up to the violation.
+const STATES_LOOP: u64 = 43;
+
+/// The states of the example's check under kubernetes when the descheduler evicts nothing.
+const STATES_QUIET: u64 = 32;
+
+/// The states of the example's check under kivi, whose descheduler has no plugin here.
+const STATES_KIVI: u64 = 10;
+
+/// The warning Kivi's front-end gives for the plugin its descheduler does not have.
+const DROPPED: &str = "DeschedulerPolicy: plugin LowNodeUtilization is not modelled; only \
+                       RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint are";
+
+#[test]
+fn low_node_utilization_loops_where_check_used_to_drop_it() {
+    let (code, report, warnings) = check(LOOP, "kubernetes");
+    assert_eq!(code, Some(1), "{report} {warnings}");
+    assert_eq!(
+        verdict(&report),
+        (vec!["no_oscillation_eviction".to_string()], STATES_LOOP)
+    );
+    assert!(!warnings.contains(DROPPED), "{warnings}");
+    let trace = report.to_string();
+    assert!(trace.contains("(LowNodeUtilization)"), "{trace}");
+    // Kivi's descheduler has no LowNodeUtilization: nothing is evicted, as `check` found
+    // under kubernetes too while it ran only Kivi's part of the policy.
+    let (code, report, warnings) = check(LOOP, "kivi");
+    assert_eq!(code, Some(0), "{report} {warnings}");
+    assert_eq!(verdict(&report), (vec![], STATES_KIVI));
+    assert!(warnings.contains(DROPPED), "{warnings}");
+}
+
+#[test]
+fn the_policy_arguments_decide_the_verdict() {
+    // targetThresholds above the ssd node's 62.5%: no node is overutilized, nothing moves.
+    let dir = with_policy_edit(
+        "low-utilization-target",
+        "targetThresholds:\n        cpu: 50\n        memory: 50",
+        "targetThresholds:\n        cpu: 70\n        memory: 70",
+    );
+    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(0), "{report} {warnings}");
+    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
+    // numberOfNodes 2: the plugin acts only when more than two nodes are underutilized.
+    let dir = with_policy_edit(
+        "low-utilization-nodes",
+        "      thresholds:",
+        "      numberOfNodes: 2\n      thresholds:",
+    );
+    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(0), "{report} {warnings}");
+    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
+    // maxNoOfPodsToEvictTotal 0: every eviction over the limit.
+    let dir = with_policy_edit(
+        "low-utilization-total",
+        "profiles:",
+        "maxNoOfPodsToEvictTotal: 0\nprofiles:",
+    );
+    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(0), "{report} {warnings}");
+    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
+    // The DefaultEvictor's labelSelector selecting no pod of `app`; selecting them, the loop.
+    for (labels, code, intents, states) in [
+        ("{name: web}", 0, vec![], STATES_QUIET),
+        (
+            "{name: app}",
+            1,
+            vec!["no_oscillation_eviction".to_string()],
+            STATES_LOOP,
+        ),
+    ] {
+        let dir = with_policy_edit(
+            "evictor-selector",
+            "  pluginConfig:\n",
+            &format!(
+                "  pluginConfig:\n  - name: DefaultEvictor\n    args:\n      nodeFit: true\n      \
+                 labelSelector:\n        matchLabels: {labels}\n"
+            ),
+        );
+        let (exit, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+        assert_eq!(exit, Some(code), "{labels}: {report} {warnings}");
+        assert_eq!(verdict(&report), (intents, states), "{labels}");
+    }
+}
+
+#[test]
+fn a_policy_the_model_cannot_run_stops_a_kubernetes_check() {
+    let dir = with_policy_edit(
+        "pod-life-time",
+        "      - LowNodeUtilization",
+        "      - LowNodeUtilization\n    deschedule:\n      enabled:\n      - PodLifeTime",
+    );
+    let dir = dir.to_str().unwrap();
+    let (code, report, warnings) = check(dir, "kubernetes");
+    assert_eq!(code, Some(2), "{report} {warnings}");
+    assert!(
+        warnings.contains(&format!(
+            "{dir}/yaml/descheduler.yaml:20:9: plugin `PodLifeTime` is not modelled by kivi's \
+             descheduler yet"
+        )),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("or check with --semantics kivi"),
+        "{warnings}"
+    );
+    // Kivi's semantics run Kivi's part of it, as before.
+    let (code, _, warnings) = check(dir, "kivi");
+    assert_eq!(code, Some(0), "{warnings}");
+    assert!(
+        warnings.contains("plugin PodLifeTime is not modelled; only"),
+        "{warnings}"
+    );
+    // A threshold by PriorityClass name: the model keeps the pods' priority values only.
+    let dir = with_policy_edit(
+        "priority-class-name",
+        "  pluginConfig:\n",
+        "  pluginConfig:\n  - name: DefaultEvictor\n    args:\n      priorityThreshold:\n        \
+         name: gold\n",
+    );
+    let (code, _, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(2), "{warnings}");
+    assert!(
+        warnings.contains(
+            "profiles[0].pluginConfig[DefaultEvictor].args.priorityThreshold.name: the model \
+             keeps no PriorityClasses"
+        ),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn what_the_model_cannot_show_is_warned_by_field() {
+    let dir = with_policy_edit(
+        "namespaces",
+        "      targetThresholds:",
+        "      evictableNamespaces:\n        exclude: [kube-system]\n      targetThresholds:",
+    );
+    let dir = dir.to_str().unwrap();
+    let (code, _, warnings) = check(dir, "kubernetes");
+    assert_eq!(code, Some(1), "{warnings}");
+    assert!(
+        warnings.contains(&format!(
+            "warning: {dir}: DeschedulerPolicy profiles[0].pluginConfig[LowNodeUtilization]\
+             .args.evictableNamespaces.exclude: `kube-system` is not the model's namespace \
+             (every modelled pod is in `default`), so the plugin excludes none of the model's \
+             pods; the cluster's pods may be in it"
+        )),
+        "{warnings}"
+    );
+    let (_, _, warnings) = check(dir, "kivi");
+    assert!(!warnings.contains("kube-system"), "{warnings}");
+}
+
+#[test]
+fn the_uniform_json_carries_the_policy_as_its_text() {
+    let output = kivi(&["dump", LOOP, "--original"]);
+    assert_eq!(output.status.code(), Some(0));
+    let mut document = json_of(&output);
+    let policy = document["controllers"]["descheduler"]["policy"]
+        .as_str()
+        .expect("the policy's text")
+        .to_string();
+    assert!(policy.contains("\"LowNodeUtilization\""), "{policy}");
+    // A hand-edited policy is read by the same reader: an error names the key and the line.
+    document["controllers"]["descheduler"]["policy"] =
+        Value::String(policy.replace("\"thresholds\"", "\"thresholdz\""));
+    let dir = scratch("uniform-policy");
+    let file = dir.join("cluster.json");
+    std::fs::write(&file, document.to_string()).unwrap();
+    let output = kivi(&["check", file.to_str().unwrap(), "--semantics", "kubernetes"]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(
+        text.contains("controllers.descheduler.policy")
+            && text.contains("unknown field `thresholdz`"),
+        "{text}"
+    );
+}
