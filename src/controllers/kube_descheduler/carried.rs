@@ -44,11 +44,13 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
                     (Some(&args.namespaces), args.label_selector.as_ref())
                 }
                 PluginArgs::LowNodeUtilization(args) => {
-                    excluded(&args.excluded_namespaces, &here, &mut warnings);
+                    let at = format!("{here}.evictableNamespaces");
+                    excluded(&args.excluded_namespaces, &at, &mut warnings);
                     (None, None)
                 }
                 PluginArgs::HighNodeUtilization(args) => {
-                    excluded(&args.excluded_namespaces, &here, &mut warnings);
+                    let at = format!("{here}.evictableNamespaces");
+                    excluded(&args.excluded_namespaces, &at, &mut warnings);
                     (None, None)
                 }
             };
@@ -79,24 +81,12 @@ fn named_namespaces(namespaces: &Namespaces, at: &str, warnings: &mut Vec<String
             quoted(&named)
         ));
     }
-    let others: Vec<&str> = namespaces
-        .exclude
-        .iter()
-        .map(String::as_str)
-        .filter(|n| *n != NAMESPACE)
-        .collect();
-    if !others.is_empty() {
-        warnings.push(format!(
-            "{at}.namespaces.exclude: {} is not the model's namespace (every modelled pod is \
-             in `{NAMESPACE}`), so the plugin excludes none of the model's pods; the cluster's \
-             pods may be in it",
-            quoted(&others)
-        ));
-    }
+    excluded(&namespaces.exclude, &format!("{at}.namespaces"), warnings);
 }
 
-/// Warns of a node utilization plugin's `evictableNamespaces.exclude` entries other than the
-/// model's namespace.
+/// Warns of the entries of `excluded`, the `exclude` list of the field at `at` (a plugin's
+/// `namespaces`, a node utilization plugin's `evictableNamespaces`), other than the model's
+/// namespace.
 fn excluded(excluded: &[String], at: &str, warnings: &mut Vec<String>) {
     let others: Vec<&str> = excluded
         .iter()
@@ -105,9 +95,9 @@ fn excluded(excluded: &[String], at: &str, warnings: &mut Vec<String>) {
         .collect();
     if !others.is_empty() {
         warnings.push(format!(
-            "{at}.evictableNamespaces.exclude: {} is not the model's namespace (every \
-             modelled pod is in `{NAMESPACE}`), so the plugin excludes none of the model's \
-             pods; the cluster's pods may be in it",
+            "{at}.exclude: {} is not the model's namespace (every modelled pod is in \
+             `{NAMESPACE}`), so the plugin excludes none of the model's pods; the cluster's \
+             pods may be in it",
             quoted(&others)
         ));
     }
