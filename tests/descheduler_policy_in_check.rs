@@ -99,33 +99,31 @@ fn low_node_utilization_loops_where_check_used_to_drop_it() {
 
 #[test]
 fn the_policy_arguments_decide_the_verdict() {
-    // targetThresholds above the ssd node's 62.5%: no node is overutilized, nothing moves.
-    let dir = with_policy_edit(
-        "low-utilization-target",
-        "targetThresholds:\n        cpu: 50\n        memory: 50",
-        "targetThresholds:\n        cpu: 70\n        memory: 70",
-    );
-    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
-    assert_eq!(code, Some(0), "{report} {warnings}");
-    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
-    // numberOfNodes 2: the plugin acts only when more than two nodes are underutilized.
-    let dir = with_policy_edit(
-        "low-utilization-nodes",
-        "      thresholds:",
-        "      numberOfNodes: 2\n      thresholds:",
-    );
-    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
-    assert_eq!(code, Some(0), "{report} {warnings}");
-    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
-    // maxNoOfPodsToEvictTotal 0: every eviction over the limit.
-    let dir = with_policy_edit(
-        "low-utilization-total",
-        "profiles:",
-        "maxNoOfPodsToEvictTotal: 0\nprofiles:",
-    );
-    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
-    assert_eq!(code, Some(0), "{report} {warnings}");
-    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
+    for (name, from, to) in [
+        // targetThresholds above the ssd node's 62.5%: no node is overutilized, nothing moves.
+        (
+            "low-utilization-target",
+            "targetThresholds:\n        cpu: 50\n        memory: 50",
+            "targetThresholds:\n        cpu: 70\n        memory: 70",
+        ),
+        // numberOfNodes 2: the plugin acts only when more than two nodes are underutilized.
+        (
+            "low-utilization-nodes",
+            "      thresholds:",
+            "      numberOfNodes: 2\n      thresholds:",
+        ),
+        // maxNoOfPodsToEvictTotal 0: every eviction over the limit.
+        (
+            "low-utilization-total",
+            "profiles:",
+            "maxNoOfPodsToEvictTotal: 0\nprofiles:",
+        ),
+    ] {
+        let dir = with_policy_edit(name, from, to);
+        let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+        assert_eq!(code, Some(0), "{name}: {report} {warnings}");
+        assert_eq!(verdict(&report), (vec![], STATES_QUIET), "{name}");
+    }
     // The DefaultEvictor's labelSelector selecting no pod of `app`; selecting them, the loop.
     for (labels, code, intents, states) in [
         ("{name: web}", 0, vec![], STATES_QUIET),
