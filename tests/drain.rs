@@ -115,7 +115,7 @@ fn two_pods_on_the_node_leave_one_at_a_time_and_the_drain_completes() {
     let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("4 pod slot(s)"), "{stdout}");
-    assert_eq!(states(&stdout), 122, "{stdout}");
+    assert_eq!(states(&stdout), 39, "{stdout}");
     // The Eviction API keeps the budget: the drain's evictions never take `app` below 3.
     std::fs::write(dir.join("user_input/intents.json"), PDB_INTENT).unwrap();
     let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
@@ -173,7 +173,7 @@ fn maintenance_takes_the_node_down_without_the_eviction_api_and_is_reported() {
     );
     let (code, stdout, stderr) = check(drained.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(states(&stdout), 64, "{stdout}");
+    assert_eq!(states(&stdout), 14, "{stdout}");
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn the_state_counts_of_the_example_are_stable() {
     let (_, fixed, _) = check(FIXED, &[]);
     assert_eq!(
         (states(&blocked), states(&fixed)),
-        (11, 65),
+        (11, 19),
         "{blocked}\n{fixed}"
     );
 }

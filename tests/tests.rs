@@ -46,6 +46,7 @@ mod list_input;
 mod models_verdicts;
 mod node_classes;
 mod node_lifecycle;
+mod node_upgrade;
 mod pdb;
 mod perturbations;
 mod point_of_no_return;

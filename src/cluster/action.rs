@@ -109,6 +109,14 @@ pub enum ClusterAction {
         /// Pod id.
         pod: u32,
     },
+    /// Rolling node upgrade number `event` takes its next step on its current batch of nodes
+    /// (see `crate::events::node_upgrade`).
+    NodeUpgrade {
+        /// Index of the event in the spec.
+        event: u8,
+        /// Which step.
+        step: UpgradeStep,
+    },
     /// Node failure number `event` takes its next step (fail, queue for the node controller,
     /// recover).
     NodeFailure {
@@ -216,6 +224,7 @@ impl ClusterAction {
             | Self::MaintenanceEnd { .. }
             | Self::Drain { .. }
             | Self::DrainEviction { .. }
+            | Self::NodeUpgrade { .. }
             | Self::NodeFailure { .. }
             | Self::StartAfterStable
             | Self::CpuChange { .. }
@@ -231,12 +240,18 @@ impl ClusterAction {
     }
 
     /// Whether this step only ends a disturbance already under way: a node's maintenance ends,
-    /// a node recovers from its kernel panic, or a drain under way evicts its next pod (kubectl
-    /// retries until it is done).
+    /// a node recovers from its kernel panic, a drain under way evicts its next pod (kubectl
+    /// retries until it is done), or an upgraded node is put back.
     pub fn ends_disturbance(&self) -> bool {
         matches!(
             self,
-            Self::MaintenanceEnd { .. } | Self::KernelRecover { .. } | Self::DrainEviction { .. }
+            Self::MaintenanceEnd { .. }
+                | Self::KernelRecover { .. }
+                | Self::DrainEviction { .. }
+                | Self::NodeUpgrade {
+                    step: UpgradeStep::Rejoin,
+                    ..
+                }
         )
     }
 
@@ -259,4 +274,16 @@ impl ClusterAction {
             _ => 0,
         }
     }
+}
+
+/// The steps a rolling node upgrade takes on each batch of nodes, in order (the evictions
+/// between the cordon and the restart are [`ClusterAction::DrainEviction`]s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UpgradeStep {
+    /// The batch's nodes are cordoned (`kubectl drain`'s cordon).
+    Cordon,
+    /// The drained nodes stop for their upgrade: their kubelets are down.
+    Restart,
+    /// The upgraded nodes are ready again and uncordoned.
+    Rejoin,
 }

@@ -38,6 +38,7 @@ pub mod taints;
 pub mod timing;
 pub mod trace;
 pub mod writes;
+pub mod zones;
 
 pub use action::ClusterAction;
 pub use hpa_behavior::{HpaBehavior, PolicyKind, ScalingPolicy, ScalingRules, SelectPolicy};

@@ -101,6 +101,19 @@ impl ClusterState {
         !spec.events[i].after_stable || self.events().after_stable_started
     }
 
+    /// Whether a deployment the input describes is yet to be created: a
+    /// `createTargetDeployment` command that is not itself `after_stable` has not run. Under
+    /// `--semantics kubernetes` the cluster an `after_stable` event waits for is the one the
+    /// manifests describe, settled, so it does not start before these; Kivi starts such events
+    /// in the empty initial state, which is quiet.
+    pub fn workloads_pending(&self, spec: &ClusterSpec) -> bool {
+        spec.events.iter().enumerate().any(|(i, e)| {
+            matches!(e.kind, EventKind::CreateTargetDeployment { .. })
+                && !e.after_stable
+                && self.events().done & (1 << i) == 0
+        })
+    }
+
     /// Whether a command marked `first` has yet to run; until then nothing else may.
     pub fn first_pending(&self, spec: &ClusterSpec) -> bool {
         spec.events

@@ -286,6 +286,23 @@ pub enum EventKind {
         /// Node id.
         node: u8,
     },
+    /// `upgrade` (a rolling node upgrade, `--semantics kubernetes` only): batch after batch of
+    /// nodes in order, each cordoned, drained through the Eviction API as `drain` drains,
+    /// restarted with the new version and put back (see `crate::events::node_upgrade`).
+    Upgrade {
+        /// Which nodes go together.
+        by: UpgradeBatch,
+    },
+}
+
+/// The nodes a rolling node upgrade takes at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpgradeBatch {
+    /// One node at a time, in id order.
+    Node,
+    /// Every node of one zone at a time (`crate::cluster::zones`), zones in the order of their
+    /// first node.
+    Zone,
 }
 
 /// One entry of the input's `events` or `userCommand` lists.

@@ -32,6 +32,7 @@
 //! way the model takes a node down stops its kubelet
 //! ([`crate::cluster::kube::of_model::NODE_DOWN_TAINT`]).
 
+use crate::cluster::zones::zone_of_nodes;
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
 
 /// `--unhealthy-zone-threshold`'s default: the share of not-ready nodes from which a zone with
@@ -40,16 +41,6 @@ pub const UNHEALTHY_ZONE_THRESHOLD: f32 = 0.55;
 /// `--large-cluster-size-threshold`'s default: a partially disrupted zone of at most this many
 /// nodes stops tainting.
 pub const LARGE_CLUSTER_THRESHOLD: usize = 50;
-
-/// The label keys whose values make a node's zone (`nodetopology.GetZoneKey`: region and
-/// zone, stable and beta names; Kivi's `zone`).
-const ZONE_KEYS: [&str; 5] = [
-    "zone",
-    "topology.kubernetes.io/zone",
-    "topology.kubernetes.io/region",
-    "failure-domain.beta.kubernetes.io/zone",
-    "failure-domain.beta.kubernetes.io/region",
-];
 
 /// A zone's state (`ZoneState` of the controller).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,56 +75,39 @@ pub fn zone_taints(state: ZoneState, size: usize) -> bool {
     }
 }
 
-/// The zones of a cluster in one state: per zone, its key and its ready and not-ready nodes.
+/// The zones of a cluster in one state (`crate::cluster::zones`): per zone, its ready and
+/// not-ready nodes.
 pub struct Zones {
     /// Per node (index `n - 1`): the index of its zone in `counts`.
     zone_of: Vec<usize>,
-    /// Per zone: (label values that make its key, ready nodes, not-ready nodes).
-    counts: Vec<(Vec<u16>, usize, usize)>,
+    /// Per zone: (ready nodes, not-ready nodes).
+    counts: Vec<(usize, usize)>,
 }
 
 impl Zones {
     /// The zones of `state`.
     pub fn of(spec: &ClusterSpec, state: &ClusterState) -> Self {
-        let keys: Vec<usize> = (0..spec.label_keys.len())
-            .filter(|&k| ZONE_KEYS.contains(&spec.label_keys[k].as_str()))
-            .collect();
-        let mut zones = Zones {
-            zone_of: Vec::with_capacity(spec.nodes.len()),
-            counts: Vec::new(),
-        };
-        for n in 1..=spec.nodes.len() {
-            let labels = &spec.node(n).labels;
-            let key: Vec<u16> = keys
-                .iter()
-                .map(|&k| labels.get(k).copied().unwrap_or(0))
-                .collect();
-            let zone = match zones.counts.iter().position(|(k, _, _)| *k == key) {
-                Some(zone) => zone,
-                None => {
-                    zones.counts.push((key, 0, 0));
-                    zones.counts.len() - 1
-                }
-            };
-            if state.node(n).status == NodeStatus::Ready {
-                zones.counts[zone].1 += 1;
+        let zone_of = zone_of_nodes(spec);
+        let mut counts = vec![(0, 0); zone_of.iter().max().map_or(0, |z| z + 1)];
+        for (i, &zone) in zone_of.iter().enumerate() {
+            if state.node(i + 1).status == NodeStatus::Ready {
+                counts[zone].0 += 1;
             } else {
-                zones.counts[zone].2 += 1;
+                counts[zone].1 += 1;
             }
-            zones.zone_of.push(zone);
         }
-        zones
+        Zones { zone_of, counts }
     }
 
     /// The state of node `n`'s zone.
     pub fn state_of(&self, n: usize) -> ZoneState {
-        let (_, ready, not_ready) = self.counts[self.zone_of[n - 1]];
+        let (ready, not_ready) = self.counts[self.zone_of[n - 1]];
         zone_state(ready, not_ready)
     }
 
     /// Whether node `n`'s zone taints nodes.
     pub fn taints(&self, n: usize) -> bool {
-        let (_, ready, not_ready) = self.counts[self.zone_of[n - 1]];
+        let (ready, not_ready) = self.counts[self.zone_of[n - 1]];
         zone_taints(zone_state(ready, not_ready), ready + not_ready)
     }
 
@@ -141,7 +115,7 @@ impl Zones {
     /// taints off (`handleDisruption`).
     pub fn all_fully_disrupted(&self) -> bool {
         !self.counts.is_empty()
-            && self.counts.iter().all(|&(_, ready, not_ready)| {
+            && self.counts.iter().all(|&(ready, not_ready)| {
                 zone_state(ready, not_ready) == ZoneState::FullDisruption
             })
     }

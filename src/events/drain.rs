@@ -32,7 +32,11 @@
 //!   descheduler's evictions are; its ReplicaSet replaces it on another node.
 //! - Done: `waitForDelete` waits until every evicted pod is gone; the drain is complete once
 //!   no pod is left on the node ([`DrainProgress::Complete`]), terminating ones included.
+//!
+//! A rolling node upgrade drains each of its batches the same way ([`super::node_upgrade`]):
+//! its evictions, progress and refusals are this module's, over the batch's nodes.
 
+use super::node_upgrade;
 use crate::cluster::kube::eviction::{evict, EvictionAnswer};
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, EventKind, MaintenancePhase, PodPhase, Recorder,
@@ -53,19 +57,36 @@ pub enum DrainProgress {
     Complete,
 }
 
-/// The node drain event `event` drains, when it is one.
-fn drained_node(spec: &ClusterSpec, event: usize) -> Option<usize> {
-    match spec.events.get(event)?.kind {
-        EventKind::Drain { node } => Some(node as usize),
-        _ => None,
+/// The nodes event `event` drains in `state`: a started `drain`'s node, an upgrade's batch
+/// while it is cordoned and not yet stopped ([`super::node_upgrade::draining`]); otherwise
+/// where the event stands ([`DrainProgress::NotStarted`] before its first cordon,
+/// [`DrainProgress::Complete`] between an upgrade's drains, after them, and for every other
+/// event).
+fn drained_nodes(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    event: usize,
+) -> Result<Vec<usize>, DrainProgress> {
+    let started = state.events().done & (1 << event) != 0;
+    match spec.events.get(event).map(|e| &e.kind) {
+        Some(&EventKind::Drain { node }) if started => Ok(vec![node as usize]),
+        Some(EventKind::Drain { .. }) => Err(DrainProgress::NotStarted),
+        Some(&EventKind::Upgrade { by }) => node_upgrade::draining(spec, state, event, by).ok_or(
+            if node_upgrade::not_started(state, event) {
+                DrainProgress::NotStarted
+            } else {
+                DrainProgress::Complete
+            },
+        ),
+        _ => Err(DrainProgress::Complete),
     }
 }
 
-/// The pods on node `node` that are not gone.
-fn pods_on(state: &ClusterState, node: usize) -> impl Iterator<Item = usize> + '_ {
+/// The pods on nodes `nodes` that are not gone.
+fn pods_on<'a>(state: &'a ClusterState, nodes: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
     (1..=state.pods().len()).filter(move |&p| {
         let pod = state.pod(p);
-        pod.phase != PodPhase::Idle && pod.loc as usize == node
+        pod.phase != PodPhase::Idle && nodes.contains(&(pod.loc as usize))
     })
 }
 
@@ -78,16 +99,15 @@ fn may_evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> bool {
         && evict(spec, state, pod) == EvictionAnswer::Evicted
 }
 
-/// Where drain event `event` stands in `state`.
+/// Where the drain of event `event` (a `drain`, or an upgrade's current batch) stands in
+/// `state`.
 pub fn progress(spec: &ClusterSpec, state: &ClusterState, event: usize) -> DrainProgress {
-    let Some(node) = drained_node(spec, event) else {
-        return DrainProgress::Complete;
+    let nodes = match drained_nodes(spec, state, event) {
+        Ok(nodes) => nodes,
+        Err(progress) => return progress,
     };
-    if state.events().done & (1 << event) == 0 {
-        return DrainProgress::NotStarted;
-    }
     let mut left = false;
-    for pod in pods_on(state, node) {
+    for pod in pods_on(state, &nodes) {
         left = true;
         if state.pod(pod).phase == PodPhase::Terminating || may_evict(spec, state, pod) {
             return DrainProgress::Evicting;
@@ -109,13 +129,14 @@ pub fn any_blocked(spec: &ClusterSpec, state: &ClusterState) -> bool {
 pub fn refusals(spec: &ClusterSpec, state: &ClusterState) -> Vec<String> {
     let mut lines = Vec::new();
     for event in 0..spec.events.len() {
-        let Some(node) = drained_node(spec, event) else {
-            continue;
-        };
         if progress(spec, state, event) != DrainProgress::Blocked {
             continue;
         }
-        for pod in pods_on(state, node) {
+        let Ok(nodes) = drained_nodes(spec, state, event) else {
+            continue;
+        };
+        for pod in pods_on(state, &nodes) {
+            let node = state.pod(pod).loc;
             let why = if !state.pod(pod).owned {
                 "cannot delete Pods that declare no controller (use --force to override)"
                     .to_string()
@@ -148,7 +169,8 @@ pub fn for_each_cordon(
     spec.semantics != Semantics::Kubernetes || visit(ClusterAction::Drain { event: event as u8 })
 }
 
-/// Visits every eviction a started drain may make in `state`, by event and pod id. Returns
+/// Visits every eviction a started drain (or an upgrade's drain) may make in `state`, by event
+/// and pod id. Returns
 /// false when `visit` asked to stop.
 pub fn for_each_eviction(
     spec: &ClusterSpec,
@@ -156,13 +178,10 @@ pub fn for_each_eviction(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     for event in 0..spec.events.len() {
-        let Some(node) = drained_node(spec, event) else {
+        let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;
         };
-        if state.events().done & (1 << event) == 0 {
-            continue;
-        }
-        for pod in pods_on(state, node) {
+        for pod in pods_on(state, &nodes) {
             if may_evict(spec, state, pod)
                 && !visit(ClusterAction::DrainEviction {
                     event: event as u8,
@@ -179,9 +198,10 @@ pub fn for_each_eviction(
 /// Drain event `event` cordons its node.
 pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &mut Recorder) {
     state.events_mut().done |= 1 << event;
-    let Some(node) = drained_node(spec, event) else {
+    let EventKind::Drain { node } = spec.events[event].kind else {
         return;
     };
+    let node = node as usize;
     state.node_mut(node).maintenance = MaintenancePhase::Cordoned;
     rec.log(Some("kubectl drain"), || {
         format!("node/node-{node} cordoned")
@@ -240,7 +260,7 @@ mod tests {
         cordon(&spec, &mut state, 0, &mut Recorder::off());
         assert_eq!(state.node(1).maintenance, MaintenancePhase::Cordoned);
         // 5 healthy, 3 required: 2 disruptions allowed, one step per pod on node 1.
-        let on_node_1: Vec<usize> = pods_on(&state, 1).collect();
+        let on_node_1: Vec<usize> = pods_on(&state, &[1]).collect();
         assert_eq!(on_node_1.len(), 2);
         assert_eq!(
             evictions(&spec, &state),
@@ -276,7 +296,7 @@ mod tests {
     fn an_unreplicated_pod_is_never_evicted_without_force() {
         let (spec, mut state) = c3_draining_node_1(0);
         cordon(&spec, &mut state, 0, &mut Recorder::off());
-        let pods: Vec<usize> = pods_on(&state, 1).collect();
+        let pods: Vec<usize> = pods_on(&state, &[1]).collect();
         state.pod_mut(pods[0]).owned = false;
         let offered = evictions(&spec, &state);
         assert_eq!(
@@ -296,7 +316,7 @@ mod tests {
     fn the_drain_is_complete_once_no_pod_is_left_on_the_node() {
         let (spec, mut state) = c3_draining_node_1(0);
         cordon(&spec, &mut state, 0, &mut Recorder::off());
-        for pod in pods_on(&state.clone(), 1).collect::<Vec<_>>() {
+        for pod in pods_on(&state.clone(), &[1]).collect::<Vec<_>>() {
             state.pod_mut(pod).phase = PodPhase::Idle;
         }
         assert_eq!(progress(&spec, &state, 0), DrainProgress::Complete);

@@ -11,6 +11,7 @@ pub mod kernel_panic;
 pub mod maintenance;
 pub mod missed_event;
 pub mod node_failure;
+pub mod node_upgrade;
 pub mod user_command;
 
 use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder};
@@ -62,6 +63,10 @@ pub fn for_each_enabled(
             }
             EventKind::NodeFailure { .. } => visit(ClusterAction::NodeFailure { event }),
             EventKind::Drain { .. } => drain::for_each_cordon(spec, i, visit),
+            EventKind::Upgrade { .. } => {
+                let drained = drain::progress(spec, state, i) == drain::DrainProgress::Complete;
+                node_upgrade::for_each_step(state, i, drained, visit)
+            }
             _ => visit(ClusterAction::UserCommand { event }),
         };
         if !go_on {
@@ -106,6 +111,11 @@ pub fn run(
         ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
         ClusterAction::Drain { event } => drain::cordon(spec, state, event as usize, rec),
         ClusterAction::DrainEviction { pod, .. } => drain::evict_pod(state, pod as usize, rec),
+        ClusterAction::NodeUpgrade { event, step } => {
+            if let EventKind::Upgrade { by } = spec.events[event as usize].kind {
+                node_upgrade::run(spec, state, event as usize, by, step, rec);
+            }
+        }
         ClusterAction::NodeFailure { event } => {
             if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
                 node_failure::step(state, event as usize, node as usize, rec);

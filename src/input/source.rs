@@ -182,16 +182,19 @@ impl Opened {
         }
         let loads =
             || self.is_template() || crate::input::uniform::load_uniform(&self.document).is_ok();
-        let drains = ["events", "userCommand"]
+        let drain = ["events", "userCommand"]
             .iter()
             .flat_map(|key| self.document[*key].as_array().into_iter().flatten())
-            .any(|event| event["name"] == "drain");
-        if drains && loads() {
+            .find_map(|event| match event["name"].as_str() {
+                Some("drain") => Some("a `drain` event (kubectl drain"),
+                Some("upgrade") => Some("an `upgrade` event (a rolling node upgrade"),
+                _ => None,
+            });
+        if let Some(event) = drain.filter(|_| loads()) {
             return Some(format!(
-                "{}: a `drain` event (kubectl drain: cordon, then evict through the Eviction \
-                 API and its PodDisruptionBudgets) is modelled under --semantics kubernetes \
-                 only; check it with --semantics kubernetes, or use `maintenance` for Kivi's \
-                 node maintenance",
+                "{}: {event}: cordon, then evict through the Eviction API and its \
+                 PodDisruptionBudgets) is modelled under --semantics kubernetes only; check it \
+                 with --semantics kubernetes, or use `maintenance` for Kivi's node maintenance",
                 self.name
             ));
         }

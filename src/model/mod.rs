@@ -589,6 +589,7 @@ impl ClusterModel {
         }
         let after_scheduler = [(
             s.is_quiet()
+                && !(spec.semantics == Semantics::Kubernetes && s.workloads_pending(spec))
                 && !s.events().after_stable_started
                 && spec.events.iter().any(|e| e.after_stable),
             ClusterAction::StartAfterStable,

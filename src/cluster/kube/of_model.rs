@@ -256,7 +256,7 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         taints,
         unschedulable: matches!(
             now.maintenance,
-            MaintenancePhase::Draining | MaintenancePhase::Cordoned
+            MaintenancePhase::Draining | MaintenancePhase::Cordoned | MaintenancePhase::Upgrading
         ),
         allocatable,
         images: Vec::new(),

@@ -44,8 +44,12 @@ pub enum MaintenancePhase {
     /// Drained: not ready until the cluster settles or the wait time has passed.
     Draining = 2,
     /// Cordoned by a `drain` event (`kubectl drain`): ready and `spec.unschedulable`, its pods
-    /// evicted through the Eviction API; it stays cordoned (`crate::events::drain`).
+    /// evicted through the Eviction API; it stays cordoned (`crate::events::drain`). A rolling
+    /// node upgrade cordons its batch's nodes the same way.
     Cordoned = 3,
+    /// Drained by a rolling node upgrade and stopped for it: not ready and still cordoned until
+    /// the upgrade puts it back (`crate::events::node_upgrade`).
+    Upgrading = 4,
 }
 
 /// Mutable node fields: a packed record of plain bytes (see the module documentation).

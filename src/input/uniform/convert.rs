@@ -643,6 +643,17 @@ fn event_spec(event: &Event, deployments: &[Deployment]) -> EventSpec {
                 .and_then(Value::as_i64)
                 .unwrap_or(1) as u8,
         },
+        "upgrade" => EventKind::Upgrade {
+            by: match event
+                .para
+                .as_ref()
+                .and_then(|p| p.get("by"))
+                .and_then(Value::as_str)
+            {
+                Some("zone") => UpgradeBatch::Zone,
+                _ => UpgradeBatch::Node,
+            },
+        },
         _ => EventKind::NodeFailure { node: number() },
     };
     EventSpec {

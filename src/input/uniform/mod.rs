@@ -140,6 +140,7 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
                 Some("eventCpuChange") => &["targetDeployment"],
                 Some("maintenance") => &["p"],
                 Some("drain") => &["node"],
+                Some("upgrade") => &["by"],
                 _ => &[],
             };
             if let Some(Value::Object(para)) = &event.para {

@@ -268,6 +268,13 @@ impl Symmetry {
         {
             return Err("a drain names its node".into());
         }
+        if spec
+            .events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Upgrade { .. }))
+        {
+            return Err("an upgrade walks the nodes in id order".into());
+        }
         let node_classes = NodeClasses::of(spec);
         let mut sizes = std::collections::BTreeMap::<u32, usize>::new();
         for &class in node_classes.classes() {

@@ -91,6 +91,21 @@ pub(super) fn check_event(problems: &mut Problems, path: &str, event: &Event, se
                 "add `node`: the id of the node `kubectl drain` drains",
             ),
         },
+        "upgrade" => match event.para.as_ref().map(|p| p.get("by").ok_or(p)) {
+            None | Some(Err(Value::Object(_))) => {}
+            Some(Err(_)) => problems.add(
+                ppath.clone(),
+                "not an object",
+                "give {\"by\": \"node\"} or {\"by\": \"zone\"}, or leave `para` out",
+            ),
+            Some(Ok(by)) if matches!(by.as_str(), Some("node" | "zone")) => {}
+            Some(Ok(by)) => problems.add(
+                format!("{ppath}.by"),
+                format!("{by} is not a batch of an upgrade"),
+                "give \"node\" (one node at a time, the default) or \"zone\" (one zone at a \
+                 time)",
+            ),
+        },
         "maintenance" => match event
             .para
             .as_ref()

@@ -53,7 +53,7 @@ pub const BALANCE_PLUGINS: [&str; 2] = [
 ];
 
 /// The events and commands the model has, with what their `para` is.
-pub const EVENTS: [&str; 9] = [
+pub const EVENTS: [&str; 10] = [
     "eventCpuChange",
     "kernelPanic",
     "createTargetDeployment",
@@ -63,6 +63,7 @@ pub const EVENTS: [&str; 9] = [
     "maintenance",
     "nodeFailure",
     "drain",
+    "upgrade",
 ];
 
 /// The intents, by user-facing name and Kivi's internal name.
@@ -265,16 +266,16 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
     let drains = [&document.events, &document.user_command]
         .into_iter()
         .flat_map(|list| list.iter().flatten())
-        .any(|event| event.name.as_deref() == Some("drain"));
+        .any(|event| matches!(event.name.as_deref(), Some("drain" | "upgrade")));
     if let Some(i) = intents.iter().position(|intent| {
         intent.name.as_deref().and_then(liveness_intent) == Some("drain_completes")
     }) {
         if !drains {
             problems.add(
                 format!("intents[{i}].name"),
-                "drain_completes watches a drain, and no event is a `drain`",
-                "add an event {\"name\": \"drain\", \"para\": {\"node\": N}}, or drop the \
-                 intent",
+                "drain_completes watches a drain, and no event is a `drain` or an `upgrade`",
+                "add an event {\"name\": \"drain\", \"para\": {\"node\": N}} or \
+                 {\"name\": \"upgrade\", \"para\": {\"by\": \"node\"}}, or drop the intent",
             );
         }
     }
