@@ -140,6 +140,27 @@ fn no_victims_where_no_pod_has_lower_priority_or_removing_them_does_not_help() {
 }
 
 #[test]
+fn pods_are_told_apart_by_namespace_not_by_name() {
+    // default/a and default/b (priority 1, 1 core each) and other/a (priority 20, 2 cores)
+    // fill a 4-core node. A priority-10 pod of 2 cores needs both priority-1 pods gone:
+    // putting default/a back must not also bring back or keep away other/a, whose name it
+    // shares.
+    let mut other = pod("a", 2, 20, Some("n1"));
+    other.namespace = "other".into();
+    let s = snapshot(
+        vec![node("n1", 4)],
+        vec![
+            pod("a", 1, 1, Some("n1")),
+            other,
+            pod("b", 1, 1, Some("n1")),
+        ],
+    );
+    let candidate = select_victims_on_node(&s, &pod("p", 2, 10, None), &[], "n1").unwrap();
+    assert_eq!(names(&candidate), ["a", "b"]);
+    assert!(candidate.victims.iter().all(|v| v.namespace == "default"));
+}
+
+#[test]
 fn preemption_policy_never_is_not_eligible() {
     let mut p = pod("p", 1, 10, None);
     assert!(eligible_to_preempt(&p));
