@@ -12,7 +12,7 @@ use std::io::Read;
 const CLUSTER: &str = "tests/data/kube-scheduler/cli/cluster.yaml";
 
 fn cluster() -> String {
-    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CLUSTER)).unwrap()
+    read(CLUSTER)
 }
 
 #[test]
@@ -198,4 +198,153 @@ fn bad_input_is_an_error_naming_the_file_and_the_fix() {
     let output = kivi(&["schedule", "tests/data/kube-scheduler/no-such-file.json"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no-such-file.json: cannot read"));
+}
+
+const VICTIMS: &str = "tests/data/kube-list/preemption-victims.json";
+const VICTIMS_PDB: &str = "tests/data/kube-list/preemption-victims-pdb.json";
+
+/// A victim in the JSON decision.
+fn victim(namespace: &str, name: &str, priority: i32) -> Value {
+    json!({"namespace": namespace, "name": name, "priority": priority})
+}
+
+/// Preemption helps on both nodes of `preemption-victims.json`: on node-a the priority-500 pod
+/// is reprieved and batch-a (100) is the victim; on node-b the priority-2000 ingress stays and
+/// both batch-b pods (60, 50) go. Fewer victims do not count before the highest victim's
+/// priority: kube-scheduler nominates node-b.
+#[test]
+fn preemption_names_the_nominated_node_and_its_victims() {
+    let output = kivi(&["schedule", VICTIMS]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        stdout(&output),
+        "Pod default/critical: fits 0 of 2 node(s)
+  Warning  FailedScheduling  default-scheduler  0/2 nodes are available: 2 Insufficient cpu.
+  Preemption: evicting lower-priority pods makes room on node-a, node-b
+  kube-scheduler nominates node-b (the lowest highest-victim priority of the candidates), \
+deletes its victims and the pod waits for them to go
+  Victims on each candidate node (most important first; * nominated):
+      node-a  batch/batch-a (priority 100); 0 break a PodDisruptionBudget
+    * node-b  batch/batch-b2 (priority 60), batch/batch-b1 (priority 50); 0 break a \
+PodDisruptionBudget
+  Rejected nodes (the first filter that fails, in kube-scheduler's order):
+    node-a  NodeResourcesFit  Insufficient cpu
+    node-b  NodeResourcesFit  Insufficient cpu
+"
+    );
+    let decision = json_of(&kivi(&["schedule", VICTIMS, "--format", "json"]));
+    assert_eq!(
+        decision["preemption_candidates"],
+        json!(["node-a", "node-b"])
+    );
+    assert_eq!(
+        decision["preemption_victims"],
+        json!([
+            {"node": "node-a", "victims": [victim("batch", "batch-a", 100)],
+             "pdb_violations": 0, "start_times_may_decide": false},
+            {"node": "node-b",
+             "victims": [victim("batch", "batch-b2", 60), victim("batch", "batch-b1", 50)],
+             "pdb_violations": 0, "start_times_may_decide": false},
+        ])
+    );
+    assert_eq!(decision["nominated_nodes"], json!(["node-b"]));
+    assert_eq!(decision["nominated_node"], "node-b");
+    assert_eq!(decision["nominated_by"], "highest_priority");
+}
+
+/// The same cluster with a PodDisruptionBudget over both batch-b pods whose status allows no
+/// disruption: node-b's victims now break it twice, so node-a, which breaks nothing, wins. The
+/// budget's status is what counts (as kube-scheduler reads it from the API): the same budget
+/// allowing 2 disruptions leaves node-b the winner.
+#[test]
+fn a_budget_that_allows_no_disruption_makes_the_other_node_win() {
+    let output = kivi(&["schedule", VICTIMS_PDB]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "  kube-scheduler nominates node-a (the fewest PodDisruptionBudget violations of the \
+             candidates), deletes its victims and the pod waits for them to go
+  Victims on each candidate node (most important first; * nominated):
+    * node-a  batch/batch-a (priority 100); 0 break a PodDisruptionBudget
+      node-b  batch/batch-b2 (priority 60), batch/batch-b1 (priority 50); 2 break a \
+PodDisruptionBudget
+"
+        ),
+        "{out}"
+    );
+    let decision = json_of(&kivi(&["schedule", VICTIMS_PDB, "--format", "json"]));
+    assert_eq!(decision["preemption_victims"][1]["pdb_violations"], 2);
+    assert_eq!(decision["nominated_nodes"], json!(["node-a"]));
+    assert_eq!(decision["nominated_node"], "node-a");
+    assert_eq!(decision["nominated_by"], "pdb_violations");
+
+    let text = read(VICTIMS_PDB);
+    assert_eq!(text.matches("\"disruptionsAllowed\": 0").count(), 1);
+    let allowing = text.replace("\"disruptionsAllowed\": 0", "\"disruptionsAllowed\": 2");
+    let output = kivi_with_stdin(&["schedule", "-", "--format", "json"], Some(&allowing));
+    let decision = json_of(&output);
+    assert_eq!(decision["preemption_victims"][1]["pdb_violations"], 0);
+    assert_eq!(decision["nominated_node"], "node-b");
+    assert_eq!(decision["nominated_by"], "highest_priority");
+}
+
+/// With one priority-100 victim on each node the modelled criteria tie: both nodes are listed,
+/// with what kube-scheduler decides by then (start times, then at random), and no single
+/// nominated node. Two victims of equal priority on a node are marked: which of them
+/// kube-scheduler spares depends on start times.
+#[test]
+fn nodes_tied_on_every_modelled_criterion_are_listed_with_what_decides_upstream() {
+    let mut list: Value = serde_json::from_str(&read(VICTIMS)).unwrap();
+    let items = list["items"].as_array_mut().unwrap();
+    items.retain(|item| item["metadata"]["name"] != "batch-b2");
+    let b1 = items
+        .iter_mut()
+        .find(|item| item["metadata"]["name"] == "batch-b1")
+        .unwrap();
+    b1["spec"]["priority"] = json!(100);
+    b1["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("2");
+    let tied = serde_json::to_string(&list).unwrap();
+    let output = kivi_with_stdin(&["schedule", "-"], Some(&tied));
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let out = stdout(&output);
+    assert!(
+        out.contains(
+            "  node-a, node-b tie on the criteria kivi models (budget violations, highest victim \
+             priority, sum of priorities, number of victims): kube-scheduler nominates the one \
+             whose highest-priority victims started latest (kivi does not read start times), \
+             else one of them at random, deletes its victims and the pod waits for them to go
+  Victims on each candidate node (most important first; * nominated):
+    * node-a  batch/batch-a (priority 100); 0 break a PodDisruptionBudget
+    * node-b  batch/batch-b1 (priority 100); 0 break a PodDisruptionBudget
+"
+        ),
+        "{out}"
+    );
+    let decision = json_of(&kivi_with_stdin(
+        &["schedule", "-", "--format", "json"],
+        Some(&tied),
+    ));
+    assert_eq!(decision["nominated_nodes"], json!(["node-a", "node-b"]));
+    assert_eq!(decision["nominated_node"], Value::Null);
+    assert_eq!(decision["nominated_by"], Value::Null);
+
+    // node-a's priority-500 pod at 100 too: two pods of equal priority there, batch-a listed
+    // after api-a, so api-a is spared and batch-a is the victim, as before, but marked.
+    let equal = tied.replace("\"priority\":500", "\"priority\":100");
+    assert_ne!(equal, tied);
+    let out = stdout(&kivi_with_stdin(&["schedule", "-"], Some(&equal)));
+    assert!(
+        out.contains(
+            "    * node-a  batch/batch-a (priority 100); 0 break a PodDisruptionBudget; pods of \
+             equal priority: kube-scheduler spares those that started first, kivi those listed \
+             first\n"
+        ),
+        "{out}"
+    );
+}
+
+/// A file under the repository, read.
+fn read(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }

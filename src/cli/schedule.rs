@@ -1,7 +1,9 @@
 //! `kivi schedule`: kube-scheduler v1.33's decision for the pending pods of a cluster, like a
 //! dry run of the real scheduler: for each pod, the feasible nodes, each rejected node's first
 //! failing filter and reasons, each plugin's score per node, the totals, the top-scored nodes
-//! and the FitError (see [`crate::controllers::kube_scheduler`]).
+//! and the FitError, and where no node fits but preemption would help, the victims on each
+//! candidate node (the input's PodDisruptionBudgets' status counted) and the node
+//! kube-scheduler nominates (see [`crate::controllers::kube_scheduler`]).
 
 use super::error::CommandError;
 use super::one_file;
@@ -25,7 +27,10 @@ pub struct ScheduleArgs {
     /// `text` explains each decision as `kubectl describe pod` would, with the reasons and
     /// scores; `json` prints the decision (with one pending pod, its object; with several, a
     /// list): `feasible`, `first_rejection`, `rejected`, `scores`, `raw_scores`, `total`,
-    /// `top`, `fit_error`, `fit_error_with_postfilter`, as the conformance vectors name them.
+    /// `top`, `fit_error`, `fit_error_with_postfilter`, as the conformance vectors name them;
+    /// where preemption would make room, `preemption_candidates`, `preemption_victims` (per
+    /// candidate node, the pods DefaultPreemption deletes and their budget violations),
+    /// `nominated_nodes`, `nominated_node` and `nominated_by`.
     #[arg(long, value_enum, default_value = "text")]
     format: ScheduleFormat,
 }

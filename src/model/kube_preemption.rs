@@ -36,7 +36,7 @@ use crate::cluster::kube::{Pod, Snapshot};
 use crate::cluster::state::PodPhase;
 use crate::cluster::{ClusterSpec, ClusterState, Recorder};
 use crate::controllers::kube_scheduler::default_preemption::{
-    eligible_to_preempt, find_candidates, pick_one_node,
+    eligible_to_preempt, find_candidates, pick_one_node, Victim,
 };
 use crate::controllers::kube_scheduler::Decision;
 
@@ -84,17 +84,25 @@ pub fn preemption(
     let candidates: Vec<_> =
         find_candidates(snapshot, subject, &budgets, &decision.preemption_candidates)
             .into_iter()
-            .filter(|c| c.victims.iter().all(|v| pod_id(v).is_some()))
+            .filter(|c| c.victims.iter().all(|v| model_pod(v).is_some()))
             .collect();
     let mut best: Vec<(usize, Vec<usize>)> = pick_one_node(&candidates)
+        .nodes
         .into_iter()
         .filter_map(|c| {
-            let victims = c.victims.iter().filter_map(|v| pod_id(v)).collect();
+            let victims = c.victims.iter().filter_map(model_pod).collect();
             Some((node_id(&c.node)?, victims))
         })
         .collect();
     best.sort_by_key(|(node, _)| *node);
     (!best.is_empty()).then_some(Preemption::Victims(best))
+}
+
+/// The model pod a victim is, `None` for a pod the model does not keep as a record.
+fn model_pod(victim: &Victim) -> Option<usize> {
+    (victim.namespace == NAMESPACE)
+        .then(|| pod_id(&victim.name))
+        .flatten()
 }
 
 /// Pod `pod` preempts `victims` on node `node`: each is deleted gracefully (terminating,

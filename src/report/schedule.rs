@@ -1,7 +1,8 @@
 //! `kivi schedule`'s text: kube-scheduler's decision for one pending pod, told as `kubectl
 //! describe pod` tells it (the `FailedScheduling` or `Scheduled` event), then why: each
 //! rejected node's first failing filter and its reasons, and each plugin's normalised, weighted
-//! score on every feasible node with the totals `selectHost` compares.
+//! score on every feasible node with the totals `selectHost` compares; where preemption would
+//! make room, the node DefaultPreemption nominates and the victims on each candidate node.
 
 use crate::model::{Decision, Plugin};
 use std::fmt::Write;
@@ -22,14 +23,7 @@ pub fn to_text(decision: &Decision) -> String {
                 text,
                 "  Warning  FailedScheduling  default-scheduler  {message}"
             );
-            if !decision.preemption_candidates.is_empty() {
-                let _ = writeln!(
-                    text,
-                    "  Preemption: evicting lower-priority pods makes room on {}; \
-                     kube-scheduler nominates one of them and the pod waits",
-                    decision.preemption_candidates.join(", ")
-                );
-            }
+            preemption(&mut text, decision);
         }
         (None, [only]) => {
             let _ = writeln!(
@@ -60,6 +54,78 @@ pub fn to_text(decision: &Decision) -> String {
     rejections(&mut text, decision);
     scores(&mut text, decision);
     text
+}
+
+/// Where preemption makes room: the candidate nodes, the one kube-scheduler nominates (or the
+/// nodes tied on the criteria kivi models), and each candidate's victims, most important first.
+fn preemption(text: &mut String, decision: &Decision) {
+    if decision.preemption_candidates.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        text,
+        "  Preemption: evicting lower-priority pods makes room on {}",
+        decision.preemption_candidates.join(", ")
+    );
+    let nominated = &decision.nominated_nodes;
+    let then = "deletes its victims and the pod waits for them to go";
+    let _ = match (nominated.as_slice(), decision.nominated_by) {
+        ([], _) => return,
+        ([only], None) => writeln!(
+            text,
+            "  kube-scheduler nominates {only}, the only candidate, {then}"
+        ),
+        ([only], Some(criterion)) => writeln!(
+            text,
+            "  kube-scheduler nominates {only} ({} of the candidates), {then}",
+            criterion.describe()
+        ),
+        (tied, _) => writeln!(
+            text,
+            "  {} tie on the criteria kivi models (budget violations, highest victim priority, \
+             sum of priorities, number of victims): kube-scheduler nominates the one whose \
+             highest-priority victims started latest (kivi does not read start times), else one \
+             of them at random, {then}",
+            tied.join(", ")
+        ),
+    };
+    let _ = writeln!(
+        text,
+        "  Victims on each candidate node (most important first; * nominated):"
+    );
+    let width = decision
+        .preemption_victims
+        .iter()
+        .map(|c| c.node.len())
+        .max()
+        .unwrap_or(0);
+    for candidate in &decision.preemption_victims {
+        let mark = if nominated.contains(&candidate.node) {
+            '*'
+        } else {
+            ' '
+        };
+        let victims: Vec<String> = candidate
+            .victims
+            .iter()
+            .map(|v| format!("{}/{} (priority {})", v.namespace, v.name, v.priority))
+            .collect();
+        let _ = write!(
+            text,
+            "    {mark} {:<width$}  {}; {} break a PodDisruptionBudget",
+            candidate.node,
+            victims.join(", "),
+            candidate.pdb_violations
+        );
+        if candidate.start_times_may_decide {
+            let _ = write!(
+                text,
+                "; pods of equal priority: kube-scheduler spares those that started first, kivi \
+                 those listed first"
+            );
+        }
+        let _ = writeln!(text);
+    }
 }
 
 /// Each rejected node's first failing filter, in node order.

@@ -1,6 +1,7 @@
 //! What kube-scheduler decides for one pending pod, field for field as the recorded
 //! decisions of the conformance vectors name them.
 
+use super::default_preemption::{Candidate, Criterion};
 use super::plugin::{Code, Plugin, Rejection};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -58,4 +59,20 @@ pub struct Decision {
     /// the pod fit (one of them is nominated).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub preemption_candidates: Vec<String>,
+    /// The full decision only: each of `preemption_candidates`, in its order, with the pods
+    /// DefaultPreemption would delete there (`SelectVictimsOnNode`, budgets' status as the
+    /// input gives it) and how many of them break a PodDisruptionBudget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preemption_victims: Vec<Candidate>,
+    /// The full decision only: the candidates `pickOneNodeForPreemption` finds equally good
+    /// by the criteria kivi models, in `preemption_candidates`' order; kube-scheduler
+    /// nominates one of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nominated_nodes: Vec<String>,
+    /// The one node kube-scheduler nominates, when the criteria kivi models leave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominated_node: Option<String>,
+    /// The criterion that left that node alone; absent with one candidate or a tie.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominated_by: Option<Criterion>,
 }

@@ -17,28 +17,105 @@
 //!   violations, then the lowest highest-victim priority, then the smallest sum of priorities,
 //!   then the fewest victims. Every node left after these is returned: which one is taken is
 //!   the caller's choice (upstream: the latest start time of the highest-priority victims, then
-//!   the first node listed).
+//!   the first node of a Go map's iteration, so one at random).
 //!
 //! What this leaves out: pods' start times (upstream's `MoreImportantPod` orders pods of equal
 //! priority by how long they have run, and `pickOneNodeForPreemption` compares start times
 //! last); here pods of equal priority keep the snapshot's order and the start-time criterion
-//! is a tie. Nominated pods are not added to nodes while filtering (see [`super::framework`]).
-//! A budget's `DisruptedPods` are taken as empty.
+//! is a tie ([`Candidate::start_times_may_decide`] marks the nodes where the order could
+//! matter). Nominated pods are not added to nodes while filtering (see [`super::framework`]).
+//! A budget's `DisruptedPods` are taken as empty. Every node the PostFilter found helpful is a
+//! candidate: upstream dry-runs at least 100 of them (`minCandidateNodesAbsolute`) or 10 %
+//! (`minCandidateNodesPercentage`) from a random offset, so this is exact up to 100 nodes.
 
 use super::framework::Scheduler;
 use crate::cluster::kube::{Pod, PodDisruptionBudget, PreemptionPolicy, Selector, Snapshot};
+use serde::Serialize;
+
+/// A pod preemption deletes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Victim {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its priority.
+    pub priority: i32,
+}
 
 /// A node where preemption makes room for the pod, with the pods it deletes there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Candidate {
     /// The node's name.
     pub node: String,
-    /// The victims' names, most important first (higher priority first).
-    pub victims: Vec<String>,
-    /// Their priorities, in the same order.
-    pub priorities: Vec<i32>,
+    /// The victims, most important first (higher priority first).
+    pub victims: Vec<Victim>,
     /// How many victims' deletion takes a PodDisruptionBudget below what it allows.
     pub pdb_violations: usize,
+    /// Whether two of the node's pods of lower priority than the preemptor share a priority.
+    /// Upstream reprieves pods of equal priority in order of start time (`MoreImportantPod`:
+    /// the one that started first is more important); kivi does not read start times and
+    /// keeps the input's order, so other pods of that priority may be the victims upstream.
+    pub start_times_may_decide: bool,
+}
+
+/// One of `pickOneNodeForPreemption`'s criteria, in their order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Criterion {
+    /// The fewest PodDisruptionBudget violations.
+    PdbViolations,
+    /// The lowest highest-victim priority.
+    HighestPriority,
+    /// The smallest sum of victims' priorities, each shifted by 2^31 to be non-negative.
+    PrioritySum,
+    /// The fewest victims.
+    VictimCount,
+}
+
+impl Criterion {
+    /// The criteria kivi models, in `pickOneNodeForPreemption`'s order.
+    pub const MODELLED: [Criterion; 4] = [
+        Criterion::PdbViolations,
+        Criterion::HighestPriority,
+        Criterion::PrioritySum,
+        Criterion::VictimCount,
+    ];
+
+    /// The candidate's score: higher is better.
+    fn score(self, c: &Candidate) -> i64 {
+        match self {
+            Criterion::PdbViolations => -(c.pdb_violations as i64),
+            Criterion::HighestPriority => {
+                -i64::from(c.victims.first().map_or(i32::MIN, |v| v.priority))
+            }
+            Criterion::PrioritySum => -c
+                .victims
+                .iter()
+                .map(|v| i64::from(v.priority) + (1_i64 << 31))
+                .sum::<i64>(),
+            Criterion::VictimCount => -(c.victims.len() as i64),
+        }
+    }
+
+    /// What the criterion prefers, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Criterion::PdbViolations => "the fewest PodDisruptionBudget violations",
+            Criterion::HighestPriority => "the lowest highest-victim priority",
+            Criterion::PrioritySum => "the smallest sum of victims' priorities",
+            Criterion::VictimCount => "the fewest victims",
+        }
+    }
+}
+
+/// The nodes `pickOneNodeForPreemption` leaves after the criteria kivi models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nomination<'c> {
+    /// The equally good candidates, in the order given.
+    pub nodes: Vec<&'c Candidate>,
+    /// The criterion that left one node; `None` with one candidate to start with, or a tie.
+    pub decided_by: Option<Criterion>,
 }
 
 /// `PodEligibleToPreemptOthers`'s first rule: a pod whose `preemptionPolicy` is `Never`
@@ -80,18 +157,19 @@ pub fn select_victims_on_node(
     }
     // `MoreImportantPod`: higher priority first (a stable sort keeps equal ones in order).
     potential.sort_by_key(|p| std::cmp::Reverse(p.priority));
-    let mut removed: Vec<&str> = potential.iter().map(|p| p.name.as_str()).collect();
+    let mut removed: Vec<&Pod> = potential.clone();
     if !fits_without(snapshot, pod, node, &removed) {
         return None;
     }
+    let start_times_may_decide = potential.windows(2).any(|w| w[0].priority == w[1].priority);
     let (violating, non_violating) = split_by_budget_violation(&potential, budgets);
     let mut victims: Vec<&Pod> = Vec::new();
     let mut pdb_violations = 0;
     for (group, counts) in [(violating, true), (non_violating, false)] {
         for victim in group {
-            removed.retain(|name| *name != victim.name);
+            removed.retain(|p| !std::ptr::eq(*p, victim));
             if !fits_without(snapshot, pod, node, &removed) {
-                removed.push(&victim.name);
+                removed.push(victim);
                 victims.push(victim);
                 pdb_violations += usize::from(counts);
             }
@@ -100,19 +178,27 @@ pub fn select_victims_on_node(
     victims.sort_by_key(|p| std::cmp::Reverse(p.priority));
     Some(Candidate {
         node: node.to_string(),
-        victims: victims.iter().map(|p| p.name.clone()).collect(),
-        priorities: victims.iter().map(|p| p.priority).collect(),
+        victims: victims
+            .iter()
+            .map(|p| Victim {
+                namespace: p.namespace.clone(),
+                name: p.name.clone(),
+                priority: p.priority,
+            })
+            .collect(),
         pdb_violations,
+        start_times_may_decide,
     })
 }
 
-/// Whether `pod` passes every filter on `node` once the pods named `removed` are gone.
-fn fits_without(snapshot: &Snapshot, pod: &Pod, node: &str, removed: &[&str]) -> bool {
+/// Whether `pod` passes every filter on `node` once the pods `removed` (of the snapshot) are
+/// gone.
+fn fits_without(snapshot: &Snapshot, pod: &Pod, node: &str, removed: &[&Pod]) -> bool {
     let without = Snapshot {
         pods: snapshot
             .pods
             .iter()
-            .filter(|p| !removed.contains(&p.name.as_str()))
+            .filter(|p| !removed.iter().any(|r| std::ptr::eq(*r, *p)))
             .cloned()
             .collect(),
         ..snapshot.clone()
@@ -162,33 +248,31 @@ fn split_by_budget_violation<'p>(
     (violating, non_violating)
 }
 
-/// `pickOneNodeForPreemption`'s criteria in order — fewest budget violations, lowest
-/// highest-victim priority, smallest sum of priorities (each shifted by 2^31 to be
-/// non-negative), fewest victims — narrowing `candidates` to the equally good ones, in
-/// their order.
-pub fn pick_one_node(candidates: &[Candidate]) -> Vec<&Candidate> {
-    let criteria: [fn(&Candidate) -> i64; 4] = [
-        |c| -(c.pdb_violations as i64),
-        |c| -i64::from(c.priorities.first().copied().unwrap_or(i32::MIN)),
-        |c| {
-            -c.priorities
-                .iter()
-                .map(|&p| i64::from(p) + (1_i64 << 31))
-                .sum::<i64>()
-        },
-        |c| -(c.victims.len() as i64),
-    ];
+/// `pickOneNodeForPreemption`'s criteria in order ([`Criterion::MODELLED`]), narrowing
+/// `candidates` to the equally good ones, in their order. Upstream then prefers the node
+/// whose highest-priority victims started latest (start times kivi does not read) and, still
+/// tied, the first node of a Go map's iteration: one of them at random.
+pub fn pick_one_node(candidates: &[Candidate]) -> Nomination<'_> {
     let mut left: Vec<&Candidate> = candidates.iter().collect();
-    for score in criteria {
-        let Some(best) = left.iter().map(|c| score(c)).max() else {
-            break;
-        };
-        left.retain(|c| score(c) == best);
-        if left.len() == 1 {
+    for criterion in Criterion::MODELLED {
+        if left.len() < 2 {
             break;
         }
+        let Some(best) = left.iter().map(|c| criterion.score(c)).max() else {
+            break;
+        };
+        left.retain(|c| criterion.score(c) == best);
+        if left.len() == 1 {
+            return Nomination {
+                nodes: left,
+                decided_by: Some(criterion),
+            };
+        }
     }
-    left
+    Nomination {
+        nodes: left,
+        decided_by: None,
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ use super::node_info::{node_infos, node_infos_with, NodeInfo, NodeTable, UsedPor
 use super::plugin::{Code, Plugin, Rejection};
 use super::pod_resources::Resource;
 use super::{
-    balanced_allocation, image_locality, inter_pod_affinity, node_affinity, node_name, node_ports,
-    node_resources_fit, node_unschedulable, pod_topology_spread, preemption, taint_toleration,
+    balanced_allocation, default_preemption, image_locality, inter_pod_affinity, node_affinity,
+    node_name, node_ports, node_resources_fit, node_unschedulable, pod_topology_spread, preemption,
+    taint_toleration,
 };
 use crate::cluster::kube::{Pod, Snapshot};
 use std::collections::BTreeMap;
@@ -175,6 +176,10 @@ impl<'a> Scheduler<'a> {
             fit_error: None,
             fit_error_with_postfilter: None,
             preemption_candidates: Vec::new(),
+            preemption_victims: Vec::new(),
+            nominated_nodes: Vec::new(),
+            nominated_node: None,
+            nominated_by: None,
         };
         decision.skipped_filter_plugins.sort_by_key(|p| p.name());
         let mut diagnosis = Diagnosis::default();
@@ -187,7 +192,7 @@ impl<'a> Scheduler<'a> {
             diagnosis.pre_filter_message = Some(node_affinity::CONFLICT_REASON.to_string());
             diagnosis.absent = rejection.reasons.clone();
             decision.prefilter_rejection = Some(rejection);
-            self.fail(pod, &mut decision, &diagnosis);
+            self.fail(pod, detail, &mut decision, &diagnosis);
             return decision;
         }
         let considered = match &pre.node_affinity {
@@ -260,7 +265,7 @@ impl<'a> Scheduler<'a> {
             decision.feasible.sort();
         }
         if feasible.is_empty() {
-            self.fail(pod, &mut decision, &diagnosis);
+            self.fail(pod, detail, &mut decision, &diagnosis);
         } else {
             decision.scoring_run_by_scheduler = feasible.len() > 1;
             self.score(pod, &feasible, detail, &mut decision);
@@ -268,13 +273,31 @@ impl<'a> Scheduler<'a> {
         decision
     }
 
-    /// Fills in the FitError and the PostFilter's message.
-    fn fail(&self, pod: &Pod, decision: &mut Decision, diagnosis: &Diagnosis) {
+    /// Fills in the FitError and the PostFilter's message, and under [`Detail::Full`] the
+    /// victims on each candidate node and the nomination (the snapshot's budgets, as
+    /// `getPodDisruptionBudgets` lists them).
+    fn fail(&self, pod: &Pod, detail: Detail, decision: &mut Decision, diagnosis: &Diagnosis) {
         let post_filter = preemption::post_filter(self, pod, diagnosis);
         decision.fit_error = Some(diagnosis.message(self.nodes.len(), None));
         decision.fit_error_with_postfilter =
             Some(diagnosis.message(self.nodes.len(), post_filter.message.as_deref()));
         decision.preemption_candidates = post_filter.candidates;
+        if detail == Detail::Full && !decision.preemption_candidates.is_empty() {
+            let budgets = &self.snapshot.pod_disruption_budgets;
+            let candidates = default_preemption::find_candidates(
+                self.snapshot,
+                pod,
+                budgets,
+                &decision.preemption_candidates,
+            );
+            let nomination = default_preemption::pick_one_node(&candidates);
+            decision.nominated_nodes = nomination.nodes.iter().map(|c| c.node.clone()).collect();
+            if let [one] = decision.nominated_nodes.as_slice() {
+                decision.nominated_node = Some(one.clone());
+            }
+            decision.nominated_by = nomination.decided_by;
+            decision.preemption_victims = candidates;
+        }
     }
 
     /// PreScore, Score, NormalizeScore and weights over the feasible nodes, then totals and

@@ -60,6 +60,11 @@ fn budget(name: &str, allowed: i32) -> PodDisruptionBudget {
     }
 }
 
+/// The victims' names, in order.
+fn names(candidate: &Candidate) -> Vec<&str> {
+    candidate.victims.iter().map(|v| v.name.as_str()).collect()
+}
+
 fn snapshot(nodes: Vec<Node>, pods: Vec<Pod>) -> Snapshot {
     Snapshot {
         nodes,
@@ -83,9 +88,11 @@ fn victims_are_reprieved_from_the_highest_priority_down() {
     );
     let preemptor = pod("p", 2, 10, None);
     let candidate = select_victims_on_node(&s, &preemptor, &[], "n1").expect("victims");
-    assert_eq!(candidate.victims, ["c", "a"]);
-    assert_eq!(candidate.priorities, [3, 1]);
+    assert_eq!(names(&candidate), ["c", "a"]);
+    let priorities: Vec<i32> = candidate.victims.iter().map(|v| v.priority).collect();
+    assert_eq!(priorities, [3, 1]);
     assert_eq!(candidate.pdb_violations, 0);
+    assert!(!candidate.start_times_may_decide, "no two share a priority");
 }
 
 #[test]
@@ -99,14 +106,15 @@ fn pods_whose_budget_would_break_are_reprieved_first() {
     );
     let preemptor = pod("p", 2, 10, None);
     let plain = select_victims_on_node(&s, &preemptor, &[], "n1").unwrap();
-    assert_eq!(plain.victims, ["b"]);
+    assert_eq!(names(&plain), ["b"]);
+    assert!(plain.start_times_may_decide, "a and b share priority 1");
     let kept = select_victims_on_node(&s, &preemptor, &[budget("b", 0)], "n1").unwrap();
-    assert_eq!(kept.victims, ["a"]);
+    assert_eq!(names(&kept), ["a"]);
     assert_eq!(kept.pdb_violations, 0);
     // When both budgets allow nothing, one of them must break: counted as a violation.
     let both = [budget("a", 0), budget("b", 0)];
     let broken = select_victims_on_node(&s, &preemptor, &both, "n1").unwrap();
-    assert_eq!(broken.victims, ["b"]);
+    assert_eq!(names(&broken), ["b"]);
     assert_eq!(broken.pdb_violations, 1);
 }
 
@@ -128,7 +136,28 @@ fn no_victims_where_no_pod_has_lower_priority_or_removing_them_does_not_help() {
         "a pod of priority 1 has no lower-priority pod to preempt"
     );
     let c = select_victims_on_node(&s, &pod("r", 2, 10, None), &[], "n1").unwrap();
-    assert_eq!(c.victims, ["b"]);
+    assert_eq!(names(&c), ["b"]);
+}
+
+#[test]
+fn pods_are_told_apart_by_namespace_not_by_name() {
+    // default/a and default/b (priority 1, 1 core each) and other/a (priority 20, 2 cores)
+    // fill a 4-core node. A priority-10 pod of 2 cores needs both priority-1 pods gone:
+    // putting default/a back must not also bring back or keep away other/a, whose name it
+    // shares.
+    let mut other = pod("a", 2, 20, Some("n1"));
+    other.namespace = "other".into();
+    let s = snapshot(
+        vec![node("n1", 4)],
+        vec![
+            pod("a", 1, 1, Some("n1")),
+            other,
+            pod("b", 1, 1, Some("n1")),
+        ],
+    );
+    let candidate = select_victims_on_node(&s, &pod("p", 2, 10, None), &[], "n1").unwrap();
+    assert_eq!(names(&candidate), ["a", "b"]);
+    assert!(candidate.victims.iter().all(|v| v.namespace == "default"));
 }
 
 #[test]
@@ -142,45 +171,58 @@ fn preemption_policy_never_is_not_eligible() {
 fn candidate(node: &str, priorities: &[i32], pdb_violations: usize) -> Candidate {
     Candidate {
         node: node.into(),
-        victims: priorities.iter().map(|p| format!("{node}-{p}")).collect(),
-        priorities: priorities.to_vec(),
+        victims: priorities
+            .iter()
+            .map(|&priority| Victim {
+                namespace: "default".into(),
+                name: format!("{node}-{priority}"),
+                priority,
+            })
+            .collect(),
         pdb_violations,
+        start_times_may_decide: false,
     }
 }
 
-fn picked(candidates: &[Candidate]) -> Vec<&str> {
-    pick_one_node(candidates)
-        .iter()
-        .map(|c| c.node.as_str())
-        .collect()
+fn picked(candidates: &[Candidate]) -> (Vec<&str>, Option<Criterion>) {
+    let nomination = pick_one_node(candidates);
+    let nodes = nomination.nodes.iter().map(|c| c.node.as_str()).collect();
+    (nodes, nomination.decided_by)
 }
 
 #[test]
 fn pick_one_node_follows_the_criteria_in_order() {
+    use Criterion::*;
     // 1. Fewest budget violations, whatever the priorities.
     assert_eq!(
         picked(&[candidate("n1", &[1], 1), candidate("n2", &[100], 0)]),
-        ["n2"]
+        (vec!["n2"], Some(PdbViolations))
     );
     // 2. The lowest highest-victim priority, even with more victims.
     assert_eq!(
         picked(&[candidate("n1", &[5], 0), candidate("n2", &[3, 3, 3], 0)]),
-        ["n2"]
+        (vec!["n2"], Some(HighestPriority))
     );
     // 3. The smallest sum, shifted to be non-negative: two victims at -10 sum higher than
     // one at -10.
     assert_eq!(
         picked(&[candidate("n1", &[-10, -10], 0), candidate("n2", &[-10], 0)]),
-        ["n2"]
+        (vec!["n2"], Some(PrioritySum))
     );
     assert_eq!(
         picked(&[candidate("n1", &[5, 4], 0), candidate("n2", &[5, 1], 0)]),
-        ["n2"]
+        (vec!["n2"], Some(PrioritySum))
+    );
+    // 4. The fewest victims: a victim at the lowest priority adds 0 to the shifted sum.
+    assert_eq!(
+        picked(&[candidate("n1", &[5, i32::MIN], 0), candidate("n2", &[5], 0)]),
+        (vec!["n2"], Some(VictimCount))
     );
     // Equal on every criterion (the start-time one is not modelled): all are returned, in
-    // order, for the caller to choose from.
+    // order, for the caller to choose from; one candidate alone is decided by none.
     assert_eq!(
         picked(&[candidate("n1", &[2], 0), candidate("n2", &[2], 0)]),
-        ["n1", "n2"]
+        (vec!["n1", "n2"], None)
     );
+    assert_eq!(picked(&[candidate("n1", &[2], 0)]), (vec!["n1"], None));
 }
