@@ -5,7 +5,7 @@
 //! workload and counted by kube-scheduler's NodeResourcesFit; under `--semantics kivi` they
 //! are not modelled.
 
-use crate::support::cli::kivi_texts;
+use crate::support::cli::{kivi_texts, stored_states};
 use crate::support::scratch::{copy_tree, scratch, Scratch};
 use std::path::Path;
 
@@ -17,21 +17,6 @@ fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
     let mut all = vec!["check", dir, "--original", "--threads", "1"];
     all.extend_from_slice(args);
     kivi_texts(&all)
-}
-
-/// The number after `States:` in a report.
-fn states(report: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.contains("States:"))
-        .unwrap_or_else(|| panic!("no States line in {report}"));
-    let after = line.split("States:").nth(1).unwrap().trim_start();
-    after
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
 }
 
 /// A copy of the example with `yaml/log-agent.yaml` (and `yaml/nodes.yaml`, when given)
@@ -82,7 +67,7 @@ fn the_log_agent_leaves_no_worker_room_for_web() {
     );
     // The agent tolerates none of gpu-1's taints: it runs on the three workers only.
     assert_eq!(agent_nodes(&stderr), "[1, 2, 3]");
-    assert_eq!(states(&stdout), 4);
+    assert_eq!(stored_states(&stdout), 4);
 }
 
 #[test]
@@ -91,7 +76,7 @@ fn a_smaller_agent_request_leaves_room_for_every_replica() {
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("No failure is found!"));
     assert_eq!(agent_nodes(&stderr), "[1, 2, 3]");
-    assert_eq!(states(&stdout), 22);
+    assert_eq!(stored_states(&stdout), 22);
 }
 
 #[test]
@@ -103,7 +88,7 @@ fn under_kivi_semantics_daemonsets_are_not_modelled_and_say_so() {
         "{stderr}"
     );
     assert!(!stderr.contains("a pod on nodes"), "{stderr}");
-    assert_eq!(states(&stdout), 8);
+    assert_eq!(stored_states(&stdout), 8);
 }
 
 #[test]

@@ -2,20 +2,13 @@
 //! API and its PodDisruptionBudgets, retried until allowed; the liveness intent
 //! `drain_completes`, and `pdb_never_violated` over the drain's evictions.
 
-use crate::support::cli::{kivi, kivi_texts};
+use crate::support::cli::{check_original, kivi, kivi_texts, stored_states};
 use crate::support::scratch::{copy_tree, scratch, Scratch};
 use serde_json::Value;
 use std::path::Path;
 
 const EXAMPLE: &str = "models/drain-blocked-by-pdb";
 const FIXED: &str = "models/drain-blocked-by-pdb/fixed";
-
-/// `kivi check DIR --original -q --threads 1 ARGS…`: the exit code, stdout and stderr.
-fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
-    all.extend_from_slice(args);
-    kivi_texts(&all)
-}
 
 /// A copy of the fixed example with `files` (path under the model, contents) written over it.
 fn variant(name: &str, files: &[(&str, &str)]) -> Scratch {
@@ -25,22 +18,6 @@ fn variant(name: &str, files: &[(&str, &str)]) -> Scratch {
         std::fs::write(dir.join(path), text).unwrap();
     }
     dir
-}
-
-/// The number after `States:` in a report.
-fn states(report: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.contains("States:"))
-        .unwrap_or_else(|| panic!("no States line in {report}"));
-    let after = line.split("States:").nth(1).unwrap().trim_start();
-    after
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .filter(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
 }
 
 /// The fixed example's cluster description with `app` at `replicas` replicas.
@@ -67,7 +44,7 @@ const PDB_INTENT: &str = r#"[{"name": "pdb_never_violated"}]"#;
 
 #[test]
 fn a_budget_requiring_every_replica_blocks_the_drain_forever() {
-    let (code, stdout, stderr) = check(EXAMPLE, &[]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     for expected in [
         "drain_completes is violated: a drain never completes",
@@ -84,7 +61,7 @@ fn a_budget_requiring_every_replica_blocks_the_drain_forever() {
 
 #[test]
 fn a_budget_that_allows_one_disruption_lets_the_drain_complete() {
-    let (code, stdout, stderr) = check(FIXED, &[]);
+    let (code, stdout, stderr) = check_original(FIXED, &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("drain_completes holds: every drain completes"),
@@ -94,7 +71,7 @@ fn a_budget_that_allows_one_disruption_lets_the_drain_complete() {
 
 #[test]
 fn the_intent_flag_asks_for_the_same_search() {
-    let (code, stdout, _) = check(EXAMPLE, &["--intent", "drain"]);
+    let (code, stdout, _) = check_original(EXAMPLE, &["--intent", "drain"]);
     assert_eq!(code, Some(1), "{stdout}");
     let output = kivi(&["check", EXAMPLE, "--original", "-q", "--format", "json"]);
     assert_eq!(output.status.code(), Some(1));
@@ -112,13 +89,13 @@ fn two_pods_on_the_node_leave_one_at_a_time_and_the_drain_completes() {
         "drain-two-pods",
         &[("user_input/cluster_configs.json", &with_replicas(4))],
     );
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("4 pod slot(s)"), "{stdout}");
-    assert_eq!(states(&stdout), 39, "{stdout}");
+    assert_eq!(stored_states(&stdout), 39, "{stdout}");
     // The Eviction API keeps the budget: the drain's evictions never take `app` below 3.
     std::fs::write(dir.join("user_input/intents.json"), PDB_INTENT).unwrap();
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     // Requiring all four blocks it.
     std::fs::write(dir.join("yaml/pdb.yaml"), pdb("minAvailable: 4")).unwrap();
@@ -127,7 +104,7 @@ fn two_pods_on_the_node_leave_one_at_a_time_and_the_drain_completes() {
         r#"[{"name": "drain_completes"}]"#,
     )
     .unwrap();
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("drain blocked: node 1: pod 1: ")
@@ -155,7 +132,7 @@ fn maintenance_takes_the_node_down_without_the_eviction_api_and_is_reported() {
             ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
         ],
     );
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("[maintenanceNode] Starting maintenance for node 1")
@@ -171,9 +148,9 @@ fn maintenance_takes_the_node_down_without_the_eviction_api_and_is_reported() {
             ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
         ],
     );
-    let (code, stdout, stderr) = check(drained.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(drained.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(states(&stdout), 14, "{stdout}");
+    assert_eq!(stored_states(&stdout), 14, "{stdout}");
 }
 
 #[test]
@@ -195,10 +172,10 @@ fn a_replacement_that_fits_nowhere_blocks_the_second_eviction() {
 
 #[test]
 fn the_state_counts_of_the_example_are_stable() {
-    let (_, blocked, _) = check(EXAMPLE, &[]);
-    let (_, fixed, _) = check(FIXED, &[]);
+    let (_, blocked, _) = check_original(EXAMPLE, &[]);
+    let (_, fixed, _) = check_original(FIXED, &[]);
     assert_eq!(
-        (states(&blocked), states(&fixed)),
+        (stored_states(&blocked), stored_states(&fixed)),
         (11, 19),
         "{blocked}\n{fixed}"
     );
@@ -206,7 +183,7 @@ fn the_state_counts_of_the_example_are_stable() {
 
 #[test]
 fn a_drain_under_kivi_semantics_is_refused() {
-    let (code, stdout, stderr) = check(EXAMPLE, &["--semantics", "kivi"]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &["--semantics", "kivi"]);
     assert_eq!(code, Some(2), "{stdout}{stderr}");
     assert!(
         stderr.contains(
@@ -228,7 +205,7 @@ fn bad_drains_are_input_errors_naming_the_place() {
             &configs.replace(r#""node": 1"#, r#""node": 9"#),
         )],
     );
-    let (code, _, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, _, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(2), "{stderr}");
     for expected in [
         "events_assumption[0].para.node",
@@ -244,7 +221,7 @@ fn bad_drains_are_input_errors_naming_the_place() {
             &configs.replace(r#"{"name": "drain", "para": {"node": 1}}"#, ""),
         )],
     );
-    let (code, _, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, _, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("drain_completes watches a drain, and no event is a `drain`"),

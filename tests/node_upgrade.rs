@@ -3,19 +3,12 @@
 //! intent `drain_completes` over its drains, `pdb_never_violated` over its evictions, and the
 //! cordoned nodes staying topology spread domains.
 
-use crate::support::cli::kivi_texts;
+use crate::support::cli::{check_original, kivi_texts, stored_states};
 use crate::support::scratch::{copy_tree, scratch, Scratch};
 use std::path::Path;
 
 const EXAMPLE: &str = "models/zone-upgrade-blocked";
 const FIXED: &str = "models/zone-upgrade-blocked/fixed";
-
-/// `kivi check DIR --original -q --threads 1 ARGS…`: the exit code, stdout and stderr.
-fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
-    all.extend_from_slice(args);
-    kivi_texts(&all)
-}
 
 /// A copy of the example with `files` (path under the model, contents; empty contents delete
 /// the file) written over it.
@@ -37,25 +30,9 @@ fn example_file(path: &str) -> String {
     std::fs::read_to_string(Path::new(EXAMPLE).join(path)).unwrap()
 }
 
-/// The number after `States:` in a report.
-fn states(report: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.contains("States:"))
-        .unwrap_or_else(|| panic!("no States line in {report}"));
-    let after = line.split("States:").nth(1).unwrap().trim_start();
-    after
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .filter(char::is_ascii_digit)
-        .collect::<String>()
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn a_zone_at_a_time_with_hard_zone_spread_and_a_budget_blocks_for_ever() {
-    let (code, stdout, stderr) = check(EXAMPLE, &[]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     for expected in [
         "drain_completes is violated: a drain never completes",
@@ -77,7 +54,7 @@ fn a_zone_at_a_time_with_hard_zone_spread_and_a_budget_blocks_for_ever() {
 
 #[test]
 fn a_node_at_a_time_completes_when_each_zone_has_another_node() {
-    let (code, stdout, stderr) = check(FIXED, &[]);
+    let (code, stdout, stderr) = check_original(FIXED, &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("drain_completes holds: every drain completes"),
@@ -87,10 +64,10 @@ fn a_node_at_a_time_completes_when_each_zone_has_another_node() {
 
 #[test]
 fn the_state_counts_of_the_example_are_stable() {
-    let (_, blocked, _) = check(EXAMPLE, &[]);
-    let (_, fixed, _) = check(FIXED, &[]);
+    let (_, blocked, _) = check_original(EXAMPLE, &[]);
+    let (_, fixed, _) = check_original(FIXED, &[]);
     assert_eq!(
-        (states(&blocked), states(&fixed)),
+        (stored_states(&blocked), stored_states(&fixed)),
         (17, 1922),
         "{blocked}\n{fixed}"
     );
@@ -127,14 +104,14 @@ fn the_cordoned_zone_stays_a_spread_domain_and_holds_the_replacements() {
     // pods' replacements are Pending until zone-a is back: the cordoned zone counts only the
     // pods it has left.
     let dir = variant("upgrade-without-budget", &[("yaml/pdb.yaml", "")]);
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     std::fs::write(
         dir.join("user_input/intents.json"),
         r#"[{"name": "pod_always_schedulable"}]"#,
     )
     .unwrap();
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("[node upgrade] node/node-1 cordoned")
@@ -155,18 +132,18 @@ fn a_node_at_a_time_keeps_the_budget_and_every_pod_schedulable() {
         r#"[{"name": "pdb_never_violated"}]"#,
     )
     .unwrap();
-    let (code, stdout, stderr) = check(dir.to_str().unwrap(), &[]);
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("Working on the intents: pod_always_schedulable, pdb_never_violated"),
         "{stdout}"
     );
-    assert_eq!(states(&stdout), 1922, "{stdout}");
+    assert_eq!(stored_states(&stdout), 1922, "{stdout}");
 }
 
 #[test]
 fn an_upgrade_under_kivi_semantics_is_refused() {
-    let (code, stdout, stderr) = check(EXAMPLE, &["--semantics", "kivi"]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &["--semantics", "kivi"]);
     assert_eq!(code, Some(2), "{stdout}{stderr}");
     assert!(
         stderr.contains(
@@ -200,7 +177,7 @@ fn bad_upgrades_are_input_errors_naming_the_place() {
                 &configs.replace(r#""para": {"by": "zone"}"#, para),
             )],
         );
-        let (code, _, stderr) = check(dir.to_str().unwrap(), &[]);
+        let (code, _, stderr) = check_original(dir.to_str().unwrap(), &[]);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(
             stderr.contains(place) && stderr.contains(fix),

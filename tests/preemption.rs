@@ -6,19 +6,12 @@
 //! (`controllers/kube_scheduler/default_preemption/tests.rs`, `model/kube_preemption_tests.rs`,
 //! `input/priorities.rs`).
 
-use crate::support::cli::kivi_texts;
+use crate::support::cli::{check_original, kivi_texts};
 use crate::support::scratch::{copy_tree, scratch, Scratch};
 use std::path::Path;
 
 const EXAMPLE: &str = "models/preemption-of-critical-service";
 const FIXED: &str = "models/preemption-of-critical-service/fixed";
-
-/// `kivi check DIR --original -q --threads 1 ARGS…`: the exit code, stdout and stderr.
-fn check(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
-    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
-    all.extend_from_slice(args);
-    kivi_texts(&all)
-}
 
 /// A copy of `model` with `files` (path under the model, contents) written over it.
 fn variant(name: &str, model: &str, files: &[(&str, String)]) -> Scratch {
@@ -69,7 +62,7 @@ fn the_critical_service_without_a_class_is_the_cheapest_victim() {
     // Two 4-core nodes each left with 1 free core; ingest's third 2-core pod (priority 1000)
     // fits nowhere. payments (priority 0) on one node and reports (100) on the other are the
     // candidates' only victims: the lowest highest-victim priority picks payments.
-    let (code, stdout, stderr) = check(EXAMPLE, &[]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Violating intent(s): no_preemption_of"),
@@ -88,7 +81,7 @@ fn the_critical_service_without_a_class_is_the_cheapest_victim() {
 
 #[test]
 fn with_its_class_above_ingest_payments_is_never_preempted_and_reports_is() {
-    let (code, stdout, stderr) = check(FIXED, &[]);
+    let (code, stdout, stderr) = check_original(FIXED, &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("No failure is found!"), "{stdout}");
     // The same run now preempts reports, whose replacement fits in the core left free.
@@ -97,7 +90,7 @@ fn with_its_class_above_ingest_payments_is_never_preempted_and_reports_is() {
         FIXED,
         &[("user_input/intents.json", no_preemption_of("reports"))],
     );
-    let (code, stdout, _) = check(path(&reports), &[]);
+    let (code, stdout, _) = check_original(path(&reports), &[]);
     assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("[Scheduler - preemption] Pod "), "{stdout}");
     assert!(
@@ -108,9 +101,9 @@ fn with_its_class_above_ingest_payments_is_never_preempted_and_reports_is() {
 
 #[test]
 fn every_equally_good_node_is_an_outcome_under_any() {
-    let (code, stdout, _) = check(EXAMPLE, &["--tie-break", "any"]);
+    let (code, stdout, _) = check_original(EXAMPLE, &["--tie-break", "any"]);
     assert_eq!(code, Some(1), "{stdout}");
-    let (code, stdout, _) = check(FIXED, &["--tie-break", "any"]);
+    let (code, stdout, _) = check_original(FIXED, &["--tie-break", "any"]);
     assert_eq!(code, Some(0), "{stdout}");
 }
 
@@ -121,7 +114,7 @@ fn preemption_policy_never_preempts_nothing_and_the_pod_stays_pending() {
         "value: 1000\n",
         "value: 1000\npreemptionPolicy: Never\n",
     );
-    let (code, stdout, stderr) = check(path(&never), &[]);
+    let (code, stdout, stderr) = check_original(path(&never), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Violating intent(s): pod_always_schedulable"),
@@ -146,7 +139,7 @@ fn a_budget_moves_preemption_to_a_node_without_violations_but_does_not_forbid_it
         EXAMPLE,
         &[("yaml/pdb.yaml", budget("payments"))],
     );
-    let (code, stdout, stderr) = check(path(&spared), &[]);
+    let (code, stdout, stderr) = check_original(path(&spared), &[]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     // With a budget on reports too, both nodes break one: the priorities decide, and payments
     // is preempted despite its budget (preemption is not an eviction).
@@ -158,7 +151,7 @@ fn a_budget_moves_preemption_to_a_node_without_violations_but_does_not_forbid_it
             format!("{}---\n{}", budget("payments"), budget("reports")),
         )],
     );
-    let (code, stdout, stderr) = check(path(&both), &[]);
+    let (code, stdout, stderr) = check_original(path(&both), &[]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stdout.contains("Violating intent(s): no_preemption_of"),
@@ -181,7 +174,7 @@ fn an_unknown_priority_class_is_an_input_error_at_its_line() {
             ),
         )],
     );
-    let (code, stdout, stderr) = check(path(&typo), &[]);
+    let (code, stdout, stderr) = check_original(path(&typo), &[]);
     assert_eq!(code, Some(2), "{stdout}{stderr}");
     for expected in [
         "yaml/apps.yaml:",
@@ -207,7 +200,7 @@ fn a_priority_written_in_the_pod_or_a_class_value_out_of_range_is_refused() {
             ),
         )],
     );
-    let (code, _, stderr) = check(path(&written), &[]);
+    let (code, _, stderr) = check_original(path(&written), &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("spec.priority 5: the Priority admission plugin sets it"));
     let above = with_classes(
@@ -215,14 +208,14 @@ fn a_priority_written_in_the_pod_or_a_class_value_out_of_range_is_refused() {
         "value: 10000\n",
         "value: 1000000001\n",
     );
-    let (code, _, stderr) = check(path(&above), &[]);
+    let (code, _, stderr) = check_original(path(&above), &[]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("only the system classes"), "{stderr}");
 }
 
 #[test]
 fn kivi_semantics_refuses_priorities_with_exit_2() {
-    let (code, stdout, stderr) = check(EXAMPLE, &["--semantics", "kivi"]);
+    let (code, stdout, stderr) = check_original(EXAMPLE, &["--semantics", "kivi"]);
     assert_eq!(code, Some(2), "{stdout}{stderr}");
     assert!(
         stderr.contains("modelled under --semantics kubernetes only"),

@@ -102,3 +102,27 @@ pub fn json_of(output: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// `kivi check DIR --original -q --threads 1 ARGS…` (one topology, one thread, so that state
+/// counts are exact): the exit code, stdout and stderr.
+pub fn check_original(dir: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let mut all = vec!["check", dir, "--original", "-q", "--threads", "1"];
+    all.extend_from_slice(args);
+    kivi_texts(&all)
+}
+
+/// The number after `States:` in a text report (thousands separators allowed).
+pub fn stored_states(report: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains("States:"))
+        .unwrap_or_else(|| panic!("no States line in {report}"));
+    let after = line.split("States:").nth(1).unwrap().trim_start();
+    after
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .unwrap()
+}
