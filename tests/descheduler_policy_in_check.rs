@@ -150,11 +150,7 @@ fn the_policy_arguments_decide_the_verdict() {
 
 #[test]
 fn a_policy_the_model_cannot_run_stops_a_kubernetes_check() {
-    let dir = with_policy_edit(
-        "pod-life-time",
-        "      - LowNodeUtilization",
-        "      - LowNodeUtilization\n    deschedule:\n      enabled:\n      - PodLifeTime",
-    );
+    let dir = with_policy_edit("pod-life-time", POD_LIFE_TIME.0, POD_LIFE_TIME.1);
     let dir = dir.to_str().unwrap();
     let (code, report, warnings) = check(dir, "kubernetes");
     assert_eq!(code, Some(2), "{report} {warnings}");
@@ -240,5 +236,120 @@ fn the_uniform_json_carries_the_policy_as_its_text() {
         text.contains("controllers.descheduler.policy")
             && text.contains("unknown field `thresholdz`"),
         "{text}"
+    );
+}
+
+/// The policy edit that enables PodLifeTime, which the model does not have.
+const POD_LIFE_TIME: (&str, &str) = (
+    "      - LowNodeUtilization",
+    "      - LowNodeUtilization\n    deschedule:\n      enabled:\n      - PodLifeTime",
+);
+
+#[test]
+fn simulate_refuses_the_policy_check_refuses_and_dump_says_so() {
+    let dir = with_policy_edit("simulate-pod-life-time", POD_LIFE_TIME.0, POD_LIFE_TIME.1);
+    let dir = dir.to_str().unwrap();
+    let refused = format!(
+        "{dir}/yaml/descheduler.yaml:20:9: plugin `PodLifeTime` is not modelled by kivi's \
+         descheduler yet"
+    );
+    let output = kivi(&["simulate", dir, "--semantics", "kubernetes"]);
+    let warnings = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{warnings}");
+    assert!(output.stdout.is_empty(), "{warnings}");
+    assert!(warnings.contains(&refused), "{warnings}");
+    assert!(
+        warnings.contains("or check with --semantics kivi"),
+        "{warnings}"
+    );
+    // Kivi's semantics, simulate's default, run Kivi's part of it, as check does.
+    let output = kivi(&["simulate", dir]);
+    assert_eq!(
+        output.status.code(),
+        Some(SIMULATED_UNDER_KIVI),
+        "{}",
+        stderr(&output)
+    );
+    // dump prints the document as carried and says why a kubernetes check stops.
+    let output = kivi(&["dump", dir, "--original"]);
+    let warnings = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{warnings}");
+    assert!(
+        warnings.contains(&format!("warning: {refused} (modelled: ")),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("so kivi cannot check this one"),
+        "{warnings}"
+    );
+    let document = json_of(&output);
+    assert!(
+        document["controllers"]["descheduler"]["policyError"]
+            .as_str()
+            .is_some_and(|why| why.starts_with(&refused)),
+        "{document}"
+    );
+}
+
+/// `kivi simulate`'s exit code on the example under kivi (seed 1): the run violates no intent.
+const SIMULATED_UNDER_KIVI: i32 = 0;
+
+#[test]
+fn a_sweep_warns_of_the_policy_once() {
+    let dir = with_policy_edit(
+        "sweep-namespaces",
+        "      targetThresholds:",
+        "      evictableNamespaces:\n        exclude: [kube-system]\n      targetThresholds:",
+    );
+    let dir = dir.to_str().unwrap();
+    // One node of each type: the sweep checks 1 to 5 replicas, and the fifth loops.
+    let output = kivi(&[
+        "check",
+        dir,
+        "--semantics",
+        "kubernetes",
+        "-s",
+        "1",
+        "-q",
+        "--threads",
+        "1",
+    ]);
+    let warnings = stderr(&output);
+    assert_eq!(output.status.code(), Some(SWEPT), "{warnings}");
+    let warning = format!(
+        "warning: {dir}: DeschedulerPolicy profiles[0].pluginConfig[LowNodeUtilization].args\
+         .evictableNamespaces.exclude: `kube-system` is not the model's namespace"
+    );
+    assert_eq!(warnings.matches(&warning).count(), 1, "{warnings}");
+}
+
+/// The sweep's exit code: five replicas on one node of each type loop as the example does.
+const SWEPT: i32 = 1;
+
+#[test]
+fn a_threshold_on_an_extended_resource_is_warned_and_stops_the_plugin() {
+    let dir = with_policy_edit(
+        "extended-resource",
+        "      targetThresholds:\n        cpu: 50",
+        "        nvidia.com/gpu: 10\n      targetThresholds:\n        nvidia.com/gpu: 50\n        \
+         cpu: 50",
+    );
+    let dir = dir.to_str().unwrap();
+    let (code, report, warnings) = check(dir, "kubernetes");
+    // No node has the resource: the room in it is 0, so the plugin evicts nothing, as
+    // descheduler v0.33 does on such nodes; without the threshold, the loop.
+    assert_eq!(code, Some(0), "{report} {warnings}");
+    assert_eq!(verdict(&report), (vec![], STATES_QUIET));
+    assert!(
+        warnings.contains(&format!(
+            "warning: {dir}: DeschedulerPolicy profiles[0].pluginConfig[LowNodeUtilization]\
+             .args.thresholds and targetThresholds: the model's nodes have no `nvidia.com/gpu` \
+             (only cpu, memory and pods); descheduler v0.33 reads a resource a node lacks as \
+             0 % used and 0 capacity, so the room the destination nodes offer in it is 0 and \
+             the plugin stops before its first eviction: in the model this plugin never evicts \
+             a pod, and the verdict says nothing of its evictions on a cluster whose nodes have \
+             the resource"
+        )),
+        "{warnings}"
     );
 }

@@ -452,6 +452,15 @@ fn requests_hpa_versions_and_descheduler_strategies() {
                  only RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint are"
             ),
             "units: one CPU unit is 500m, one memory unit is 512Mi".to_string(),
+            // The policy a kubernetes check refuses (`policyError`), printed as carried.
+            format!(
+                "warning: {file}:76:1: DeschedulerPolicy: apiVersion `descheduler/v1alpha1` is \
+                 not modelled; write the policy as `descheduler/v1alpha2` (profiles with plugins \
+                 and pluginConfig); under --semantics kubernetes the descheduler runs the \
+                 manifest's whole policy, so kivi cannot check this one: change it as the \
+                 message says, or check with --semantics kivi (Kivi's descheduler: \
+                 RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint only)"
+            ),
         ]
     );
     let templates = &document["setup"]["podTemplates"];

@@ -16,7 +16,7 @@ use crate::report::counterexample::Verbosity;
 use crate::report::progress::SweepProgress;
 use crate::report::{ci, eviction_loop, html, single, sweep, CheckFormat};
 use crate::scaler::sweep::{topology_model, SweepInput, SweepResult, SweepSettings};
-use crate::scaler::{EnumerationOptions, FastFind, Shard, Template, Topology};
+use crate::scaler::{enumerate, EnumerationOptions, FastFind, Shard, Template, Topology};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -145,6 +145,7 @@ impl CheckArgs {
                 .map_err(|error| format!("{name}: --topology {topology}: {error}"))?;
             let model = topology_model(&template, topology, model_options)
                 .map_err(|e| format!("{name}: {e}"))?;
+            warn_of_policy(name, &model);
             return self.check_single(name, &model, (None, liveness), options, &pool);
         }
         if self.original || !input.is_template() {
@@ -155,15 +156,19 @@ impl CheckArgs {
             for warning in model.daemon_set_warnings() {
                 eprintln!("warning: {name}: {warning}");
             }
-            for warning in model.descheduler_policy_warnings() {
-                eprintln!("warning: {name}: {warning}");
-            }
+            warn_of_policy(name, &model);
             let names = input.names.as_ref();
             return self.check_single(name, &model, (names, liveness), options, &pool);
         }
         let template = sweep_template(&input, self.scale)?;
+        let enumeration = self.enumeration_options()?;
+        // A topology that does not load is the sweep's to report, if it gets there.
+        let largest = enumerate(&template, &enumeration).pop();
+        if let Some(Ok(model)) = largest.map(|t| topology_model(&template, &t, model_options)) {
+            warn_of_policy(name, &model);
+        }
         let settings = SweepSettings {
-            enumeration: self.enumeration_options()?,
+            enumeration,
             check: options,
             all_violations: self.engine.all_violations,
             journal: self.journal.clone(),
@@ -359,6 +364,16 @@ pub(super) fn single_topology_model(input: &Opened) -> Result<ClusterModel, Comm
     }
     Ok(load_uniform(&input.document)
         .map_err(|error| input.origins.locate(error.in_file(name)).to_string())?)
+}
+
+/// Prints the warnings for the input's DeschedulerPolicy that `model` runs (the fields its
+/// pods and nodes cannot show), naming the input `name`. A sweep says them once, from the
+/// model of its largest topology: the policy is the template's, the same in every topology,
+/// and that topology has nodes of every type, so it keeps every label key the others do.
+pub(super) fn warn_of_policy(name: &str, model: &ClusterModel) {
+    for warning in model.descheduler_policy_warnings() {
+        eprintln!("warning: {name}: {warning}");
+    }
 }
 
 /// Prints a report in `format`: `text` as is, else the JSON report `json` or a CI format built

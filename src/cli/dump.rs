@@ -2,10 +2,11 @@
 //! that what was modelled can be read, kept, edited and checked again with `kivi check`.
 
 use super::error::CommandError;
-use crate::input::{open, InputOptions, Source};
+use crate::cluster::Semantics;
+use crate::input::{open, InputOptions, Opened, Source};
 use clap::Args;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `kivi dump`.
 #[derive(Debug, Args)]
@@ -30,9 +31,11 @@ pub struct DumpArgs {
 }
 
 impl DumpArgs {
-    /// Prints the document on stdout, and the warnings and units on stderr.
+    /// Prints the document on stdout, and the warnings and units on stderr; a
+    /// DeschedulerPolicy that `check` and `simulate` refuse under `--semantics kubernetes` is
+    /// printed as carried, with that refusal as a warning.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = read(
+        let input = open(&Source::argument(
             &self.input,
             self.cluster_config.as_deref(),
             InputOptions {
@@ -41,8 +44,13 @@ impl DumpArgs {
                 verify: false,
                 strict: self.strict,
             },
-        )?;
-        let text = serde_json::to_string_pretty(&document)
+        )?)?;
+        eprint!("{}", input.diagnostics.to_text());
+        print_units(&input);
+        if let Some(refusal) = input.refused_under(Semantics::Kubernetes) {
+            eprintln!("warning: {refusal}");
+        }
+        let text = serde_json::to_string_pretty(&input.document)
             .map_err(|error| format!("cannot print the document: {error}"))?;
         match writeln!(std::io::stdout(), "{text}") {
             Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -53,20 +61,12 @@ impl DumpArgs {
     }
 }
 
-/// The uniform JSON for `path`, with the front-ends' warnings and units printed on stderr.
-/// `cluster_config` is the description of a stream on standard input (`--cluster-config`).
-pub fn read(
-    path: &Path,
-    cluster_config: Option<&Path>,
-    options: InputOptions,
-) -> Result<serde_json::Value, String> {
-    let input = open(&Source::argument(path, cluster_config, options)?)?;
-    eprint!("{}", input.diagnostics.to_text());
-    if let Some(units) = input.units {
+/// Prints on stderr the units the front-ends chose for `input`, when they translated it.
+pub fn print_units(input: &Opened) {
+    if let Some(units) = &input.units {
         eprintln!(
             "units: one CPU unit is {}, one memory unit is {}",
             units.cpu.unit, units.memory.unit
         );
     }
-    Ok(input.document)
 }

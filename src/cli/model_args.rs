@@ -101,7 +101,7 @@ impl ModelArgs {
 }
 
 /// `kivi` or `kubernetes`.
-fn parse_semantics(text: &str) -> Result<Semantics, String> {
+pub(super) fn parse_semantics(text: &str) -> Result<Semantics, String> {
     Semantics::NAMES
         .iter()
         .find(|(name, _)| *name == text)

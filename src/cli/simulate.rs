@@ -1,12 +1,15 @@
 //! `kivi simulate`: one random run of the single topology (Kivi's `-si`), printed as a
 //! counterexample-style trace. The same seed gives the same run.
 
-use super::dump::read;
+use super::check::warn_of_policy;
+use super::dump::print_units;
 use super::error::CommandError;
+use super::model_args::parse_semantics;
+use crate::cluster::Semantics;
 use crate::engine::rng::SplitMix64;
 use crate::engine::{Model, WorkerBounds};
-use crate::input::{load_uniform, InputOptions};
-use crate::model::ClusterModel;
+use crate::input::{load_uniform, open, InputOptions, Source};
+use crate::model::{ClusterModel, ModelOptions};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -28,12 +31,18 @@ pub struct SimulateArgs {
     /// Keys of a uniform-JSON input that Kivi's format does not have are errors (exit 2).
     #[arg(long)]
     strict: bool,
+    /// Whose rules the model follows, as `kivi check --semantics`: `kivi` (the default, as
+    /// Kivi's `-si`) or `kubernetes`.
+    #[arg(long, value_name = "RULES", value_parser = parse_semantics)]
+    semantics: Option<Semantics>,
 }
 
 impl SimulateArgs {
-    /// Runs the simulation; exit 1 when an intent was violated on the way.
+    /// Runs the simulation; exit 1 when an intent was violated on the way. An input that
+    /// `kivi check` refuses under the same semantics (a DeschedulerPolicy the model cannot
+    /// run whole, under kubernetes) is refused with the same message, exit 2.
     pub fn run(self) -> Result<i32, CommandError> {
-        let document = read(
+        let input = open(&Source::argument(
             &self.input,
             None,
             InputOptions {
@@ -42,17 +51,32 @@ impl SimulateArgs {
                 verify: true,
                 strict: self.strict,
             },
-        )?;
-        if document.get("userDefined").is_some() {
+        )?)?;
+        let semantics = self.semantics.unwrap_or_default();
+        eprint!("{}", input.diagnostics.to_text_under(semantics));
+        print_units(&input);
+        if let Some(refusal) = input.refused_under(semantics) {
+            return Err(refusal.into());
+        }
+        for warning in input.unused_under(semantics) {
+            eprintln!("warning: {warning}");
+        }
+        let name = &input.name;
+        if input.is_template() {
             return Err(format!(
-                "{}: a scaling template; simulate a single topology (kivi dump --original \
-                 gives one)",
-                self.input.display()
+                "{name}: a scaling template; simulate a single topology (kivi dump --original \
+                 gives one)"
             )
             .into());
         }
-        let model = load_uniform(&document)
-            .map_err(|error| error.in_file(self.input.display().to_string()).to_string())?;
+        let options = ModelOptions {
+            semantics,
+            ..ModelOptions::default()
+        };
+        let model = load_uniform(&input.document)
+            .map_err(|error| error.in_file(name).to_string())?
+            .with_options(options);
+        warn_of_policy(name, &model);
         let (lines, violated) = simulate(&model, self.seed, self.steps);
         println!("Simulation with seed {}:", self.seed);
         for line in &lines {

@@ -4,16 +4,23 @@
 //! `evictableNamespaces` entry naming another namespace matches none of them; and a pod
 //! carries only the label keys the model keeps ([`ClusterSpec::label_keys`], and its
 //! ReplicaSet's `pod-template-hash`), so a `labelSelector` on another key reads that label as
-//! absent on every pod. The cycle runs the policy as given; the warning says where its answer
-//! may differ from the cluster's.
+//! absent on every pod; and a node has only the resources [`NODE_RESOURCES`], so a node
+//! utilization plugin's threshold on another (an extended resource such as `nvidia.com/gpu`)
+//! stops the plugin before its first eviction (see [`extended_resources`]). The cycle runs the
+//! policy as given; the warning says where its answer may differ from the cluster's.
 
 use crate::cluster::kube::descheduler_policy::{Namespaces, PluginArgs};
 use crate::cluster::kube::of_model::NAMESPACE;
 use crate::cluster::kube::LabelSelector;
 use crate::cluster::ClusterSpec;
+use std::collections::BTreeMap;
 
 /// The label every modelled pod carries beside its template's (its ReplicaSet's hash).
 const TEMPLATE_HASH: &str = "pod-template-hash";
+
+/// The resources a modelled node's `allocatable` lists (`of_model`'s nodes): no extended
+/// resource.
+const NODE_RESOURCES: [&str; 3] = ["cpu", "memory", "pods"];
 
 /// The warnings for the policy `spec`'s descheduler gives, one per field, each naming the
 /// field as the policy writes it; none when there is no policy.
@@ -46,11 +53,16 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
                 PluginArgs::LowNodeUtilization(args) => {
                     let at = format!("{here}.evictableNamespaces");
                     excluded(&args.excluded_namespaces, &at, &mut warnings);
+                    // `targetThresholds` names the same resources (the reader checks it).
+                    let at = format!("{here}.thresholds and targetThresholds");
+                    extended_resources(&args.thresholds, &at, &mut warnings);
                     (None, None)
                 }
                 PluginArgs::HighNodeUtilization(args) => {
                     let at = format!("{here}.evictableNamespaces");
                     excluded(&args.excluded_namespaces, &at, &mut warnings);
+                    let at = format!("{here}.thresholds");
+                    extended_resources(&args.thresholds, &at, &mut warnings);
                     (None, None)
                 }
             };
@@ -99,6 +111,32 @@ fn excluded(excluded: &[String], at: &str, warnings: &mut Vec<String>) {
              `{NAMESPACE}`), so the plugin excludes none of the model's pods; the cluster's \
              pods may be in it",
             quoted(&others)
+        ));
+    }
+}
+
+/// Warns of the resources of a node utilization plugin's `thresholds` (the field at `at`)
+/// that no modelled node has. Descheduler v0.33 (`pkg/framework/plugins/nodeutilization`)
+/// reads a resource a node lacks as 0 % used (`ResourceUsageToResourceThreshold` skips it,
+/// and `isNodeBelowThreshold`/`isNodeAboveThreshold` read the missing percentage as 0) and as
+/// 0 capacity (`capNodeCapacityToThreshold`), so the room the destination nodes offer in it
+/// (`assessAvailableResourceInNodes`) is 0, and both plugins' `continueEvictionCond`, which
+/// wants every resource of the room positive, stops `evictPods` before its first eviction:
+/// the plugin evicts no pod in the model, whatever it would do on nodes that have the resource.
+fn extended_resources(thresholds: &BTreeMap<String, f64>, at: &str, warnings: &mut Vec<String>) {
+    let absent: Vec<&str> = thresholds
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !NODE_RESOURCES.contains(name))
+        .collect();
+    if !absent.is_empty() {
+        warnings.push(format!(
+            "{at}: the model's nodes have no {} (only cpu, memory and pods); descheduler \
+             v0.33 reads a resource a node lacks as 0 % used and 0 capacity, so the room the \
+             destination nodes offer in it is 0 and the plugin stops before its first eviction: \
+             in the model this plugin never evicts a pod, and the verdict says nothing of its \
+             evictions on a cluster whose nodes have the resource",
+            quoted(&absent)
         ));
     }
 }
