@@ -253,7 +253,8 @@ fn simulate_refuses_the_policy_check_refuses_and_dump_says_so() {
         "{dir}/yaml/descheduler.yaml:20:9: plugin `PodLifeTime` is not modelled by kivi's \
          descheduler yet"
     );
-    let output = kivi(&["simulate", dir, "--semantics", "kubernetes"]);
+    // Manifests: kubernetes is simulate's default, as check's.
+    let output = kivi(&["simulate", dir]);
     let warnings = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{warnings}");
     assert!(output.stdout.is_empty(), "{warnings}");
@@ -262,8 +263,8 @@ fn simulate_refuses_the_policy_check_refuses_and_dump_says_so() {
         warnings.contains("or check with --semantics kivi"),
         "{warnings}"
     );
-    // Kivi's semantics, simulate's default, run Kivi's part of it, as check does.
-    let output = kivi(&["simulate", dir]);
+    // Kivi's semantics run Kivi's part of it, as check does.
+    let output = kivi(&["simulate", dir, "--semantics", "kivi"]);
     assert_eq!(
         output.status.code(),
         Some(SIMULATED_UNDER_KIVI),

@@ -303,7 +303,12 @@ fn simulate_is_reproducible_from_its_seed() {
     let (first, again) = (run("7"), run("7"));
     assert_eq!(first.stdout, again.stdout);
     let stdout = text(&first.stdout);
-    assert!(stdout.starts_with("Simulation with seed 7:\n[0][createTargetDeployment]"));
+    assert!(
+        stdout.starts_with(
+            "Simulation with seed 7 (semantics kubernetes):\n[0][createTargetDeployment]"
+        ),
+        "{stdout}"
+    );
     assert_eq!(first.status.code(), Some(1), "{stdout}");
     assert!(
         stdout.ends_with("Violated intent: pod_always_schedulable\n"),

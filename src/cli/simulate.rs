@@ -31,8 +31,8 @@ pub struct SimulateArgs {
     /// Keys of a uniform-JSON input that Kivi's format does not have are errors (exit 2).
     #[arg(long)]
     strict: bool,
-    /// Whose rules the model follows, as `kivi check --semantics`: `kivi` (the default, as
-    /// Kivi's `-si`) or `kubernetes`.
+    /// Whose rules the model follows, as `kivi check --semantics`, with `check`'s default:
+    /// `kivi` for Kivi's own formats (its `-si`), `kubernetes` for Kubernetes inputs.
     #[arg(long, value_name = "RULES", value_parser = parse_semantics)]
     semantics: Option<Semantics>,
 }
@@ -52,7 +52,7 @@ impl SimulateArgs {
                 strict: self.strict,
             },
         )?)?;
-        let semantics = self.semantics.unwrap_or_default();
+        let semantics = self.semantics.unwrap_or(input.default_semantics());
         eprint!("{}", input.diagnostics.to_text_under(semantics));
         print_units(&input);
         if let Some(refusal) = input.refused_under(semantics) {
@@ -78,7 +78,11 @@ impl SimulateArgs {
             .with_options(options);
         warn_of_policy(name, &model);
         let (lines, violated) = simulate(&model, self.seed, self.steps);
-        println!("Simulation with seed {}:", self.seed);
+        println!(
+            "Simulation with seed {} (semantics {}):",
+            self.seed,
+            semantics.name()
+        );
         for line in &lines {
             println!("{line}");
         }
