@@ -170,8 +170,7 @@ pub fn for_each_cordon(
 }
 
 /// Visits every eviction a started drain (or an upgrade's drain) may make in `state`, by event
-/// and pod id. Returns
-/// false when `visit` asked to stop.
+/// and pod id. Returns false when `visit` asked to stop.
 pub fn for_each_eviction(
     spec: &ClusterSpec,
     state: &ClusterState,
