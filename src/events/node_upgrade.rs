@@ -176,6 +176,11 @@ mod tests {
         out
     }
 
+    /// Upgrade event 0 of `spec` takes `step` in `state`.
+    fn take(spec: &ClusterSpec, state: &mut ClusterState, by: UpgradeBatch, step: UpgradeStep) {
+        run(spec, state, 0, by, step, &mut Recorder::off());
+    }
+
     fn upgrade(step: UpgradeStep) -> ClusterAction {
         ClusterAction::NodeUpgrade { event: 0, step }
     }
@@ -187,64 +192,36 @@ mod tests {
         assert!(not_started(&state, 0));
         assert_eq!(steps(&state, false), [upgrade(UpgradeStep::Cordon)]);
         let by = UpgradeBatch::Node;
-        run(
-            &spec,
-            &mut state,
-            0,
-            by,
-            UpgradeStep::Cordon,
-            &mut Recorder::off(),
-        );
+        take(&spec, &mut state, by, UpgradeStep::Cordon);
         assert_eq!(state.node(1).maintenance, MaintenancePhase::Cordoned);
         assert_eq!(draining(&spec, &state, 0, by), Some(vec![1]));
         assert!(steps(&state, false).is_empty(), "waits for the drain");
         assert_eq!(steps(&state, true), [upgrade(UpgradeStep::Restart)]);
-        run(
-            &spec,
-            &mut state,
-            0,
-            by,
-            UpgradeStep::Restart,
-            &mut Recorder::off(),
-        );
+        take(&spec, &mut state, by, UpgradeStep::Restart);
         assert_eq!(
             (state.node(1).status, state.node(1).maintenance),
             (NodeStatus::NotReady, MaintenancePhase::Upgrading)
         );
         assert_eq!(draining(&spec, &state, 0, by), None);
         assert_eq!(steps(&state, false), [upgrade(UpgradeStep::Rejoin)]);
-        run(
-            &spec,
-            &mut state,
-            0,
-            by,
-            UpgradeStep::Rejoin,
-            &mut Recorder::off(),
-        );
+        take(&spec, &mut state, by, UpgradeStep::Rejoin);
         assert_eq!(
             (state.node(1).status, state.node(1).maintenance),
             (NodeStatus::Ready, MaintenancePhase::Idle)
         );
         assert_eq!(steps(&state, false), [upgrade(UpgradeStep::Cordon)]);
-        run(
-            &spec,
-            &mut state,
-            0,
-            by,
-            UpgradeStep::Cordon,
-            &mut Recorder::off(),
-        );
+        take(&spec, &mut state, by, UpgradeStep::Cordon);
         assert_eq!(draining(&spec, &state, 0, by), Some(vec![2]));
         for step in [
             UpgradeStep::Restart,
             UpgradeStep::Rejoin,
             UpgradeStep::Cordon,
         ] {
-            run(&spec, &mut state, 0, by, step, &mut Recorder::off());
+            take(&spec, &mut state, by, step);
         }
         assert_eq!({ state.events().done }, 0, "node 3 is next");
         for step in [UpgradeStep::Restart, UpgradeStep::Rejoin] {
-            run(&spec, &mut state, 0, by, step, &mut Recorder::off());
+            take(&spec, &mut state, by, step);
         }
         assert_eq!({ state.events().done }, 1, "every node is upgraded");
     }
@@ -257,14 +234,7 @@ mod tests {
         assert_eq!(batch_count(&spec, by), 2);
         assert_eq!(batch_nodes(&spec, by, 0), [1, 2]);
         assert_eq!(batch_nodes(&spec, by, 1), [3]);
-        run(
-            &spec,
-            &mut state,
-            0,
-            by,
-            UpgradeStep::Cordon,
-            &mut Recorder::off(),
-        );
+        take(&spec, &mut state, by, UpgradeStep::Cordon);
         assert_eq!(draining(&spec, &state, 0, by), Some(vec![1, 2]));
         assert_eq!(state.node(3).maintenance, MaintenancePhase::Idle);
         let zone = spec.label_keys.iter().position(|k| k == "zone").unwrap();
