@@ -120,6 +120,14 @@ impl CheckArgs {
         for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }
+        if input.has_cluster_autoscaler() && input.is_template() && !self.original {
+            return Err(format!(
+                "{}: the cluster autoscaler's node groups are the input's own nodes, which a \
+                 sweep replaces with its topologies; check the input as it is with --original",
+                input.name
+            )
+            .into());
+        }
         if let (Some(shown), Some(read)) = (&self.report_as, &self.input) {
             input.name = shown.clone();
             if let Some(names) = &mut input.names {

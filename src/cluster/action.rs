@@ -65,6 +65,36 @@ pub enum ClusterAction {
         /// Node id.
         node: u16,
     },
+    /// Under `--semantics kubernetes`: the cluster autoscaler grows node group `group` by
+    /// `nodes` nodes for the unschedulable pods (see `controllers::cluster_autoscaler`).
+    AutoscalerScaleUp {
+        /// Index of the node group.
+        group: u8,
+        /// Nodes added.
+        nodes: u8,
+    },
+    /// Under `--semantics kubernetes`: pods are unschedulable and no node group of the
+    /// cluster autoscaler can take them (`NotTriggerScaleUp`): `pod_always_schedulable` is
+    /// violated.
+    AutoscalerNoScaleUp,
+    /// Under `--semantics kubernetes`: the cluster autoscaler starts removing node `node`: it
+    /// taints it and evicts its pods.
+    AutoscalerScaleDown {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: the cluster autoscaler deletes node `node`, whose pods
+    /// are gone.
+    AutoscalerDeletesNode {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: node `node`, asked for by a scale-up, registers (a
+    /// timer: its instance boots at any later point).
+    NodeRegisters {
+        /// Node id.
+        node: u16,
+    },
     /// The kubelet starts and removes queued pods.
     Kubelet,
     /// The descheduler runs its profiles once per queued deployment (after its period, or while
@@ -214,6 +244,11 @@ impl ClusterAction {
             | Self::NodeController
             | Self::NodeLifecycle { .. }
             | Self::TolerationTimeout { .. }
+            | Self::AutoscalerScaleUp { .. }
+            | Self::AutoscalerNoScaleUp
+            | Self::AutoscalerScaleDown { .. }
+            | Self::AutoscalerDeletesNode { .. }
+            | Self::NodeRegisters { .. }
             | Self::Kubelet
             | Self::Descheduler
             | Self::DeschedulerChoice { .. }

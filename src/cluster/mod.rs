@@ -31,6 +31,7 @@ pub mod hpa_behavior;
 pub mod interchangeable;
 pub mod kube;
 pub mod monitors;
+pub mod node_groups;
 pub mod ops;
 pub mod spec;
 pub mod state;
@@ -42,6 +43,7 @@ pub mod zones;
 
 pub use action::ClusterAction;
 pub use hpa_behavior::{HpaBehavior, PolicyKind, ScalingPolicy, ScalingRules, SelectPolicy};
+pub use node_groups::{ClusterAutoscalerSpec, Expander, NodeGroup};
 pub use ops::ItemClock;
 pub use spec::*;
 pub use state::{

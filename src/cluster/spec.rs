@@ -8,6 +8,7 @@
 
 use super::kube::descheduler_policy::DeschedulerPolicy;
 use super::kube::{IntOrPercent, PreemptionPolicy};
+use super::node_groups::ClusterAutoscalerSpec;
 use super::taints::{Taint, TaintEffect, Toleration};
 
 /// Scheduling facts about one node that never change.
@@ -539,6 +540,9 @@ pub struct ClusterSpec {
     /// The DaemonSets' pods bound to their nodes, placed when the model is given
     /// `--semantics kubernetes` (`crate::controllers::daemon_set::place`); empty otherwise.
     pub daemon_pods: Vec<DaemonPod>,
+    /// The cluster autoscaler, when configured (`--semantics kubernetes` only): its node groups'
+    /// slots are nodes of [`ClusterSpec::nodes`] whose Node may not exist.
+    pub cluster_autoscaler: Option<ClusterAutoscalerSpec>,
     /// The latest start of any CPU usage step, where pod ages saturate.
     pub max_pattern_time: u32,
     /// How the scheduler breaks a tie between top-scored nodes.

@@ -3,6 +3,7 @@
 //! Each controller's `run` is one atomic step: it drains its work queue for as long as its
 //! guard holds, as Kivi's controller loops do.
 
+pub mod cluster_autoscaler;
 pub mod daemon_set;
 pub mod deployment;
 pub mod descheduler;

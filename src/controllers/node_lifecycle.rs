@@ -90,7 +90,11 @@ impl Zones {
         let zone_of = zone_of_nodes(spec);
         let mut counts = vec![(0, 0); zone_of.iter().max().map_or(0, |z| z + 1)];
         for (i, &zone) in zone_of.iter().enumerate() {
-            if state.node(i + 1).status == NodeStatus::Ready {
+            let status = state.node(i + 1).status;
+            if !status.exists() {
+                continue;
+            }
+            if status == NodeStatus::Ready {
                 counts[zone].0 += 1;
             } else {
                 counts[zone].1 += 1;
@@ -114,8 +118,11 @@ impl Zones {
     /// Whether every zone is in FullDisruption: the controller stops tainting and takes its
     /// taints off (`handleDisruption`).
     pub fn all_fully_disrupted(&self) -> bool {
-        !self.counts.is_empty()
-            && self.counts.iter().all(|&(ready, not_ready)| {
+        // A zone whose nodes are all a cluster autoscaler's absent slots has no Node: it is
+        // no zone at all.
+        let mut zones = self.counts.iter().filter(|&&counts| counts != (0, 0));
+        zones.clone().next().is_some()
+            && zones.all(|&(ready, not_ready)| {
                 zone_state(ready, not_ready) == ZoneState::FullDisruption
             })
     }
@@ -123,10 +130,9 @@ impl Zones {
 
 /// Whether any node is not ready or tainted: the controller has nothing to do otherwise.
 fn any_work(state: &ClusterState) -> bool {
-    state
-        .nodes()
-        .iter()
-        .any(|node| node.status != NodeStatus::Ready || node.no_execute_taint)
+    state.nodes().iter().any(|node| {
+        (node.status.exists() && node.status != NodeStatus::Ready) || node.no_execute_taint
+    })
 }
 
 /// Visits the controller's enabled steps: under full disruption of every zone, one step that
@@ -151,7 +157,7 @@ pub fn for_each(
         let node = state.node(n);
         let ready = node.status == NodeStatus::Ready;
         let untaint = node.no_execute_taint && ready;
-        let taint = !node.no_execute_taint && !ready && zones.taints(n);
+        let taint = !node.no_execute_taint && !ready && node.status.exists() && zones.taints(n);
         if (untaint || taint) && !visit(ClusterAction::NodeLifecycle { node: n as u16 }) {
             return false;
         }

@@ -73,9 +73,10 @@ pub fn for_each_node_step(
     for n in 1..=spec.nodes.len() {
         let node = n as u16;
         let action = match state.node(n).maintenance {
-            MaintenancePhase::Idle | MaintenancePhase::Cordoned | MaintenancePhase::Upgrading => {
-                continue
-            }
+            MaintenancePhase::Idle
+            | MaintenancePhase::Cordoned
+            | MaintenancePhase::Upgrading
+            | MaintenancePhase::ScaleDown => continue,
             MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
             MaintenancePhase::Draining => {
                 if state.node(n).maintenance_elapsed < MAINTENANCE_WAIT_TIME && !state.is_quiet() {

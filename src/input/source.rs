@@ -198,6 +198,14 @@ impl Opened {
                 self.name
             ));
         }
+        if self.has_cluster_autoscaler() && loads() {
+            return Some(format!(
+                "{}: the cluster autoscaler (controllers.clusterAutoscaler) is modelled under \
+                 --semantics kubernetes only (Kivi has no autoscaler adding or removing nodes); \
+                 check it with --semantics kubernetes",
+                self.name
+            ));
+        }
         if self.uses_priorities() && loads() {
             return Some(format!(
                 "{}: pod priorities (PriorityClasses of different values) and the \
@@ -231,6 +239,11 @@ impl Opened {
                 )
             });
         differ || intent
+    }
+
+    /// Whether the document configures the cluster autoscaler.
+    pub fn has_cluster_autoscaler(&self) -> bool {
+        !self.document["controllers"]["clusterAutoscaler"].is_null()
     }
 
     /// Whether the document is a scaling template, to be swept.

@@ -271,7 +271,12 @@ pub fn run(
                 }
             }
             state.dequeue(Queue::Scheduler);
-            state.violate_pod_always_schedulable(spec);
+            if spec.cluster_autoscaler.is_none() {
+                // With a cluster autoscaler, an unschedulable pod is what a scale-up is for:
+                // the autoscaler reports the pods no node group can take
+                // (`crate::controllers::cluster_autoscaler`).
+                state.violate_pod_always_schedulable(spec);
+            }
         }
         Cycle::Preempt(error, nodes) => {
             let (node, victims) = &nodes[choice.min(nodes.len() - 1)];

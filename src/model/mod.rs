@@ -422,6 +422,13 @@ impl ClusterModel {
             ClusterAction::TolerationTimeout { node } => {
                 controllers::taint_eviction::run(spec, next, node as usize, rec)
             }
+            ClusterAction::AutoscalerScaleUp { .. }
+            | ClusterAction::AutoscalerNoScaleUp
+            | ClusterAction::AutoscalerScaleDown { .. }
+            | ClusterAction::AutoscalerDeletesNode { .. }
+            | ClusterAction::NodeRegisters { .. } => {
+                controllers::cluster_autoscaler::run(spec, next, action, rec)
+            }
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, &mut w.kubelet, rec),
             ClusterAction::Descheduler => controllers::descheduler::run(spec, next, rec),
             ClusterAction::DeschedulerChoice { picks } => {
@@ -576,7 +583,10 @@ impl ClusterModel {
             }
         }
         if spec.semantics == Semantics::Kubernetes
-            && !kube_timers::for_each(spec, s, &mut |action| visit(action, None))
+            && !(kube_timers::for_each(spec, s, &mut |action| visit(action, None))
+                && controllers::cluster_autoscaler::for_each(spec, s, &mut |action| {
+                    visit(action, None)
+                }))
         {
             return;
         }

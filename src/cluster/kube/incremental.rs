@@ -9,7 +9,8 @@
 //! [`of_model::snapshot`] builds node `n` from `state.node(n)` alone and pod `p` from
 //! `state.pod(p)` alone (with the spec, which does not change): the snapshot equals
 //! [`of_model::snapshot`] of the last state given, field for field, whatever states came
-//! before (the model's test compares them over searches' states).
+//! before (the model's test compares them over searches' states). A step that adds or deletes
+//! a Node (the cluster autoscaler's) rebuilds it whole.
 
 use super::{of_model, Pod, Snapshot};
 use crate::cluster::state::{NodeState, PodPhase, PodState};
@@ -40,7 +41,12 @@ impl IncrementalSnapshot {
     pub fn update(&mut self, spec: &ClusterSpec, state: &ClusterState) -> (&Snapshot, u64) {
         let fresh = self.generation == 0
             || self.nodes.len() != state.nodes().len()
-            || self.pods.len() != state.pods().len();
+            || self.pods.len() != state.pods().len()
+            || self
+                .nodes
+                .iter()
+                .zip(state.nodes())
+                .any(|(was, now)| was.status.exists() != now.status.exists());
         if fresh {
             self.snapshot = of_model::snapshot(spec, state);
             self.nodes = state.nodes().to_vec();
@@ -56,15 +62,21 @@ impl IncrementalSnapshot {
         (&self.snapshot, self.generation)
     }
 
-    /// Rebuilds the Nodes whose records differ in `state`; whether any did.
+    /// Rebuilds the Nodes whose records differ in `state` (the same nodes exist in both: a node
+    /// added or deleted rebuilds the whole snapshot); whether any did.
     fn nodes_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
         let mut changed = false;
+        let mut at = 0;
         for (i, (was, now)) in self.nodes.iter_mut().zip(state.nodes()).enumerate() {
+            if !now.status.exists() {
+                continue;
+            }
             if was != now {
-                self.snapshot.nodes[i] = of_model::node(spec, state, i + 1);
+                self.snapshot.nodes[at] = of_model::node(spec, state, i + 1);
                 *was = *now;
                 changed = true;
             }
+            at += 1;
         }
         changed
     }

@@ -69,6 +69,9 @@ pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
 /// that reports Ready false): `doNoExecuteTaintingPass` and `TaintNodesByCondition` in
 /// `pkg/controller/nodelifecycle/node_lifecycle_controller.go`.
 pub const NODE_DOWN_TAINT: &str = UNREACHABLE_TAINT;
+/// The taint the cluster autoscaler puts on a node it removes (`ToBeDeletedTaint`,
+/// cluster-autoscaler/utils/taints/taints.go).
+pub const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
 /// The `tolerationSeconds` of the `not-ready` and `unreachable` tolerations the
 /// DefaultTolerationSeconds admission plugin adds to a pod that has none
 /// (`--default-not-ready-toleration-seconds`,
@@ -135,18 +138,31 @@ fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
         .collect()
 }
 
-/// The snapshot kube-scheduler would take of `state`. Node `n` is built from
+/// The snapshot kube-scheduler would take of `state`: its existing nodes (a cluster
+/// autoscaler's slot without a Node is left out, with the DaemonSet pods and reserved load
+/// that come with it). Node `n` is built from
 /// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), and the
 /// DaemonSets' pods and the nodes' reserved load, after the model's, from the spec alone, which
 /// [`super::incremental::IncrementalSnapshot`] relies on.
 pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
+    let exists = |n: &usize| state.node(*n).status.exists();
     let nodes = (1..=spec.nodes.len())
+        .filter(exists)
         .map(|n| node(spec, state, n))
         .collect();
     let pods = (1..=spec.pods.len())
         .filter_map(|p| pod(spec, state, p))
-        .chain(spec.daemon_pods.iter().map(|d| daemon_pod(spec, d)))
-        .chain((1..=spec.nodes.len()).filter_map(|n| reserved_pod(spec, n)))
+        .chain(
+            spec.daemon_pods
+                .iter()
+                .filter(|d| exists(&d.node))
+                .map(|d| daemon_pod(spec, d)),
+        )
+        .chain(
+            (1..=spec.nodes.len())
+                .filter(exists)
+                .filter_map(|n| reserved_pod(spec, n)),
+        )
         .collect();
     let selector_owners = (1..=spec.deployments.len())
         .flat_map(|d| (1..=2).map(move |version| replica_set(d, version)))
@@ -239,6 +255,14 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         .unwrap_or_default();
     let no_schedule = (now.status != NodeStatus::Ready).then_some(TaintEffect::NoSchedule);
     let no_execute = now.no_execute_taint.then_some(TaintEffect::NoExecute);
+    if now.maintenance == MaintenancePhase::ScaleDown {
+        // `taints.MarkToBeDeleted` (cluster-autoscaler/utils/taints/taints.go).
+        taints.push(Taint {
+            key: TO_BE_DELETED_TAINT.to_string(),
+            value: String::new(),
+            effect: TaintEffect::NoSchedule,
+        });
+    }
     for effect in no_schedule.into_iter().chain(no_execute) {
         taints.push(Taint {
             key: NODE_DOWN_TAINT.to_string(),

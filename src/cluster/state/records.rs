@@ -15,6 +15,19 @@ pub enum NodeStatus {
     Ready = 1,
     /// Unhealthy after a kernel panic.
     Unhealthy = 2,
+    /// No Node object: a slot of a cluster autoscaler's node group that the autoscaler has not
+    /// asked for, or has deleted (`crate::controllers::cluster_autoscaler`).
+    Absent = 3,
+    /// No Node object yet: asked for by the cluster autoscaler, its instance still starting
+    /// (an upcoming node, in the autoscaler's words).
+    Provisioning = 4,
+}
+
+impl NodeStatus {
+    /// Whether the node exists as a Node object (every status but the autoscaler's slots).
+    pub fn exists(self) -> bool {
+        !matches!(self, Self::Absent | Self::Provisioning)
+    }
 }
 
 /// A pod slot's phase, as Kivi's `pods[i].status`.
@@ -50,6 +63,10 @@ pub enum MaintenancePhase {
     /// Drained by a rolling node upgrade and stopped for it: not ready and still cordoned until
     /// the upgrade puts it back (`crate::events::node_upgrade`).
     Upgrading = 4,
+    /// Picked by the cluster autoscaler for removal: tainted `ToBeDeletedByClusterAutoscaler`
+    /// (NoSchedule), its pods evicted; the Node is deleted once they are gone
+    /// (`crate::controllers::cluster_autoscaler`).
+    ScaleDown = 5,
 }
 
 /// Mutable node fields: a packed record of plain bytes (see the module documentation).
@@ -68,7 +85,7 @@ pub struct NodeState {
     pub maintained: bool,
     /// How many times the node has kernel-panicked (saturates at the intent's threshold).
     pub panics: u8,
-    /// The node's part in a maintenance event.
+    /// The node's part in a maintenance event, a drain, an upgrade or a scale-down.
     pub maintenance: MaintenancePhase,
     /// Time since the node's drain started, saturated at the maintenance wait time.
     pub maintenance_elapsed: u16,

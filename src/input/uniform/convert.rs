@@ -25,7 +25,13 @@ use serde_json::Value;
 /// The model of a validated single-topology document.
 pub fn to_model(document: &Document) -> ClusterModel {
     let setup = document.setup.clone().unwrap_or_default();
-    let nodes_in = setup.nodes.unwrap_or_default();
+    let autoscaler = document
+        .controllers
+        .as_ref()
+        .and_then(|c| c.cluster_autoscaler.as_ref());
+    let input_nodes = setup.nodes.as_ref().map_or(0, Vec::len);
+    let (nodes_in, copied) =
+        super::node_groups::with_slots(setup.nodes.unwrap_or_default(), autoscaler);
     let pods_in = setup.pods.unwrap_or_default();
     let deployments_in = setup.d.unwrap_or_default();
     let templates_in = setup.pod_templates.unwrap_or_default();
@@ -242,12 +248,22 @@ pub fn to_model(document: &Document) -> ClusterModel {
         pdbs,
         daemon_sets,
         daemon_pods: Vec::new(),
+        cluster_autoscaler: None,
         max_pattern_time,
         tie_break: Default::default(),
         semantics: Default::default(),
         perturbations: Default::default(),
     };
     spec.note_reserved_load(&state);
+    if let Some(autoscaler) = autoscaler {
+        spec.cluster_autoscaler = Some(super::node_groups::spec(
+            autoscaler,
+            input_nodes + 1,
+            &copied,
+            &mut spec,
+            &mut state,
+        ));
+    }
     ClusterModel::new(spec, state)
 }
 

@@ -16,6 +16,7 @@
 pub mod consistency;
 pub mod convert;
 pub mod hpa_behavior;
+mod node_groups;
 pub mod schema;
 pub mod validate;
 

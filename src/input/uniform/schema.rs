@@ -530,7 +530,8 @@ pub struct IntentParameters {
     pub max_skew: Option<i64>,
 }
 
-/// `controllers`: configured controllers; only the descheduler has settings.
+/// `controllers`: configured controllers; the descheduler and the cluster autoscaler have
+/// settings.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct Controllers {
     /// The descheduler.
@@ -541,6 +542,38 @@ pub struct Controllers {
     pub deployment: Option<Value>,
     /// Present when the HPA runs (it does when a deployment has one enabled).
     pub hpa: Option<Value>,
+    /// kivi's addition: the cluster autoscaler (`--semantics kubernetes` only).
+    #[serde(rename = "clusterAutoscaler")]
+    pub cluster_autoscaler: Option<ClusterAutoscaler>,
+}
+
+/// The cluster autoscaler's configuration: its node groups and the options the model reads.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterAutoscaler {
+    /// The node groups (`--nodes=MIN:MAX:NAME`).
+    pub node_groups: Option<Vec<AutoscalerNodeGroup>>,
+    /// `--scale-down-enabled` (default true).
+    pub scale_down_enabled: Option<bool>,
+    /// `--scale-down-utilization-threshold` (default 0.5).
+    pub scale_down_utilization_threshold: Option<f64>,
+    /// `--expander`: `random` (default), `least-waste` or `most-pods`.
+    pub expander: Option<String>,
+}
+
+/// One node group of the cluster autoscaler.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalerNodeGroup {
+    /// Its name.
+    pub name: Option<String>,
+    /// The fewest nodes.
+    pub min_size: Option<i64>,
+    /// The most nodes.
+    pub max_size: Option<i64>,
+    /// The 1-based positions in `setup.nodes` of the group's nodes; the first is the template
+    /// the autoscaler copies new nodes from.
+    pub nodes: Option<Vec<i64>>,
 }
 
 /// The descheduler's configuration.

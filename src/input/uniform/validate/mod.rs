@@ -8,11 +8,13 @@
 //! fail.
 //!
 //! One file per part of the document: [`nodes_and_pods`], [`deployments`] (replica sets,
-//! rollouts, HPAs), [`pod_templates`], [`events`], [`intents`], [`descheduler`], [`pdbs`];
+//! rollouts, HPAs), [`pod_templates`], [`events`], [`intents`], [`descheduler`], [`pdbs`],
+//! [`autoscaler`];
 //! [`problems`]
 //! collects what they find. [`single_topology`] below walks the document through them and
 //! checks the counts that span parts (entries per list, events, intents, label keys and values).
 
+mod autoscaler;
 mod deployments;
 mod descheduler;
 mod events;
@@ -22,6 +24,7 @@ mod pdbs;
 mod pod_templates;
 mod problems;
 
+pub use autoscaler::EXPANDERS;
 pub use events::scalar_text;
 pub use intents::expression_offset;
 pub use pdbs::int_or_percent;
@@ -31,6 +34,7 @@ use super::schema::Document;
 use super::LoadError;
 use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
 use crate::cluster::state::{MAX_DEPLOYMENTS, MAX_EVENTS, MAX_INTENTS, MAX_NODES, MAX_PODS};
+use autoscaler::check_cluster_autoscaler;
 use deployments::{check_deployments, check_hpa, check_rollout};
 use descheduler::check_descheduler;
 use events::check_event;
@@ -228,6 +232,25 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             events += 1;
             check_event(&mut problems, &format!("{key}[{i}]"), event, setup);
         }
+    }
+    if let Some(autoscaler) = document
+        .controllers
+        .as_ref()
+        .and_then(|c| c.cluster_autoscaler.as_ref())
+    {
+        let events: Vec<(String, &super::schema::Event)> = [
+            ("events", &document.events),
+            ("userCommand", &document.user_command),
+        ]
+        .into_iter()
+        .flat_map(|(key, list)| {
+            list.iter()
+                .flatten()
+                .enumerate()
+                .map(move |(i, event)| (format!("{key}[{i}]"), event))
+        })
+        .collect();
+        check_cluster_autoscaler(&mut problems, autoscaler, nodes.len(), &events);
     }
     if events > MAX_EVENTS {
         problems.add(

@@ -1,0 +1,79 @@
+//! The cluster autoscaler's configuration (kubernetes/autoscaler `cluster-autoscaler`): its node
+//! groups, each a range of node slots that the autoscaler adds and removes, and the options the
+//! model reads. The controller is [`crate::controllers::cluster_autoscaler`].
+//!
+//! A group's nodes are slots of the spec's node table: the input's nodes of the group, then one
+//! slot per node the group may still add (up to `maxSize`), copied from the group's first node
+//! as the autoscaler's template node info is copied from a running node of the group
+//! (`TemplateNodeInfo`, `sanitizeTemplateNode` in
+//! `cluster-autoscaler/core/utils/utils.go`: the labels, taints and allocatable, a fresh
+//! hostname). A slot's Node exists only while the state says so ([`NodeStatus::exists`]).
+
+use super::state::{ClusterState, NodeStatus};
+
+/// How the autoscaler picks among the node groups a scale-up could grow (`--expander`,
+/// `cluster-autoscaler/expander/*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Expander {
+    /// Any group that helps (`expander/random`): each is a successor of its own.
+    #[default]
+    Random,
+    /// The groups that would leave the least CPU idle, then memory (`expander/waste`).
+    LeastWaste,
+    /// The groups that would place the most pending pods (`expander/mostpods`).
+    MostPods,
+}
+
+/// One node group (`--nodes=MIN:MAX:NAME`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeGroup {
+    /// The group's name, for traces.
+    pub name: String,
+    /// The fewest nodes the autoscaler leaves the group (`MinSize`).
+    pub min_size: usize,
+    /// The most nodes the autoscaler gives the group (`MaxSize`): the group's slots.
+    pub max_size: usize,
+    /// The node ids of the group's slots, ascending: the input's nodes of the group first
+    /// (the first is the template new nodes are copied from), then the slots added for it.
+    pub slots: Vec<usize>,
+}
+
+impl NodeGroup {
+    /// The group's size in `state` as the cloud provider reports it (`TargetSize`): its nodes
+    /// that exist or are being provisioned.
+    pub fn target_size(&self, state: &ClusterState) -> usize {
+        self.slots
+            .iter()
+            .filter(|&&n| state.node(n).status != NodeStatus::Absent)
+            .count()
+    }
+
+    /// The first slot without a node in `state`, which a scale-up fills first.
+    pub fn free_slots<'a>(&'a self, state: &'a ClusterState) -> impl Iterator<Item = usize> + 'a {
+        self.slots
+            .iter()
+            .copied()
+            .filter(|&n| state.node(n).status == NodeStatus::Absent)
+    }
+}
+
+/// The cluster autoscaler's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterAutoscalerSpec {
+    /// The node groups, in the order the input lists them.
+    pub node_groups: Vec<NodeGroup>,
+    /// Whether the autoscaler removes nodes (`--scale-down-enabled`).
+    pub scale_down_enabled: bool,
+    /// `--scale-down-utilization-threshold` in thousandths: a node whose requests (the larger
+    /// of CPU and memory, over its allocatable) are below it is a candidate for removal.
+    pub scale_down_threshold_permille: u32,
+    /// `--expander`.
+    pub expander: Expander,
+}
+
+impl ClusterAutoscalerSpec {
+    /// The group node `n` is a slot of, if any.
+    pub fn group_of(&self, n: usize) -> Option<usize> {
+        self.node_groups.iter().position(|g| g.slots.contains(&n))
+    }
+}

@@ -1,0 +1,179 @@
+//! The cluster autoscaler (kubernetes/autoscaler `cluster-autoscaler`, v1.33), under
+//! `--semantics kubernetes`: it adds a node to a node group when pods are unschedulable and a
+//! new node would take them, and removes a node whose pods fit elsewhere when it is little
+//! used. Its node groups are [`ClusterAutoscalerSpec`]'s; the nodes it may add are slots of
+//! the spec's node table whose Node does not exist yet ([`NodeStatus::Absent`]).
+//!
+//! Upstream one loop (`StaticAutoscaler.RunOnce`, `core/static_autoscaler.go`) every
+//! `--scan-interval` (10 s) looks at the unschedulable pods and scales up
+//! ([`scale_up`]), or else considers scale-down ([`scale_down`]). The model makes each thing
+//! the loop may do a step of its own, taken in any order with the other controllers':
+//! - [`ClusterAction::AutoscalerScaleUp`]: a node group grows; its new slots are upcoming
+//!   nodes ([`NodeStatus::Provisioning`]), which the scale-up simulation counts as if they
+//!   were there, so the same pods do not grow another group;
+//! - [`ClusterAction::NodeRegisters`]: an upcoming node's instance has booted and its Node
+//!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point; the
+//!   provisioning time, and `--max-node-provision-time`'s give-up, are not modelled);
+//! - [`ClusterAction::AutoscalerNoScaleUp`]: pods are unschedulable and no node group can take
+//!   them (`NotTriggerScaleUp`). With an autoscaler, a pod that fits no node is what a
+//!   scale-up is for, so the scheduler's failed cycle is not what violates
+//!   `pod_always_schedulable`: this step is, and only once the cluster is settled (no work
+//!   queued for the scheduler, kubelet, deployment or node controllers, no node being added or
+//!   removed), so a pod waiting for room that a terminating pod or an upcoming node is about
+//!   to give is not reported. This also covers a scale-down that evicts a pod which then
+//!   cannot be placed;
+//! - [`ClusterAction::AutoscalerScaleDown`] and [`ClusterAction::AutoscalerDeletesNode`]: a
+//!   node is tainted and its pods evicted, then, once they are gone, its Node is deleted. A
+//!   loop that scaled up does not scale down: a scale-down is a step only where no scale-up
+//!   is. Its delays (`--scale-down-delay-after-add`, `--scale-down-unneeded-time`: 10 minutes
+//!   each) are far longer than the other controllers take to act, so a scale-down is a step
+//!   only once the cluster is settled, as above: a node that just registered for a pending
+//!   pod gets the pod before the autoscaler may find it empty.
+
+pub mod scale_down;
+pub mod scale_up;
+pub mod simulation;
+
+use crate::cluster::{
+    ClusterAction, ClusterAutoscalerSpec, ClusterSpec, ClusterState, IntentKind, MaintenancePhase,
+    NodeStatus, Recorder,
+};
+use scale_up::ScaleUp;
+
+/// Visits the autoscaler's enabled steps in `state`. Returns false when `visit` asked to stop.
+pub fn for_each(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    visit: &mut impl FnMut(ClusterAction) -> bool,
+) -> bool {
+    let Some(autoscaler) = &spec.cluster_autoscaler else {
+        return true;
+    };
+    for n in 1..=spec.nodes.len() {
+        let node = n as u16;
+        let step = if state.node(n).status == NodeStatus::Provisioning {
+            Some(ClusterAction::NodeRegisters { node })
+        } else if scale_down::drained(state, n) {
+            Some(ClusterAction::AutoscalerDeletesNode { node })
+        } else {
+            None
+        };
+        if step.is_some_and(|step| !visit(step)) {
+            return false;
+        }
+    }
+    match scale_up::scale_up(spec, autoscaler, state) {
+        ScaleUp::Options(options) => {
+            return options.iter().all(|option| {
+                visit(ClusterAction::AutoscalerScaleUp {
+                    group: option.group as u8,
+                    nodes: option.nodes as u8,
+                })
+            });
+        }
+        ScaleUp::Impossible(_) if settled(spec, state) && !reported(spec, state) => {
+            if !visit(ClusterAction::AutoscalerNoScaleUp) {
+                return false;
+            }
+        }
+        _ => {}
+    }
+    !autoscaler.scale_down_enabled
+        || !settled(spec, state)
+        || scale_down::candidates(spec, autoscaler, state)
+            .into_iter()
+            .all(|n| visit(ClusterAction::AutoscalerScaleDown { node: n as u16 }))
+}
+
+/// Whether the cluster of `state` has nothing under way that could place a pending pod: no
+/// work queued for the scheduler, kubelet, deployment or node controllers, and no node being
+/// added or removed.
+fn settled(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    state.others_quiet()
+        && (1..=spec.nodes.len()).all(|n| {
+            let node = state.node(n);
+            node.status != NodeStatus::Provisioning
+                && node.maintenance != MaintenancePhase::ScaleDown
+        })
+}
+
+/// Whether `pod_always_schedulable` is already violated in `state`.
+fn reported(spec: &ClusterSpec, state: &ClusterState) -> bool {
+    spec.intents
+        .iter()
+        .position(|i| *i == IntentKind::PodAlwaysSchedulable)
+        .is_some_and(|i| state.monitors().violated & (1 << i) != 0)
+}
+
+/// Takes the autoscaler's step `action` in `state`.
+pub fn run(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    action: &ClusterAction,
+    rec: &mut Recorder,
+) {
+    let Some(autoscaler) = &spec.cluster_autoscaler else {
+        return;
+    };
+    match *action {
+        ClusterAction::AutoscalerScaleUp { group, nodes } => {
+            scale_up_step(spec, autoscaler, state, group as usize, nodes as usize, rec)
+        }
+        ClusterAction::NodeRegisters { node } => {
+            let n = node as usize;
+            *state.node_mut(n) = simulation::fresh_node(spec, n, NodeStatus::Ready);
+            rec.log(Some("Cluster autoscaler"), || {
+                format!("Node {n} has registered: ready")
+            });
+        }
+        ClusterAction::AutoscalerNoScaleUp => {
+            if let ScaleUp::Impossible(pods) = scale_up::scale_up(spec, autoscaler, state) {
+                for (pod, why) in pods {
+                    rec.log(Some("Cluster autoscaler - no_scale_up"), || {
+                        format!("Pod {pod} didn't trigger scale-up: {why}")
+                    });
+                }
+            }
+            state.violate_pod_always_schedulable(spec);
+        }
+        ClusterAction::AutoscalerScaleDown { node } => {
+            scale_down::start_removal(spec, state, node as usize, rec)
+        }
+        ClusterAction::AutoscalerDeletesNode { node } => {
+            scale_down::delete(spec, state, node as usize, rec)
+        }
+        _ => {}
+    }
+}
+
+/// Grows node group `group` by `nodes` nodes.
+fn scale_up_step(
+    spec: &ClusterSpec,
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &mut ClusterState,
+    group: usize,
+    nodes: usize,
+    rec: &mut Recorder,
+) {
+    let pods = match scale_up::scale_up(spec, autoscaler, state) {
+        ScaleUp::Options(options) => options
+            .into_iter()
+            .find(|o| o.group == group)
+            .map(|o| o.pods)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let name = &autoscaler.node_groups[group].name;
+    let before = autoscaler.node_groups[group].target_size(state);
+    let slots = scale_up::grow(autoscaler, state, group, nodes);
+    rec.log(Some("Cluster autoscaler - scale_up"), || {
+        let pods: Vec<String> = pods.iter().map(|p| p.to_string()).collect();
+        let slots: Vec<String> = slots.iter().map(|n| n.to_string()).collect();
+        format!(
+            "Scale-up: node group {name} {before} -> {} (nodes [{}] provisioning) for pods [{}]",
+            before + nodes,
+            slots.join(", "),
+            pods.join(", ")
+        )
+    });
+}

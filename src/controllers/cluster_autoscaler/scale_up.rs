@@ -1,0 +1,217 @@
+//! The autoscaler's scale-up: which pending pods need a new node, which node groups could give
+//! them one, and how many nodes each would add.
+//!
+//! Upstream (`cluster-autoscaler/core/static_autoscaler.go`, `RunOnce`; then
+//! `core/scaleup/orchestrator/orchestrator.go`, `ScaleUp`):
+//! - the pods to help are the unschedulable ones: Pending, unbound, marked unschedulable by
+//!   the scheduler (in the model: out of the scheduler's queue after a failed cycle);
+//! - `FilterOutSchedulable` (`core/podlistprocessor/filter_out_schedulable.go`) drops those
+//!   that fit the cluster as it is, with the upcoming nodes (asked for, not yet registered)
+//!   added as template copies, placing each where it fits first;
+//! - per node group below its maximum, `ComputeExpansionOption`: the pods that fit an empty
+//!   node copied from the group's template, and the nodes the binpacking estimator
+//!   (`estimator/binpacking_estimator.go`, `Estimate`) needs for them: pods in decreasing
+//!   size, each on a node added so far where it fits, else on one more new node (up to the
+//!   group's maximum), a pod fitting no new node left out;
+//! - the expander picks among the options (`expander/random`, `expander/waste`,
+//!   `expander/mostpods`), and the group's target size grows by the option's node count,
+//!   capped at its maximum.
+//!
+//! A pod that no node of any group could take leaves the autoscaler with nothing to do: it
+//! reports `NotTriggerScaleUp` with each group's reason ("max node group size reached", or
+//! the filter that rejected the template node).
+
+use super::simulation::Simulation;
+use crate::cluster::kube::of_model::node_name;
+use crate::cluster::state::pod_queue;
+use crate::cluster::{
+    ClusterAutoscalerSpec, ClusterSpec, ClusterState, Expander, NodeStatus, PodPhase,
+};
+
+/// What a scale-up could do for one node group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpansionOption {
+    /// The group's index.
+    pub group: usize,
+    /// The nodes it would add.
+    pub nodes: usize,
+    /// The pending pods they would take, ascending.
+    pub pods: Vec<usize>,
+    /// CPU and memory left idle on the added nodes, in thousandths of their allocatable (what
+    /// the least-waste expander compares).
+    pub waste: (u64, u64),
+}
+
+/// What the autoscaler finds for the pending pods of a state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScaleUp {
+    /// No pod needs a new node.
+    NotNeeded,
+    /// The groups the expander may grow (one or more).
+    Options(Vec<ExpansionOption>),
+    /// Pods need a new node and no group can give one: per pod, why not (`NotTriggerScaleUp`).
+    Impossible(Vec<(usize, String)>),
+}
+
+/// The pods of `state` the scheduler found no node for: Pending, unbound, out of its queue,
+/// not pinned to a node by `nodeName`.
+pub fn unschedulable_pods(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize> {
+    (1..=state.pods().len())
+        .filter(|&p| {
+            let pod = state.pod(p);
+            pod.phase == PodPhase::Pending
+                && pod.loc == 0
+                && pod.queued & pod_queue::SCHEDULER == 0
+                && spec.template_or_none(pod.template).node_name == 0
+        })
+        .collect()
+}
+
+/// The scale-up the autoscaler finds in `state` (see the module documentation).
+pub fn scale_up(
+    spec: &ClusterSpec,
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &ClusterState,
+) -> ScaleUp {
+    let pending = unschedulable_pods(spec, state);
+    if pending.is_empty() {
+        return ScaleUp::NotNeeded;
+    }
+    let mut cluster = Simulation::new(state);
+    let upcoming: Vec<usize> = (1..=spec.nodes.len())
+        .filter(|&n| state.node(n).status == NodeStatus::Provisioning)
+        .collect();
+    for &n in &upcoming {
+        cluster.add_node(spec, n);
+    }
+    let existing: Vec<usize> = (1..=spec.nodes.len())
+        .filter(|&n| cluster.state().node(n).status.exists())
+        .collect();
+    let mut left = Vec::new();
+    for pod in pending {
+        match cluster.first_fit(spec, pod, existing.iter().copied()) {
+            Some(n) => cluster.place(pod, n),
+            None => left.push(pod),
+        }
+    }
+    if left.is_empty() {
+        return ScaleUp::NotNeeded;
+    }
+    let mut by_size = left.clone();
+    by_size.sort_by_key(|&p| {
+        let template = spec.template_or_none(state.pod(p).template);
+        std::cmp::Reverse((template.cpu_requested, template.mem_requested))
+    });
+    let mut options = Vec::new();
+    let mut reasons: Vec<Vec<String>> = vec![Vec::new(); left.len()];
+    for (g, group) in autoscaler.node_groups.iter().enumerate() {
+        let room = group.max_size.saturating_sub(group.target_size(state));
+        let free: Vec<usize> = group.free_slots(state).take(room).collect();
+        let Some(&template) = free.first() else {
+            for why in &mut reasons {
+                why.push(format!(
+                    "node group {}: max node group size reached",
+                    group.name
+                ));
+            }
+            continue;
+        };
+        let mut sim = cluster.clone();
+        let mut added: Vec<usize> = Vec::new();
+        let mut pods = Vec::new();
+        for &pod in &by_size {
+            if let Some(n) = sim.first_fit(spec, pod, added.iter().copied()) {
+                sim.place(pod, n);
+                pods.push(pod);
+                continue;
+            }
+            let Some(&next) = free.get(added.len()) else {
+                continue;
+            };
+            sim.add_node(spec, next);
+            if sim.first_fit(spec, pod, [next]).is_some() {
+                sim.place(pod, next);
+                added.push(next);
+                pods.push(pod);
+            } else {
+                sim.remove_node(spec, next);
+            }
+        }
+        if added.is_empty() {
+            let mut probe = cluster.clone();
+            probe.add_node(spec, template);
+            for (i, &pod) in left.iter().enumerate() {
+                let why = probe
+                    .decide(spec, pod)
+                    .and_then(|d| d.first_rejection.get(&node_name(template)).cloned())
+                    .map_or_else(|| "did not fit".to_string(), |r| r.reasons.join(", "));
+                reasons[i].push(format!("node group {}: {why}", group.name));
+            }
+            continue;
+        }
+        pods.sort_unstable();
+        options.push(ExpansionOption {
+            group: g,
+            nodes: added.len(),
+            waste: waste(spec, sim.state(), &added),
+            pods,
+        });
+    }
+    if options.is_empty() {
+        return ScaleUp::Impossible(
+            left.into_iter()
+                .zip(reasons.into_iter().map(|r| r.join("; ")))
+                .collect(),
+        );
+    }
+    ScaleUp::Options(best(autoscaler.expander, options))
+}
+
+/// The options `expander` may pick: every one under `random`, the least wasteful or those
+/// placing the most pods otherwise (ties kept: each is a run of its own).
+fn best(expander: Expander, options: Vec<ExpansionOption>) -> Vec<ExpansionOption> {
+    let key = |o: &ExpansionOption| match expander {
+        Expander::Random => (0, 0),
+        Expander::LeastWaste => (o.waste.0 + o.waste.1, 0),
+        Expander::MostPods => (u64::MAX - o.pods.len() as u64, 0),
+    };
+    let Some(least) = options.iter().map(key).min() else {
+        return options;
+    };
+    options.into_iter().filter(|o| key(o) == least).collect()
+}
+
+/// CPU and memory the pods placed on `added` leave idle there, in thousandths of the added
+/// nodes' allocatable (`expander/waste`'s `BestOptions` adds the two fractions).
+fn waste(spec: &ClusterSpec, state: &ClusterState, added: &[usize]) -> (u64, u64) {
+    let (mut cpu, mut memory, mut cpu_used, mut memory_used) = (0i64, 0i64, 0i64, 0i64);
+    for &n in added {
+        cpu += spec.node(n).cpu as i64;
+        memory += spec.node(n).memory as i64;
+        for p in (1..=state.pods().len()).filter(|&p| state.pod(p).loc as usize == n) {
+            let template = spec.template_or_none(state.pod(p).template);
+            cpu_used += template.cpu_requested as i64;
+            memory_used += template.mem_requested as i64;
+        }
+    }
+    let idle = |total: i64, used: i64| ((total - used).max(0) * 1000 / total.max(1)) as u64;
+    (idle(cpu, cpu_used), idle(memory, memory_used))
+}
+
+/// Grows node group `group` by `nodes`: its next free slots become upcoming nodes, whose
+/// instances start (`IncreaseSize`). Returns the slots.
+pub fn grow(
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &mut ClusterState,
+    group: usize,
+    nodes: usize,
+) -> Vec<usize> {
+    let slots: Vec<usize> = autoscaler.node_groups[group]
+        .free_slots(state)
+        .take(nodes)
+        .collect();
+    for &n in &slots {
+        state.node_mut(n).status = NodeStatus::Provisioning;
+    }
+    slots
+}

@@ -1,0 +1,110 @@
+//! The cluster autoscaler's scheduling simulation: a copy of the state on which pods are
+//! placed and nodes added or taken away, and kube-scheduler's filters asked where a pod fits.
+//!
+//! Upstream, the autoscaler forks its cluster snapshot (`simulator/clustersnapshot`), adds
+//! template or upcoming nodes to it, and places pods with `TrySchedulePods`
+//! (`simulator/scheduling/hinting_simulator.go`), which runs the scheduler framework's
+//! PreFilter and Filter plugins (`simulator/framework`, `CheckPredicates`) and binds a pod to
+//! the first node that passes, in the snapshot's node order. Here the copy is a
+//! [`ClusterState`], its snapshot is [`of_model::snapshot`] (the one the scheduler step reads),
+//! and the filters are kube-scheduler v1.33's ([`Scheduler`]): the same PreFilter and Filter
+//! plugins, with the same spread domains and inter-pod affinity.
+
+use crate::cluster::kube::of_model::{node_id, pod_name, snapshot};
+use crate::cluster::state::NodeState;
+use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase};
+use crate::controllers::kube_scheduler::{Decision, Scheduler};
+
+/// A state the autoscaler simulates on.
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    state: ClusterState,
+}
+
+impl Simulation {
+    /// A simulation starting from `state`.
+    pub fn new(state: &ClusterState) -> Self {
+        Self {
+            state: state.clone(),
+        }
+    }
+
+    /// The simulated state.
+    pub fn state(&self) -> &ClusterState {
+        &self.state
+    }
+
+    /// Adds node `n` (a slot without a Node) as a new, empty, ready node: the template node
+    /// info the autoscaler builds for a node group, or an upcoming node.
+    pub fn add_node(&mut self, spec: &ClusterSpec, n: usize) {
+        *self.state.node_mut(n) = fresh_node(spec, n, NodeStatus::Ready);
+    }
+
+    /// Takes node `n` out of the snapshot again.
+    pub fn remove_node(&mut self, spec: &ClusterSpec, n: usize) {
+        *self.state.node_mut(n) = fresh_node(spec, n, NodeStatus::Absent);
+    }
+
+    /// Puts pod `pod` on node `n` (bound, as the simulator's `SchedulePod` does; 0 unbinds
+    /// it): the snapshot counts its requests there and nowhere else.
+    pub fn place(&mut self, pod: usize, n: usize) {
+        let record = self.state.pod_mut(pod);
+        record.loc = n as u16;
+        if record.phase != PodPhase::Running {
+            record.phase = PodPhase::Pending;
+        }
+    }
+
+    /// Kube-scheduler's filters for pod `pod` (a pod of the state, bound or not) on the
+    /// simulated state: the decision, whose `feasible` nodes pass every filter.
+    pub fn decide(&self, spec: &ClusterSpec, pod: usize) -> Option<Decision> {
+        let mut state = self.state.clone();
+        state.pod_mut(pod).loc = 0;
+        state.pod_mut(pod).phase = PodPhase::Pending;
+        let snapshot = snapshot(spec, &state);
+        let name = pod_name(pod);
+        let subject = snapshot.pods.iter().find(|p| p.name == name)?;
+        Some(Scheduler::new(&snapshot).decide(subject))
+    }
+
+    /// The first node of `nodes` where pod `pod` passes every filter.
+    pub fn first_fit(
+        &self,
+        spec: &ClusterSpec,
+        pod: usize,
+        nodes: impl IntoIterator<Item = usize>,
+    ) -> Option<usize> {
+        let decision = self.decide(spec, pod)?;
+        let feasible: Vec<usize> = decision
+            .feasible
+            .iter()
+            .filter_map(|n| node_id(n))
+            .collect();
+        nodes.into_iter().find(|n| feasible.contains(n))
+    }
+}
+
+/// Node `n`'s record when its Node has just registered (or, with another `status`, when it
+/// has none): empty but for its DaemonSets' pods, which the DaemonSet controller creates for
+/// a new node, and its reserved load.
+pub fn fresh_node(spec: &ClusterSpec, n: usize, status: NodeStatus) -> NodeState {
+    let node = spec.node(n);
+    let (mut cpu, mut memory, mut pods) = (
+        node.cpu - node.reserved_cpu,
+        node.memory - node.reserved_memory,
+        0u8,
+    );
+    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
+        let template = crate::cluster::kube::daemon_pod::template(spec, daemon.daemon_set);
+        cpu -= template.cpu_requested;
+        memory -= template.mem_requested;
+        pods += 1;
+    }
+    NodeState {
+        cpu_left: cpu as i16,
+        mem_left: memory as i16,
+        status,
+        num_pods: pods,
+        ..NodeState::default()
+    }
+}

@@ -1,0 +1,336 @@
+//! The cluster autoscaler under `--semantics kubernetes`: scale-up for unschedulable pods with
+//! kube-scheduler's filters on a template node (`ComputeExpansionOption`), the binpacking
+//! estimate, the expanders, `NotTriggerScaleUp` as the `pod_always_schedulable` violation,
+//! and scale-down's rules (utilisation threshold, minimum size, unreplicated pods,
+//! PodDisruptionBudgets, pods that must fit elsewhere).
+
+use crate::support::cli::{kivi_texts, stored_states};
+use kivi::cluster::{ClusterAction, ClusterState, Expander, Queue, Semantics};
+use kivi::controllers::cluster_autoscaler::scale_down::candidates;
+use kivi::controllers::cluster_autoscaler::scale_up::{scale_up, ScaleUp};
+use kivi::input::uniform::load_uniform;
+use kivi::model::{ClusterModel, ModelOptions};
+use serde_json::{json, Value};
+
+const ZONE_SPREAD: &str = "tests/data/autoscaler-model/zone-spread.json";
+const SCALE_DOWN: &str = "tests/data/autoscaler-model/scale-down.json";
+
+fn document(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn model(doc: &Value) -> ClusterModel {
+    load_uniform(doc).unwrap().with_options(ModelOptions {
+        semantics: Semantics::Kubernetes,
+        ..ModelOptions::default()
+    })
+}
+
+/// The state `model` reaches from its initial state by taking the first enabled step that is
+/// not the autoscaler's until only the autoscaler's are left.
+fn settled(model: &ClusterModel) -> ClusterState {
+    let mut state = model.initial_state().clone();
+    for _ in 0..100 {
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        let Some(next) = actions.iter().find(|a| !is_autoscaler(a)) else {
+            return state;
+        };
+        state = model.next_state(&state, next).unwrap();
+    }
+    panic!("the cluster does not settle")
+}
+
+fn is_autoscaler(action: &ClusterAction) -> bool {
+    matches!(
+        action,
+        ClusterAction::AutoscalerScaleUp { .. }
+            | ClusterAction::AutoscalerNoScaleUp
+            | ClusterAction::AutoscalerScaleDown { .. }
+            | ClusterAction::AutoscalerDeletesNode { .. }
+            | ClusterAction::NodeRegisters { .. }
+    )
+}
+
+/// The autoscaler's steps enabled in `state`.
+fn autoscaler_steps(model: &ClusterModel, state: &ClusterState) -> Vec<ClusterAction> {
+    let mut actions = Vec::new();
+    model.actions(state, &mut actions);
+    actions.retain(is_autoscaler);
+    actions
+}
+
+fn scale_downs(nodes: &[u16]) -> Vec<ClusterAction> {
+    nodes
+        .iter()
+        .map(|&node| ClusterAction::AutoscalerScaleDown { node })
+        .collect()
+}
+
+#[test]
+fn a_zonal_spread_with_one_zonal_group_leaves_a_pod_no_scale_up_can_place() {
+    let (code, stdout, stderr) = kivi_texts(&[
+        "check",
+        ZONE_SPREAD,
+        "--semantics",
+        "kubernetes",
+        "-q",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    for expected in [
+        "[Cluster autoscaler - scale_up] Scale-up: node group pool-a 1 -> 2 (nodes [3] \
+         provisioning) for pods [3]",
+        "[Cluster autoscaler] Node 3 has registered: ready",
+        "didn't trigger scale-up: node group pool-a: node(s) didn't match pod topology spread \
+         constraints",
+    ] {
+        assert!(stdout.contains(expected), "{expected} not in {stdout}");
+    }
+    assert_eq!(stored_states(&stdout), 19);
+}
+
+#[test]
+fn a_group_per_zone_places_every_replica_on_every_run() {
+    let mut doc = document(ZONE_SPREAD);
+    doc["controllers"]["clusterAutoscaler"]["nodeGroups"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "pool-b", "minSize": 1, "maxSize": 3, "nodes": [2]}));
+    let dir = crate::support::scratch::scratch("ca-zone-fixed");
+    let path = dir.join("fixed.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    let mut counts = Vec::new();
+    for threads in ["1", "2"] {
+        let (code, stdout, stderr) = kivi_texts(&[
+            "check",
+            path,
+            "--semantics",
+            "kubernetes",
+            "-q",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(code, Some(0), "{stdout}{stderr}");
+        counts.push(stored_states(&stdout));
+    }
+    assert_eq!(counts, [185, 185]);
+}
+
+#[test]
+fn the_autoscaler_is_refused_under_kivi_semantics() {
+    let (code, _, stderr) = kivi_texts(&["check", ZONE_SPREAD, "--semantics", "kivi"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the cluster autoscaler (controllers.clusterAutoscaler) is modelled under --semantics kubernetes only"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_node_groups_are_input_errors_naming_the_place() {
+    let cases = [
+        (
+            json!([{"name": "pool", "minSize": 3, "maxSize": 1, "nodes": [1]}]),
+            "controllers.clusterAutoscaler.nodeGroups[0]: minSize 3 and maxSize 1",
+        ),
+        (
+            json!([{"name": "pool", "minSize": 0, "maxSize": 3, "nodes": []}]),
+            "controllers.clusterAutoscaler.nodeGroups[0].nodes: no nodes",
+        ),
+        (
+            json!([{"name": "a", "minSize": 0, "maxSize": 3, "nodes": [1]},
+                   {"name": "b", "minSize": 0, "maxSize": 3, "nodes": [1]}]),
+            "controllers.clusterAutoscaler.nodeGroups[1].nodes[0]: node 1 is in two node groups",
+        ),
+        (
+            json!([{"name": "pool", "minSize": 0, "maxSize": 3, "nodes": [7]}]),
+            "controllers.clusterAutoscaler.nodeGroups[0].nodes[0]: node 7 does not exist",
+        ),
+        (
+            json!([{"name": "pool", "minSize": 2, "maxSize": 3, "nodes": [1]}]),
+            "controllers.clusterAutoscaler.nodeGroups[0].nodes: 1 nodes, outside the group's sizes 2 to 3",
+        ),
+    ];
+    let dir = crate::support::scratch::scratch("ca-bad-groups");
+    for (i, (groups, expected)) in cases.into_iter().enumerate() {
+        let mut doc = document(ZONE_SPREAD);
+        doc["controllers"]["clusterAutoscaler"]["nodeGroups"] = groups;
+        let path = dir.join(format!("bad-{i}.json"));
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let (code, _, stderr) =
+            kivi_texts(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+    let mut doc = document(ZONE_SPREAD);
+    doc["controllers"]["clusterAutoscaler"]["expander"] = json!("priority");
+    doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
+    let path = dir.join("bad-options.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (code, _, stderr) =
+        kivi_texts(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "controllers.clusterAutoscaler.expander: `priority` is not an expander kivi models",
+        "events[0].name: a node failure, drain, upgrade, maintenance or kernel panic on a node \
+         the cluster autoscaler adds and removes is not modelled",
+    ] {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+}
+
+#[test]
+fn scale_down_takes_nodes_under_the_threshold_whose_pods_fit_elsewhere() {
+    // Three nodes of 4 CPUs, pods of 1 CPU on nodes 1 and 2: 25 %, 25 % and 0 % utilised.
+    let doc = document(SCALE_DOWN);
+    let m = model(&doc);
+    let state = settled(&m);
+    assert_eq!(autoscaler_steps(&m, &state), scale_downs(&[1, 2, 3]));
+
+    let mut low = doc.clone();
+    low["controllers"]["clusterAutoscaler"]["scaleDownUtilizationThreshold"] = json!(0.25);
+    let m = model(&low);
+    assert_eq!(
+        autoscaler_steps(&m, &settled(&m)),
+        scale_downs(&[3]),
+        "25 % is not below 25 %"
+    );
+
+    let mut at_min = doc.clone();
+    at_min["controllers"]["clusterAutoscaler"]["nodeGroups"][0]["minSize"] = json!(3);
+    let m = model(&at_min);
+    assert_eq!(autoscaler_steps(&m, &settled(&m)), []);
+
+    let mut disabled = doc.clone();
+    disabled["controllers"]["clusterAutoscaler"]["scaleDownEnabled"] = json!(false);
+    let m = model(&disabled);
+    assert_eq!(autoscaler_steps(&m, &settled(&m)), []);
+}
+
+#[test]
+fn unreplicated_pods_and_budgets_block_scale_down() {
+    let doc = document(SCALE_DOWN);
+    let mut bare = doc.clone();
+    bare["setup"]["pods"][1]["workloadType"] = json!(0);
+    bare["setup"]["pods"][1]["workloadId"] = json!(0);
+    bare["setup"]["d"][0]["replicaSets"][0]["podIds"] = json!([1]);
+    for (at, key) in [("/setup/d/0", "replicas"), ("/setup/d/0", "specReplicas")] {
+        bare.pointer_mut(at).unwrap()[key] = json!(1);
+        bare.pointer_mut(&format!("{at}/replicaSets/0")).unwrap()[key] = json!(1);
+    }
+    let m = model(&bare);
+    let state = settled(&m);
+    let spec = m.spec();
+    let autoscaler = spec.cluster_autoscaler.as_ref().unwrap();
+    assert_eq!(
+        candidates(spec, autoscaler, &state),
+        [1, 3],
+        "pod 2 has no owner"
+    );
+
+    let mut budget = doc.clone();
+    budget["pdbs"] = json!([{"name": "web", "deployments": [1], "minAvailable": 2}]);
+    let m = model(&budget);
+    assert_eq!(autoscaler_steps(&m, &settled(&m)), scale_downs(&[3]));
+    budget["pdbs"][0]["minAvailable"] = json!(1);
+    let m = model(&budget);
+    assert_eq!(autoscaler_steps(&m, &settled(&m)), scale_downs(&[1, 2, 3]));
+}
+
+#[test]
+fn a_pod_that_fits_nowhere_else_keeps_its_node() {
+    // Pods of 3 CPUs on nodes 1 and 2 (75 %): with threshold 0.8 both are candidates by
+    // utilisation, but neither pod fits the other node; node 3 is empty.
+    let mut doc = document(SCALE_DOWN);
+    doc["setup"]["podTemplates"][0]["cpuRequested"] = json!(3);
+    doc["controllers"]["clusterAutoscaler"]["scaleDownUtilizationThreshold"] = json!(0.8);
+    let m = model(&doc);
+    let state = settled(&m);
+    // Node 3 is free for either pod, so each of nodes 1 and 2 may go (one at a time).
+    assert_eq!(autoscaler_steps(&m, &state), scale_downs(&[1, 2, 3]));
+    let after = m
+        .next_state(&state, &ClusterAction::AutoscalerScaleDown { node: 3 })
+        .unwrap();
+    let after = m
+        .next_state(&after, &ClusterAction::AutoscalerDeletesNode { node: 3 })
+        .unwrap();
+    assert_eq!(
+        autoscaler_steps(&m, &after),
+        [],
+        "no node left to move a pod to"
+    );
+}
+
+/// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not
+/// ready, and three unschedulable pods of 1 CPU.
+fn two_groups(expander: &str) -> (ClusterModel, ClusterState) {
+    let mut doc = document(SCALE_DOWN);
+    let node = |id: i64, cpu: i64| {
+        json!({"id": id, "name": id, "cpu": cpu, "cpuLeft": cpu, "memory": 8, "memLeft": 8,
+               "numPod": 0, "status": 0, "labels": {}})
+    };
+    doc["setup"]["nodes"] = json!([node(1, 2), node(2, 8)]);
+    let pending = |id: i64| {
+        json!({"id": id, "loc": 0, "status": 2, "cpu": 1, "memory": 1, "workloadType": 1,
+               "workloadId": 1, "podTemplateId": 1})
+    };
+    doc["setup"]["pods"] = json!([pending(1), pending(2), pending(3)]);
+    doc["setup"]["d"][0]["replicaSets"][0]["podIds"] = json!([1, 2, 3]);
+    doc["setup"]["d"][0]["replicaSets"][0]["replicas"] = json!(3);
+    doc["setup"]["d"][0]["replicaSets"][0]["specReplicas"] = json!(3);
+    doc["setup"]["d"][0]["specReplicas"] = json!(3);
+    doc["setup"]["d"][0]["replicas"] = json!(3);
+    doc["controllers"]["clusterAutoscaler"] = json!({
+        "nodeGroups": [
+            {"name": "small", "minSize": 1, "maxSize": 3, "nodes": [1]},
+            {"name": "big", "minSize": 1, "maxSize": 2, "nodes": [2]},
+        ],
+        "expander": expander,
+    });
+    let m = model(&doc);
+    let mut state = m.initial_state().clone();
+    while state.dequeue(Queue::Scheduler).is_some() {}
+    (m, state)
+}
+
+#[test]
+fn scale_up_estimates_nodes_by_binpacking_and_the_expander_picks() {
+    let (m, state) = two_groups("random");
+    let spec = m.spec();
+    let autoscaler = spec.cluster_autoscaler.as_ref().unwrap();
+    assert_eq!(autoscaler.expander, Expander::Random);
+    let ScaleUp::Options(options) = scale_up(spec, autoscaler, &state) else {
+        panic!("three pods need a node");
+    };
+    let summary: Vec<_> = options
+        .iter()
+        .map(|o| (o.group, o.nodes, o.pods.clone()))
+        .collect();
+    assert_eq!(summary, [(0, 2, vec![1, 2, 3]), (1, 1, vec![1, 2, 3])]);
+    // 4 CPUs for 3 on `small` wastes 25 %, 8 for 3 on `big` 62.5 % (memory alike: 1 GiB a
+    // pod of 8 per node).
+    let (m, state) = two_groups("least-waste");
+    let spec = m.spec();
+    let ScaleUp::Options(options) =
+        scale_up(spec, spec.cluster_autoscaler.as_ref().unwrap(), &state)
+    else {
+        panic!("three pods need a node");
+    };
+    assert_eq!(options.iter().map(|o| o.group).collect::<Vec<_>>(), [0]);
+    let (m, state) = two_groups("most-pods");
+    let spec = m.spec();
+    let ScaleUp::Options(options) =
+        scale_up(spec, spec.cluster_autoscaler.as_ref().unwrap(), &state)
+    else {
+        panic!("three pods need a node");
+    };
+    assert_eq!(options.len(), 2, "both place every pod");
+    let steps = autoscaler_steps(&m, &state);
+    assert!(
+        steps.contains(&ClusterAction::AutoscalerScaleUp { group: 0, nodes: 2 }),
+        "{steps:?}"
+    );
+}
