@@ -71,10 +71,12 @@ pub fn for_each(
                 })
             });
         }
-        ScaleUp::Impossible(_) if settled(spec, state) && !reported(spec, state) => {
-            if !visit(ClusterAction::AutoscalerNoScaleUp) {
-                return false;
-            }
+        ScaleUp::Impossible(_)
+            if settled(spec, state)
+                && !reported(spec, state)
+                && !visit(ClusterAction::AutoscalerNoScaleUp) =>
+        {
+            return false;
         }
         _ => {}
     }
