@@ -14,6 +14,7 @@ mod ci_formats;
 mod cli_check;
 mod cli_deschedule;
 mod cli_schedule;
+mod cluster_autoscaler_input;
 mod cluster_bookkeeping;
 mod cluster_cases;
 mod cluster_robustness;

@@ -2,6 +2,7 @@
 //! file per kind. [`read_object`] dispatches on `apiVersion` and `kind`; kinds that do not
 //! affect scheduling or scaling are reported as ignored, unknown kinds are errors.
 
+pub mod cluster_autoscaler;
 mod daemon_set;
 mod deployment;
 mod descheduler_policy;
