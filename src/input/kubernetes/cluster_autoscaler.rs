@@ -208,9 +208,7 @@ fn kind(name: &str) -> Option<Kind> {
         "scale-down-utilization-threshold" => Threshold,
         "expander" => Expander,
         "node-group-auto-discovery" => AutoDiscovery,
-        "scale-down-unneeded-time" | "scale-down-delay-after-add" | "max-inactivity" => {
-            Delay(10.0 * MINUTE)
-        }
+        "scale-down-unneeded-time" | "scale-down-delay-after-add" => Delay(10.0 * MINUTE),
         "scale-down-unready-time" => Delay(20.0 * MINUTE),
         "scale-down-delay-after-delete" | "new-pod-scale-up-delay" => Delay(0.0),
         "node-deletion-batcher-interval" => Delay(0.0),
@@ -316,6 +314,7 @@ fn kind(name: &str) -> Option<Kind> {
         | "v"
         | "stderrthreshold"
         | "log-file"
+        | "max-inactivity"
         | "max-failing-time"
         | "max-binpacking-time"
         | "max-nodegroup-binpacking-duration"
