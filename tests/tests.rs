@@ -15,6 +15,7 @@ mod cli_check;
 mod cli_deschedule;
 mod cli_schedule;
 mod cluster_autoscaler;
+mod cluster_autoscaler_input;
 mod cluster_bookkeeping;
 mod cluster_cases;
 mod cluster_robustness;

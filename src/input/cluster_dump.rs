@@ -8,10 +8,13 @@
 //! were admitted with, [`priorities::resolve_live`]). Pods of system namespaces are not
 //! modelled; their requests are subtracted from their nodes. Unlike Kivi, no `kubectl
 //! describe node` dump is needed: allocatable comes from the Node objects and requests from
-//! the Pods.
+//! the Pods. A Deployment that runs the cluster autoscaler is read as the autoscaler
+//! ([`super::cluster_autoscaler`]), in whichever namespace.
 
+use super::cluster_autoscaler;
 use super::description::{Autoscaler, ClusterDescription, MetricResource, MetricTarget};
 use super::diagnostics::{Diagnostics, InputError, Place};
+use super::kubernetes::cluster_autoscaler::autoscaler_container;
 use super::kubernetes::{read_object, typed, Object};
 use super::priorities::{self, Admitted};
 use super::quantity::Quantity;
@@ -142,6 +145,10 @@ pub fn read(
     }
     if let Some((file, text)) = &files.deployments {
         for document in items(file, text, diagnostics)? {
+            if let Some(container) = autoscaler_container(&document.value) {
+                cluster_autoscaler::add(&mut cluster, &document, container, diagnostics)?;
+                continue;
+            }
             if is_system(&document.value) {
                 continue;
             }
@@ -173,6 +180,7 @@ pub fn read(
     if let Some((file, text)) = &files.hpas {
         read_hpas(file, text, &mut cluster, diagnostics)?;
     }
+    cluster_autoscaler::resolve_groups(&mut cluster)?;
     Ok(cluster)
 }
 

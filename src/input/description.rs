@@ -3,7 +3,7 @@
 //! descheduler, events and intents. Resources are exact [`Quantity`]s; units are chosen only
 //! when the description is emitted.
 
-use super::diagnostics::InputError;
+use super::diagnostics::{InputError, Place};
 use super::quantity::Quantity;
 use crate::cluster::kube::{IntOrPercent, PreemptionPolicy};
 use crate::cluster::{Taint, Toleration};
@@ -176,6 +176,71 @@ pub struct NodeGroup {
     pub max_size: u64,
 }
 
+/// A node group of the cluster autoscaler: one `--nodes=MIN:MAX:NAME` flag of its Deployment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AutoscaledGroup {
+    /// NAME: the cloud provider's name of the group, matched against the nodes' node-group
+    /// labels ([`crate::input::cluster_autoscaler::NODE_GROUP_LABELS`]).
+    pub name: String,
+    /// MIN: the fewest nodes the autoscaler keeps in the group.
+    pub min_size: u64,
+    /// MAX: the most nodes the autoscaler grows the group to.
+    pub max_size: u64,
+    /// The group's nodes, as indices into [`ClusterDescription::nodes`] in input order (the
+    /// first is the template new nodes are copied from); filled once every node is read.
+    pub members: Vec<usize>,
+    /// The file of the flag, and its place there, for errors about the group.
+    pub file: String,
+    /// The place of the flag in `file`.
+    pub place: Place,
+}
+
+/// Expanders of the cluster autoscaler that the model has: how a scale-up picks among the
+/// node groups that can take a pending pod (`cluster-autoscaler/expander/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expander {
+    /// `random`: any group (the model explores every choice).
+    Random,
+    /// `least-waste`: the group that leaves the least CPU (then memory) idle.
+    LeastWaste,
+    /// `most-pods`: the group whose new node takes the most pending pods.
+    MostPods,
+}
+
+impl Expander {
+    /// The expanders the model has, by their flag names.
+    pub const ALL: [(&'static str, Expander); 3] = [
+        ("random", Expander::Random),
+        ("least-waste", Expander::LeastWaste),
+        ("most-pods", Expander::MostPods),
+    ];
+
+    /// The name the flag and the uniform format give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expander::Random => "random",
+            Expander::LeastWaste => "least-waste",
+            Expander::MostPods => "most-pods",
+        }
+    }
+}
+
+/// The cluster autoscaler (kubernetes/autoscaler's `cluster-autoscaler`), as the flags of
+/// the Deployment that runs it configure it; a controller, not a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterAutoscaler {
+    /// `Deployment/<name>`, for messages.
+    pub object: String,
+    /// The node groups, in flag order.
+    pub groups: Vec<AutoscaledGroup>,
+    /// `--scale-down-enabled`.
+    pub scale_down_enabled: bool,
+    /// `--scale-down-utilization-threshold`, in (0, 1].
+    pub scale_down_utilization_threshold: f64,
+    /// `--expander`.
+    pub expander: Expander,
+}
+
 /// A pod already running in a live cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunningPod {
@@ -274,6 +339,8 @@ pub struct ClusterDescription {
     pub daemon_sets: Vec<DaemonSet>,
     /// Pods already running (live clusters).
     pub running: Vec<RunningPod>,
+    /// The cluster autoscaler, when a Deployment of the input runs it.
+    pub cluster_autoscaler: Option<ClusterAutoscaler>,
     /// The descheduler controller in uniform form, when a policy was given.
     pub descheduler: Option<Value>,
     /// New versions of deployments applied (`kubectl apply`) once the cluster is stable.

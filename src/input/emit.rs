@@ -7,6 +7,7 @@
 //! others cannot change a decision and the model bounds the number of label keys.
 
 use super::budgets::with_pdbs;
+use super::cluster_autoscaler::with_cluster_autoscaler;
 use super::daemon_sets::with_daemon_sets;
 use super::description::{
     ClusterDescription, Deployment, Event, MetricResource, MetricTarget, NodeGroup, PodTemplate,
@@ -586,7 +587,8 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             "kiviUnits": units.to_json(),
         }),
     );
-    with_daemon_sets(cluster, units, Some(&node_names), pdbs)
+    let document = with_daemon_sets(cluster, units, Some(&node_names), pdbs)?;
+    Ok(with_cluster_autoscaler(cluster, false, document))
 }
 
 /// The scaling template: node groups become node types sized `minSize..=maxSize`, deployments
@@ -680,5 +682,6 @@ pub fn template(
             "kiviUnits": units.to_json(),
         }),
     );
-    with_daemon_sets(cluster, units, None, pdbs).map_err(error)
+    let document = with_daemon_sets(cluster, units, None, pdbs).map_err(error)?;
+    Ok(with_cluster_autoscaler(cluster, true, document))
 }

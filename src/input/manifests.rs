@@ -3,10 +3,12 @@
 //! into a [`ClusterDescription`].
 
 use super::budgets;
+use super::cluster_autoscaler;
 use super::cluster_config;
 use super::cluster_list::ClusterList;
 use super::description::ClusterDescription;
 use super::diagnostics::{Diagnostics, InputError};
+use super::kubernetes::cluster_autoscaler::autoscaler_container;
 use super::kubernetes::{read_object, Object, TargetedAutoscaler};
 use super::priorities;
 use super::yaml_documents::{read_documents, Document};
@@ -73,6 +75,9 @@ impl ManifestSet {
         }
         if self.running.take(&document, diagnostics)? {
             return Ok(());
+        }
+        if let Some(container) = autoscaler_container(&document.value) {
+            return cluster_autoscaler::add(&mut self.cluster, &document, container, diagnostics);
         }
         match read_object(&document, diagnostics)? {
             Some(Object::Deployment(deployment)) => {
@@ -221,6 +226,7 @@ impl ManifestSet {
         }
         budgets::resolve(self.budgets, &mut self.cluster, diagnostics);
         priorities::resolve(self.priority_classes, &mut self.cluster, diagnostics)?;
+        cluster_autoscaler::resolve_groups(&mut self.cluster)?;
         Ok(self.cluster)
     }
 }

@@ -7,6 +7,7 @@
 //!   dumps ([`cluster_dump`]), translated into uniform JSON by [`emit`].
 
 pub mod budgets;
+pub mod cluster_autoscaler;
 pub mod cluster_config;
 pub mod cluster_dump;
 pub mod cluster_list;

@@ -1,7 +1,10 @@
 //! Kubernetes objects read from manifests with the typed API structs of `k8s-openapi`, one
 //! file per kind. [`read_object`] dispatches on `apiVersion` and `kind`; kinds that do not
-//! affect scheduling or scaling are reported as ignored, unknown kinds are errors.
+//! affect scheduling or scaling are reported as ignored, unknown kinds are errors. A Deployment
+//! that runs the cluster autoscaler is read by [`cluster_autoscaler`] instead, before
+//! [`read_object`] would take it for a workload.
 
+pub mod cluster_autoscaler;
 mod daemon_set;
 mod deployment;
 mod descheduler_policy;

@@ -1,0 +1,190 @@
+//! The cluster autoscaler read by the Kubernetes front-ends: its Deployment (recognised by the
+//! `cluster-autoscaler` binary or image) is a controller, not a model deployment; its flags
+//! (`--nodes=MIN:MAX:NAME`, `--scale-down-enabled`, `--scale-down-utilization-threshold`,
+//! `--expander`) become the uniform `controllers.clusterAutoscaler`, with each group's nodes
+//! found by their node-pool labels and numbered as the emitted document numbers them. From a
+//! directory of manifests (`tests/data/cluster-autoscaler/`), from a running cluster's
+//! `kubectl get -o json` List (`tests/data/kube-list/cluster-autoscaler.json`) and from a
+//! live-cluster dump (`models/live-cluster-dump` with an autoscaler added).
+
+use crate::support::cli::{json_of, kivi, kivi_texts, stderr};
+use crate::support::scratch::{copy_tree, scratch};
+use serde_json::json;
+use std::path::Path;
+
+const MANIFESTS: &str = "tests/data/cluster-autoscaler";
+const LIST: &str = "tests/data/kube-list/cluster-autoscaler.json";
+
+#[test]
+fn manifests_give_the_autoscaler_as_a_controller() {
+    let dump = kivi(&["dump", MANIFESTS]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    assert_eq!(
+        document["controllers"]["clusterAutoscaler"],
+        json!({
+            "nodeGroups": [{"name": "pool-a", "minSize": 1, "maxSize": 3, "nodes": [1, 2]}],
+            "scaleDownEnabled": true,
+            "scaleDownUtilizationThreshold": 0.6,
+            "expander": "most-pods",
+        })
+    );
+    let deployments = document["setup"]["d"].as_array().expect("deployments");
+    assert_eq!(deployments.len(), 1, "web only: {deployments:?}");
+    assert_eq!(
+        document["setup"]["podTemplates"].as_array().unwrap().len(),
+        1
+    );
+    assert_eq!(document["setup"]["nodes"].as_array().unwrap().len(), 2);
+    let warnings = stderr(&dump);
+    assert!(
+        warnings.contains("--scale-down-unneeded-time=2m is not modelled"),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("cloud-provider"), "{warnings}");
+}
+
+#[test]
+fn a_running_clusters_list_gives_the_autoscaler_and_its_pod_is_load() {
+    let dump = kivi(&["dump", LIST]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    assert_eq!(
+        document["controllers"]["clusterAutoscaler"],
+        json!({
+            "nodeGroups": [{"name": "workers", "minSize": 1, "maxSize": 4, "nodes": [1, 2]}],
+            "scaleDownEnabled": false,
+            "scaleDownUtilizationThreshold": 0.5,
+            "expander": "random",
+        })
+    );
+    let deployments = document["setup"]["d"].as_array().expect("deployments");
+    assert_eq!(deployments.len(), 1, "web only: {deployments:?}");
+    // The autoscaler's own pod runs on node 1: its requests are load there.
+    let nodes = document["setup"]["nodes"].as_array().unwrap();
+    assert!(
+        nodes[0]["cpuLeft"].as_i64() < nodes[0]["cpu"].as_i64(),
+        "{nodes:?}"
+    );
+}
+
+/// `kivi dump` of a copy of the manifests whose `--nodes=1:3:pool-a` flag is `flag`: the exit
+/// code and standard error.
+fn dump_with_flag(name: &str, flag: &str) -> (Option<i32>, String) {
+    let dir = scratch(name);
+    copy_tree(Path::new(MANIFESTS), &dir);
+    let file = dir.join("autoscaler.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("--nodes=1:3:pool-a", flag)).unwrap();
+    let (code, _, stderr) = kivi_texts(&["dump", dir.to_str().unwrap()]);
+    (code, stderr)
+}
+
+#[test]
+fn a_bad_node_group_flag_is_an_input_error_at_its_line() {
+    let (code, stderr) = dump_with_flag("ca-bad-nodes", "--nodes=3:1:pool-a");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("autoscaler.yaml:23:11:"), "{stderr}");
+    assert!(
+        stderr.contains("--nodes: `3:1:pool-a`: MIN 3 is greater than MAX 1"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_group_with_no_node_of_the_input_is_an_input_error_with_the_fix() {
+    let (code, stderr) = dump_with_flag("ca-unknown-group", "--nodes=1:3:pool-b");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("autoscaler.yaml:23:11:"), "{stderr}");
+    assert!(
+        stderr.contains("no Node of the input is in group `pool-b`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("add a Node labelled `node.kubernetes.io/node-group: pool-b`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_group_larger_than_its_max_is_an_input_error() {
+    let (code, stderr) = dump_with_flag("ca-above-max", "--nodes=0:1:pool-a");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("more than MAX 1; raise MAX to 2"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn auto_discovered_groups_are_an_input_error() {
+    let (code, stderr) = dump_with_flag(
+        "ca-auto-discovery",
+        "--node-group-auto-discovery=mig:namePrefix=pool,min=1,max=3",
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("autoscaler.yaml:23:11:"), "{stderr}");
+    assert!(
+        stderr.contains("--node-group-auto-discovery: node groups found by the cloud provider"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--nodes=MIN:MAX:NAME instead"), "{stderr}");
+}
+
+#[test]
+fn a_live_cluster_dump_gives_the_autoscaler_from_its_deployment() {
+    let dir = scratch("ca-live-dump");
+    copy_tree(Path::new("models/live-cluster-dump"), &dir);
+    let edit = |file: &str, change: &dyn Fn(&mut serde_json::Value)| {
+        let path = dir.join("setup").join(file);
+        let mut list: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        change(&mut list);
+        std::fs::write(&path, serde_json::to_string_pretty(&list).unwrap()).unwrap();
+    };
+    // The two workers of zone east are AKS's agent pool `east-pool`.
+    edit("shop-getnode.json", &|list| {
+        for node in list["items"].as_array_mut().unwrap() {
+            if ["shop-a1", "shop-a2"].contains(&node["metadata"]["name"].as_str().unwrap()) {
+                node["metadata"]["labels"]["kubernetes.azure.com/agentpool"] = json!("east-pool");
+            }
+        }
+    });
+    edit("shop-getdeployment.json", &|list| {
+        list["items"].as_array_mut().unwrap().push(json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "cluster-autoscaler", "namespace": "kube-system"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "ca"}},
+                "template": {
+                    "metadata": {"labels": {"app": "ca"}},
+                    "spec": {"containers": [{
+                        "name": "cluster-autoscaler",
+                        "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.0",
+                        "args": ["--nodes=2:5:east-pool", "--expander=least-waste"],
+                    }]},
+                },
+            },
+        }));
+    });
+    let dump = kivi(&["dump", dir.to_str().unwrap()]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    // cp-1, the tainted control plane, is left out: shop-a1 and shop-a2 are nodes 1 and 2.
+    assert_eq!(
+        document["controllers"]["clusterAutoscaler"],
+        json!({
+            "nodeGroups": [{"name": "east-pool", "minSize": 2, "maxSize": 5, "nodes": [1, 2]}],
+            "scaleDownEnabled": true,
+            "scaleDownUtilizationThreshold": 0.5,
+            "expander": "least-waste",
+        })
+    );
+    assert_eq!(
+        document["setup"]["d"].as_array().unwrap().len(),
+        1,
+        "checkout only"
+    );
+}
