@@ -71,7 +71,7 @@ check_main() {
     models/spread-after-node-failure
   for m in preemption-of-critical-service preemption-of-critical-service/fixed \
     drain-blocked-by-pdb drain-blocked-by-pdb/fixed zone-upgrade-blocked zone-upgrade-blocked/fixed \
-    pdb-blocks-descheduler low-utilization-loop; do
+    autoscaler-zone-spread autoscaler-zone-spread/fixed pdb-blocks-descheduler low-utilization-loop; do
     both model "models/$m" --original "$limit" "models/$m" --original
   done
   for t in 2,2:6 3,3:12 4,4:12 4,4:24; do

@@ -190,6 +190,18 @@ fn preemption_of_critical_service_is_preempted_and_its_fix_is_not() {
 }
 
 #[test]
+fn autoscaler_zone_spread_strands_a_replica_and_a_group_per_zone_does_not() {
+    violates("models/autoscaler-zone-spread", "pod_always_schedulable");
+    let fixed = kivi(&[
+        "check",
+        "models/autoscaler-zone-spread/fixed",
+        "--original",
+        "-q",
+    ]);
+    assert_eq!(fixed.status.code(), Some(0));
+}
+
+#[test]
 fn low_utilization_evicts_in_a_cycle_under_kubernetes() {
     violates("models/low-utilization-loop", "no_oscillation_eviction");
 }
