@@ -134,7 +134,7 @@ fn bad_node_groups_are_input_errors_naming_the_place() {
     let cases = [
         (
             json!([{"name": "pool", "minSize": 3, "maxSize": 1, "nodes": [1]}]),
-            "controllers.clusterAutoscaler.nodeGroups[0]: minSize 3 and maxSize 1",
+            "controllers.clusterAutoscaler.nodeGroups[0].maxSize: maxSize 1 is below minSize 3",
         ),
         (
             json!([{"name": "pool", "minSize": 0, "maxSize": 3, "nodes": []}]),

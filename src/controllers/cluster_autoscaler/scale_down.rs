@@ -23,7 +23,7 @@
 //! `--scale-down-delay-after-add`): a candidate may be removed at any later point once the
 //! cluster is settled ([`super`]).
 
-use super::simulation::{fresh_node, Simulation};
+use super::simulation::{daemon_requests, fresh_node, Simulation};
 use crate::cluster::kube::of_model::budget_status;
 use crate::cluster::{
     ClusterAutoscalerSpec, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, PodPhase,
@@ -42,12 +42,9 @@ pub fn pods_on(state: &ClusterState, n: usize) -> impl Iterator<Item = usize> + 
 /// DaemonSets', its reserved load) over its allocatable, the larger of CPU and memory.
 pub fn utilization(spec: &ClusterSpec, state: &ClusterState, n: usize) -> u64 {
     let node = spec.node(n);
-    let (mut cpu, mut memory) = (node.reserved_cpu as i64, node.reserved_memory as i64);
-    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
-        let template = crate::cluster::kube::daemon_pod::template(spec, daemon.daemon_set);
-        cpu += template.cpu_requested as i64;
-        memory += template.mem_requested as i64;
-    }
+    let (daemon_cpu, daemon_memory, _) = daemon_requests(spec, n);
+    let mut cpu = i64::from(node.reserved_cpu + daemon_cpu);
+    let mut memory = i64::from(node.reserved_memory + daemon_memory);
     for p in pods_on(state, n).filter(|&p| state.pod(p).phase != PodPhase::Terminating) {
         let template = spec.template_or_none(state.pod(p).template);
         cpu += template.cpu_requested as i64;

@@ -89,22 +89,24 @@ impl Simulation {
 /// a new node, and its reserved load.
 pub fn fresh_node(spec: &ClusterSpec, n: usize, status: NodeStatus) -> NodeState {
     let node = spec.node(n);
-    let (mut cpu, mut memory, mut pods) = (
-        node.cpu - node.reserved_cpu,
-        node.memory - node.reserved_memory,
-        0u8,
-    );
-    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
-        let template = crate::cluster::kube::daemon_pod::template(spec, daemon.daemon_set);
-        cpu -= template.cpu_requested;
-        memory -= template.mem_requested;
-        pods += 1;
-    }
+    let (cpu, memory, pods) = daemon_requests(spec, n);
     NodeState {
-        cpu_left: cpu as i16,
-        mem_left: memory as i16,
+        cpu_left: (node.cpu - node.reserved_cpu - cpu) as i16,
+        mem_left: (node.memory - node.reserved_memory - memory) as i16,
         status,
         num_pods: pods,
         ..NodeState::default()
     }
+}
+
+/// The CPU and memory the DaemonSet pods placed on node `n` request, and how many they are.
+pub fn daemon_requests(spec: &ClusterSpec, n: usize) -> (i32, i32, u8) {
+    let (mut cpu, mut memory, mut pods) = (0, 0, 0);
+    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
+        let template = crate::cluster::kube::daemon_pod::template(spec, daemon.daemon_set);
+        cpu += template.cpu_requested;
+        memory += template.mem_requested;
+        pods += 1;
+    }
+    (cpu, memory, pods)
 }

@@ -59,13 +59,22 @@ pub(super) fn check_cluster_autoscaler(
             Some(_) => {}
         }
         let (min, max) = (group.min_size.unwrap_or(-1), group.max_size.unwrap_or(-1));
-        if min < 0 || max < min {
-            problems.add(
-                &at,
-                format!(
-                    "minSize {min} and maxSize {max} are not sizes with 0 <= minSize <= maxSize"
+        for (key, size) in [("minSize", group.min_size), ("maxSize", group.max_size)] {
+            match size {
+                None => problems.add(format!("{at}.{key}"), "missing", "give the size, 0 or more"),
+                Some(n) if n < 0 => problems.add(
+                    format!("{at}.{key}"),
+                    format!("{n} is not a size"),
+                    "give a whole number, 0 or more",
                 ),
-                "give minSize and maxSize, whole numbers with minSize <= maxSize",
+                Some(_) => {}
+            }
+        }
+        if min >= 0 && max >= 0 && max < min {
+            problems.add(
+                format!("{at}.maxSize"),
+                format!("maxSize {max} is below minSize {min}"),
+                "give a maxSize of at least minSize",
             );
         }
         let ids = group.nodes.as_deref().unwrap_or_default();
