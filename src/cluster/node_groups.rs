@@ -48,7 +48,8 @@ impl NodeGroup {
             .count()
     }
 
-    /// The first slot without a node in `state`, which a scale-up fills first.
+    /// The group's slots without a Node in `state`, ascending: a scale-up fills them in this
+    /// order.
     pub fn free_slots<'a>(&'a self, state: &'a ClusterState) -> impl Iterator<Item = usize> + 'a {
         self.slots
             .iter()
