@@ -25,6 +25,16 @@ impl ClusterState {
         }
     }
 
+    /// Records that kube-scheduler found no node for a pod: `pod_always_schedulable` is
+    /// violated, unless a cluster autoscaler is configured, for which an unschedulable pod is
+    /// what a scale-up is for (it reports the pods no node group can take:
+    /// `crate::controllers::cluster_autoscaler`).
+    pub fn found_no_node(&mut self, spec: &ClusterSpec) {
+        if spec.cluster_autoscaler.is_none() {
+            self.violate_pod_always_schedulable(spec);
+        }
+    }
+
     /// Records that kube-scheduler preempted a pod of deployment `deployment`, when a
     /// `no_preemption_of` intent names it.
     pub fn violate_no_preemption_of(&mut self, spec: &ClusterSpec, deployment: u8) {

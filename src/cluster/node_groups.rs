@@ -9,7 +9,8 @@
 //! `cluster-autoscaler/core/utils/utils.go`: the labels, taints and allocatable, a fresh
 //! hostname). A slot's Node exists only while the state says so ([`NodeStatus::exists`]).
 
-use super::state::{ClusterState, NodeStatus};
+use super::spec::ClusterSpec;
+use super::state::{ClusterState, NodeState, NodeStatus};
 
 /// How the autoscaler picks among the node groups a scale-up could grow (`--expander`,
 /// `cluster-autoscaler/expander/*`).
@@ -22,6 +23,26 @@ pub enum Expander {
     LeastWaste,
     /// The groups that would place the most pending pods (`expander/mostpods`).
     MostPods,
+}
+
+impl Expander {
+    /// The expanders the model has; [`Expander::name`] gives the name `--expander` and the
+    /// uniform format's `expander` know it by.
+    pub const ALL: [Expander; 3] = [Self::Random, Self::LeastWaste, Self::MostPods];
+
+    /// The expander named `name`, if the model has it.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// Its flag name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Random => "random",
+            Self::LeastWaste => "least-waste",
+            Self::MostPods => "most-pods",
+        }
+    }
 }
 
 /// One node group (`--nodes=MIN:MAX:NAME`).
@@ -72,9 +93,29 @@ pub struct ClusterAutoscalerSpec {
     pub expander: Expander,
 }
 
-impl ClusterAutoscalerSpec {
-    /// The group node `n` is a slot of, if any.
-    pub fn group_of(&self, n: usize) -> Option<usize> {
-        self.node_groups.iter().position(|g| g.slots.contains(&n))
+/// Node `n`'s record when its Node has just registered (or, with another `status`, when it
+/// has none): empty but for its DaemonSets' pods, which the DaemonSet controller creates for
+/// a new node, and its reserved load.
+pub fn fresh_node(spec: &ClusterSpec, n: usize, status: NodeStatus) -> NodeState {
+    let node = spec.node(n);
+    let (cpu, memory, pods) = daemon_requests(spec, n);
+    NodeState {
+        cpu_left: (node.cpu - node.reserved_cpu - cpu) as i16,
+        mem_left: (node.memory - node.reserved_memory - memory) as i16,
+        status,
+        num_pods: pods,
+        ..NodeState::default()
     }
+}
+
+/// The CPU and memory the DaemonSet pods placed on node `n` request, and how many they are.
+pub fn daemon_requests(spec: &ClusterSpec, n: usize) -> (i32, i32, u8) {
+    let (mut cpu, mut memory, mut pods) = (0, 0, 0);
+    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
+        let template = super::kube::daemon_pod::template(spec, daemon.daemon_set);
+        cpu += template.cpu_requested;
+        memory += template.mem_requested;
+        pods += 1;
+    }
+    (cpu, memory, pods)
 }

@@ -166,6 +166,14 @@ impl ClusterState {
         self.pod_mut(pod).loc = node as u16;
     }
 
+    /// The pods on any of `nodes` (bound there, in any phase but a free slot), ascending.
+    pub fn pods_on<'a>(&'a self, nodes: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+        (1..=self.pods().len()).filter(move |&p| {
+            let pod = self.pod(p);
+            pod.phase != PodPhase::Idle && nodes.contains(&(pod.loc as usize))
+        })
+    }
+
     /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
     /// `deleteAPodUpdate`).
     pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {

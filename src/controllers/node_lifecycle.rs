@@ -91,12 +91,9 @@ impl Zones {
         let mut counts = vec![(0, 0); zone_of.iter().max().map_or(0, |z| z + 1)];
         for (i, &zone) in zone_of.iter().enumerate() {
             let status = state.node(i + 1).status;
-            if !status.exists() {
-                continue;
-            }
             if status == NodeStatus::Ready {
                 counts[zone].0 += 1;
-            } else {
+            } else if status.is_down() {
                 counts[zone].1 += 1;
             }
         }
@@ -130,9 +127,10 @@ impl Zones {
 
 /// Whether any node is not ready or tainted: the controller has nothing to do otherwise.
 fn any_work(state: &ClusterState) -> bool {
-    state.nodes().iter().any(|node| {
-        (node.status.exists() && node.status != NodeStatus::Ready) || node.no_execute_taint
-    })
+    state
+        .nodes()
+        .iter()
+        .any(|node| node.status.is_down() || node.no_execute_taint)
 }
 
 /// Visits the controller's enabled steps: under full disruption of every zone, one step that
@@ -155,9 +153,8 @@ pub fn for_each(
     }
     for n in 1..=spec.nodes.len() {
         let node = state.node(n);
-        let ready = node.status == NodeStatus::Ready;
-        let untaint = node.no_execute_taint && ready;
-        let taint = !node.no_execute_taint && !ready && node.status.exists() && zones.taints(n);
+        let untaint = node.no_execute_taint && node.status == NodeStatus::Ready;
+        let taint = !node.no_execute_taint && node.status.is_down() && zones.taints(n);
         if (untaint || taint) && !visit(ClusterAction::NodeLifecycle { node: n as u16 }) {
             return false;
         }

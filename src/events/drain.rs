@@ -82,14 +82,6 @@ fn drained_nodes(
     }
 }
 
-/// The pods on nodes `nodes` that are not gone.
-fn pods_on<'a>(state: &'a ClusterState, nodes: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
-    (1..=state.pods().len()).filter(move |&p| {
-        let pod = state.pod(p);
-        pod.phase != PodPhase::Idle && nodes.contains(&(pod.loc as usize))
-    })
-}
-
 /// Whether the drain may evict pod `pod` of `state` now: a controller owns it, it is not
 /// already terminating, and the Eviction API allows it.
 fn may_evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> bool {
@@ -107,7 +99,7 @@ pub fn progress(spec: &ClusterSpec, state: &ClusterState, event: usize) -> Drain
         Err(progress) => return progress,
     };
     let mut left = false;
-    for pod in pods_on(state, &nodes) {
+    for pod in state.pods_on(&nodes) {
         left = true;
         if state.pod(pod).phase == PodPhase::Terminating || may_evict(spec, state, pod) {
             return DrainProgress::Evicting;
@@ -135,7 +127,7 @@ pub fn refusals(spec: &ClusterSpec, state: &ClusterState) -> Vec<String> {
         let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;
         };
-        for pod in pods_on(state, &nodes) {
+        for pod in state.pods_on(&nodes) {
             let node = state.pod(pod).loc;
             let why = if !state.pod(pod).owned {
                 "cannot delete Pods that declare no controller (use --force to override)"
@@ -180,7 +172,7 @@ pub fn for_each_eviction(
         let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;
         };
-        for pod in pods_on(state, &nodes) {
+        for pod in state.pods_on(&nodes) {
             if may_evict(spec, state, pod)
                 && !visit(ClusterAction::DrainEviction {
                     event: event as u8,
@@ -259,7 +251,7 @@ mod tests {
         cordon(&spec, &mut state, 0, &mut Recorder::off());
         assert_eq!(state.node(1).maintenance, MaintenancePhase::Cordoned);
         // 5 healthy, 3 required: 2 disruptions allowed, one step per pod on node 1.
-        let on_node_1: Vec<usize> = pods_on(&state, &[1]).collect();
+        let on_node_1: Vec<usize> = state.pods_on(&[1]).collect();
         assert_eq!(on_node_1.len(), 2);
         assert_eq!(
             evictions(&spec, &state),
@@ -295,7 +287,7 @@ mod tests {
     fn an_unreplicated_pod_is_never_evicted_without_force() {
         let (spec, mut state) = c3_draining_node_1(0);
         cordon(&spec, &mut state, 0, &mut Recorder::off());
-        let pods: Vec<usize> = pods_on(&state, &[1]).collect();
+        let pods: Vec<usize> = state.pods_on(&[1]).collect();
         state.pod_mut(pods[0]).owned = false;
         let offered = evictions(&spec, &state);
         assert_eq!(
@@ -315,7 +307,7 @@ mod tests {
     fn the_drain_is_complete_once_no_pod_is_left_on_the_node() {
         let (spec, mut state) = c3_draining_node_1(0);
         cordon(&spec, &mut state, 0, &mut Recorder::off());
-        for pod in pods_on(&state.clone(), &[1]).collect::<Vec<_>>() {
+        for pod in state.clone().pods_on(&[1]).collect::<Vec<_>>() {
             state.pod_mut(pod).phase = PodPhase::Idle;
         }
         assert_eq!(progress(&spec, &state, 0), DrainProgress::Complete);

@@ -1,7 +1,8 @@
 //! The autoscaler's groups found among the nodes, and its uniform value.
 
 use super::*;
-use crate::input::description::{Expander, Labels};
+use crate::cluster::Expander;
+use crate::input::description::Labels;
 use crate::input::diagnostics::Place;
 use crate::input::quantity::Quantity;
 

@@ -6,7 +6,7 @@
 use super::diagnostics::{InputError, Place};
 use super::quantity::Quantity;
 use crate::cluster::kube::{IntOrPercent, PreemptionPolicy};
-use crate::cluster::{Taint, Toleration};
+use crate::cluster::{Expander, Taint, Toleration};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -193,36 +193,6 @@ pub struct AutoscaledGroup {
     pub file: String,
     /// The place of the flag in `file`.
     pub place: Place,
-}
-
-/// Expanders of the cluster autoscaler that the model has: how a scale-up picks among the
-/// node groups that can take a pending pod (`cluster-autoscaler/expander/`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expander {
-    /// `random`: any group (the model explores every choice).
-    Random,
-    /// `least-waste`: the group that leaves the least CPU (then memory) idle.
-    LeastWaste,
-    /// `most-pods`: the group whose new node takes the most pending pods.
-    MostPods,
-}
-
-impl Expander {
-    /// The expanders the model has, by their flag names.
-    pub const ALL: [(&'static str, Expander); 3] = [
-        ("random", Expander::Random),
-        ("least-waste", Expander::LeastWaste),
-        ("most-pods", Expander::MostPods),
-    ];
-
-    /// The name the flag and the uniform format give it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Expander::Random => "random",
-            Expander::LeastWaste => "least-waste",
-            Expander::MostPods => "most-pods",
-        }
-    }
 }
 
 /// The cluster autoscaler (kubernetes/autoscaler's `cluster-autoscaler`), as the flags of

@@ -28,7 +28,6 @@ use super::kube_preemption::{self, Preemption};
 use crate::cluster::kube::incremental::IncrementalSnapshot;
 use crate::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use crate::cluster::kube::Snapshot;
-use crate::cluster::state::pod_queue;
 use crate::cluster::{ClusterSpec, ClusterState, ItemClock, PodPhase, Queue, Recorder};
 use crate::controllers::kube_scheduler::node_info::NodeTable;
 use crate::controllers::kube_scheduler::{Decision, Detail, Scheduler};
@@ -271,12 +270,7 @@ pub fn run(
                 }
             }
             state.dequeue(Queue::Scheduler);
-            if spec.cluster_autoscaler.is_none() {
-                // With a cluster autoscaler, an unschedulable pod is what a scale-up is for:
-                // the autoscaler reports the pods no node group can take
-                // (`crate::controllers::cluster_autoscaler`).
-                state.violate_pod_always_schedulable(spec);
-            }
+            state.found_no_node(spec);
         }
         Cycle::Preempt(error, nodes) => {
             let (node, victims) = &nodes[choice.min(nodes.len() - 1)];
@@ -332,9 +326,7 @@ pub fn start(state: &mut ClusterState) {
 /// input gives as Pending without a node, which Kivi's scheduler never takes).
 pub fn queue_pending(state: &mut ClusterState) {
     for p in 1..=state.pods().len() {
-        let pod = state.pod(p);
-        if pod.phase == PodPhase::Pending && pod.loc == 0 && pod.queued & pod_queue::SCHEDULER == 0
-        {
+        if state.pod(p).unscheduled_unqueued() {
             state.enqueue(Queue::Scheduler, p);
         }
     }

@@ -39,35 +39,38 @@ impl IncrementalSnapshot {
     /// Brings the snapshot to `state` of `spec` (the same spec each time, as one model's
     /// worker gives it) and returns it with its generation.
     pub fn update(&mut self, spec: &ClusterSpec, state: &ClusterState) -> (&Snapshot, u64) {
-        let fresh = self.generation == 0
-            || self.nodes.len() != state.nodes().len()
-            || self.pods.len() != state.pods().len()
-            || self
-                .nodes
-                .iter()
-                .zip(state.nodes())
-                .any(|(was, now)| was.status.exists() != now.status.exists());
-        if fresh {
-            self.snapshot = of_model::snapshot(spec, state);
-            self.nodes = state.nodes().to_vec();
-            self.pods = state.pods().to_vec();
-            self.generation += 1;
-        } else {
-            let nodes = self.nodes_changed(spec, state);
-            let pods = self.pods_changed(spec, state);
-            if nodes || pods {
+        let same_tables = self.generation != 0
+            && self.nodes.len() == state.nodes().len()
+            && self.pods.len() == state.pods().len();
+        match same_tables
+            .then(|| self.nodes_changed(spec, state))
+            .flatten()
+        {
+            Some(nodes) => {
+                let pods = self.pods_changed(spec, state);
+                if nodes || pods {
+                    self.generation += 1;
+                }
+            }
+            None => {
+                self.snapshot = of_model::snapshot(spec, state);
+                self.nodes = state.nodes().to_vec();
+                self.pods = state.pods().to_vec();
                 self.generation += 1;
             }
         }
         (&self.snapshot, self.generation)
     }
 
-    /// Rebuilds the Nodes whose records differ in `state` (the same nodes exist in both: a node
-    /// added or deleted rebuilds the whole snapshot); whether any did.
-    fn nodes_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
+    /// Rebuilds the Nodes whose records differ in `state`; whether any did, or `None` when a
+    /// Node was added or deleted (the whole snapshot is then rebuilt).
+    fn nodes_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> Option<bool> {
         let mut changed = false;
         let mut at = 0;
         for (i, (was, now)) in self.nodes.iter_mut().zip(state.nodes()).enumerate() {
+            if was.status.exists() != now.status.exists() {
+                return None;
+            }
             if !now.status.exists() {
                 continue;
             }
@@ -78,7 +81,7 @@ impl IncrementalSnapshot {
             }
             at += 1;
         }
-        changed
+        Some(changed)
     }
 
     /// Rebuilds the Pods whose records differ in `state`, keeping the others (in slot order,

@@ -28,6 +28,11 @@ impl NodeStatus {
     pub fn exists(self) -> bool {
         !matches!(self, Self::Absent | Self::Provisioning)
     }
+
+    /// Whether the node exists and is not Ready: the status the node lifecycle controller acts on.
+    pub fn is_down(self) -> bool {
+        self.exists() && self != Self::Ready
+    }
 }
 
 /// A pod slot's phase, as Kivi's `pods[i].status`.
@@ -146,6 +151,12 @@ impl PodState {
     /// Whether the pod is a member of replica set `version` (0 or 1).
     pub fn in_replica_set(&self, version: usize) -> bool {
         self.replica_set as usize == version + 1
+    }
+
+    /// Whether the pod waits for a node outside the scheduler's queue: Pending, unbound, not
+    /// queued (under `--semantics kubernetes`, a pod the last cycle found no node for).
+    pub fn unscheduled_unqueued(&self) -> bool {
+        self.phase == PodPhase::Pending && self.loc == 0 && self.queued & pod_queue::SCHEDULER == 0
     }
 }
 

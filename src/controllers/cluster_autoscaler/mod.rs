@@ -34,6 +34,7 @@ pub mod scale_down;
 pub mod scale_up;
 pub mod simulation;
 
+use crate::cluster::node_groups::fresh_node;
 use crate::cluster::{
     ClusterAction, ClusterAutoscalerSpec, ClusterSpec, ClusterState, IntentKind, MaintenancePhase,
     NodeStatus, Recorder,
@@ -62,6 +63,7 @@ pub fn for_each(
             return false;
         }
     }
+    let settled = settled(spec, state);
     match scale_up::scale_up(spec, autoscaler, state) {
         ScaleUp::Options(options) => {
             return options.iter().all(|option| {
@@ -72,16 +74,14 @@ pub fn for_each(
             });
         }
         ScaleUp::Impossible(_)
-            if settled(spec, state)
-                && !reported(spec, state)
-                && !visit(ClusterAction::AutoscalerNoScaleUp) =>
+            if settled && !reported(spec, state) && !visit(ClusterAction::AutoscalerNoScaleUp) =>
         {
             return false;
         }
         _ => {}
     }
     !autoscaler.scale_down_enabled
-        || !settled(spec, state)
+        || !settled
         || scale_down::candidates(spec, autoscaler, state)
             .into_iter()
             .all(|n| visit(ClusterAction::AutoscalerScaleDown { node: n as u16 }))
@@ -123,17 +123,19 @@ pub fn run(
         }
         ClusterAction::NodeRegisters { node } => {
             let n = node as usize;
-            *state.node_mut(n) = simulation::fresh_node(spec, n, NodeStatus::Ready);
+            *state.node_mut(n) = fresh_node(spec, n, NodeStatus::Ready);
             rec.log(Some("Cluster autoscaler"), || {
                 format!("Node {n} has registered: ready")
             });
         }
         ClusterAction::AutoscalerNoScaleUp => {
-            if let ScaleUp::Impossible(pods) = scale_up::scale_up(spec, autoscaler, state) {
-                for (pod, why) in pods {
-                    rec.log(Some("Cluster autoscaler - no_scale_up"), || {
-                        format!("Pod {pod} didn't trigger scale-up: {why}")
-                    });
+            if rec.is_recording() {
+                if let ScaleUp::Impossible(pods) = scale_up::scale_up(spec, autoscaler, state) {
+                    for (pod, why) in pods {
+                        rec.log(Some("Cluster autoscaler - no_scale_up"), || {
+                            format!("Pod {pod} didn't trigger scale-up: {why}")
+                        });
+                    }
                 }
             }
             state.violate_pod_always_schedulable(spec);
@@ -157,8 +159,12 @@ fn scale_up_step(
     nodes: usize,
     rec: &mut Recorder,
 ) {
-    let pods = match scale_up::scale_up(spec, autoscaler, state) {
-        ScaleUp::Options(options) => options
+    // The pods the option was for: only a trace shows them.
+    let pods = match rec
+        .is_recording()
+        .then(|| scale_up::scale_up(spec, autoscaler, state))
+    {
+        Some(ScaleUp::Options(options)) => options
             .into_iter()
             .find(|o| o.group == group)
             .map(|o| o.pods)

@@ -23,33 +23,22 @@
 //! `--scale-down-delay-after-add`): a candidate may be removed at any later point once the
 //! cluster is settled ([`super`]).
 
-use super::simulation::{daemon_requests, fresh_node, Simulation};
+use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::budget_status;
+use crate::cluster::node_groups::{daemon_requests, fresh_node};
 use crate::cluster::{
     ClusterAutoscalerSpec, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, PodPhase,
     Recorder,
 };
-
-/// The model's pods on node `n` of `state` (any phase but a free slot).
-pub fn pods_on(state: &ClusterState, n: usize) -> impl Iterator<Item = usize> + '_ {
-    (1..=state.pods().len()).filter(move |&p| {
-        let pod = state.pod(p);
-        pod.phase != PodPhase::Idle && pod.loc as usize == n
-    })
-}
 
 /// Node `n`'s utilisation in `state`, in thousandths: its pods' requests (the model's, its
 /// DaemonSets', its reserved load) over its allocatable, the larger of CPU and memory.
 pub fn utilization(spec: &ClusterSpec, state: &ClusterState, n: usize) -> u64 {
     let node = spec.node(n);
     let (daemon_cpu, daemon_memory, _) = daemon_requests(spec, n);
-    let mut cpu = i64::from(node.reserved_cpu + daemon_cpu);
-    let mut memory = i64::from(node.reserved_memory + daemon_memory);
-    for p in pods_on(state, n).filter(|&p| state.pod(p).phase != PodPhase::Terminating) {
-        let template = spec.template_or_none(state.pod(p).template);
-        cpu += template.cpu_requested as i64;
-        memory += template.mem_requested as i64;
-    }
+    let (pods_cpu, pods_memory) = requests_on(spec, state, n);
+    let cpu = i64::from(node.reserved_cpu + daemon_cpu) + pods_cpu;
+    let memory = i64::from(node.reserved_memory + daemon_memory) + pods_memory;
     let share = |used: i64, total: i32| (used.max(0) * 1000 / (total as i64).max(1)) as u64;
     share(cpu, node.cpu).max(share(memory, node.memory))
 }
@@ -95,7 +84,8 @@ fn removable(
     {
         return false;
     }
-    let moving: Vec<usize> = pods_on(state, n)
+    let moving: Vec<usize> = state
+        .pods_on(std::slice::from_ref(&n))
         .filter(|&p| state.pod(p).phase != PodPhase::Terminating)
         .collect();
     if moving.iter().any(|&p| !state.pod(p).owned) || !budgets_allow(spec, state, &moving) {
@@ -137,7 +127,8 @@ fn budgets_allow(spec: &ClusterSpec, state: &ClusterState, pods: &[usize]) -> bo
 /// remove; their ReplicaSets replace them elsewhere).
 pub fn start_removal(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
     let used = utilization(spec, state, n);
-    let evicted: Vec<usize> = pods_on(state, n)
+    let evicted: Vec<usize> = state
+        .pods_on(std::slice::from_ref(&n))
         .filter(|&p| state.pod(p).phase != PodPhase::Terminating)
         .collect();
     state.node_mut(n).maintenance = MaintenancePhase::ScaleDown;
@@ -164,7 +155,7 @@ pub fn start_removal(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec
 pub fn drained(state: &ClusterState, n: usize) -> bool {
     state.node(n).maintenance == MaintenancePhase::ScaleDown
         && state.node(n).status.exists()
-        && pods_on(state, n).next().is_none()
+        && state.pods_on(std::slice::from_ref(&n)).next().is_none()
 }
 
 /// Deletes node `n`'s Node: its slot is free again.

@@ -21,12 +21,9 @@
 //! reports `NotTriggerScaleUp` with each group's reason ("max node group size reached", or
 //! the filter that rejected the template node).
 
-use super::simulation::Simulation;
+use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::node_name;
-use crate::cluster::state::pod_queue;
-use crate::cluster::{
-    ClusterAutoscalerSpec, ClusterSpec, ClusterState, Expander, NodeStatus, PodPhase,
-};
+use crate::cluster::{ClusterAutoscalerSpec, ClusterSpec, ClusterState, Expander, NodeStatus};
 
 /// What a scale-up could do for one node group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,10 +56,7 @@ pub fn unschedulable_pods(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize
     (1..=state.pods().len())
         .filter(|&p| {
             let pod = state.pod(p);
-            pod.phase == PodPhase::Pending
-                && pod.loc == 0
-                && pod.queued & pod_queue::SCHEDULER == 0
-                && spec.template_or_none(pod.template).node_name == 0
+            pod.unscheduled_unqueued() && spec.template_or_none(pod.template).node_name == 0
         })
         .collect()
 }
@@ -186,13 +180,11 @@ fn best(expander: Expander, options: Vec<ExpansionOption>) -> Vec<ExpansionOptio
 fn waste(spec: &ClusterSpec, state: &ClusterState, added: &[usize]) -> (u64, u64) {
     let (mut cpu, mut memory, mut cpu_used, mut memory_used) = (0i64, 0i64, 0i64, 0i64);
     for &n in added {
-        cpu += spec.node(n).cpu as i64;
-        memory += spec.node(n).memory as i64;
-        for p in (1..=state.pods().len()).filter(|&p| state.pod(p).loc as usize == n) {
-            let template = spec.template_or_none(state.pod(p).template);
-            cpu_used += template.cpu_requested as i64;
-            memory_used += template.mem_requested as i64;
-        }
+        cpu += i64::from(spec.node(n).cpu);
+        memory += i64::from(spec.node(n).memory);
+        let (pods_cpu, pods_memory) = requests_on(spec, state, n);
+        cpu_used += pods_cpu;
+        memory_used += pods_memory;
     }
     let idle = |total: i64, used: i64| ((total - used).max(0) * 1000 / total.max(1)) as u64;
     (idle(cpu, cpu_used), idle(memory, memory_used))

@@ -11,7 +11,7 @@
 //! plugins, with the same spread domains and inter-pod affinity.
 
 use crate::cluster::kube::of_model::{node_id, pod_name, snapshot};
-use crate::cluster::state::NodeState;
+use crate::cluster::node_groups::fresh_node;
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase};
 use crate::controllers::kube_scheduler::{Decision, Scheduler};
 
@@ -46,22 +46,21 @@ impl Simulation {
     }
 
     /// Puts pod `pod` on node `n` (bound, as the simulator's `SchedulePod` does; 0 unbinds
-    /// it): the snapshot counts its requests there and nowhere else.
+    /// it, Pending, as a pod to place): the snapshot counts its requests there and nowhere
+    /// else.
     pub fn place(&mut self, pod: usize, n: usize) {
         let record = self.state.pod_mut(pod);
         record.loc = n as u16;
-        if record.phase != PodPhase::Running {
+        if n == 0 || record.phase != PodPhase::Running {
             record.phase = PodPhase::Pending;
         }
     }
 
-    /// Kube-scheduler's filters for pod `pod` (a pod of the state, bound or not) on the
-    /// simulated state: the decision, whose `feasible` nodes pass every filter.
+    /// Kube-scheduler's filters for pod `pod` (an unbound pod of the state: a pending one, or
+    /// one [`Simulation::place`]d at 0) on the simulated state: the decision, whose `feasible`
+    /// nodes pass every filter.
     pub fn decide(&self, spec: &ClusterSpec, pod: usize) -> Option<Decision> {
-        let mut state = self.state.clone();
-        state.pod_mut(pod).loc = 0;
-        state.pod_mut(pod).phase = PodPhase::Pending;
-        let snapshot = snapshot(spec, &state);
+        let snapshot = snapshot(spec, &self.state);
         let name = pod_name(pod);
         let subject = snapshot.pods.iter().find(|p| p.name == name)?;
         Some(Scheduler::new(&snapshot).decide(subject))
@@ -84,29 +83,17 @@ impl Simulation {
     }
 }
 
-/// Node `n`'s record when its Node has just registered (or, with another `status`, when it
-/// has none): empty but for its DaemonSets' pods, which the DaemonSet controller creates for
-/// a new node, and its reserved load.
-pub fn fresh_node(spec: &ClusterSpec, n: usize, status: NodeStatus) -> NodeState {
-    let node = spec.node(n);
-    let (cpu, memory, pods) = daemon_requests(spec, n);
-    NodeState {
-        cpu_left: (node.cpu - node.reserved_cpu - cpu) as i16,
-        mem_left: (node.memory - node.reserved_memory - memory) as i16,
-        status,
-        num_pods: pods,
-        ..NodeState::default()
-    }
-}
-
-/// The CPU and memory the DaemonSet pods placed on node `n` request, and how many they are.
-pub fn daemon_requests(spec: &ClusterSpec, n: usize) -> (i32, i32, u8) {
-    let (mut cpu, mut memory, mut pods) = (0, 0, 0);
-    for daemon in spec.daemon_pods.iter().filter(|d| d.node == n) {
-        let template = crate::cluster::kube::daemon_pod::template(spec, daemon.daemon_set);
-        cpu += template.cpu_requested;
-        memory += template.mem_requested;
-        pods += 1;
-    }
-    (cpu, memory, pods)
+/// The CPU and memory the model's pods on node `n` of `state` request (terminating ones left
+/// out: they are leaving).
+pub fn requests_on(spec: &ClusterSpec, state: &ClusterState, n: usize) -> (i64, i64) {
+    state
+        .pods_on(std::slice::from_ref(&n))
+        .filter(|&p| state.pod(p).phase != PodPhase::Terminating)
+        .map(|p| spec.template_or_none(state.pod(p).template))
+        .fold((0, 0), |(cpu, memory), template| {
+            (
+                cpu + i64::from(template.cpu_requested),
+                memory + i64::from(template.mem_requested),
+            )
+        })
 }

@@ -11,7 +11,8 @@
 //! every other flag that changes a decision is warned about, naming what the model does
 //! instead, unless it is given its default value.
 
-use crate::input::description::{AutoscaledGroup, ClusterAutoscaler, Expander};
+use crate::cluster::Expander;
+use crate::input::description::{AutoscaledGroup, ClusterAutoscaler};
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 use serde_json::Value;
@@ -500,17 +501,13 @@ pub fn read(
             }
             Some(Kind::Expander) => {
                 let text = needed()?;
-                autoscaler.expander = Expander::ALL
-                    .iter()
-                    .find(|(name, _)| *name == text)
-                    .map(|(_, expander)| *expander)
-                    .ok_or_else(|| {
-                        error(format!(
-                            "`{text}`: the model has the random, least-waste and most-pods \
+                autoscaler.expander = Expander::named(text).ok_or_else(|| {
+                    error(format!(
+                        "`{text}`: the model has the random, least-waste and most-pods \
                              expanders, one at a time; write one of them, e.g. \
                              --expander=least-waste"
-                        ))
-                    })?;
+                    ))
+                })?;
             }
             Some(Kind::AutoDiscovery) => {
                 return Err(error(

@@ -7,8 +7,9 @@
 
 use super::schema::{ClusterAutoscaler, Node};
 use super::validate::integer_name;
+use crate::cluster::node_groups::fresh_node;
 use crate::cluster::spec::ClusterSpec;
-use crate::cluster::state::{ClusterState, NodeState, NodeStatus};
+use crate::cluster::state::{ClusterState, NodeStatus};
 use crate::cluster::{ClusterAutoscalerSpec, Expander, NodeGroup};
 use serde_json::Value;
 
@@ -66,12 +67,8 @@ pub fn spec(
         let node = &mut spec.nodes[n - 1];
         node.reserved_cpu = cpu;
         node.reserved_memory = memory;
-        *state.node_mut(n) = NodeState {
-            cpu_left: (node.cpu - cpu) as i16,
-            mem_left: (node.memory - memory) as i16,
-            status: NodeStatus::Absent,
-            ..NodeState::default()
-        };
+        // No DaemonSet pod is placed yet: the model places them on every node, slots included.
+        *state.node_mut(n) = fresh_node(spec, n, NodeStatus::Absent);
     }
     let mut next_slot = first_slot;
     let node_groups = autoscaler
@@ -99,10 +96,10 @@ pub fn spec(
         scale_down_threshold_permille: (autoscaler.scale_down_utilization_threshold.unwrap_or(0.5)
             * 1000.0)
             .round() as u32,
-        expander: match autoscaler.expander.as_deref() {
-            Some("least-waste") => Expander::LeastWaste,
-            Some("most-pods") => Expander::MostPods,
-            _ => Expander::Random,
-        },
+        expander: autoscaler
+            .expander
+            .as_deref()
+            .and_then(Expander::named)
+            .unwrap_or_default(),
     }
 }

@@ -5,11 +5,9 @@
 
 use super::problems::Problems;
 use crate::cluster::state::MAX_NODES;
+use crate::cluster::Expander;
 use crate::input::uniform::schema::{ClusterAutoscaler, Event};
 use std::collections::BTreeSet;
-
-/// The expanders the model follows.
-pub const EXPANDERS: [&str; 3] = ["random", "least-waste", "most-pods"];
 
 /// Checks `autoscaler` in a document with `nodes` nodes and `events`.
 pub(super) fn check_cluster_autoscaler(
@@ -29,11 +27,14 @@ pub(super) fn check_cluster_autoscaler(
         }
     }
     if let Some(expander) = &autoscaler.expander {
-        if !EXPANDERS.contains(&expander.as_str()) {
+        if Expander::named(expander).is_none() {
             problems.add(
                 format!("{path}.expander"),
                 format!("`{expander}` is not an expander kivi models"),
-                format!("use one of {}", EXPANDERS.join(", ")),
+                format!(
+                    "use one of {}",
+                    Expander::ALL.map(Expander::name).join(", ")
+                ),
             );
         }
     }

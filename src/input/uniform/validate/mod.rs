@@ -24,7 +24,6 @@ mod pdbs;
 mod pod_templates;
 mod problems;
 
-pub use autoscaler::EXPANDERS;
 pub use events::scalar_text;
 pub use intents::expression_offset;
 pub use pdbs::int_or_percent;
