@@ -1,11 +1,12 @@
 //! The cluster autoscaler under `--semantics kubernetes`: scale-up for unschedulable pods with
 //! kube-scheduler's filters on a template node (`ComputeExpansionOption`), the binpacking
 //! estimate, the expanders, `NotTriggerScaleUp` as the `pod_always_schedulable` violation,
-//! and scale-down's rules (utilisation threshold, minimum size, unreplicated pods,
-//! PodDisruptionBudgets, pods that must fit elsewhere).
+//! and scale-down's rules (utilisation threshold, minimum size, the drainability rules:
+//! unreplicated pods, safe-to-evict annotations, PodDisruptionBudgets; pods that must fit
+//! elsewhere) and its removal (evictions through the Eviction API, the drain's time-out).
 
 use crate::support::cli::{kivi_texts, stored_states};
-use kivi::cluster::{ClusterAction, ClusterState, Expander, Queue, Semantics};
+use kivi::cluster::{ClusterAction, ClusterState, Expander, MaintenancePhase, Queue, Semantics};
 use kivi::controllers::cluster_autoscaler::scale_down::candidates;
 use kivi::controllers::cluster_autoscaler::scale_up::{scale_up, ScaleUp};
 use kivi::input::uniform::load_uniform;
@@ -27,13 +28,16 @@ fn model(doc: &Value) -> ClusterModel {
 }
 
 /// The state `model` reaches from its initial state by taking the first enabled step that is
-/// not the autoscaler's until only the autoscaler's are left.
+/// neither the autoscaler's nor an event's until only those are left.
 fn settled(model: &ClusterModel) -> ClusterState {
     let mut state = model.initial_state().clone();
     for _ in 0..100 {
         let mut actions = Vec::new();
         model.actions(&state, &mut actions);
-        let Some(next) = actions.iter().find(|a| !is_autoscaler(a)) else {
+        let Some(next) = actions
+            .iter()
+            .find(|a| !is_autoscaler(a) && !a.is_environment())
+        else {
             return state;
         };
         state = model.next_state(&state, next).unwrap();
@@ -47,6 +51,8 @@ fn is_autoscaler(action: &ClusterAction) -> bool {
         ClusterAction::AutoscalerScaleUp { .. }
             | ClusterAction::AutoscalerNoScaleUp
             | ClusterAction::AutoscalerScaleDown { .. }
+            | ClusterAction::AutoscalerEviction { .. }
+            | ClusterAction::AutoscalerScaleDownFails { .. }
             | ClusterAction::AutoscalerDeletesNode { .. }
             | ClusterAction::NodeRegisters { .. }
     )
@@ -167,7 +173,7 @@ fn bad_node_groups_are_input_errors_naming_the_place() {
     }
     let mut doc = document(ZONE_SPREAD);
     doc["controllers"]["clusterAutoscaler"]["expander"] = json!("priority");
-    doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
+    doc["events"] = json!([{"name": "drain", "para": {"node": 1}}]);
     let path = dir.join("bad-options.json");
     std::fs::write(&path, doc.to_string()).unwrap();
     let (code, _, stderr) =
@@ -175,8 +181,8 @@ fn bad_node_groups_are_input_errors_naming_the_place() {
     assert_eq!(code, Some(2), "{stderr}");
     for expected in [
         "controllers.clusterAutoscaler.expander: `priority` is not an expander kivi models",
-        "events[0].name: a node failure, drain, upgrade, maintenance or kernel panic on a node \
-         the cluster autoscaler adds and removes is not modelled",
+        "events[0].name: a drain, upgrade, maintenance or kernel panic on a node the cluster \
+         autoscaler adds and removes is not modelled",
     ] {
         assert!(stderr.contains(expected), "{expected} not in {stderr}");
     }
@@ -210,9 +216,8 @@ fn scale_down_takes_nodes_under_the_threshold_whose_pods_fit_elsewhere() {
     assert_eq!(autoscaler_steps(&m, &settled(&m)), []);
 }
 
-#[test]
-fn unreplicated_pods_and_budgets_block_scale_down() {
-    let doc = document(SCALE_DOWN);
+/// `doc` (SCALE_DOWN) with pod 2 a bare pod: no controller owns it.
+fn with_bare_pod_2(doc: &Value) -> Value {
     let mut bare = doc.clone();
     bare["setup"]["pods"][1]["workloadType"] = json!(0);
     bare["setup"]["pods"][1]["workloadId"] = json!(0);
@@ -221,7 +226,13 @@ fn unreplicated_pods_and_budgets_block_scale_down() {
         bare.pointer_mut(at).unwrap()[key] = json!(1);
         bare.pointer_mut(&format!("{at}/replicaSets/0")).unwrap()[key] = json!(1);
     }
-    let m = model(&bare);
+    bare
+}
+
+#[test]
+fn unreplicated_pods_and_budgets_block_scale_down() {
+    let doc = document(SCALE_DOWN);
+    let m = model(&with_bare_pod_2(&doc));
     let state = settled(&m);
     let spec = m.spec();
     let autoscaler = spec.cluster_autoscaler.as_ref().unwrap();
@@ -238,6 +249,108 @@ fn unreplicated_pods_and_budgets_block_scale_down() {
     budget["pdbs"][0]["minAvailable"] = json!(1);
     let m = model(&budget);
     assert_eq!(autoscaler_steps(&m, &settled(&m)), scale_downs(&[1, 2, 3]));
+}
+
+#[test]
+fn safe_to_evict_annotations_decide_in_the_autoscalers_rule_order() {
+    // `drainability/rules.Default`: safetoevict ("true") comes before replicated and pdb,
+    // notsafetoevict ("false") after replicated.
+    let doc = document(SCALE_DOWN);
+    let candidates_of = |doc: &Value| {
+        let m = model(doc);
+        let state = settled(&m);
+        let spec = m.spec();
+        candidates(spec, spec.cluster_autoscaler.as_ref().unwrap(), &state)
+    };
+    let mut unsafe_pods = doc.clone();
+    unsafe_pods["setup"]["podTemplates"][0]["safeToEvict"] = json!(false);
+    assert_eq!(candidates_of(&unsafe_pods), [3], "not safe to evict");
+
+    let mut safe_under_budget = doc.clone();
+    safe_under_budget["setup"]["podTemplates"][0]["safeToEvict"] = json!(true);
+    safe_under_budget["pdbs"] = json!([{"name": "web", "deployments": [1], "minAvailable": 2}]);
+    assert_eq!(
+        candidates_of(&safe_under_budget),
+        [1, 2, 3],
+        "safe-to-evict passes before the budget rule"
+    );
+
+    let mut bare = with_bare_pod_2(&doc);
+    assert_eq!(candidates_of(&bare), [1, 3], "pod 2 has no owner");
+    bare["setup"]["podTemplates"][0]["safeToEvict"] = json!(true);
+    assert_eq!(
+        candidates_of(&bare),
+        [1, 2, 3],
+        "a safe-to-evict pod needs no owner"
+    );
+}
+
+/// SCALE_DOWN with both pods on node 1 (2 of its 4 CPUs), scale-down below 60 %, and a
+/// budget of `maxUnavailable: 1` over them.
+fn two_pods_under_one_budget() -> Value {
+    let mut doc = document(SCALE_DOWN);
+    doc["setup"]["pods"][1]["loc"] = json!(1);
+    for (node, left, pods) in [(0, 2, 2), (1, 4, 0)] {
+        doc["setup"]["nodes"][node]["cpuLeft"] = json!(left);
+        doc["setup"]["nodes"][node]["memLeft"] = json!(left);
+        doc["setup"]["nodes"][node]["numPod"] = json!(pods);
+    }
+    doc["controllers"]["clusterAutoscaler"]["scaleDownUtilizationThreshold"] = json!(0.6);
+    doc["pdbs"] = json!([{"name": "web", "deployments": [1], "maxUnavailable": 1}]);
+    doc
+}
+
+#[test]
+fn the_removal_evicts_through_the_eviction_api_and_fails_on_a_refusal() {
+    let m = model(&two_pods_under_one_budget());
+    let state = settled(&m);
+    // The budget allows one disruption: each pod passes the pdb rule on its own, so node 1
+    // is removable (risky, upstream); the API then paces the evictions.
+    assert_eq!(autoscaler_steps(&m, &state), scale_downs(&[1, 2, 3]));
+    let removing = m
+        .next_state(&state, &ClusterAction::AutoscalerScaleDown { node: 1 })
+        .unwrap();
+    let evictions = [1, 2].map(|pod| ClusterAction::AutoscalerEviction { pod });
+    assert_eq!(autoscaler_steps(&m, &removing), evictions);
+    let one_gone = m.next_state(&removing, &evictions[0]).unwrap();
+    // Pod 1 is terminating: the budget allows nothing more, pod 2's eviction is refused
+    // (429), and the drain may time out.
+    assert_eq!(
+        autoscaler_steps(&m, &one_gone),
+        [ClusterAction::AutoscalerScaleDownFails { node: 1 }]
+    );
+    let failed = m
+        .next_state(
+            &one_gone,
+            &ClusterAction::AutoscalerScaleDownFails { node: 1 },
+        )
+        .unwrap();
+    assert_eq!(failed.node(1).maintenance, MaintenancePhase::Idle);
+    assert_eq!(
+        failed.pods_on(&[1]).count(),
+        2,
+        "pod 2 stays, pod 1 terminating"
+    );
+}
+
+#[test]
+fn a_scale_down_under_a_budget_never_violates_it() {
+    let mut doc = two_pods_under_one_budget();
+    doc["intents"] = json!([{"name": "pod_always_schedulable"}, {"name": "pdb_never_violated"}]);
+    let dir = crate::support::scratch::scratch("ca-scale-down-budget");
+    let path = dir.join("budget.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (code, stdout, stderr) = kivi_texts(&[
+        "check",
+        path.to_str().unwrap(),
+        "--semantics",
+        "kubernetes",
+        "-q",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stored_states(&stdout), 198);
 }
 
 #[test]
@@ -262,6 +375,51 @@ fn a_pod_that_fits_nowhere_else_keeps_its_node() {
         [],
         "no node left to move a pod to"
     );
+}
+
+#[test]
+fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
+    let mut doc = document(SCALE_DOWN);
+    doc["events"] = json!([{"name": "nodeFailure", "para": 3}]);
+    let m = model(&doc);
+    let state = settled(&m);
+    // Node 3 (empty) is removed before the failure comes: the event ends at once.
+    let removing = m
+        .next_state(&state, &ClusterAction::AutoscalerScaleDown { node: 3 })
+        .unwrap();
+    let removed = m
+        .next_state(&removing, &ClusterAction::AutoscalerDeletesNode { node: 3 })
+        .unwrap();
+    let failure = ClusterAction::NodeFailure { event: 0 };
+    let after = m.next_state(&removed, &failure).unwrap();
+    assert!(!after.node(3).status.exists(), "no Node comes back");
+    let mut actions = Vec::new();
+    m.actions(&after, &mut actions);
+    assert!(!actions.contains(&failure), "the event is over");
+    // Node 3 fails while being removed and is deleted while down: it does not come back.
+    let down = m.next_state(&removing, &failure).unwrap();
+    let down = m.next_state(&down, &failure).unwrap();
+    let deleted = m
+        .next_state(&down, &ClusterAction::AutoscalerDeletesNode { node: 3 })
+        .unwrap();
+    let after = m.next_state(&deleted, &failure).unwrap();
+    assert!(!after.node(3).status.exists(), "no Node comes back");
+
+    let dir = crate::support::scratch::scratch("ca-node-failure");
+    let path = dir.join("failure.json");
+    doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (code, stdout, stderr) = kivi_texts(&[
+        "check",
+        path.to_str().unwrap(),
+        "--semantics",
+        "kubernetes",
+        "-q",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(stored_states(&stdout), 3806);
 }
 
 /// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not

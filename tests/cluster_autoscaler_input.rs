@@ -188,3 +188,57 @@ fn a_live_cluster_dump_gives_the_autoscaler_from_its_deployment() {
         "checkout only"
     );
 }
+
+#[test]
+fn safe_to_evict_annotations_are_read_and_an_unknown_value_is_warned() {
+    let dir = scratch("ca-safe-to-evict");
+    copy_tree(Path::new(MANIFESTS), &dir);
+    let app = std::fs::read_to_string(dir.join("app.yaml")).unwrap();
+    let annotated = app.replace(
+        "      labels:\n        app: web\n    spec:",
+        "      labels:\n        app: web\n      annotations:\n        \
+         cluster-autoscaler.kubernetes.io/safe-to-evict: \"false\"\n    spec:",
+    );
+    assert_ne!(
+        annotated, app,
+        "the template's metadata is where the test expects it"
+    );
+    let bare = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: batch\n  labels:\n    \
+                app: batch\n  annotations:\n    cluster-autoscaler.kubernetes.io/safe-to-evict: \
+                \"yes\"\nspec:\n  containers:\n  - name: batch\n    image: busybox\n";
+    std::fs::write(dir.join("app.yaml"), format!("{annotated}{bare}")).unwrap();
+    let dump = kivi(&["dump", dir.to_str().unwrap()]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    let templates = document["setup"]["podTemplates"].as_array().unwrap();
+    let safe: Vec<&serde_json::Value> = templates.iter().map(|t| &t["safeToEvict"]).collect();
+    assert_eq!(
+        safe,
+        [&json!(false), &serde_json::Value::Null],
+        "{templates:?}"
+    );
+    let warnings = stderr(&dump);
+    assert!(
+        warnings.contains(
+            "Pod/batch: annotation cluster-autoscaler.kubernetes.io/safe-to-evict: `yes` is \
+             neither \"true\" nor \"false\"; the cluster autoscaler ignores it, and so does kivi"
+        ),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn the_nodes_it_adds_are_named_in_the_trace() {
+    let (code, stdout, stderr) = kivi_texts(&[
+        "check",
+        "models/autoscaler-zone-spread",
+        "--original",
+        "-q",
+        "--threads",
+        "1",
+    ]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    let legend = "Names in the trace: node 1 = pool-a-1, node 2 = pool-b-1, node 3 = new node #1 \
+                  of group pool-a, deployment 1 = web";
+    assert!(stdout.contains(legend), "{stdout}");
+}

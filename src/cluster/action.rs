@@ -78,8 +78,20 @@ pub enum ClusterAction {
     /// violated.
     AutoscalerNoScaleUp,
     /// Under `--semantics kubernetes`: the cluster autoscaler starts removing node `node`: it
-    /// taints it and evicts its pods.
+    /// taints it; its pods are evicted by [`ClusterAction::AutoscalerEviction`]s.
     AutoscalerScaleDown {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: the cluster autoscaler evicts pod `pod` from a node it
+    /// is removing, through the Eviction API.
+    AutoscalerEviction {
+        /// Pod id.
+        pod: u32,
+    },
+    /// Under `--semantics kubernetes`: the cluster autoscaler's drain of node `node` times out
+    /// on pods the Eviction API refuses: the node stays, untainted.
+    AutoscalerScaleDownFails {
         /// Node id.
         node: u16,
     },
@@ -247,6 +259,8 @@ impl ClusterAction {
             | Self::AutoscalerScaleUp { .. }
             | Self::AutoscalerNoScaleUp
             | Self::AutoscalerScaleDown { .. }
+            | Self::AutoscalerEviction { .. }
+            | Self::AutoscalerScaleDownFails { .. }
             | Self::AutoscalerDeletesNode { .. }
             | Self::NodeRegisters { .. }
             | Self::Kubelet

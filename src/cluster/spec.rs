@@ -145,6 +145,10 @@ pub struct PodTemplate {
     pub priority: i32,
     /// `spec.preemptionPolicy` of its pods (from their PriorityClass).
     pub preemption_policy: PreemptionPolicy,
+    /// The pods' `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation: `Some(true)`
+    /// lets the cluster autoscaler remove their node whatever else would keep it,
+    /// `Some(false)` keeps it (`crate::controllers::cluster_autoscaler::scale_down`).
+    pub safe_to_evict: Option<bool>,
 }
 
 impl PodTemplate {
@@ -751,6 +755,7 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     cpu_pattern: Vec::new(),
     priority: 0,
     preemption_policy: PreemptionPolicy::PreemptLowerPriority,
+    safe_to_evict: None,
 };
 
 /// The value number of label `key` in `labels` (0 when absent).

@@ -1,6 +1,8 @@
 //! Node failure (Kivi's `nodeFailure`): the node turns not ready, is queued for the node
 //! controller, and turns ready again — three separate steps, so the node controller may or may
-//! not see the node down, and other controllers may act in between.
+//! not see the node down, and other controllers may act in between. A node of a cluster
+//! autoscaler's group may be gone: one the autoscaler deleted before the failure does not fail
+//! (the event ends at once), and one it deleted while down does not come back.
 //!
 //! Ids and ties: the input names the failing node; nothing is chosen. Under `--tie-break any`
 //! the symmetry reduction treats nodes named by one failure each as interchangeable, each
@@ -17,11 +19,23 @@ const STEPS: u16 = 3;
 pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder) {
     let taken = state.events().progress[event];
     match taken {
+        0 if !state.node(n).status.exists() => {
+            rec.log(Some("nodeFailure"), || {
+                format!("Node {n} does not exist (the cluster autoscaler removed it): no failure")
+            });
+            state.events_mut().done |= 1 << event;
+            return;
+        }
         0 => {
             state.node_mut(n).status = NodeStatus::NotReady;
             rec.log(Some("nodeFailure"), || format!("Node {n} failed"));
         }
         1 => state.enqueue(Queue::Node, n),
+        _ if state.node(n).status != NodeStatus::NotReady => {
+            rec.log(Some("nodeFailure"), || {
+                format!("Node {n} was removed by the cluster autoscaler while down")
+            });
+        }
         _ => {
             state.node_mut(n).status = NodeStatus::Ready;
             rec.log(Some("nodeFailure"), || format!("Node {n} is back"));

@@ -77,6 +77,9 @@ pub struct PodTemplate {
     /// `spec.preemptionPolicy` as the Priority admission plugin sets it; `None` is the
     /// default, PreemptLowerPriority.
     pub preemption_policy: Option<PreemptionPolicy>,
+    /// The `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation of the pods' metadata:
+    /// `"true"` or `"false"` (the autoscaler reads no other value).
+    pub safe_to_evict: Option<bool>,
 }
 
 /// An HPA metric target.

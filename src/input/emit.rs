@@ -207,6 +207,9 @@ pub(super) fn pod_template_json(
     if pod.preemption_policy == Some(PreemptionPolicy::Never) {
         json.insert("preemptionPolicy".into(), json!("Never"));
     }
+    if let Some(safe) = pod.safe_to_evict {
+        json.insert("safeToEvict".into(), json!(safe));
+    }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));
         json.insert(

@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 #[serde(rename_all = "camelCase")]
 pub struct Names {
     /// Node names: a node group's name, or `NAME #k` for the k-th node (from 1) of a group of
-    /// several, in the order the single topology numbers them.
+    /// several, in the order the single topology numbers them; then the cluster autoscaler's
+    /// nodes to add, `new node #k of group NAME`.
     pub nodes: Vec<String>,
     /// Deployment names (`metadata.name`).
     pub deployments: Vec<String>,
@@ -40,6 +41,12 @@ impl Names {
                     format!("{} #{}", group.name, copy + 1)
                 });
             }
+        }
+        // The cluster autoscaler's slots follow the input's nodes, group by group, as
+        // `uniform::node_groups::with_slots` appends them.
+        for group in cluster.cluster_autoscaler.iter().flat_map(|a| &a.groups) {
+            let adds = (group.max_size as usize).saturating_sub(group.members.len());
+            nodes.extend((1..=adds).map(|k| format!("new node #{k} of group {}", group.name)));
         }
         Self {
             nodes,

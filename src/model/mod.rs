@@ -425,6 +425,8 @@ impl ClusterModel {
             ClusterAction::AutoscalerScaleUp { .. }
             | ClusterAction::AutoscalerNoScaleUp
             | ClusterAction::AutoscalerScaleDown { .. }
+            | ClusterAction::AutoscalerEviction { .. }
+            | ClusterAction::AutoscalerScaleDownFails { .. }
             | ClusterAction::AutoscalerDeletesNode { .. }
             | ClusterAction::NodeRegisters { .. } => {
                 controllers::cluster_autoscaler::run(spec, next, action, rec)

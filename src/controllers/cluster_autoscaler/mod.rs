@@ -22,14 +22,17 @@
 //!   removed), so a pod waiting for room that a terminating pod or an upcoming node is about
 //!   to give is not reported. This also covers a scale-down that evicts a pod which then
 //!   cannot be placed;
-//! - [`ClusterAction::AutoscalerScaleDown`] and [`ClusterAction::AutoscalerDeletesNode`]: a
-//!   node is tainted and its pods evicted, then, once they are gone, its Node is deleted. A
-//!   loop that scaled up does not scale down: a scale-down is a step only where no scale-up
+//! - [`ClusterAction::AutoscalerScaleDown`], [`ClusterAction::AutoscalerEviction`],
+//!   [`ClusterAction::AutoscalerScaleDownFails`] and [`ClusterAction::AutoscalerDeletesNode`]:
+//!   a node is tainted, its pods evicted one by one through the Eviction API, then, once they
+//!   are gone, its Node is deleted; or the drain times out on a pod the API keeps refusing and
+//!   the node stays ([`actuation`]). A loop that scaled up does not scale down: a scale-down is a step only where no scale-up
 //!   is. Its delays (`--scale-down-delay-after-add`, `--scale-down-unneeded-time`: 10 minutes
 //!   each) are far longer than the other controllers take to act, so a scale-down is a step
 //!   only once the cluster is settled, as above: a node that just registered for a pending
 //!   pod gets the pod before the autoscaler may find it empty.
 
+pub mod actuation;
 pub mod scale_down;
 pub mod scale_up;
 pub mod simulation;
@@ -54,7 +57,7 @@ pub fn for_each(
         let node = n as u16;
         let step = if state.node(n).status == NodeStatus::Provisioning {
             Some(ClusterAction::NodeRegisters { node })
-        } else if scale_down::drained(state, n) {
+        } else if actuation::drained(state, n) {
             Some(ClusterAction::AutoscalerDeletesNode { node })
         } else {
             None
@@ -62,6 +65,12 @@ pub fn for_each(
         if step.is_some_and(|step| !visit(step)) {
             return false;
         }
+    }
+    if !actuation::for_each_eviction(spec, state, visit)
+        || !actuation::failing_drains(spec, state)
+            .all(|n| visit(ClusterAction::AutoscalerScaleDownFails { node: n as u16 }))
+    {
+        return false;
     }
     let settled = settled(spec, state);
     match scale_up::scale_up(spec, autoscaler, state) {
@@ -141,10 +150,14 @@ pub fn run(
             state.violate_pod_always_schedulable(spec);
         }
         ClusterAction::AutoscalerScaleDown { node } => {
-            scale_down::start_removal(spec, state, node as usize, rec)
+            actuation::start_removal(spec, state, node as usize, rec)
+        }
+        ClusterAction::AutoscalerEviction { pod } => actuation::evict_pod(state, pod as usize, rec),
+        ClusterAction::AutoscalerScaleDownFails { node } => {
+            actuation::fail(spec, state, node as usize, rec)
         }
         ClusterAction::AutoscalerDeletesNode { node } => {
-            scale_down::delete(spec, state, node as usize, rec)
+            actuation::delete(spec, state, node as usize, rec)
         }
         _ => {}
     }

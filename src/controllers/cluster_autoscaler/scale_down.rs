@@ -1,34 +1,37 @@
-//! The autoscaler's scale-down: which nodes it may remove, and the removal.
+//! The autoscaler's scale-down planning: which nodes it may remove (the removal itself is
+//! [`super::actuation`]).
 //!
-//! Upstream (`cluster-autoscaler/core/scaledown`):
+//! Upstream (`cluster-autoscaler/core/scaledown`, `simulator`):
 //! - a node is a candidate (`eligibility/eligibility.go`, `unremovableReason`) when its group
 //!   stays at or above its minimum without it, it is ready, and its utilisation
 //!   (`simulator/utilization/info.go`, `Calculate`: the requests of its pods, DaemonSet pods
 //!   included, over its allocatable, the larger of CPU and memory) is below
 //!   `--scale-down-utilization-threshold`;
-//! - its pods must all move (`simulator/drain.go`, `GetPodsToMove`, with the drainability
-//!   rules of `simulator/drainability/rules`): a pod no controller owns blocks the removal
-//!   (`NotReplicated`), as does a PodDisruptionBudget that allows fewer disruptions than the
-//!   node's pods it selects (`RemainingPdbTracker`); DaemonSet pods go with the node;
+//! - its pods must all move (`simulator/drain.go`, `GetPodsToMove`): each pod passes the
+//!   drainability rules in the order `drainability/rules/rules.go` (`Default`) runs them,
+//!   the first with an answer deciding ([`blocking`]): DaemonSet pods go with the node; a pod
+//!   annotated `cluster-autoscaler.kubernetes.io/safe-to-evict: "true"` may move whatever
+//!   follows (`safetoevict`); a pod no controller owns blocks (`replicated`,
+//!   `NotReplicated`); one annotated `"false"` blocks (`notsafetoevict`); one that a
+//!   PodDisruptionBudget allowing no disruption selects blocks (`pdb`, `NotEnoughPdb`). A
+//!   node whose pods a budget allows only some of is still removable (the planner marks it
+//!   risky, `planner.go`); the Eviction API then paces the evictions ([`super::actuation`]);
 //! - and each pod must fit another node (`simulator/cluster.go`, `SimulateNodeRemoval`): the
 //!   node taken out of the snapshot, its pods placed one by one where kube-scheduler's filters
-//!   pass first, as [`super::simulation`] does;
-//! - the removal (`actuation/actuator.go`, `StartDeletion`): the node is tainted
-//!   `ToBeDeletedByClusterAutoscaler:NoSchedule`, its pods evicted through the Eviction API,
-//!   and the Node deleted (`DeleteNodes`) once they are gone.
+//!   pass first, as [`super::simulation`] does.
 //!
-//! Not modelled: the `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation, local
-//! storage and `kube-system` pods (the model's pods are none of these), unready nodes
-//! (`--scale-down-unready-time`), and the delays before a removal (`--scale-down-unneeded-time`,
-//! `--scale-down-delay-after-add`): a candidate may be removed at any later point once the
-//! cluster is settled ([`super`]).
+//! Not modelled: local storage and `kube-system` pods (the `localstorage` and `system` rules:
+//! the model's pods have no volumes and all run in one namespace), terminating pods (the
+//! model's are left out: they are going anyway), `--min-replica-count`, unready nodes
+//! (`--scale-down-unready-time`), and the delays before a removal
+//! (`--scale-down-unneeded-time`, `--scale-down-delay-after-add`): a candidate may be removed
+//! at any later point once the cluster is settled ([`super`]).
 
 use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::budget_status;
-use crate::cluster::node_groups::{daemon_requests, fresh_node};
+use crate::cluster::node_groups::daemon_requests;
 use crate::cluster::{
     ClusterAutoscalerSpec, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, PodPhase,
-    Recorder,
 };
 
 /// Node `n`'s utilisation in `state`, in thousandths: its pods' requests (the model's, its
@@ -84,11 +87,8 @@ fn removable(
     {
         return false;
     }
-    let moving: Vec<usize> = state
-        .pods_on(std::slice::from_ref(&n))
-        .filter(|&p| state.pod(p).phase != PodPhase::Terminating)
-        .collect();
-    if moving.iter().any(|&p| !state.pod(p).owned) || !budgets_allow(spec, state, &moving) {
+    let moving = moving_pods(state, n);
+    if moving.iter().any(|&p| blocking(spec, state, p).is_some()) {
         return false;
     }
     let mut sim = Simulation::new(state);
@@ -108,60 +108,44 @@ fn removable(
     true
 }
 
-/// Whether every PodDisruptionBudget allows the eviction of each of `pods` it selects
-/// (`RemainingPdbTracker.CanRemovePods`).
-fn budgets_allow(spec: &ClusterSpec, state: &ClusterState, pods: &[usize]) -> bool {
-    spec.pdbs.iter().all(|budget| {
-        let selected = pods
-            .iter()
-            .filter(|&&p| {
-                let pod = state.pod(p);
-                pod.phase == PodPhase::Running && budget.deployments.contains(&pod.deployment)
-            })
-            .count() as i32;
-        selected == 0 || budget_status(state, budget).disruptions_allowed >= selected
-    })
-}
-
-/// Starts removing node `n`: tainted, its pods evicted (terminating, for the kubelet to
-/// remove; their ReplicaSets replace them elsewhere).
-pub fn start_removal(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
-    let used = utilization(spec, state, n);
-    let evicted: Vec<usize> = state
+/// The pods a removal of node `n` moves: the model's pods on it that are not terminating.
+pub fn moving_pods(state: &ClusterState, n: usize) -> Vec<usize> {
+    state
         .pods_on(std::slice::from_ref(&n))
         .filter(|&p| state.pod(p).phase != PodPhase::Terminating)
-        .collect();
-    state.node_mut(n).maintenance = MaintenancePhase::ScaleDown;
-    for &p in &evicted {
-        let deployment = state.pod(p).deployment as usize;
-        state.mark_for_deletion(deployment, p);
+        .collect()
+}
+
+/// Why a drainability rule keeps pod `p` on its node, in the autoscaler's words
+/// (`drain.BlockingPodReason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocking {
+    /// No controller owns the pod: nothing would recreate it.
+    NotReplicated,
+    /// The pod's template is annotated `cluster-autoscaler.kubernetes.io/safe-to-evict:
+    /// "false"`.
+    NotSafeToEvictAnnotation,
+    /// A PodDisruptionBudget selecting the pod allows no disruption now.
+    NotEnoughPdb,
+}
+
+/// Whether a drainability rule keeps pod `p` of `state` on its node, and which (see the
+/// module documentation for the rules and their order).
+pub fn blocking(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Blocking> {
+    let pod = state.pod(p);
+    let safe_to_evict = spec.template_or_none(pod.template).safe_to_evict;
+    if safe_to_evict == Some(true) {
+        None
+    } else if !pod.owned {
+        Some(Blocking::NotReplicated)
+    } else if safe_to_evict == Some(false) {
+        Some(Blocking::NotSafeToEvictAnnotation)
+    } else if spec.pdbs.iter().any(|budget| {
+        budget.deployments.contains(&pod.deployment)
+            && budget_status(state, budget).disruptions_allowed < 1
+    }) {
+        Some(Blocking::NotEnoughPdb)
+    } else {
+        None
     }
-    rec.log(Some("Cluster autoscaler - scale_down"), || {
-        let pods: Vec<String> = evicted.iter().map(|p| p.to_string()).collect();
-        let used = format!("{}.{} % utilised", used / 10, used % 10);
-        if pods.is_empty() {
-            format!("Node {n} is empty ({used}): tainted ToBeDeletedByClusterAutoscaler")
-        } else {
-            format!(
-                "Node {n} is unneeded ({used}) and its pods fit elsewhere: tainted \
-                 ToBeDeletedByClusterAutoscaler, pods [{}] evicted",
-                pods.join(", ")
-            )
-        }
-    });
-}
-
-/// Whether node `n`, being removed, has no pod left: its Node may be deleted.
-pub fn drained(state: &ClusterState, n: usize) -> bool {
-    state.node(n).maintenance == MaintenancePhase::ScaleDown
-        && state.node(n).status.exists()
-        && state.pods_on(std::slice::from_ref(&n)).next().is_none()
-}
-
-/// Deletes node `n`'s Node: its slot is free again.
-pub fn delete(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
-    *state.node_mut(n) = fresh_node(spec, n, NodeStatus::Absent);
-    rec.log(Some("Cluster autoscaler - scale_down"), || {
-        format!("Node {n} is deleted")
-    });
 }

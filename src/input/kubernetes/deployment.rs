@@ -82,6 +82,13 @@ pub fn read(
     let replicas = spec.replicas.unwrap_or(1);
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
     let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
+    let annotations = spec.template.metadata.as_ref();
+    pod.safe_to_evict = pod_spec::safe_to_evict(
+        annotations.and_then(|m| m.annotations.as_ref()),
+        object,
+        document,
+        diagnostics,
+    );
     pod.written = document.value.pointer("/spec/template").cloned();
     let strategy = spec.strategy.unwrap_or_default();
     let recreate = strategy.type_.as_deref() == Some("Recreate");

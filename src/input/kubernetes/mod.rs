@@ -138,7 +138,14 @@ pub fn read_object(
                 .unwrap_or_default()
                 .into_iter()
                 .collect();
-            let template = pod_spec::pod_template(&spec, labels, &object, document, diagnostics)?;
+            let mut template =
+                pod_spec::pod_template(&spec, labels, &object, document, diagnostics)?;
+            template.safe_to_evict = pod_spec::safe_to_evict(
+                pod.metadata.annotations.as_ref(),
+                &object,
+                document,
+                diagnostics,
+            );
             Ok(Some(Object::Pod(name.to_string(), template)))
         }
         "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),

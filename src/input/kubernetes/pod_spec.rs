@@ -1,7 +1,8 @@
 //! The scheduling-relevant part of a PodSpec: requests, node affinity, tolerations, topology
 //! spread constraints, `nodeName`, `priorityClassName` and `preemptionPolicy` (resolved by
 //! [`crate::input::priorities`]), with a warning for each field that would change
-//! scheduling but is not modelled.
+//! scheduling but is not modelled; and the pods' safe-to-evict annotation, which the cluster
+//! autoscaler reads.
 
 use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::Toleration;
@@ -256,7 +257,36 @@ pub fn pod_template(
         written_priority,
         priority: 0,
         preemption_policy: None,
+        safe_to_evict: None,
     })
+}
+
+/// The annotation by which pods tell the cluster autoscaler whether it may evict them to
+/// remove their node (`utils/drain`, `PodSafeToEvictKey`).
+pub const SAFE_TO_EVICT: &str = "cluster-autoscaler.kubernetes.io/safe-to-evict";
+
+/// The pods' [`SAFE_TO_EVICT`] annotation among `annotations` (the metadata of the object
+/// named `object`, or of its pod template): the autoscaler compares it with `"true"`
+/// (`HasSafeToEvictAnnotation`) and `"false"` (`HasNotSafeToEvictAnnotation`) and reads
+/// nothing else, so another value is warned and taken as no annotation.
+pub fn safe_to_evict(
+    annotations: Option<&BTreeMap<String, String>>,
+    object: &str,
+    document: &Document,
+    diagnostics: &mut Diagnostics,
+) -> Option<bool> {
+    match annotations?.get(SAFE_TO_EVICT)?.as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        other => {
+            diagnostics.warn(format!(
+                "{}: {object}: annotation {SAFE_TO_EVICT}: `{other}` is neither \"true\" nor \
+                 \"false\"; the cluster autoscaler ignores it, and so does kivi",
+                document.file
+            ));
+            None
+        }
+    }
 }
 
 /// The labels of a workload's pod template (`spec.template.metadata.labels`; none when

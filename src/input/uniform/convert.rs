@@ -537,6 +537,7 @@ fn pod_template(
             Some("Never") => PreemptionPolicy::Never,
             _ => PreemptionPolicy::PreemptLowerPriority,
         },
+        safe_to_evict: template.safe_to_evict,
     }
 }
 

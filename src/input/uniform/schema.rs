@@ -411,6 +411,9 @@ pub struct PodTemplate {
     /// `spec.preemptionPolicy` of the pods: `PreemptLowerPriority` (when absent) or `Never`
     /// (kivi's addition).
     pub preemption_policy: Option<String>,
+    /// The pods' `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation, `true` or
+    /// `false` (kivi's addition; absent: no annotation).
+    pub safe_to_evict: Option<bool>,
 }
 
 /// A node-affinity rule.

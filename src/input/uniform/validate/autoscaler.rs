@@ -126,16 +126,16 @@ pub(super) fn check_cluster_autoscaler(
         });
         let refused = match event.name.as_deref() {
             Some("maintenance" | "upgrade" | "kernelPanic") => true,
-            Some("nodeFailure" | "drain") => named.is_some_and(|n| members.contains(&n)),
+            Some("drain") => named.is_some_and(|n| members.contains(&n)),
             _ => false,
         };
         if refused {
             problems.add(
                 format!("{at}.name"),
-                "a node failure, drain, upgrade, maintenance or kernel panic on a node the \
-                 cluster autoscaler adds and removes is not modelled",
-                "name a node outside the node groups (nodeFailure, drain), or check the \
-                 autoscaler and the event in separate inputs",
+                "a drain, upgrade, maintenance or kernel panic on a node the cluster \
+                 autoscaler adds and removes is not modelled",
+                "name a node outside the node groups (drain), or check the autoscaler and the \
+                 event in separate inputs",
             );
         }
     }
