@@ -336,7 +336,7 @@ mod tests {
     use super::luby;
 
     #[test]
-    fn luby_sequence() {
+    fn restart_lengths_follow_lubys_sequence() {
         let terms: Vec<usize> = (1..=15).map(luby).collect();
         assert_eq!(terms, [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]);
     }
