@@ -187,21 +187,8 @@ fn check(vector: &Vector) -> Findings {
     findings
 }
 
-/// Vectors the model does not reproduce yet; each must still differ, every other must match.
-/// In each the search gives up (after [`SEARCH_BUDGET`] cycles) on a recorded outcome with
-/// eviction limits and several constraints or plugins (0015, 0185, 0232, 0454, 0460, 0476).
-const KNOWN_DIFFERENCES: &[&str] = &[
-    "0015.json",
-    "0185.json",
-    "0232.json",
-    "0454.json",
-    "0460.json",
-    "0476.json",
-];
-
-/// Checks every vector, reporting all mismatches at once; returns the names of those that
-/// differ.
-fn check_all(vectors: &[Vector]) -> Vec<String> {
+/// Checks every vector, asserting that each matches and reporting all mismatches at once.
+fn check_all(vectors: &[Vector]) {
     let mut failures = Vec::new();
     let (mut outcomes, mut unrecorded) = (0, 0);
     for vector in vectors {
@@ -235,29 +222,13 @@ fn check_all(vectors: &[Vector]) -> Vec<String> {
          sampled model outcomes are not in the recorded samples",
         vectors.len()
     );
-    let unexpected: Vec<&String> = failures
-        .iter()
-        .filter(|f| {
-            !KNOWN_DIFFERENCES
-                .iter()
-                .any(|k| f.starts_with(&format!("{k}:")))
-        })
-        .collect();
     assert!(
-        unexpected.is_empty(),
-        "{} of {} vectors differ unexpectedly:\n{}",
-        unexpected.len(),
+        failures.is_empty(),
+        "{} of {} vectors differ:\n{}",
+        failures.len(),
         vectors.len(),
-        unexpected
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        failures.join("\n")
     );
-    failures
-        .iter()
-        .map(|f| f.split(':').next().unwrap_or_default().to_string())
-        .collect()
 }
 
 #[test]
@@ -267,13 +238,8 @@ fn every_recorded_decision_of_the_descheduler_is_reproduced() {
         .partition(|v| v.name.starts_with("sanity/"));
     assert_eq!(recorded.len(), 550, "the 550 recorded decisions");
     assert_eq!(sanity.len(), 6, "the 6 hand-written decisions");
-    let mut differing = check_all(&recorded);
-    differing.extend(check_all(&sanity));
-    let known: Vec<String> = KNOWN_DIFFERENCES.iter().map(|k| k.to_string()).collect();
-    assert_eq!(
-        differing, known,
-        "the known differences, all still differing"
-    );
+    check_all(&recorded);
+    check_all(&sanity);
     if let Some(more) = more_from(MORE_VECTORS) {
         check_all(&more);
     }

@@ -28,6 +28,12 @@ pub trait Chooser {
         Ok(())
     }
 
+    /// Sees that `plugin` has made all its evictions and refusals of the cycle (it does not
+    /// run again in it).
+    fn finished(&mut self, _plugin: &str) -> Result<(), Pruned> {
+        Ok(())
+    }
+
     /// Sees a pod a plugin adds to the pods it will try to evict later; `node_limit` and
     /// `total_limit` say which limits the policy sets (either may end the tries early).
     fn selected(

@@ -129,7 +129,8 @@ impl<'a> Descheduler<'a> {
             .clone()
             .flat_map(|(profile, e)| profile.deschedule.iter().map(move |p| (p, e)));
         let balance = profiles.flat_map(|(profile, e)| profile.balance.iter().map(move |p| (p, e)));
-        for (plugin, filter) in deschedule.chain(balance) {
+        let plugins: Vec<_> = deschedule.chain(balance).collect();
+        for (at, &(plugin, filter)) in plugins.iter().enumerate() {
             cycle.plugins_run.push(plugin.name());
             let step = Step {
                 descheduler: self,
@@ -155,6 +156,12 @@ impl<'a> Descheduler<'a> {
                 PluginArgs::HighNodeUtilization(args) => {
                     high_node_utilization::balance(&step, args, &mut evictor, chooser)?
                 }
+            }
+            if plugins[at + 1..]
+                .iter()
+                .all(|(p, _)| p.name() != plugin.name())
+            {
+                chooser.finished(plugin.name())?;
             }
         }
         cycle.events = evictor.into_events();

@@ -1,12 +1,27 @@
 //! Which outcomes the descheduler can reach: [`is_possible`] searches the sequences of choices
 //! (depth first, replaying each sequence from the start of the cycle) for one whose cycle gives
 //! exactly a given outcome, pruning a sequence as soon as it evicts or refuses something the
-//! outcome does not hold; [`sample`] collects the outcomes of cycles with random choices.
+//! outcome does not hold or a plugin finishes without all of its part of the outcome;
+//! [`sample`] collects the outcomes of cycles with random choices.
+//!
+//! A depth-first walk varies the last choices first: where an early choice already rules the
+//! outcome out but only the end of the cycle shows it, the walk can spend any budget below
+//! that choice. So after [`FIRST_WALK`] cycles the search restarts, again and again, each time
+//! with the options of every choice point rotated by a random offset (a walk still covers all
+//! sequences, in another order), for [`RESTART_UNIT`] cycles times the next term of Luby's
+//! sequence (1, 1, 2, 1, 1, 2, 4, …): a mix of short and long walks that needs no restart
+//! length tuned to the outcome. The answer stays exact: an outcome is reached only by a cycle
+//! that gives it, and ruled out only by a walk that has tried every sequence.
 
 use super::choices::{Chooser, Pruned, RandomOptions};
 use super::outcome::{Cycle, Event};
 use super::Descheduler;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// Cycles of the first walk, options in their own order, before the first restart.
+const FIRST_WALK: usize = 300;
+/// Cycles of a restart per term of Luby's sequence.
+const RESTART_UNIT: usize = 20;
 
 /// An outcome as the recorded files compare them: the pods evicted (by plugin, when the
 /// plugins are told apart) and the refusals as `plugin:pod:reason`.
@@ -71,22 +86,35 @@ struct Search<'t> {
     names: &'t [String],
     /// Each pod's node name.
     nodes: &'t [String],
-    /// The choices of the current sequence: (taken, options).
-    stack: Vec<(usize, usize)>,
+    /// The choices of the current sequence: (taken, options, offset); the option chosen is
+    /// `(taken + offset) % options`.
+    stack: Vec<(usize, usize, usize)>,
     depth: usize,
+    /// Draws each new choice point's offset; none in the first walk (every offset 0).
+    rotation: Option<RandomOptions>,
+    /// The evictions (plugin, pod) and refusals (as the outcome writes them) of the current
+    /// cycle so far.
+    evicted: BTreeSet<(String, String)>,
+    refused: BTreeSet<String>,
 }
 
 impl Search<'_> {
     /// Moves to the next sequence; false when every sequence has been tried.
     fn advance(&mut self) -> bool {
         self.stack.truncate(self.depth);
-        while let Some((taken, options)) = self.stack.pop() {
+        while let Some((taken, options, offset)) = self.stack.pop() {
             if taken + 1 < options {
-                self.stack.push((taken + 1, options));
+                self.stack.push((taken + 1, options, offset));
                 return true;
             }
         }
         false
+    }
+
+    /// Starts a new walk whose options are rotated by offsets drawn from `seed`.
+    fn restart(&mut self, seed: u64) {
+        self.stack.clear();
+        self.rotation = Some(RandomOptions::new(seed));
     }
 
     fn holds(&self, plugin: &str, pod: &str) -> bool {
@@ -103,28 +131,57 @@ impl Search<'_> {
 
 impl Chooser for Search<'_> {
     fn choose(&mut self, options: usize) -> usize {
-        let choice = match self.stack.get(self.depth) {
-            Some((taken, _)) => *taken,
+        let (taken, offset) = match self.stack.get(self.depth) {
+            Some((taken, _, offset)) => (*taken, *offset),
             None => {
-                self.stack.push((0, options));
-                0
+                let offset = self.rotation.as_mut().map_or(0, |r| r.choose(options));
+                self.stack.push((0, options, offset));
+                (0, offset)
             }
         };
         self.depth += 1;
-        choice
+        (taken + offset) % options
     }
 
     fn observe(&mut self, event: &Event) -> Result<(), Pruned> {
         let pod = &self.names[event.pod];
         let allowed = match event.refusal {
-            None => self.holds(event.plugin, pod),
-            Some(refusal) => self.target.refused.contains(&format!(
-                "{}:{pod}:{}",
-                event.plugin,
-                refusal.reason()
-            )),
+            None => {
+                self.evicted.insert((event.plugin.to_string(), pod.clone()));
+                self.holds(event.plugin, pod)
+            }
+            Some(refusal) => {
+                let refused = format!("{}:{pod}:{}", event.plugin, refusal.reason());
+                let allowed = self.target.refused.contains(&refused);
+                self.refused.insert(refused);
+                allowed
+            }
         };
         if allowed {
+            Ok(())
+        } else {
+            Err(Pruned)
+        }
+    }
+
+    /// Prunes a cycle whose finished plugin has left out a refusal of the target's, or (where
+    /// the target tells plugins apart) an eviction.
+    fn finished(&mut self, plugin: &str) -> Result<(), Pruned> {
+        let prefix = format!("{plugin}:");
+        let refusals = self
+            .target
+            .refused
+            .iter()
+            .filter(|r| r.starts_with(&prefix))
+            .all(|r| self.refused.contains(r));
+        let evictions = self
+            .target
+            .by_plugin
+            .get(plugin)
+            .into_iter()
+            .flatten()
+            .all(|pod| self.evicted.contains(&(plugin.to_string(), pod.clone())));
+        if refusals && evictions {
             Ok(())
         } else {
             Err(Pruned)
@@ -203,6 +260,21 @@ impl Search<'_> {
     }
 }
 
+/// The `i`-th term (from 1) of Luby's sequence: 1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8, …
+fn luby(i: usize) -> usize {
+    let mut i = i;
+    loop {
+        let mut k = 1;
+        while (1 << k) - 1 < i {
+            k += 1;
+        }
+        if (1 << k) - 1 == i {
+            return 1 << (k - 1);
+        }
+        i -= (1 << (k - 1)) - 1;
+    }
+}
+
 /// Whether some cycle of `descheduler` gives exactly `target`, trying at most `budget` cycles.
 pub fn is_possible(descheduler: &Descheduler, target: &Outcome, budget: usize) -> Possibility {
     let names: Vec<String> = (0..descheduler.snapshot.pods.len())
@@ -220,9 +292,20 @@ pub fn is_possible(descheduler: &Descheduler, target: &Outcome, budget: usize) -
         nodes: &nodes,
         stack: Vec::new(),
         depth: 0,
+        rotation: None,
+        evicted: BTreeSet::new(),
+        refused: BTreeSet::new(),
     };
+    let (mut restarts, mut next_restart) = (0, FIRST_WALK);
     for runs in 1..=budget {
+        if runs == next_restart {
+            restarts += 1;
+            search.restart(1 + restarts as u64);
+            next_restart = runs + RESTART_UNIT * luby(restarts);
+        }
         search.depth = 0;
+        search.evicted.clear();
+        search.refused.clear();
         if let Ok(cycle) = descheduler.run(&mut search) {
             if Outcome::of(&cycle, descheduler) == *target {
                 return Possibility::Reached(runs);
@@ -246,4 +329,15 @@ pub fn sample(descheduler: &Descheduler, runs: usize, seed: u64) -> BTreeMap<Out
         }
     }
     seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::luby;
+
+    #[test]
+    fn restart_lengths_follow_lubys_sequence() {
+        let terms: Vec<usize> = (1..=15).map(luby).collect();
+        assert_eq!(terms, [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]);
+    }
 }

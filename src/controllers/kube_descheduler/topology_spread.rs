@@ -131,13 +131,18 @@ pub fn balance(
     let policy = descheduler.policy;
     let may_skip = policy.max_pods_per_node.is_some() || policy.max_pods_total.is_some();
     chooser.chosen(step.plugin, &for_eviction, may_skip)?;
+    // A pod the loop would skip (its node at its limit, or no longer listed) stays skipped
+    // for the rest of the loop and leaves no trace, so the order among skipped pods is not a
+    // choice: they are dropped before each pod is chosen.
+    let node_of = |index: usize| snapshot.pods[index].node_name.clone().unwrap_or_default();
     let mut node_limited: Vec<String> = Vec::new();
-    while !for_eviction.is_empty() {
-        let index = take(chooser, &mut for_eviction);
-        let node = snapshot.pods[index].node_name.clone().unwrap_or_default();
-        if node_limited.contains(&node) || !listed(index, evictor) {
-            continue;
+    loop {
+        for_eviction.retain(|&i| !node_limited.contains(&node_of(i)) && listed(i, evictor));
+        if for_eviction.is_empty() {
+            break;
         }
+        let index = take(chooser, &mut for_eviction);
+        let node = node_of(index);
         if !step.filter.pre_eviction_filter(index) {
             evictor.refuse(step.plugin, index, Refusal::NodeFit, chooser)?;
             continue;
