@@ -73,6 +73,25 @@ fn scale_downs(nodes: &[u16]) -> Vec<ClusterAction> {
         .collect()
 }
 
+/// Checks `doc`, written to a scratch folder named `name`, under `--semantics kubernetes` on
+/// `threads` threads: the exit code, the states stored (when the check reports them), and the
+/// output for messages.
+fn check_document(doc: &Value, name: &str, threads: &str) -> (Option<i32>, Option<u64>, String) {
+    let path = crate::support::scratch::scratch(name).join("input.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (code, stdout, stderr) = kivi_texts(&[
+        "check",
+        path.to_str().unwrap(),
+        "--semantics",
+        "kubernetes",
+        "-q",
+        "--threads",
+        threads,
+    ]);
+    let states = stdout.contains("States:").then(|| stored_states(&stdout));
+    (code, states, format!("{stdout}{stderr}"))
+}
+
 #[test]
 fn a_zonal_spread_with_one_zonal_group_leaves_a_pod_no_scale_up_can_place() {
     let (code, stdout, stderr) = kivi_texts(&[
@@ -104,25 +123,13 @@ fn a_group_per_zone_places_every_replica_on_every_run() {
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "pool-b", "minSize": 1, "maxSize": 3, "nodes": [2]}));
-    let dir = crate::support::scratch::scratch("ca-zone-fixed");
-    let path = dir.join("fixed.json");
-    std::fs::write(&path, doc.to_string()).unwrap();
-    let path = path.to_str().unwrap();
     let mut counts = Vec::new();
     for threads in ["1", "2"] {
-        let (code, stdout, stderr) = kivi_texts(&[
-            "check",
-            path,
-            "--semantics",
-            "kubernetes",
-            "-q",
-            "--threads",
-            threads,
-        ]);
-        assert_eq!(code, Some(0), "{stdout}{stderr}");
-        counts.push(stored_states(&stdout));
+        let (code, states, output) = check_document(&doc, "ca-zone-fixed", threads);
+        assert_eq!(code, Some(0), "{output}");
+        counts.push(states);
     }
-    assert_eq!(counts, [185, 185]);
+    assert_eq!(counts, [Some(185), Some(185)]);
 }
 
 #[test]
@@ -337,20 +344,9 @@ fn the_removal_evicts_through_the_eviction_api_and_fails_on_a_refusal() {
 fn a_scale_down_under_a_budget_never_violates_it() {
     let mut doc = two_pods_under_one_budget();
     doc["intents"] = json!([{"name": "pod_always_schedulable"}, {"name": "pdb_never_violated"}]);
-    let dir = crate::support::scratch::scratch("ca-scale-down-budget");
-    let path = dir.join("budget.json");
-    std::fs::write(&path, doc.to_string()).unwrap();
-    let (code, stdout, stderr) = kivi_texts(&[
-        "check",
-        path.to_str().unwrap(),
-        "--semantics",
-        "kubernetes",
-        "-q",
-        "--threads",
-        "1",
-    ]);
-    assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(stored_states(&stdout), 198);
+    let (code, states, output) = check_document(&doc, "ca-scale-down-budget", "1");
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(states, Some(198));
 }
 
 #[test]
@@ -405,21 +401,10 @@ fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
     let after = m.next_state(&deleted, &failure).unwrap();
     assert!(!after.node(3).status.exists(), "no Node comes back");
 
-    let dir = crate::support::scratch::scratch("ca-node-failure");
-    let path = dir.join("failure.json");
     doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
-    std::fs::write(&path, doc.to_string()).unwrap();
-    let (code, stdout, stderr) = kivi_texts(&[
-        "check",
-        path.to_str().unwrap(),
-        "--semantics",
-        "kubernetes",
-        "-q",
-        "--threads",
-        "1",
-    ]);
-    assert_eq!(code, Some(0), "{stdout}{stderr}");
-    assert_eq!(stored_states(&stdout), 3806);
+    let (code, states, output) = check_document(&doc, "ca-node-failure", "1");
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(states, Some(3806));
 }
 
 /// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not
