@@ -8,7 +8,11 @@
 //! can reach ([`is_possible`] searches the model's choices for it); and outcomes sampled from
 //! the model keep to the stable parts of the record: the number evicted, the number per node,
 //! and the pods evicted in every outcome. Model outcomes missing from the recorded sample are
-//! counted (the sample may be incomplete) but allowed. All mismatches are reported at once.
+//! counted (the sample may be incomplete) but allowed. Where the record fixes them, the
+//! canonical cycle and every sampled cycle must also give the recorded eviction sequence and
+//! refusal sequence (`order: fixed`) and the recorded set of the evictor's rejections of the
+//! pods the plugins listed (`not_evictable` where `not_evictable_fixed`: pod, plugin, stage,
+//! reasons, message). All mismatches are reported at once.
 //!
 //! The vectors are one gzipped JSON Lines file, `vectors.jsonl.gz`: each line is
 //! `{"name", "scenario", "expected"}`. Set `KIVI_KUBE_DESCHEDULER_VECTORS` to a directory laid
@@ -16,7 +20,7 @@
 
 use crate::support::vectors::{bundled, more_from, Vector};
 use kivi::controllers::kube_descheduler::possible::{is_possible, sample, Outcome, Possibility};
-use kivi::controllers::kube_descheduler::Descheduler;
+use kivi::controllers::kube_descheduler::{Descheduler, RandomOptions, Report};
 use kivi::input::descheduler_policy::read_cluster_and_policy;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,6 +43,10 @@ struct Findings {
     unrecorded: usize,
     /// Recorded outcomes checked.
     outcomes: usize,
+    /// A model cycle's eviction or refusal sequence differs from the fixed recorded one.
+    order_differs: bool,
+    /// A model cycle's rejections of listed pods differ from the fixed recorded ones.
+    not_evictable_differs: bool,
 }
 
 fn strings(value: &Value) -> BTreeSet<String> {
@@ -148,7 +156,29 @@ fn check(vector: &Vector) -> Findings {
         .iter()
         .map(|p| (p.name.as_str(), p.node_name.as_deref().unwrap_or("")))
         .collect();
-    for (outcome, _) in sample(&descheduler, SAMPLES, 1) {
+    let order_fixed = expected["order"] == "fixed";
+    let not_evictable_fixed = expected["not_evictable_fixed"] == true;
+    let name = |pod: usize| descheduler.pod_name(pod);
+    let mut random = RandomOptions::new(1);
+    let mut sampled: BTreeMap<Outcome, usize> = BTreeMap::new();
+    check_sequences(
+        expected,
+        &canonical.report(name),
+        &mut findings,
+        "canonical",
+    );
+    for _ in 0..SAMPLES {
+        let Ok(cycle) = descheduler.run(&mut random) else {
+            continue;
+        };
+        *sampled
+            .entry(Outcome::of(&cycle, &descheduler))
+            .or_default() += 1;
+        if order_fixed || not_evictable_fixed {
+            check_sequences(expected, &cycle.report(name), &mut findings, "sampled");
+        }
+    }
+    for outcome in sampled.into_keys() {
         if !recorded_set.contains(&outcome) {
             findings.unrecorded += 1;
         }
@@ -185,6 +215,108 @@ fn check(vector: &Vector) -> Findings {
         }
     }
     findings
+}
+
+/// A refusal as `(pod, plugin, stage, reason)`.
+type RefusalKey = (String, String, String, String);
+/// A rejection as `(pod, plugin, stage, reasons sorted, message)`.
+type RejectionKey = (String, String, String, Vec<String>, String);
+
+fn text(value: &Value, key: &str) -> String {
+    value[key].as_str().expect("a string").to_string()
+}
+
+/// The recorded refusals, in their order.
+fn recorded_refusals(expected: &Value) -> Vec<RefusalKey> {
+    let refused = expected["refused"].as_array().expect("refused");
+    refused
+        .iter()
+        .map(|r| {
+            let field = |key| text(r, key);
+            (
+                field("pod"),
+                field("plugin"),
+                field("stage"),
+                field("reason"),
+            )
+        })
+        .collect()
+}
+
+/// The recorded rejections of listed pods, as a set.
+fn recorded_rejections(expected: &Value) -> BTreeSet<RejectionKey> {
+    let listed = expected["not_evictable"].as_array().expect("not_evictable");
+    listed
+        .iter()
+        .map(|r| {
+            let mut reasons: Vec<String> = strings(&r["reason"]).into_iter().collect();
+            reasons.sort();
+            let field = |key| text(r, key);
+            (
+                field("pod"),
+                field("plugin"),
+                field("stage"),
+                reasons,
+                field("message"),
+            )
+        })
+        .collect()
+}
+
+/// Checks `report`, one cycle of the model (`which`), against what the record fixes: with
+/// `order: fixed` the evictions and refusals in their order, with `not_evictable_fixed` the
+/// evictor's rejections of listed pods. Notes one difference of each kind at most.
+fn check_sequences(expected: &Value, report: &Report, findings: &mut Findings, which: &str) {
+    if expected["order"] == "fixed" && !findings.order_differs {
+        let evicted: Vec<String> = expected["evicted"]
+            .as_array()
+            .expect("evicted")
+            .iter()
+            .map(|p| p.as_str().expect("a pod").to_string())
+            .collect();
+        let refused: Vec<RefusalKey> = report
+            .refused
+            .iter()
+            .map(|r| {
+                (
+                    r.pod.clone(),
+                    r.plugin.clone(),
+                    r.stage.clone(),
+                    r.reason.clone(),
+                )
+            })
+            .collect();
+        let recorded = recorded_refusals(expected);
+        if report.evicted != evicted || refused != recorded {
+            findings.order_differs = true;
+            findings.wrong.push(format!(
+                "order of a {which} cycle: kivi evicts {:?} refuses {refused:?} / descheduler \
+                 evicts {evicted:?} refuses {recorded:?}",
+                report.evicted
+            ));
+        }
+    }
+    if expected["not_evictable_fixed"] == true && !findings.not_evictable_differs {
+        let model: BTreeSet<RejectionKey> = report
+            .not_evictable
+            .iter()
+            .map(|r| {
+                let mut reasons = r.reason.clone();
+                reasons.sort();
+                let (pod, plugin, stage) = (r.pod.clone(), r.plugin.clone(), r.stage.clone());
+                (pod, plugin, stage, reasons, r.message.clone())
+            })
+            .collect();
+        let recorded = recorded_rejections(expected);
+        if model != recorded {
+            findings.not_evictable_differs = true;
+            findings.wrong.push(format!(
+                "not_evictable of a {which} cycle: kivi only {:?} / descheduler only {:?}",
+                model.difference(&recorded).collect::<Vec<_>>(),
+                recorded.difference(&model).collect::<Vec<_>>()
+            ));
+        }
+    }
 }
 
 /// Checks every vector, asserting that each matches and reporting all mismatches at once.

@@ -174,11 +174,6 @@ impl Evictor {
         reasons
     }
 
-    /// Whether `Filter` passes pod `pod`.
-    pub fn filter(&self, pod: usize, terminating: bool) -> bool {
-        self.annotated[pod] || (!terminating && self.fixed_reasons[pod].is_empty())
-    }
-
     /// `PreEvictionFilter`: without `nodeFit` always true; with it, whether the pod fits a
     /// ready node other than its own.
     pub fn pre_eviction_filter(&self, pod: usize) -> bool {
@@ -272,7 +267,7 @@ mod tests {
             ]
         );
         assert_eq!(e.filter_reasons(1, false), vec![FilterReason::DaemonSet]);
-        assert!(!e.filter(1, false));
+        assert!(!e.filter_reasons(1, false).is_empty());
     }
 
     #[test]
@@ -283,12 +278,16 @@ mod tests {
             priority_threshold: Some(PriorityThreshold::Value(100)),
             ..EvictorArgs::default()
         };
-        assert!(!evictor(&args, vec![high.clone()]).filter(0, false));
+        assert!(!evictor(&args, vec![high.clone()])
+            .filter_reasons(0, false)
+            .is_empty());
         let args = EvictorArgs {
             evict_system_critical_pods: true,
             ..args
         };
-        assert!(evictor(&args, vec![high]).filter(0, false));
+        assert!(evictor(&args, vec![high])
+            .filter_reasons(0, false)
+            .is_empty());
     }
 
     #[test]

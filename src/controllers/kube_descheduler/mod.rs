@@ -33,7 +33,7 @@ pub mod remove_duplicates;
 pub mod topology_spread;
 
 pub use choices::{Chooser, FirstOption, Pruned, RandomOptions};
-pub use outcome::{Cycle, Event, Refusal, Report};
+pub use outcome::{Cycle, Event, NotEvictable, Refusal, Rejection, Report};
 pub use pod_evictor::PodEvictor;
 
 use crate::cluster::kube::descheduler_policy::{DeschedulerPolicy, Namespaces, PluginArgs};
@@ -164,7 +164,7 @@ impl<'a> Descheduler<'a> {
                 chooser.finished(plugin.name())?;
             }
         }
-        cycle.events = evictor.into_events();
+        (cycle.events, cycle.not_evictable) = evictor.finish();
         Ok(cycle)
     }
 }
@@ -180,22 +180,41 @@ pub struct Step<'d, 'a> {
 }
 
 impl Step<'_, '_> {
-    /// Whether the plugin takes pod `index` from its node's list: the evictor's `Filter` (the
-    /// pod as the cycle has left it) and `PreEvictionFilter` pass it, its namespace passes the
-    /// plugin's `namespaces` and its labels the plugin's `labelSelector` (`selector`, when
-    /// the plugin has one).
+    /// Whether the plugin takes pod `index` from its node's list, checked in the order of
+    /// `podutil.Options.BuildFilterFunc` with `WrapFilterFuncs`: its namespace passes the
+    /// plugin's `namespaces`, its labels the plugin's `labelSelector` (`selector`, when the
+    /// plugin has one), then the evictor's `Filter` (the pod as the cycle has left it) and
+    /// `PreEvictionFilter`; the evictor's rejection is recorded.
     pub fn lists(
         &self,
         index: usize,
-        evictor: &PodEvictor,
+        evictor: &mut PodEvictor,
         namespaces: &Namespaces,
         selector: Option<&Selector>,
     ) -> bool {
         let pod = &self.descheduler.snapshot.pods[index];
-        self.filter.filter(index, evictor.terminating(index))
-            && self.filter.pre_eviction_filter(index)
-            && namespace_included(namespaces, &pod.namespace)
+        namespace_included(namespaces, &pod.namespace)
             && selector.is_none_or(|s| s.matches(&pod.labels))
+            && self.evictor_filter(index, evictor)
+            && if self.filter.pre_eviction_filter(index) {
+                true
+            } else {
+                evictor.reject(self.plugin, index, NotEvictable::NodeFit);
+                false
+            }
+    }
+
+    /// The evictor's `Filter` on pod `index` as the cycle has left it, its rejection recorded.
+    pub fn evictor_filter(&self, index: usize, evictor: &mut PodEvictor) -> bool {
+        let reasons = self
+            .filter
+            .filter_reasons(index, evictor.terminating(index));
+        if reasons.is_empty() {
+            true
+        } else {
+            evictor.reject(self.plugin, index, NotEvictable::Filter(reasons));
+            false
+        }
     }
 
     /// Evicts `nodes`' pods (each node's list of the pods the plugin would evict), node by

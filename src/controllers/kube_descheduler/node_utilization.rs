@@ -121,14 +121,14 @@ pub fn capped(node: &Node, high: &BTreeMap<String, f64>, names: &[String]) -> Us
 /// are taken.
 pub fn removable(
     step: &Step,
-    evictor: &PodEvictor,
+    evictor: &mut PodEvictor,
     node: usize,
     also: &dyn Fn(&Pod) -> bool,
 ) -> Vec<Vec<usize>> {
     let snapshot = step.descheduler.snapshot;
     let mut groups: BTreeMap<(i32, u8), Vec<usize>> = BTreeMap::new();
     for &p in &step.descheduler.pods_on[node] {
-        if step.filter.filter(p, evictor.terminating(p)) && also(&snapshot.pods[p]) {
+        if step.evictor_filter(p, evictor) && also(&snapshot.pods[p]) {
             let pod = &snapshot.pods[p];
             groups
                 .entry((pod.priority, qos_rank(pod)))

@@ -2,8 +2,9 @@
 //! happened, as the recorded decisions name them (`by_plugin`, `refused` with `stage`,
 //! `reason` and `message`).
 
+use super::evictor::FilterReason;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Why an eviction a plugin decided on was not carried out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -94,6 +95,26 @@ pub struct Event {
     pub refusal: Option<Refusal>,
 }
 
+/// Why the evictor kept a plugin from taking a pod it listed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NotEvictable {
+    /// `DefaultEvictor.Filter` rejected the pod, for these reasons (in its order).
+    Filter(Vec<FilterReason>),
+    /// `DefaultEvictor.PreEvictionFilter` (`nodeFit`) rejected it: it fits no other ready node.
+    NodeFit,
+}
+
+/// A pod the evictor rejected while a plugin listed its candidates.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Rejection {
+    /// The plugin that listed the pod.
+    pub plugin: &'static str,
+    /// The pod, as an index into the snapshot's pods.
+    pub pod: usize,
+    /// Why the evictor rejected it.
+    pub why: NotEvictable,
+}
+
 /// One cycle: the plugins that ran, the nodes they ran on, and every event in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cycle {
@@ -105,6 +126,8 @@ pub struct Cycle {
     pub aborted: Option<String>,
     /// Every eviction and refusal, in order.
     pub events: Vec<Event>,
+    /// The evictor's rejections of pods the plugins listed, as a set.
+    pub not_evictable: BTreeSet<Rejection>,
 }
 
 /// A refusal as the recorded files write it.
@@ -122,6 +145,44 @@ pub struct RefusalRecord {
     pub message: String,
 }
 
+/// A rejection as the recorded files write it (`not_evictable`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RejectionRecord {
+    /// The pod's name.
+    pub pod: String,
+    /// The plugin that listed it.
+    pub plugin: String,
+    /// `filter` or `nodeFit`.
+    pub stage: String,
+    /// The codes of the checks it failed.
+    pub reason: Vec<String>,
+    /// The descheduler's words: one check's message, or several as `[a, b]` (the aggregate
+    /// error of `DefaultEvictor.Filter`).
+    pub message: String,
+}
+
+impl NotEvictable {
+    /// The recorded `stage`, `reason` codes and `message`.
+    fn record(&self) -> (&'static str, Vec<String>, String) {
+        match self {
+            Self::Filter(reasons) => {
+                let messages: Vec<&str> = reasons.iter().map(|r| r.message()).collect();
+                let message = match messages.as_slice() {
+                    [one] => one.to_string(),
+                    many => format!("[{}]", many.join(", ")),
+                };
+                let codes = reasons.iter().map(|r| r.code().to_string()).collect();
+                ("filter", codes, message)
+            }
+            Self::NodeFit => (
+                "nodeFit",
+                vec!["nodeFit".to_string()],
+                Refusal::NodeFit.message(""),
+            ),
+        }
+    }
+}
+
 /// A cycle in the recorded files' terms: pod names, per plugin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
@@ -131,6 +192,8 @@ pub struct Report {
     pub by_plugin: BTreeMap<String, Vec<String>>,
     /// Every refused eviction, in order.
     pub refused: Vec<RefusalRecord>,
+    /// The evictor's rejections of listed pods, by plugin and pod.
+    pub not_evictable: Vec<RejectionRecord>,
     /// The plugins in the order they ran.
     pub plugins_run: Vec<String>,
     /// The ready nodes.
@@ -168,10 +231,25 @@ impl Cycle {
                 }),
             }
         }
+        let not_evictable = self
+            .not_evictable
+            .iter()
+            .map(|rejection| {
+                let (stage, reason, message) = rejection.why.record();
+                RejectionRecord {
+                    pod: name(rejection.pod),
+                    plugin: rejection.plugin.to_string(),
+                    stage: stage.to_string(),
+                    reason,
+                    message,
+                }
+            })
+            .collect();
         Report {
             evicted,
             by_plugin,
             refused,
+            not_evictable,
             plugins_run: self.plugins_run.iter().map(|p| p.to_string()).collect(),
             ready_nodes: self.ready_nodes.clone(),
             aborted: self.aborted.clone(),

@@ -1,13 +1,14 @@
 //! `PodEvictor.EvictPod` (`pkg/descheduler/evictions/evictions.go`): the per-cycle limits
 //! (total, then node, then namespace; a refused eviction does not count), then the eviction
 //! subresource with its PodDisruptionBudget check. An evicted pod becomes terminating: later
-//! plugins of the cycle see it so.
+//! plugins of the cycle see it so. It also keeps the evictor's rejections of the pods plugins
+//! list, which the descheduler logs.
 
 use super::choices::{Chooser, Pruned};
 use super::disruption::Budgets;
-use super::outcome::{Event, Refusal};
+use super::outcome::{Event, NotEvictable, Refusal, Rejection};
 use super::Descheduler;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The cycle's evictor: what it has evicted, per node, namespace and in all, and the budgets.
 pub struct PodEvictor<'d, 'a> {
@@ -19,6 +20,7 @@ pub struct PodEvictor<'d, 'a> {
     total: u32,
     budgets: Budgets<'a>,
     events: Vec<Event>,
+    not_evictable: BTreeSet<Rejection>,
 }
 
 impl<'d, 'a> PodEvictor<'d, 'a> {
@@ -33,12 +35,18 @@ impl<'d, 'a> PodEvictor<'d, 'a> {
             total: 0,
             budgets: Budgets::new(&snapshot.pod_disruption_budgets),
             events: Vec::new(),
+            not_evictable: BTreeSet::new(),
         }
     }
 
     /// Whether pod `pod` is terminating now.
     pub fn terminating(&self, pod: usize) -> bool {
         self.terminating[pod]
+    }
+
+    /// Records that the evictor rejected pod `pod` while `plugin` listed its candidates.
+    pub fn reject(&mut self, plugin: &'static str, pod: usize, why: NotEvictable) {
+        self.not_evictable.insert(Rejection { plugin, pod, why });
     }
 
     /// Records a refusal a plugin makes itself (not the evictor's).
@@ -114,8 +122,8 @@ impl<'d, 'a> PodEvictor<'d, 'a> {
         Ok(())
     }
 
-    /// The events of the cycle, in order.
-    pub fn into_events(self) -> Vec<Event> {
-        self.events
+    /// The events of the cycle, in order, and the rejections of listed pods.
+    pub fn finish(self) -> (Vec<Event>, BTreeSet<Rejection>) {
+        (self.events, self.not_evictable)
     }
 }

@@ -77,11 +77,11 @@ pub fn balance(
     let descheduler = step.descheduler;
     let snapshot = descheduler.snapshot;
     let selector = plugin_selector(label_selector.as_ref());
-    let listed = |index: usize, evictor: &PodEvictor| {
-        step.filter.filter(index, evictor.terminating(index))
-            && selector
-                .as_ref()
-                .is_none_or(|s| s.matches(&snapshot.pods[index].labels))
+    let listed = |index: usize, evictor: &mut PodEvictor| {
+        selector
+            .as_ref()
+            .is_none_or(|s| s.matches(&snapshot.pods[index].labels))
+            && step.evictor_filter(index, evictor)
     };
     let mut by_namespace: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &node in &descheduler.ready {
