@@ -77,7 +77,8 @@ fn scale_downs(nodes: &[u16]) -> Vec<ClusterAction> {
 /// `threads` threads: the exit code, the states stored (when the check reports them), and the
 /// output for messages.
 fn check_document(doc: &Value, name: &str, threads: &str) -> (Option<i32>, Option<u64>, String) {
-    let path = crate::support::scratch::scratch(name).join("input.json");
+    let dir = crate::support::scratch::scratch(name);
+    let path = dir.join("input.json");
     std::fs::write(&path, doc.to_string()).unwrap();
     let (code, stdout, stderr) = kivi_texts(&[
         "check",
