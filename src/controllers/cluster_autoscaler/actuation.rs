@@ -54,42 +54,35 @@ pub fn start_removal(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec
     });
 }
 
-/// The nodes being removed in `state` whose Node still exists.
-fn removing<'a>(spec: &ClusterSpec, state: &'a ClusterState) -> impl Iterator<Item = usize> + 'a {
-    (1..=spec.nodes.len()).filter(|&n| {
-        let node = state.node(n);
-        node.maintenance == MaintenancePhase::ScaleDown && node.status.exists()
-    })
-}
-
-/// Visits every eviction the Eviction API allows on the nodes being removed in `state`, by
-/// pod id. Returns false when `visit` asked to stop.
-pub fn for_each_eviction(
+/// Visits the removal steps enabled on node `n` in `state` when it is being removed: each
+/// eviction the Eviction API allows (by pod id); the drain's time-out when pods are left to
+/// evict and the API refuses every one; the Node's deletion once no pod is left. Each pod's
+/// answer is asked once. Returns false when `visit` asked to stop.
+pub fn for_each_step(
     spec: &ClusterSpec,
     state: &ClusterState,
+    n: usize,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
-    removing(spec, state).all(|n| {
-        moving_pods(state, n).into_iter().all(|pod| {
-            evict(spec, state, pod) != EvictionAnswer::Evicted
-                || visit(ClusterAction::AutoscalerEviction { pod: pod as u32 })
-        })
-    })
-}
-
-/// The nodes whose drain may fail in `state`: being removed, with pods left to evict, and the
-/// Eviction API refusing every one of them.
-pub fn failing_drains<'a>(
-    spec: &'a ClusterSpec,
-    state: &'a ClusterState,
-) -> impl Iterator<Item = usize> + 'a {
-    removing(spec, state).filter(|&n| {
-        let pods = moving_pods(state, n);
-        !pods.is_empty()
-            && pods
-                .iter()
-                .all(|&pod| evict(spec, state, pod) != EvictionAnswer::Evicted)
-    })
+    let node = state.node(n);
+    if node.maintenance != MaintenancePhase::ScaleDown || !node.status.exists() {
+        return true;
+    }
+    let moving = moving_pods(state, n);
+    if moving.is_empty() {
+        let drained = state.pods_on(std::slice::from_ref(&n)).next().is_none();
+        return !drained || visit(ClusterAction::AutoscalerDeletesNode { node: n as u16 });
+    }
+    let mut allowed = false;
+    for pod in moving {
+        if evict(spec, state, pod) == EvictionAnswer::Evicted {
+            allowed = true;
+            if !visit(ClusterAction::AutoscalerEviction { pod: pod as u32 }) {
+                return false;
+            }
+        }
+    }
+    allowed || visit(ClusterAction::AutoscalerScaleDownFails { node: n as u16 })
 }
 
 /// The autoscaler evicts pod `pod`: it is terminating and queued for the kubelet; its
@@ -122,13 +115,6 @@ pub fn fail(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Re
         )
     });
     state.node_mut(n).maintenance = MaintenancePhase::Idle;
-}
-
-/// Whether node `n`, being removed, has no pod left: its Node may be deleted.
-pub fn drained(state: &ClusterState, n: usize) -> bool {
-    state.node(n).maintenance == MaintenancePhase::ScaleDown
-        && state.node(n).status.exists()
-        && state.pods_on(std::slice::from_ref(&n)).next().is_none()
 }
 
 /// Deletes node `n`'s Node: its slot is free again.

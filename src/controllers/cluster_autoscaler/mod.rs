@@ -54,23 +54,13 @@ pub fn for_each(
         return true;
     };
     for n in 1..=spec.nodes.len() {
-        let node = n as u16;
-        let step = if state.node(n).status == NodeStatus::Provisioning {
-            Some(ClusterAction::NodeRegisters { node })
-        } else if actuation::drained(state, n) {
-            Some(ClusterAction::AutoscalerDeletesNode { node })
-        } else {
-            None
-        };
-        if step.is_some_and(|step| !visit(step)) {
+        let registers = state.node(n).status == NodeStatus::Provisioning;
+        if registers && !visit(ClusterAction::NodeRegisters { node: n as u16 }) {
             return false;
         }
-    }
-    if !actuation::for_each_eviction(spec, state, visit)
-        || !actuation::failing_drains(spec, state)
-            .all(|n| visit(ClusterAction::AutoscalerScaleDownFails { node: n as u16 }))
-    {
-        return false;
+        if !actuation::for_each_step(spec, state, n, visit) {
+            return false;
+        }
     }
     let settled = settled(spec, state);
     match scale_up::scale_up(spec, autoscaler, state) {
