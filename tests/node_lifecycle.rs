@@ -476,5 +476,5 @@ fn maintenance_under_kubernetes_settles() {
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(0), "{report}");
     assert_eq!(report["verdict"], "no_violation");
-    assert_eq!(report["stats"]["states_stored"], 197);
+    assert_eq!(report["stats"]["states_stored"], 1722);
 }

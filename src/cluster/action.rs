@@ -127,9 +127,17 @@ pub enum ClusterAction {
         /// Index of the event in the spec.
         event: u8,
     },
-    /// Node `node`, picked for maintenance, is drained: not ready, and queued for the node
-    /// controller.
+    /// Node `node`, picked for maintenance, is drained: under `--semantics kivi` it turns not
+    /// ready and is queued for the node controller; under `--semantics kubernetes` it is
+    /// cordoned and its pods are then evicted through the Eviction API
+    /// ([`ClusterAction::DrainEviction`]).
     MaintenanceStart {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: node `node`, drained for maintenance, stops (not
+    /// ready) once no pod is left on it.
+    MaintenanceStop {
         /// Node id.
         node: u16,
     },
@@ -270,6 +278,7 @@ impl ClusterAction {
             | Self::Resync { .. } => false,
             Self::Maintenance { .. }
             | Self::MaintenanceStart { .. }
+            | Self::MaintenanceStop { .. }
             | Self::MaintenanceEnd { .. }
             | Self::Drain { .. }
             | Self::DrainEviction { .. }

@@ -7,31 +7,25 @@
 //! the order in which the kubelet later removes them and re-queues their deployments, which
 //! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
 //!
-//! Under `--semantics kubernetes` the step evicts only the pods of nodes being drained for
-//! maintenance, as `kubectl drain` evicts every pod of the node it drains
-//! (`k8s.io/kubectl/pkg/drain`); a node that failed or kernel-panicked keeps its pods until
-//! the node lifecycle controller taints it and the taint eviction controller's timer runs out
-//! ([`super::node_lifecycle`], [`super::taint_eviction`]).
+//! Under `--semantics kubernetes` the step evicts nothing: a node that failed or
+//! kernel-panicked keeps its pods until the node lifecycle controller taints it and the taint
+//! eviction controller's timer runs out ([`super::node_lifecycle`], [`super::taint_eviction`]),
+//! and a node taken down for maintenance was drained through the Eviction API first
+//! ([`crate::events::maintenance`]).
 
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodState};
-use crate::cluster::{ItemClock, MaintenancePhase, Queue, Semantics};
+use crate::cluster::{ItemClock, Queue, Semantics};
 
 /// One node controller step: handles every queued node. As in Kivi, every pod on a not-ready
 /// node that is not idle is marked terminating and counted as in deletion, even when it
-/// already was. Under `--semantics kubernetes`, only nodes being drained lose their pods here,
-/// and a pod already being deleted is left as it is (evicting it again changes nothing).
+/// already was. Under `--semantics kubernetes` no pod is deleted here.
 pub fn run(spec: &ClusterSpec, state: &mut ClusterState) {
     let mut clock = ItemClock::default();
     let kubernetes = spec.semantics == Semantics::Kubernetes;
     while let Some(n) = state.dequeue(Queue::Node) {
         let node = *state.node(n);
-        let evicts = !kubernetes || node.maintenance == MaintenancePhase::Draining;
-        if evicts && node.status != NodeStatus::Ready && node.num_pods > 0 {
-            let on_node = |p: &PodState| {
-                p.loc as usize == n
-                    && p.phase != PodPhase::Idle
-                    && !(kubernetes && p.phase == PodPhase::Terminating)
-            };
+        if !kubernetes && node.status != NodeStatus::Ready && node.num_pods > 0 {
+            let on_node = |p: &PodState| p.loc as usize == n && p.phase != PodPhase::Idle;
             let mut next = 0;
             while let Some(offset) = state.pods()[next..].iter().position(on_node) {
                 let pod = next + offset + 1;
@@ -73,5 +67,20 @@ mod tests {
         s.enqueue(Queue::Node, 1);
         run(&cluster.spec, &mut s);
         assert!(s.queue_is_empty(Queue::Kubelet));
+    }
+
+    #[test]
+    fn under_kubernetes_no_pod_is_deleted() {
+        let mut cluster = cases::c3();
+        cluster.spec.semantics = Semantics::Kubernetes;
+        let mut s = cluster.state.clone();
+        s.node_mut(1).status = NodeStatus::NotReady;
+        s.enqueue(Queue::Node, 1);
+        run(&cluster.spec, &mut s);
+        assert!(s.queue_is_empty(Queue::Node));
+        assert!(
+            s.queue_is_empty(Queue::Kubelet),
+            "the taint eviction controller's job"
+        );
     }
 }

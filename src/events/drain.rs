@@ -33,10 +33,12 @@
 //! - Done: `waitForDelete` waits until every evicted pod is gone; the drain is complete once
 //!   no pod is left on the node ([`DrainProgress::Complete`]), terminating ones included.
 //!
-//! A rolling node upgrade drains each of its batches the same way ([`super::node_upgrade`]):
-//! its evictions, progress and refusals are this module's, over the batch's nodes.
+//! A rolling node upgrade drains each of its batches the same way ([`super::node_upgrade`]), and
+//! so does a `maintenance` event under `--semantics kubernetes` ([`super::maintenance`]): their
+//! evictions, progress and refusals are this module's, over the batch's or the maintained
+//! nodes.
 
-use super::node_upgrade;
+use super::{maintenance, node_upgrade};
 use crate::cluster::kube::eviction::{evict, EvictionAnswer};
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, EventKind, MaintenancePhase, PodPhase, Recorder,
@@ -58,10 +60,12 @@ pub enum DrainProgress {
 }
 
 /// The nodes event `event` drains in `state`: a started `drain`'s node, an upgrade's batch
-/// while it is cordoned and not yet stopped ([`super::node_upgrade::draining`]); otherwise
-/// where the event stands ([`DrainProgress::NotStarted`] before its first cordon,
-/// [`DrainProgress::Complete`] between an upgrade's drains, after them, and for every other
-/// event).
+/// while it is cordoned and not yet stopped ([`super::node_upgrade::draining`]), the nodes
+/// the first `maintenance` event's drains are evicting under kubernetes
+/// ([`super::maintenance::evicting_nodes`]; later maintenance events share them, so only the
+/// first one lists them); otherwise where the event stands ([`DrainProgress::NotStarted`]
+/// before its first cordon, [`DrainProgress::Complete`] between an upgrade's drains, after
+/// them, and for every other event).
 fn drained_nodes(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -78,8 +82,18 @@ fn drained_nodes(
                 DrainProgress::Complete
             },
         ),
+        Some(EventKind::Maintenance { .. }) if first_maintenance(spec) == Some(event) => {
+            Ok(maintenance::evicting_nodes(spec, state))
+        }
         _ => Err(DrainProgress::Complete),
     }
+}
+
+/// The index of `spec`'s first `maintenance` event, if it has one.
+fn first_maintenance(spec: &ClusterSpec) -> Option<usize> {
+    spec.events
+        .iter()
+        .position(|e| matches!(e.kind, EventKind::Maintenance { .. }))
 }
 
 /// Whether the drain may evict pod `pod` of `state` now: a controller owns it, it is not
@@ -133,16 +147,9 @@ pub fn refusals(spec: &ClusterSpec, state: &ClusterState) -> Vec<String> {
                 "cannot delete Pods that declare no controller (use --force to override)"
                     .to_string()
             } else {
-                match evict(spec, state, pod) {
-                    EvictionAnswer::TooManyRequests { budget } => format!(
-                        "Cannot evict pod as it would violate the pod's disruption budget \
-                         (PodDisruptionBudget {})",
-                        spec.pdbs[budget].name
-                    ),
-                    EvictionAnswer::MultipleBudgets => "This pod has more than one \
-                        PodDisruptionBudget, which the eviction subresource does not support"
-                        .to_string(),
-                    EvictionAnswer::Evicted => continue,
+                match evict(spec, state, pod).refusal(spec) {
+                    Some(why) => why,
+                    None => continue,
                 }
             };
             lines.push(format!("node {node}: pod {pod}: {why}"));

@@ -5,10 +5,25 @@
 //! The event walks the nodes in id order and waits at each until it is ready, not yet
 //! maintained, and fewer than `p` nodes are in maintenance; it then picks the node and moves
 //! on within the same step, so up to `p` nodes are picked together. A picked node is drained in
-//! a later step of its own (not ready, queued for the node controller). It comes back when the
-//! HPA, scheduler, kubelet, deployment and node controllers are all idle, or once
-//! [`MAINTENANCE_WAIT_TIME`] has passed; coming back moves the clock to at least the end of
-//! that wait, as Kivi does.
+//! a later step of its own. It comes back when the HPA, scheduler, kubelet, deployment and node
+//! controllers are all idle, or once [`MAINTENANCE_WAIT_TIME`] has passed since it went down;
+//! coming back moves the clock to at least the end of that wait, as Kivi does.
+//!
+//! How a node is drained depends on the semantics:
+//! - `--semantics kivi` (Kivi's `maintenanceNode`): the drain takes the node down at once (not
+//!   ready, queued for the node controller, which deletes every pod on it in its next step).
+//!   No PodDisruptionBudget is asked.
+//! - `--semantics kubernetes`: Kubernetes has no maintenance controller; what takes a node out
+//!   for maintenance is an operator or a tool running `kubectl drain`, stopping the machine
+//!   once the drain is done, and `kubectl uncordon` when it is back (the procedure of
+//!   "Safely Drain a Node" in the Kubernetes documentation; kured and managed node pools do
+//!   the same). So the drain cordons the node ([`MaintenancePhase::Draining`] while the node
+//!   is still ready: `spec.unschedulable`), its pods are evicted through the Eviction API as a
+//!   `drain` event's are ([`super::drain`]: one [`ClusterAction::DrainEviction`] per pod the
+//!   API allows, refused ones retried in later states, so PodDisruptionBudgets are honoured and
+//!   `drain_completes` reports a maintenance that never gets its node empty), and once no pod
+//!   is left on the node it stops ([`ClusterAction::MaintenanceStop`]: not ready). Its wait
+//!   starts then; its return makes it ready and uncordons it in one step.
 //!
 //! Ids and ties: Kubernetes has no maintenance controller; an operator or an upgrade tool
 //! (`kubectl drain`, a managed node-pool upgrade) picks the order, often any order. kivi walks
@@ -19,6 +34,7 @@
 use crate::cluster::timing::MAINTENANCE_WAIT_TIME;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Queue, Recorder,
+    Semantics,
 };
 
 /// The nodes picked or down for maintenance (a node a `drain` event cordoned is not).
@@ -60,8 +76,8 @@ pub fn for_each_pick(
     visit(ClusterAction::Maintenance { event: event as u8 })
 }
 
-/// Visits every picked node's drain and every drained node's return that is enabled. Returns
-/// false when `visit` asked to stop.
+/// Visits every picked node's drain, every drained node's stop and every stopped node's return
+/// that is enabled. Returns false when `visit` asked to stop.
 pub fn for_each_node_step(
     spec: &ClusterSpec,
     state: &ClusterState,
@@ -78,6 +94,12 @@ pub fn for_each_node_step(
             | MaintenancePhase::Upgrading
             | MaintenancePhase::ScaleDown => continue,
             MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
+            MaintenancePhase::Draining if state.node(n).status == NodeStatus::Ready => {
+                if state.pods_on(&[n]).next().is_some() {
+                    continue;
+                }
+                ClusterAction::MaintenanceStop { node }
+            }
             MaintenancePhase::Draining => {
                 if state.node(n).maintenance_elapsed < MAINTENANCE_WAIT_TIME && !state.is_quiet() {
                     continue;
@@ -90,6 +112,21 @@ pub fn for_each_node_step(
         }
     }
     true
+}
+
+/// The nodes whose pods a maintenance drains through the Eviction API in `state`: under
+/// `--semantics kubernetes`, those being drained and still ready (stopped nodes hold no pod
+/// to evict), in id order; none under `--semantics kivi`, whose drain deletes pods directly.
+pub fn evicting_nodes(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize> {
+    if spec.semantics != Semantics::Kubernetes {
+        return Vec::new();
+    }
+    (1..=spec.nodes.len())
+        .filter(|&n| {
+            let node = state.node(n);
+            node.maintenance == MaintenancePhase::Draining && node.status == NodeStatus::Ready
+        })
+        .collect()
 }
 
 /// Maintenance event `event` picks nodes from the one it waits at, in id order, for as long as
@@ -106,16 +143,37 @@ pub fn pick(spec: &ClusterSpec, state: &mut ClusterState, event: usize, parallel
     state.events_mut().done |= 1 << event;
 }
 
-/// Node `n`'s drain starts: it turns not ready and is queued for the node controller.
-pub fn start(state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+/// Node `n`'s drain starts. Under `--semantics kivi` it turns not ready and is queued for the
+/// node controller; under `--semantics kubernetes` it is cordoned and stays ready while its pods
+/// are evicted.
+pub fn start(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    let kubernetes = spec.semantics == Semantics::Kubernetes;
     rec.log(Some("maintenanceNode"), || {
-        format!("Starting maintenance for node {n}")
+        if kubernetes {
+            format!("Starting maintenance for node {n}: kubectl drain, node/node-{n} cordoned")
+        } else {
+            format!("Starting maintenance for node {n}")
+        }
     });
     let node = state.node_mut(n);
     node.maintenance = MaintenancePhase::Draining;
     node.maintenance_elapsed = 0;
+    if kubernetes {
+        return;
+    }
     node.status = NodeStatus::NotReady;
     state.enqueue(Queue::Node, n);
+}
+
+/// Node `n`, drained through the Eviction API, stops for its maintenance: not ready, its wait
+/// starting now.
+pub fn stop(state: &mut ClusterState, n: usize, rec: &mut Recorder) {
+    let node = state.node_mut(n);
+    node.status = NodeStatus::NotReady;
+    node.maintenance_elapsed = 0;
+    rec.log(Some("maintenanceNode"), || {
+        format!("Node {n} is drained and stops for its maintenance")
+    });
 }
 
 /// Node `n`'s maintenance ends: it is ready and maintained, and the clock has moved at least to
@@ -183,7 +241,7 @@ mod tests {
         });
         assert!(visited.is_empty(), "two nodes are in maintenance");
 
-        start(&mut state, 1, &mut Recorder::off());
+        start(spec, &mut state, 1, &mut Recorder::off());
         assert_eq!(state.node(1).status, NodeStatus::NotReady);
         assert_eq!(state.pending(Queue::Node), [1]);
         assert_eq!(
@@ -208,7 +266,7 @@ mod tests {
         let spec = &cluster.spec;
         let mut state = cluster.state.clone();
         pick(spec, &mut state, 0, 1);
-        start(&mut state, 1, &mut Recorder::off());
+        start(spec, &mut state, 1, &mut Recorder::off());
         state.advance(spec, 10);
         assert_eq!({ state.node(1).maintenance_elapsed }, 10);
         state.dequeue(Queue::Node);
@@ -223,5 +281,84 @@ mod tests {
         let mut expected = before;
         expected.advance(spec, (MAINTENANCE_WAIT_TIME - 10) as u32);
         assert_eq!(state.clock(), expected.clock());
+    }
+
+    #[test]
+    fn under_kubernetes_the_node_is_drained_through_the_eviction_api_then_stopped() {
+        use crate::cluster::kube::IntOrPercent;
+        use crate::cluster::spec::DisruptionBudget;
+        use crate::events::drain::{self, DrainProgress};
+        let mut cluster = with_parallel(1);
+        cluster.spec.semantics = Semantics::Kubernetes;
+        let spec = &cluster.spec;
+        let mut state = cluster.state.clone();
+        pick(spec, &mut state, 0, 1);
+        start(spec, &mut state, 1, &mut Recorder::off());
+        assert_eq!(
+            state.node(1).status,
+            NodeStatus::Ready,
+            "cordoned, still up"
+        );
+        assert_eq!(state.node(1).maintenance, MaintenancePhase::Draining);
+        assert!(
+            state.queue_is_empty(Queue::Node),
+            "the node controller has nothing to do"
+        );
+        let on_node: Vec<usize> = state.pods_on(&[1]).collect();
+        assert!(!on_node.is_empty());
+        assert_eq!(evicting_nodes(spec, &state), [1]);
+        assert!(steps(spec, &state).is_empty(), "pods are left: no stop yet");
+
+        let mut evictions = Vec::new();
+        drain::for_each_eviction(spec, &state, &mut |a| {
+            evictions.push(a);
+            true
+        });
+        let expected: Vec<_> = on_node
+            .iter()
+            .map(|&pod| ClusterAction::DrainEviction {
+                event: 0,
+                pod: pod as u32,
+            })
+            .collect();
+        assert_eq!(evictions, expected);
+
+        // A budget that allows no disruption refuses every eviction: the drain is blocked.
+        let mut budgeted = spec.clone();
+        let deployment = state.pod(on_node[0]).deployment;
+        let running = (1..=state.pods().len())
+            .filter(|&p| state.pod(p).deployment == deployment)
+            .filter(|&p| state.pod(p).phase == crate::cluster::PodPhase::Running)
+            .count();
+        budgeted.pdbs = vec![DisruptionBudget {
+            name: "app".into(),
+            deployments: vec![deployment],
+            min_available: Some(IntOrPercent::Int(running as i32)),
+            max_unavailable: None,
+        }];
+        assert_eq!(
+            drain::progress(&budgeted, &state, 0),
+            DrainProgress::Blocked
+        );
+
+        // Once its pods are gone, the node stops; its wait starts then.
+        state.advance(spec, 30);
+        for &pod in &on_node {
+            state.pod_mut(pod).phase = crate::cluster::PodPhase::Idle;
+        }
+        assert_eq!(drain::progress(spec, &state, 0), DrainProgress::Complete);
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceStop { node: 1 }]
+        );
+        stop(&mut state, 1, &mut Recorder::off());
+        assert_eq!(state.node(1).status, NodeStatus::NotReady);
+        assert_eq!({ state.node(1).maintenance_elapsed }, 0);
+        assert!(evicting_nodes(spec, &state).is_empty());
+        assert_eq!(
+            steps(spec, &state),
+            [ClusterAction::MaintenanceEnd { node: 1 }],
+            "the cluster is quiet"
+        );
     }
 }

@@ -107,7 +107,10 @@ pub fn run(
                 maintenance::pick(spec, state, event as usize, parallel);
             }
         }
-        ClusterAction::MaintenanceStart { node } => maintenance::start(state, node as usize, rec),
+        ClusterAction::MaintenanceStart { node } => {
+            maintenance::start(spec, state, node as usize, rec)
+        }
+        ClusterAction::MaintenanceStop { node } => maintenance::stop(state, node as usize, rec),
         ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
         ClusterAction::Drain { event } => drain::cordon(spec, state, event as usize, rec),
         ClusterAction::DrainEviction { pod, .. } => drain::evict_pod(state, pod as usize, rec),

@@ -18,11 +18,12 @@
 //!
 //! What Kubernetes does not block, and this intent still reports when it takes a budget below:
 //! deletions that do not go through the Eviction API — a ReplicaSet's scale-down, a rolling
-//! update replacing old pods, a node the `maintenance` event takes down without evicting its
-//! pods first. Under `--semantics kubernetes` the descheduler's and a `drain` event's
-//! evictions go through the Eviction API and are refused
+//! update replacing old pods. Under `--semantics kubernetes` the descheduler's, the cluster
+//! autoscaler's and the drains' evictions (a `drain` event, an upgrade, a `maintenance`
+//! event's nodes) go through the Eviction API and are refused
 //! ([`crate::cluster::kube::eviction`]), so they never break a budget; under `--semantics
-//! kivi` nothing honours budgets and the descheduler's evictions are reported.
+//! kivi` nothing honours budgets, and the descheduler's evictions and the nodes `maintenance`
+//! takes down with their pods are reported.
 
 use crate::cluster::kube::of_model::budget_status;
 use crate::cluster::kube::DisruptionStatus;

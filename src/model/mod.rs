@@ -51,7 +51,8 @@
 //!   one node per step as its zones' states allow, and the taint eviction controller
 //!   ([`crate::controllers::taint_eviction`]) deletes its pods when their 300 s toleration
 //!   runs out, a step that may come at any time while the taint is on; the node controller
-//!   evicts only the pods of nodes drained for maintenance.
+//!   deletes no pod, and a node taken for maintenance is drained through the Eviction API
+//!   before it stops.
 //! - Maintenance ([`crate::events::maintenance`]) keeps its walk over the nodes in
 //!   [`EventsState::progress`](state::EventsState::progress) and each node's part in
 //!   [`NodeState::maintenance`] and [`NodeState::maintenance_elapsed`]; node failure

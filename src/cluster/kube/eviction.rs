@@ -45,6 +45,26 @@ pub enum EvictionAnswer {
     MultipleBudgets,
 }
 
+impl EvictionAnswer {
+    /// Why the API server refused the eviction, in its own words with the refusing budget
+    /// named; `None` for an eviction it allowed.
+    pub fn refusal(self, spec: &ClusterSpec) -> Option<String> {
+        match self {
+            Self::Evicted => None,
+            Self::TooManyRequests { budget } => Some(format!(
+                "Cannot evict pod as it would violate the pod's disruption budget \
+                 (PodDisruptionBudget {})",
+                spec.pdbs[budget].name
+            )),
+            Self::MultipleBudgets => Some(
+                "This pod has more than one PodDisruptionBudget, which the eviction \
+                 subresource does not support"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
 /// What the Eviction API answers for evicting pod `pod` of `state` (see the module
 /// documentation).
 pub fn evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> EvictionAnswer {

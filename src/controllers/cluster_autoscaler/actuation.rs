@@ -100,12 +100,9 @@ pub fn fail(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Re
     rec.log(Some("Cluster autoscaler - scale_down"), || {
         let refused: Vec<String> = moving_pods(state, n)
             .into_iter()
-            .map(|pod| match evict(spec, state, pod) {
-                EvictionAnswer::TooManyRequests { budget } => format!(
-                    "pod {pod} (PodDisruptionBudget {} allows no disruption)",
-                    spec.pdbs[budget].name
-                ),
-                _ => format!("pod {pod} (more than one PodDisruptionBudget)"),
+            .map(|pod| {
+                let why = evict(spec, state, pod).refusal(spec).unwrap_or_default();
+                format!("pod {pod} ({why})")
             })
             .collect();
         format!(

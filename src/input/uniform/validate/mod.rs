@@ -288,14 +288,20 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
     let drains = [&document.events, &document.user_command]
         .into_iter()
         .flat_map(|list| list.iter().flatten())
-        .any(|event| matches!(event.name.as_deref(), Some("drain" | "upgrade")));
+        .any(|event| {
+            matches!(
+                event.name.as_deref(),
+                Some("drain" | "upgrade" | "maintenance")
+            )
+        });
     if let Some(i) = intents.iter().position(|intent| {
         intent.name.as_deref().and_then(liveness_intent) == Some("drain_completes")
     }) {
         if !drains {
             problems.add(
                 format!("intents[{i}].name"),
-                "drain_completes watches a drain, and no event is a `drain` or an `upgrade`",
+                "drain_completes watches a drain, and no event is a `drain`, an `upgrade` or a \
+                 `maintenance`",
                 "add an event {\"name\": \"drain\", \"para\": {\"node\": N}} or \
                  {\"name\": \"upgrade\", \"para\": {\"by\": \"node\"}}, or drop the intent",
             );
