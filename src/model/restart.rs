@@ -108,7 +108,7 @@ pub fn for_each(
         return true;
     }
     for (queue, _) in RESTARTABLE {
-        if !super::controller_enabled(spec, state, queue) {
+        if !super::enabled_steps::controller_enabled(spec, state, queue) {
             continue;
         }
         let all_picks = match queue {

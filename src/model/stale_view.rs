@@ -135,7 +135,7 @@ pub fn for_each(
     }
     let depth = usize::from(spec.perturbations.stale_depth);
     for (c, (queue, _)) in STALE.iter().enumerate() {
-        if !super::controller_enabled(spec, state, *queue) {
+        if !super::enabled_steps::controller_enabled(spec, state, *queue) {
             continue;
         }
         for j in 1..=depth {

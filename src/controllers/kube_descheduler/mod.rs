@@ -61,6 +61,9 @@ pub struct Descheduler<'a> {
     pub fit: FitTable,
     /// Each profile's DefaultEvictor.
     evictors: Vec<Evictor>,
+    /// Whether a cycle keeps the evictor's rejections of listed pods ([`Cycle::not_evictable`]):
+    /// `kivi deschedule` and the conformance test report them; a model step does not.
+    records_rejections: bool,
 }
 
 impl<'a> Descheduler<'a> {
@@ -101,7 +104,15 @@ impl<'a> Descheduler<'a> {
             node_of,
             fit,
             evictors,
+            records_rejections: true,
         })
+    }
+
+    /// The same descheduler, its cycles keeping no rejections (a model step reads only the
+    /// evictions and refusals).
+    pub fn without_rejections(mut self) -> Self {
+        self.records_rejections = false;
+        self
     }
 
     /// The name of pod `pod`.

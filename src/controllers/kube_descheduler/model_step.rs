@@ -75,7 +75,8 @@ pub fn run(
     let snapshot = descheduled_snapshot(spec, state);
     // Neither policy names a PriorityClass (the model keeps none, and the input's reader
     // refuses a given policy that names one), so every profile builds.
-    let Ok(descheduler) = Descheduler::new(&snapshot, policy) else {
+    let Ok(descheduler) = Descheduler::new(&snapshot, policy).map(Descheduler::without_rejections)
+    else {
         return;
     };
     let mut chooser = TiesChooser { ties };

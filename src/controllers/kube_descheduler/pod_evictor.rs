@@ -44,9 +44,12 @@ impl<'d, 'a> PodEvictor<'d, 'a> {
         self.terminating[pod]
     }
 
-    /// Records that the evictor rejected pod `pod` while `plugin` listed its candidates.
+    /// Records that the evictor rejected pod `pod` while `plugin` listed its candidates, when
+    /// the descheduler keeps rejections.
     pub fn reject(&mut self, plugin: &'static str, pod: usize, why: NotEvictable) {
-        self.not_evictable.insert(Rejection { plugin, pod, why });
+        if self.descheduler.records_rejections {
+            self.not_evictable.insert(Rejection { plugin, pod, why });
+        }
     }
 
     /// Records a refusal a plugin makes itself (not the evictor's).
