@@ -168,13 +168,19 @@ pub fn for_each_cordon(
     spec.semantics != Semantics::Kubernetes || visit(ClusterAction::Drain { event: event as u8 })
 }
 
-/// Visits every eviction a started drain (or an upgrade's drain) may make in `state`, by event
-/// and pod id. Returns false when `visit` asked to stop.
+/// Visits every eviction a started drain (or an upgrade's or a maintenance's drain) may make in
+/// `state`, by event and pod id. Returns false when `visit` asked to stop. Under `--semantics
+/// kivi` there is none (a `drain` and an `upgrade` are refused there, and Kivi's maintenance
+/// deletes pods without the Eviction API), and the events are not looked at: this runs in
+/// every state.
 pub fn for_each_eviction(
     spec: &ClusterSpec,
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
+    if spec.semantics != Semantics::Kubernetes {
+        return true;
+    }
     for event in 0..spec.events.len() {
         let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;

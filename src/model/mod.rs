@@ -306,7 +306,10 @@ impl ClusterModel {
     }
 
     /// Takes `action` in `next` (a copy of the state it is taken in), in place, on worker
-    /// context `w`.
+    /// context `w`. It, [`ClusterModel::apply_semantics`] and
+    /// [`ClusterModel::apply_controllers_and_events`] are inlined into their callers: they run
+    /// once per transition, and their three frames cost about 5 % of a check's instructions.
+    #[inline(always)]
     fn apply(
         &self,
         w: &mut ClusterWorker,
@@ -325,6 +328,7 @@ impl ClusterModel {
     }
 
     /// [`ClusterModel::apply`] under the spec's semantics.
+    #[inline(always)]
     fn apply_semantics(
         &self,
         w: &mut ClusterWorker,
@@ -360,6 +364,7 @@ impl ClusterModel {
     }
 
     /// [`ClusterModel::apply`] with Kivi's scheduler.
+    #[inline(always)]
     fn apply_controllers_and_events(
         &self,
         w: &mut ClusterWorker,
