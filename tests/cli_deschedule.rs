@@ -196,3 +196,46 @@ fn node_affinity_and_high_utilization_arguments_are_validated() {
         assert!(stderr.contains(message), "{stderr}");
     }
 }
+
+/// `duplicates-pdb.json` with its budget's status removed and `spec` in its place.
+fn budget_without_status(spec: serde_json::Value) -> String {
+    let mut list: serde_json::Value = serde_json::from_str(&read(DUPLICATES_PDB)).unwrap();
+    let budget = list["items"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|item| item["kind"] == "PodDisruptionBudget")
+        .expect("a budget");
+    budget.as_object_mut().unwrap().remove("status");
+    budget["spec"] = spec;
+    list.to_string()
+}
+
+/// A budget without a status gets the disruption controller's (`trySync`): `maxUnavailable: 1`
+/// over the Deployment's 3 replicas (through its ReplicaSet) allows one of the two duplicates'
+/// evictions; `minAvailable: 3` none, as the recorded status said.
+#[test]
+fn a_budget_without_a_status_is_computed_as_the_disruption_controller_does() {
+    let selector = json!({"matchLabels": {"app": "web"}});
+    let run = |spec: serde_json::Value| {
+        let output = kivi_with_stdin(
+            &["deschedule", "-", "--format", "json"],
+            Some(&budget_without_status(spec)),
+        );
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        (json_of(&output), cli::stderr(&output))
+    };
+    let (cycle, stderr) = run(json!({"maxUnavailable": 1, "selector": selector}));
+    assert_eq!(cycle["evicted"], json!(["web-5d9c7b6f4q-a1"]), "{cycle}");
+    assert_eq!(cycle["refused"].as_array().unwrap().len(), 1, "{cycle}");
+    assert!(
+        stderr.contains(
+            "PodDisruptionBudget/default/web-pdb has no status; computed as the disruption \
+             controller would: 3 healthy of 3 expected, 2 desired, 1 disruption(s) allowed"
+        ),
+        "{stderr}"
+    );
+    let (cycle, _) = run(json!({"minAvailable": 3, "selector": selector}));
+    assert_eq!(cycle["evicted"], json!([]), "{cycle}");
+    assert_eq!(cycle["refused"].as_array().unwrap().len(), 2, "{cycle}");
+}

@@ -8,6 +8,7 @@
 //! Pods in phase Succeeded or Failed are left out, as kube-scheduler's pod informer leaves them
 //! out (`newPodInformer` in `pkg/scheduler/scheduler.go`).
 
+mod budget_status;
 pub(crate) mod disruption;
 mod node;
 pub(crate) mod pod;
@@ -18,6 +19,7 @@ use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::typed;
 use super::yaml_documents::{read_documents, Document};
 use crate::cluster::kube::{PodPhase, Snapshot};
+use budget_status::Scales;
 use serde_json::Value;
 
 /// Reads `text` (the contents of `file`, `-` for standard input) into a snapshot, with the
@@ -47,14 +49,17 @@ fn read_objects(
     let mut diagnostics = Diagnostics::default();
     let mut snapshot = Snapshot::default();
     let mut policies = Vec::new();
+    let mut scales = Scales::default();
     let mut objects = 0;
     for document in read_documents(file, text, &mut diagnostics)? {
         for item in items(&document)? {
             objects += 1;
-            if item.value.get("kind").and_then(Value::as_str) == Some("DeschedulerPolicy") {
+            let kind = item.value.get("kind").and_then(Value::as_str).unwrap_or("");
+            if kind == "DeschedulerPolicy" {
                 policies.push(item);
                 continue;
             }
+            scales.note(kind, &item.value);
             read_item(&item, &mut snapshot, &mut diagnostics)?;
         }
     }
@@ -75,6 +80,12 @@ fn read_objects(
         ));
     }
     check_bound_pods(file, &snapshot, &mut diagnostics);
+    scales.fill_missing(
+        &mut snapshot.pod_disruption_budgets,
+        &snapshot.pods,
+        file,
+        &mut diagnostics,
+    );
     Ok((snapshot, diagnostics, policies))
 }
 
