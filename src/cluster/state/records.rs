@@ -59,7 +59,10 @@ pub enum MaintenancePhase {
     Idle = 0,
     /// Picked by the maintenance event; its drain has not started yet.
     Picked = 1,
-    /// Drained: not ready until the cluster settles or the wait time has passed.
+    /// Drained: not ready until the cluster settles or the wait time has passed. Under
+    /// `--semantics kubernetes` the node is first ready and cordoned while its pods are evicted
+    /// through the Eviction API, and turns not ready once it holds none
+    /// (`crate::events::maintenance`).
     Draining = 2,
     /// Cordoned by a `drain` event (`kubectl drain`): ready and `spec.unschedulable`, its pods
     /// evicted through the Eviction API; it stays cordoned (`crate::events::drain`). A rolling
