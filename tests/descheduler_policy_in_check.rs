@@ -354,3 +354,27 @@ fn a_threshold_on_an_extended_resource_is_warned_and_stops_the_plugin() {
         "{warnings}"
     );
 }
+
+/// `kivi job` opens its input as a shard would and refuses a policy every shard would refuse,
+/// before printing a Job of it; under `--semantics kivi` the Job is made.
+#[test]
+fn job_refuses_the_policy_before_making_the_job() {
+    let dir = with_policy_edit("job-pod-life-time", POD_LIFE_TIME.0, POD_LIFE_TIME.1);
+    let dir = dir.to_str().unwrap();
+    let job = |extra: &[&str]| {
+        let mut args = vec!["job", "--shards", "2", "--image", "kivi:test", "--", dir];
+        args.extend_from_slice(extra);
+        kivi(&args)
+    };
+    let output = job(&[]);
+    let warnings = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{warnings}");
+    assert!(output.stdout.is_empty(), "{warnings}");
+    assert!(
+        warnings.contains("plugin `PodLifeTime` is not modelled by kivi's descheduler yet"),
+        "{warnings}"
+    );
+    let output = job(&["--semantics", "kivi"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("kind: Job"));
+}

@@ -212,7 +212,7 @@ impl CheckArgs {
     }
 
     /// Where the input comes from.
-    fn source(&self) -> Result<Source<'_>, String> {
+    pub(super) fn source(&self) -> Result<Source<'_>, String> {
         match (&self.case, &self.input) {
             (Some(name), _) => Ok(Source::Case {
                 name,

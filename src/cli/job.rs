@@ -5,6 +5,7 @@
 use super::check::CheckArgs;
 use super::error::CommandError;
 use crate::engine::parse_memory;
+use crate::input::open;
 use crate::scaler::indexed_job::{InputFile, JobRequest, Manifest};
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use std::path::Path;
@@ -81,19 +82,24 @@ impl JobArgs {
         if check.html.is_some() {
             refuse("--html", "is written by kivi merge, not by the shards")?;
         }
-        check
+        if check.input.as_deref() == Some(Path::new("-")) {
+            refuse(
+                "-",
+                "(standard input) cannot reach the Job's pods; give a file or directory",
+            )?;
+        }
+        // What every shard would refuse is refused here, before a Job is made of it.
+        let opened = open(&check.source()?)?;
+        let options = check
             .semantics
-            .options("check", crate::cluster::Semantics::Kivi)
+            .options("check", opened.default_semantics())
             .map_err(|error| format!("the check arguments after --: {error}"))?;
+        if let Some(refusal) = opened.refused_under(options.semantics) {
+            return Err(refusal.into());
+        }
         let mut args = self.check.clone();
         let mut input = Vec::new();
         if let Some(path) = &check.input {
-            if path.as_os_str() == "-" {
-                refuse(
-                    "-",
-                    "(standard input) cannot reach the Job's pods; give a file or directory",
-                )?;
-            }
             let (files, inside) = InputFile::read_input(path)?;
             // clap counts arguments from 1 even without a binary name.
             let index = matches
