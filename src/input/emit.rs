@@ -210,6 +210,9 @@ pub(super) fn pod_template_json(
     if let Some(safe) = pod.safe_to_evict {
         json.insert("safeToEvict".into(), json!(safe));
     }
+    if let Some(namespace) = &pod.namespace {
+        json.insert("namespace".into(), json!(namespace));
+    }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));
         json.insert(

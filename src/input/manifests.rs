@@ -81,16 +81,24 @@ impl ManifestSet {
         }
         match read_object(&document, diagnostics)? {
             Some(Object::Deployment(deployment)) => {
-                if self
+                if let Some(first) = self
                     .cluster
                     .deployments
                     .iter()
-                    .any(|d| d.name == deployment.name)
+                    .find(|d| d.name == deployment.name)
                 {
-                    return Err(document.error_at(
-                        "name",
-                        format!("a second Deployment named `{}`", deployment.name),
-                    ));
+                    let (theirs, ours) = (first.pod.namespace(), deployment.pod.namespace());
+                    let message = if theirs == ours {
+                        format!("a second Deployment named `{}`", deployment.name)
+                    } else {
+                        format!(
+                            "a second Deployment named `{}` (in namespace `{ours}`, the first in \
+                             `{theirs}`): kivi names Deployments by name alone (events, intents \
+                             and the cluster description refer to them so); rename one",
+                            deployment.name
+                        )
+                    };
+                    return Err(document.error_at("name", message));
                 }
                 self.cluster.deployments.push(deployment);
             }

@@ -31,7 +31,7 @@ pub use problems::{integer_name, Problems};
 
 use super::schema::Document;
 use super::LoadError;
-use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
+use crate::cluster::spec::{DEFAULT_NAMESPACE, MAX_LABEL_KEYS, MAX_LABEL_VALUES};
 use crate::cluster::state::{MAX_DEPLOYMENTS, MAX_EVENTS, MAX_INTENTS, MAX_NODES, MAX_PODS};
 use autoscaler::check_cluster_autoscaler;
 use deployments::{check_deployments, check_hpa, check_rollout};
@@ -323,8 +323,18 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             format!("use at most {}", MAX_INTENTS - 1),
         );
     }
+    // A deployment is in its pod template's namespace (one it does not name: `default`).
+    let namespaces: Vec<&str> = deployments
+        .iter()
+        .map(|d| {
+            d.pod_template_id
+                .and_then(|t| usize::try_from(t.checked_sub(1)?).ok())
+                .and_then(|t| templates.get(t)?.namespace.as_deref())
+                .unwrap_or(DEFAULT_NAMESPACE)
+        })
+        .collect();
     for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
-        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, deployments.len());
+        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, &namespaces);
     }
     for (i, daemon_set) in document.daemon_sets.iter().flatten().enumerate() {
         let path = format!("daemonSets[{i}]");
