@@ -333,3 +333,42 @@ fn preemption_takes_victims_of_any_namespace() {
     );
     assert_eq!(stored_states(&stdout), 517);
 }
+
+/// C3's manifests with the Deployment in namespace `deployment` and its HPA in `hpa`.
+fn autoscaled_cluster(tag: &str, deployment: &str, hpa: &str) -> Scratch {
+    let dir = scratch(tag);
+    copy_tree(Path::new("models/c3-spread-hpa"), &dir);
+    for (file, from, namespace) in [
+        ("yaml/deploy.yaml", "  name: php-apache\n", deployment),
+        (
+            "yaml/autoscaler.yaml",
+            "  name: php-apache\n  namespace: default\n",
+            hpa,
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains(from), "{from} not in {file}");
+        let to = format!("  name: php-apache\n  namespace: {namespace}\n");
+        std::fs::write(dir.join(file), text.replacen(from, &to, 1)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn an_hpa_scales_only_a_deployment_of_its_namespace() {
+    let apart = autoscaled_cluster("ns-hpa-apart", "web", "default");
+    let (code, stdout, stderr) = check_original(apart.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "HorizontalPodAutoscaler/php-apache is in namespace `default` and targets \
+             Deployment `php-apache` of namespace `web`: scaleTargetRef names an object of the \
+             HPA's own namespace"
+        ),
+        "{stderr}"
+    );
+    let together = autoscaled_cluster("ns-hpa-together", "web", "web");
+    let document = dump(&together);
+    assert_eq!(document["setup"]["podTemplates"][0]["namespace"], "web");
+    assert_eq!(document["setup"]["d"][0]["hpaSpec"]["isEnabled"], 1);
+}
