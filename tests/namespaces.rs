@@ -372,3 +372,46 @@ fn an_hpa_scales_only_a_deployment_of_its_namespace() {
     assert_eq!(document["setup"]["podTemplates"][0]["namespace"], "web");
     assert_eq!(document["setup"]["d"][0]["hpaSpec"]["isEnabled"], 1);
 }
+
+#[test]
+fn a_new_version_keeps_its_deployments_namespace() {
+    // C2's applied version in another namespace would be another Deployment.
+    let dir = scratch("ns-applied");
+    copy_tree(Path::new("models/c2-apply-without-replicas"), &dir);
+    let applied = dir.join("apply/app.yaml");
+    let text = std::fs::read_to_string(&applied).unwrap();
+    assert!(text.contains("metadata:\n  name: app\n"));
+    let text = text.replacen(
+        "metadata:\n  name: app\n",
+        "metadata:\n  name: app\n  namespace: team\n",
+        1,
+    );
+    std::fs::write(&applied, text).unwrap();
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "applied Deployment/app: in namespace `team`, but Deployment/app is in `default`"
+        ),
+        "{stderr}"
+    );
+    // In the uniform JSON, a deployment template whose pod template is in another namespace.
+    let mut document = dump(Path::new("models/c2-apply-without-replicas"));
+    let mut template = document["setup"]["podTemplates"][0].clone();
+    template["namespace"] = json!("team");
+    document["setup"]["podTemplates"]
+        .as_array_mut()
+        .unwrap()
+        .push(template);
+    document["setup"]["deploymentTemplates"][0]["podTemplateId"] = json!(2);
+    let (_dir, file) = written("ns-applied-json", &document);
+    let (code, stdout, stderr) = kivi_texts(&["check", &file, "-q"]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "setup.deploymentTemplates[0].podTemplateId: the pod template is in namespace \
+             `team` and deployment 1 in `default`: a new version keeps its deployment's namespace"
+        ),
+        "{stderr}"
+    );
+}

@@ -178,6 +178,17 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             &mut census,
         );
     }
+    // A template's namespace, by id (none or one it does not name: `default`); a deployment
+    // is in its pod template's.
+    let namespace_of = |id: Option<i64>| {
+        id.and_then(|t| usize::try_from(t.checked_sub(1)?).ok())
+            .and_then(|t| templates.get(t)?.namespace.as_deref())
+            .unwrap_or(DEFAULT_NAMESPACE)
+    };
+    let namespaces: Vec<&str> = deployments
+        .iter()
+        .map(|d| namespace_of(d.pod_template_id))
+        .collect();
     for (i, template) in deployment_templates.iter().enumerate() {
         let path = format!("setup.deploymentTemplates[{i}]");
         problems.within(
@@ -188,7 +199,27 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             i64::MAX,
             "Kivi's object id, 0 or more",
         );
-        if integer_name(&template.name).is_none() {
+        // A new version keeps its deployment's namespace (the model's ReplicaSets and budgets
+        // are in the deployment's).
+        let name = integer_name(&template.name);
+        let deployment = deployments
+            .iter()
+            .position(|d| name.is_some() && integer_name(&d.name) == name);
+        if let Some(d) = deployment.filter(|_| template.pod_template_id.unwrap_or(0) != 0) {
+            let (theirs, ours) = (namespaces[d], namespace_of(template.pod_template_id));
+            if theirs != ours {
+                problems.add(
+                    format!("{path}.podTemplateId"),
+                    format!(
+                        "the pod template is in namespace `{ours}` and deployment {} in \
+                         `{theirs}`: a new version keeps its deployment's namespace",
+                        d + 1
+                    ),
+                    "give the template the deployment's namespace",
+                );
+            }
+        }
+        if name.is_none() {
             problems.add(
                 format!("{path}.name"),
                 "missing, or not a whole number 0 or more",
@@ -323,16 +354,6 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             format!("use at most {}", MAX_INTENTS - 1),
         );
     }
-    // A deployment is in its pod template's namespace (one it does not name: `default`).
-    let namespaces: Vec<&str> = deployments
-        .iter()
-        .map(|d| {
-            d.pod_template_id
-                .and_then(|t| usize::try_from(t.checked_sub(1)?).ok())
-                .and_then(|t| templates.get(t)?.namespace.as_deref())
-                .unwrap_or(DEFAULT_NAMESPACE)
-        })
-        .collect();
     for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
         check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, &namespaces);
     }
