@@ -203,9 +203,9 @@ fn what_the_model_cannot_show_is_warned_by_field() {
     assert!(
         warnings.contains(&format!(
             "warning: {dir}: DeschedulerPolicy profiles[0].pluginConfig[LowNodeUtilization]\
-             .args.evictableNamespaces.exclude: `kube-system` is not the model's namespace \
-             (every modelled pod is in `default`), so the plugin excludes none of the model's \
-             pods; the cluster's pods may be in it"
+             .args.evictableNamespaces.exclude: `kube-system` is not a namespace of the \
+             model's pods (they are in `default`), so the plugin excludes none of them; the \
+             cluster's pods may be in it"
         )),
         "{warnings}"
     );
@@ -319,7 +319,7 @@ fn a_sweep_warns_of_the_policy_once() {
     assert_eq!(output.status.code(), Some(SWEPT), "{warnings}");
     let warning = format!(
         "warning: {dir}: DeschedulerPolicy profiles[0].pluginConfig[LowNodeUtilization].args\
-         .evictableNamespaces.exclude: `kube-system` is not the model's namespace"
+         .evictableNamespaces.exclude: `kube-system` is not a namespace of the model's pods"
     );
     assert_eq!(warnings.matches(&warning).count(), 1, "{warnings}");
 }

@@ -46,6 +46,7 @@ mod kube_scheduler_conformance;
 mod layering;
 mod list_input;
 mod models_verdicts;
+mod namespaces;
 mod node_classes;
 mod node_lifecycle;
 mod node_upgrade;

@@ -149,9 +149,25 @@ pub struct PodTemplate {
     /// lets the cluster autoscaler remove their node whatever else would keep it,
     /// `Some(false)` keeps it (`crate::controllers::cluster_autoscaler::scale_down`).
     pub safe_to_evict: Option<bool>,
+    /// The namespace of its pods (its workload's `metadata.namespace`), `None` for
+    /// `default`. Read under `--semantics kubernetes` only: kube-scheduler's
+    /// PodTopologySpread and InterPodAffinity count only pods of the incoming pod's namespace,
+    /// the descheduler filters and limits evictions by namespace, and a PodDisruptionBudget
+    /// selects only pods of its own (`getPodsForPdb`, `pkg/controller/disruption/disruption.go`).
+    /// Kivi's own semantics has no namespaces.
+    pub namespace: Option<String>,
 }
 
+/// The namespace of an object that names none: `kubectl apply` puts it in the context's
+/// namespace, `default` unless configured.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
 impl PodTemplate {
+    /// The namespace of its pods ([`PodTemplate::namespace`]).
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)
+    }
+
     /// The CPU a freshly created pod uses: the pattern's first step, or the request.
     pub fn initial_cpu(&self) -> i32 {
         self.cpu_pattern
@@ -221,6 +237,16 @@ pub enum Strategy {
 pub struct DeploymentSpec {
     /// The deployment's name as Kivi numbers it (matched by `applyDeployment`).
     pub name: i64,
+    /// Its `metadata.namespace` (its pod template's, [`PodTemplate::namespace`]), `None` for
+    /// `default`: the namespace of its ReplicaSets under `--semantics kubernetes`.
+    pub namespace: Option<String>,
+}
+
+impl DeploymentSpec {
+    /// Its namespace ([`DeploymentSpec::namespace`]).
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)
+    }
 }
 
 /// A deployment template for the `applyDeployment` and `createDeployment` user commands.
@@ -756,6 +782,7 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     priority: 0,
     preemption_policy: PreemptionPolicy::PreemptLowerPriority,
     safe_to_evict: None,
+    namespace: None,
 };
 
 /// The value number of label `key` in `labels` (0 when absent).

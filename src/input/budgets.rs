@@ -4,14 +4,17 @@
 //!
 //! The selector is read as `metav1.LabelSelectorAsSelector` reads it for the disruption
 //! controller's `getPodsForPdb` (`pkg/controller/disruption/disruption.go`): absent selects
-//! nothing, empty selects every pod, `matchLabels` and `matchExpressions` otherwise. The model
-//! has one namespace, so a budget's namespace is not compared with the Deployments'; budgets of
-//! the system namespaces go with the system workloads a running cluster's reader leaves out.
+//! nothing, empty selects every pod, `matchLabels` and `matchExpressions` otherwise, among the
+//! pods of the budget's own namespace only (`getPodsForPdb` lists `pdb.Namespace`'s pods, and
+//! the eviction subresource looks for budgets in the evicted pod's namespace,
+//! `pkg/registry/core/pod/storage/eviction.go`). Budgets of the system namespaces go with the
+//! system workloads a running cluster's reader leaves out.
 
 use super::cluster_list::SYSTEM_NAMESPACES;
 use super::description::{Budget, ClusterDescription};
 use super::diagnostics::Diagnostics;
 use crate::cluster::kube::{IntOrPercent, PodDisruptionBudget, Selector};
+use crate::cluster::spec::DEFAULT_NAMESPACE;
 use serde_json::{json, Value};
 
 /// Adds the budgets `read` (each with the file it came from) to `cluster`, each selecting the
@@ -29,21 +32,34 @@ pub fn resolve(
             continue;
         }
         let selector = Selector::from_label_selector(budget.selector.as_ref());
-        let deployments: Vec<String> = cluster
+        let namespace = budget.namespace.as_str();
+        let matching = cluster
             .deployments
             .iter()
-            .filter(|d| selector.matches(&d.pod.labels))
-            .map(|d| d.name.clone())
-            .collect();
-        for (pod, _) in cluster
-            .standalone_pods
-            .iter()
-            .filter(|(_, template)| selector.matches(&template.labels))
-        {
+            .filter(|d| selector.matches(&d.pod.labels));
+        let (deployments, elsewhere): (Vec<_>, Vec<_>) =
+            matching.partition(|d| d.pod.namespace() == namespace);
+        let deployments: Vec<String> = deployments.iter().map(|d| d.name.clone()).collect();
+        for (pod, _) in cluster.standalone_pods.iter().filter(|(_, template)| {
+            template.namespace() == namespace && selector.matches(&template.labels)
+        }) {
             diagnostics.warn(format!(
                 "{file}: {object} selects Pod/{pod}, which no controller owns; the model counts \
                  only Deployments' pods in a budget"
             ));
+        }
+        if deployments.is_empty() && !elsewhere.is_empty() {
+            let others: Vec<String> = elsewhere
+                .iter()
+                .map(|d| format!("Deployment/{} ({})", d.name, d.pod.namespace()))
+                .collect();
+            diagnostics.warn(format!(
+                "{file}: {object} is in namespace `{namespace}` and selects pods only of \
+                 Deployments of other namespaces, {}: a budget selects only pods of its own \
+                 namespace, so it refuses nothing; left out (put it in their namespace)",
+                others.join(", ")
+            ));
+            continue;
         }
         if deployments.is_empty() {
             diagnostics.warn(format!(
@@ -61,6 +77,7 @@ pub fn resolve(
         }
         cluster.budgets.push(Budget {
             name: budget.name,
+            namespace: budget.namespace,
             deployments,
             min_available: budget.min_available,
             max_unavailable: budget.max_unavailable,
@@ -90,6 +107,9 @@ pub fn with_pdbs(cluster: &ClusterDescription, mut document: Value) -> Value {
                 "name": budget.name,
                 "deployments": budget.deployments.iter().filter_map(number).collect::<Vec<_>>(),
             });
+            if budget.namespace != DEFAULT_NAMESPACE {
+                pdb["namespace"] = budget.namespace.clone().into();
+            }
             if let Some(min) = budget.min_available {
                 pdb["minAvailable"] = amount_json(min);
             }
@@ -109,5 +129,84 @@ fn amount_json(amount: IntOrPercent) -> Value {
     match amount {
         IntOrPercent::Int(n) => n.into(),
         IntOrPercent::Percent(p) => format!("{p}%").into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::kube::LabelSelector;
+    use crate::input::description::{Deployment, PodTemplate};
+
+    /// Deployment `name` in namespace `namespace`, its pods labelled `app: web`.
+    fn web(name: &str, namespace: Option<&str>) -> Deployment {
+        let pod = PodTemplate {
+            labels: [("app".to_string(), "web".to_string())].into(),
+            namespace: namespace.map(str::to_string),
+            ..PodTemplate::default()
+        };
+        Deployment {
+            name: name.into(),
+            replicas: 1,
+            running: 0,
+            pod,
+            max_surge: 25,
+            max_unavailable: 25,
+            recreate: false,
+            autoscaler: None,
+            min_size: None,
+            max_size: None,
+            place: None,
+        }
+    }
+
+    /// A budget in `namespace` selecting `app: web`.
+    fn budget(namespace: &str) -> (PodDisruptionBudget, String) {
+        let mut selector = LabelSelector::default();
+        selector.match_labels.insert("app".into(), "web".into());
+        let budget = PodDisruptionBudget {
+            namespace: namespace.into(),
+            name: "web".into(),
+            selector: Some(selector),
+            min_available: Some(IntOrPercent::Int(1)),
+            max_unavailable: None,
+            status: None,
+        };
+        (budget, "pdb.yaml".into())
+    }
+
+    #[test]
+    fn a_budget_selects_only_the_deployments_of_its_namespace() {
+        let mut cluster = ClusterDescription {
+            deployments: vec![web("front", None), web("team-web", Some("team"))],
+            standalone_pods: vec![("debug".into(), web("debug", None).pod)],
+            ..ClusterDescription::default()
+        };
+        let mut diagnostics = Diagnostics::default();
+        resolve(
+            vec![budget("team"), budget("default"), budget("other")],
+            &mut cluster,
+            &mut diagnostics,
+        );
+        let resolved: Vec<(&str, Vec<&str>)> = cluster
+            .budgets
+            .iter()
+            .map(|b| {
+                let names = b.deployments.iter().map(String::as_str).collect();
+                (b.namespace.as_str(), names)
+            })
+            .collect();
+        assert_eq!(
+            resolved,
+            [("team", vec!["team-web"]), ("default", vec!["front"])]
+        );
+        // The bare Pod of `default` is warned of for the `default` budget only; the budget of
+        // `other` is left out, naming what its selector matched elsewhere.
+        assert_eq!(diagnostics.warnings.len(), 2, "{:?}", diagnostics.warnings);
+        assert!(diagnostics.warnings[0].contains("selects Pod/debug"));
+        assert!(diagnostics.warnings[1].contains(
+            "is in namespace `other` and selects pods only of Deployments of other namespaces, \
+             Deployment/front (default), Deployment/team-web (team)"
+        ));
     }
 }

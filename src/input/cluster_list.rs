@@ -17,7 +17,7 @@
 //!
 //! Pods in phase Succeeded or Failed hold nothing and are left out.
 
-use super::description::ClusterDescription;
+use super::description::{ClusterDescription, Deployment};
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::{read_object, read_replica_set, Object};
 use super::quantity::Quantity;
@@ -171,10 +171,12 @@ impl ClusterList {
             if system(&set.namespace) {
                 continue;
             }
-            let owned = set
-                .deployment
-                .as_ref()
-                .is_some_and(|d| cluster.deployments.iter().any(|known| &known.name == d));
+            let owned = set.deployment.as_ref().is_some_and(|d| {
+                cluster
+                    .deployments
+                    .iter()
+                    .any(|known| &known.name == d && known.pod.namespace() == set.namespace)
+            });
             if owned {
                 continue;
             }
@@ -210,15 +212,26 @@ impl ClusterList {
             }
             let workload = match &pod.controller {
                 Some((kind, name)) if kind == "ReplicaSet" => {
-                    let set = self.replica_sets.iter().find(|s| &s.name == name);
+                    // A controller is in its pod's namespace (owner references name no
+                    // namespace), as a ReplicaSet's Deployment is in the ReplicaSet's.
+                    let here = |d: &Deployment| d.pod.namespace() == pod.namespace;
+                    let set = self
+                        .replica_sets
+                        .iter()
+                        .find(|s| &s.name == name && s.namespace == pod.namespace);
                     let deployment = set
                         .and_then(|s| s.deployment.clone())
-                        .filter(|d| cluster.deployments.iter().any(|known| &known.name == d))
+                        .filter(|d| {
+                            cluster
+                                .deployments
+                                .iter()
+                                .any(|known| &known.name == d && here(known))
+                        })
                         .unwrap_or_else(|| name.clone());
                     cluster
                         .deployments
                         .iter()
-                        .position(|d| d.name == deployment)
+                        .position(|d| d.name == deployment && here(d))
                 }
                 _ => None,
             };

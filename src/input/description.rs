@@ -80,6 +80,19 @@ pub struct PodTemplate {
     /// The `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation of the pods' metadata:
     /// `"true"` or `"false"` (the autoscaler reads no other value).
     pub safe_to_evict: Option<bool>,
+    /// The `metadata.namespace` of its workload (a Deployment's, a DaemonSet's, a bare
+    /// Pod's), `None` when it names none or `default`: `kubectl apply` puts an object without
+    /// one in the context's namespace, `default` unless configured.
+    pub namespace: Option<String>,
+}
+
+impl PodTemplate {
+    /// The namespace of its pods ([`PodTemplate::namespace`]).
+    pub fn namespace(&self) -> &str {
+        self.namespace
+            .as_deref()
+            .unwrap_or(crate::cluster::spec::DEFAULT_NAMESPACE)
+    }
 }
 
 /// An HPA metric target.
@@ -273,7 +286,9 @@ pub struct Intent {
 pub struct Budget {
     /// `metadata.name`.
     pub name: String,
-    /// The Deployments whose pod templates its selector matches, by name.
+    /// `metadata.namespace`: it selects only pods of this namespace.
+    pub namespace: String,
+    /// The Deployments of its namespace whose pod templates its selector matches, by name.
     pub deployments: Vec<String>,
     /// `spec.minAvailable`.
     pub min_available: Option<IntOrPercent>,

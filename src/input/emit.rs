@@ -210,6 +210,9 @@ pub(super) fn pod_template_json(
     if let Some(safe) = pod.safe_to_evict {
         json.insert("safeToEvict".into(), json!(safe));
     }
+    if let Some(namespace) = &pod.namespace {
+        json.insert("namespace".into(), json!(namespace));
+    }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));
         json.insert(
@@ -295,6 +298,16 @@ fn applied_versions(
     for applied in &cluster.applied {
         let what = format!("applied Deployment/{}", applied.name);
         let number = deployment_number(cluster, &applied.name, &what)?;
+        let theirs = cluster.deployments[number - 1].pod.namespace();
+        if applied.pod.namespace() != theirs {
+            return Err(format!(
+                "{what}: in namespace `{}`, but Deployment/{} is in `{theirs}`: applied there it \
+                 would be another Deployment, not a new version; write metadata.namespace: \
+                 {theirs}",
+                applied.pod.namespace(),
+                applied.name
+            ));
+        }
         // The same `spec.template` keeps the running pods' template: no rollout
         // (`DeploymentController.getNewReplicaSet` finds the set of the same pod-template hash).
         let running = &cluster.deployments[number - 1].pod.written;

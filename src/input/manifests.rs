@@ -81,16 +81,24 @@ impl ManifestSet {
         }
         match read_object(&document, diagnostics)? {
             Some(Object::Deployment(deployment)) => {
-                if self
+                if let Some(first) = self
                     .cluster
                     .deployments
                     .iter()
-                    .any(|d| d.name == deployment.name)
+                    .find(|d| d.name == deployment.name)
                 {
-                    return Err(document.error_at(
-                        "name",
-                        format!("a second Deployment named `{}`", deployment.name),
-                    ));
+                    let (theirs, ours) = (first.pod.namespace(), deployment.pod.namespace());
+                    let message = if theirs == ours {
+                        format!("a second Deployment named `{}`", deployment.name)
+                    } else {
+                        format!(
+                            "a second Deployment named `{}` (in namespace `{ours}`, the first in \
+                             `{theirs}`): kivi names Deployments by name alone (events, intents \
+                             and the cluster description refer to them so); rename one",
+                            deployment.name
+                        )
+                    };
+                    return Err(document.error_at("name", message));
                 }
                 self.cluster.deployments.push(deployment);
             }
@@ -195,25 +203,37 @@ impl ManifestSet {
         }
         running.place(&mut self.cluster, diagnostics)?;
         for hpa in autoscalers {
+            let error = |message: String| {
+                let place = super::diagnostics::Place {
+                    line: hpa.place.1,
+                    column: 1,
+                };
+                InputError::new(&hpa.place.0, Some(place), message)
+            };
             let Some(deployment) = self
                 .cluster
                 .deployments
                 .iter_mut()
                 .find(|d| d.name == hpa.target)
             else {
-                return Err(InputError::new(
-                    &hpa.place.0,
-                    Some(super::diagnostics::Place {
-                        line: hpa.place.1,
-                        column: 1,
-                    }),
-                    format!(
-                        "HorizontalPodAutoscaler/{} targets Deployment `{}`, which is not in the \
-                         input; expected the name of a Deployment",
-                        hpa.autoscaler.name, hpa.target
-                    ),
-                ));
+                return Err(error(format!(
+                    "HorizontalPodAutoscaler/{} targets Deployment `{}`, which is not in the \
+                     input; expected the name of a Deployment",
+                    hpa.autoscaler.name, hpa.target
+                )));
             };
+            if deployment.pod.namespace() != hpa.namespace {
+                return Err(error(format!(
+                    "HorizontalPodAutoscaler/{} is in namespace `{}` and targets Deployment \
+                     `{}` of namespace `{}`: scaleTargetRef names an object of the HPA's own \
+                     namespace, so it scales nothing there; put the HPA in `{}`",
+                    hpa.autoscaler.name,
+                    hpa.namespace,
+                    hpa.target,
+                    deployment.pod.namespace(),
+                    deployment.pod.namespace()
+                )));
+            }
             if deployment.autoscaler.replace(hpa.autoscaler).is_some() {
                 diagnostics.warn(format!(
                     "Deployment/{} has two HPAs; the last one is modelled",

@@ -31,7 +31,7 @@
 //! `pickOneNodeForPreemption` finds equally good is an outcome of its own; under `lowest`,
 //! the first (the lowest node id).
 
-use crate::cluster::kube::of_model::{budgets, node_id, pod_id, NAMESPACE};
+use crate::cluster::kube::of_model::{budgets, node_id, pod_id, pod_namespace};
 use crate::cluster::kube::{Pod, Snapshot};
 use crate::cluster::state::PodPhase;
 use crate::cluster::{ClusterSpec, ClusterState, Recorder};
@@ -84,13 +84,21 @@ pub fn preemption(
     let candidates: Vec<_> =
         find_candidates(snapshot, subject, &budgets, &decision.preemption_candidates)
             .into_iter()
-            .filter(|c| c.victims.iter().all(|v| model_pod(v).is_some()))
+            .filter(|c| {
+                c.victims
+                    .iter()
+                    .all(|v| model_pod(spec, state, v).is_some())
+            })
             .collect();
     let mut best: Vec<(usize, Vec<usize>)> = pick_one_node(&candidates)
         .nodes
         .into_iter()
         .filter_map(|c| {
-            let victims = c.victims.iter().filter_map(model_pod).collect();
+            let victims = c
+                .victims
+                .iter()
+                .filter_map(|v| model_pod(spec, state, v))
+                .collect();
             Some((node_id(&c.node)?, victims))
         })
         .collect();
@@ -98,11 +106,11 @@ pub fn preemption(
     (!best.is_empty()).then_some(Preemption::Victims(best))
 }
 
-/// The model pod a victim is, `None` for a pod the model does not keep as a record.
-fn model_pod(victim: &Victim) -> Option<usize> {
-    (victim.namespace == NAMESPACE)
-        .then(|| pod_id(&victim.name))
-        .flatten()
+/// The model pod a victim is, `None` for a pod the model does not keep as a record (a
+/// DaemonSet's pod, a node's reserved load): one named as a model pod, in that pod's namespace.
+fn model_pod(spec: &ClusterSpec, state: &ClusterState, victim: &Victim) -> Option<usize> {
+    pod_id(&victim.name)
+        .filter(|&p| p <= spec.pods.len() && victim.namespace == pod_namespace(spec, state, p))
 }
 
 /// Pod `pod` preempts `victims` on node `node`: each is deleted gracefully (terminating,
@@ -131,11 +139,17 @@ pub fn preempt(
     }
 }
 
-/// The snapshot's Pod for model pod `pod`.
-pub fn subject(snapshot: &Snapshot, pod: usize) -> Option<&Pod> {
+/// The snapshot's Pod for model pod `pod` of `state`, found by its name and namespace.
+pub fn subject<'a>(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    snapshot: &'a Snapshot,
+    pod: usize,
+) -> Option<&'a Pod> {
     let name = crate::cluster::kube::of_model::pod_name(pod);
+    let namespace = pod_namespace(spec, state, pod);
     snapshot
         .pods
         .iter()
-        .find(|p| p.name == name && p.namespace == NAMESPACE)
+        .find(|p| p.name == name && p.namespace == namespace)
 }

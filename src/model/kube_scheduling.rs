@@ -69,8 +69,14 @@ pub struct CycleCache {
 
 /// The decision for `pod` in `snapshot`, as far as a cycle acts on it ([`Detail::Top`]), with
 /// `table` (made for `snapshot`'s nodes if it does not hold them).
-fn decide(snapshot: &Snapshot, pod: usize, table: &mut NodeTable) -> Option<Decision> {
-    let subject = kube_preemption::subject(snapshot, pod)?;
+fn decide(
+    spec: &ClusterSpec,
+    state: &ClusterState,
+    snapshot: &Snapshot,
+    pod: usize,
+    table: &mut NodeTable,
+) -> Option<Decision> {
+    let subject = kube_preemption::subject(spec, state, snapshot, pod)?;
     if !table.fits(snapshot) {
         *table = NodeTable::of(snapshot);
     }
@@ -133,12 +139,12 @@ fn cycle_on(
         let node = (1..=spec.nodes.len()).find(|&n| spec.node(n).name == pinned);
         return Some(node.map_or(Cycle::Skip, |n| Cycle::Top(pod, vec![n])));
     }
-    let decision = decide(snapshot, pod, table)?;
+    let decision = decide(spec, state, snapshot, pod, table)?;
     let mut top: Vec<usize> = decision.top.iter().filter_map(|n| node_id(n)).collect();
     top.sort_unstable();
     if top.is_empty() {
         let error = fit_error(pod, &decision);
-        let subject = kube_preemption::subject(snapshot, pod)?;
+        let subject = kube_preemption::subject(spec, state, snapshot, pod)?;
         return Some(
             match kube_preemption::preemption(spec, state, snapshot, subject, &decision) {
                 None => Cycle::Unschedulable(error),

@@ -35,8 +35,14 @@
 //!   `pod-template-hash` labels and carries the status the disruption controller would have
 //!   written for the state ([`budget_status`]).
 //!
-//! Nodes are named `node-<id>` and pods `pod-<id>` in namespace `default`; [`node_id`] and
-//! [`pod_id`] read an id back.
+//! - a pod is in its template's namespace ([`PodTemplate::namespace`], `default` for a pod
+//!   without template), a DaemonSet's pod in its DaemonSet's, a ReplicaSet in its
+//!   Deployment's, and a PodDisruptionBudget in its deployments' (the reader lets a budget
+//!   select only Deployments of its own namespace, as `getPodsForPdb` lists only the
+//!   budget's namespace's pods).
+//!
+//! Nodes are named `node-<id>` and pods `pod-<id>`, unique whatever their namespace;
+//! [`node_id`] and [`pod_id`] read an id back.
 
 use super::daemon_pod;
 use super::labels::{LabelSelector, Labels, Operator, Requirement};
@@ -45,15 +51,15 @@ use super::{
     PodDisruptionBudget, PodPhase, PreferredSchedulingTerm, ResourceList, SelectorOwner,
     SelectorOwnerKind, Snapshot, TopologySpreadConstraint, WhenUnsatisfiable,
 };
-use crate::cluster::spec::{self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate};
+use crate::cluster::spec::{
+    self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate, DEFAULT_NAMESPACE,
+};
 use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
 use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 use crate::cluster::ClusterState;
 
 /// The kubelet's default `--max-pods`: a node's `allocatable.pods` unless configured.
 pub const DEFAULT_MAX_PODS: u64 = 110;
-/// The namespace every modelled pod is in.
-pub const NAMESPACE: &str = "default";
 /// The namespace of the pods that carry the nodes' reserved load ([`reserved_pod`]).
 const RESERVED_NAMESPACE: &str = "kube-system";
 /// The priority of the `system-node-critical` PriorityClass (`SystemPriorityClasses` in
@@ -93,6 +99,20 @@ pub fn pod_name(id: usize) -> String {
 /// The pod id a name of [`pod_name`] stands for.
 pub fn pod_id(name: &str) -> Option<usize> {
     name.strip_prefix("pod-")?.parse().ok()
+}
+
+/// The namespace of model pod `p` in `state`: its template's.
+pub fn pod_namespace<'a>(spec: &'a ClusterSpec, state: &ClusterState, p: usize) -> &'a str {
+    spec.template_or_none(state.pod(p).template).namespace()
+}
+
+/// The namespace of budget `budget`: its deployments' (`default` when it lists none).
+pub fn budget_namespace<'a>(spec: &'a ClusterSpec, budget: &DisruptionBudget) -> &'a str {
+    budget
+        .deployments
+        .first()
+        .and_then(|&d| spec.deployments.get((d as usize).checked_sub(1)?))
+        .map_or(DEFAULT_NAMESPACE, |d| d.namespace())
 }
 
 /// The node id a name of [`node_name`] stands for.
@@ -165,7 +185,7 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
         )
         .collect();
     let selector_owners = (1..=spec.deployments.len())
-        .flat_map(|d| (1..=2).map(move |version| replica_set(d, version)))
+        .flat_map(|d| (1..=2).map(move |version| replica_set(spec, d, version)))
         .collect();
     Snapshot {
         nodes,
@@ -233,7 +253,7 @@ pub fn budgets(spec: &ClusterSpec, state: &ClusterState) -> Vec<PodDisruptionBud
                     .collect(),
             };
             PodDisruptionBudget {
-                namespace: NAMESPACE.into(),
+                namespace: budget_namespace(spec, budget).into(),
                 name: budget.name.clone(),
                 selector: Some(selector),
                 min_available: budget.min_available,
@@ -298,15 +318,15 @@ fn memory(spec: &ClusterSpec, amount: i32) -> Amount {
     Amount::from_units((amount.max(0) as u64) * spec.units.memory_bytes as u64)
 }
 
-/// The ReplicaSet of version `version` (1 or 2) of deployment `d`.
-fn replica_set(d: usize, version: usize) -> SelectorOwner {
+/// The ReplicaSet of version `version` (1 or 2) of deployment `d`, in its namespace.
+fn replica_set(spec: &ClusterSpec, d: usize, version: usize) -> SelectorOwner {
     let mut selector = LabelSelector::default();
     selector
         .match_labels
         .insert(TEMPLATE_HASH.into(), template_hash(d, version));
     SelectorOwner {
         kind: SelectorOwnerKind::ReplicaSet,
-        namespace: NAMESPACE.into(),
+        namespace: spec.deployments[d - 1].namespace().into(),
         name: replica_set_name(d, version),
         selector: Some(selector),
     }
@@ -328,7 +348,7 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         return None;
     }
     let template = spec.template_or_none(now.template);
-    let mut pod = Pod::new(NAMESPACE, &pod_name(p));
+    let mut pod = Pod::new(template.namespace(), &pod_name(p));
     pod.labels = labels(spec, spec.pod_labels(state, p));
     if now.owned && now.replica_set != 0 {
         let (d, version) = (now.deployment as usize, now.replica_set as usize);
@@ -367,14 +387,15 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
     Some(pod)
 }
 
-/// DaemonSet pod `daemon`, Running on its node ([`daemon_pod::name`]): owned by its
+/// DaemonSet pod `daemon`, Running on its node ([`daemon_pod::name`]) in its template's
+/// namespace: owned by its
 /// DaemonSet, with its template's labels and requests and the tolerations the DaemonSet
 /// controller adds. It is built from the spec alone: the pod stays on its node whatever the
 /// node goes through, and what the node's state changes of it (readiness) no reader of a
 /// daemon pod looks at (the scheduler counts its requests, the descheduler refuses it).
 fn daemon_pod(spec: &ClusterSpec, daemon: &DaemonPod) -> Pod {
     let template = daemon_pod::template(spec, daemon.daemon_set);
-    let mut pod = Pod::new(NAMESPACE, &daemon_pod::name(spec, daemon));
+    let mut pod = Pod::new(template.namespace(), &daemon_pod::name(spec, daemon));
     pod.uid = pod.name.clone();
     pod.labels = labels(spec, &template.labels);
     pod.controller = Some(OwnerReference {
@@ -405,8 +426,10 @@ fn daemon_pod(spec: &ClusterSpec, daemon: &DaemonPod) -> Pod {
 /// every pod bound to a node (`NodeInfo.Requested`), a running cluster's DaemonSet and system
 /// pods included, so the reservation is a pod rather than less `allocatable`: the Fit filter
 /// answers alike either way, but LeastAllocated and BalancedAllocation score requests
-/// against allocatable. It is in `kube-system`, which no modelled pod's spread constraint
-/// counts (PodTopologySpread counts its own namespace), has no labels and no owner (the
+/// against allocatable. It is in `kube-system`, which the spread constraints of the modelled
+/// pods of other namespaces do not count (PodTopologySpread counts the pod's own namespace),
+/// has no labels (so no `matchLabels` of a `kube-system` pod's constraint counts it) and no
+/// owner (the
 /// descheduler's default evictor refuses a bare pod), tolerates every taint and has
 /// `system-node-critical` priority, so no preemption can choose it. Kubernetes would count
 /// each system pod against the node's 110 pods; the model counts one.
@@ -569,5 +592,39 @@ mod tests {
         assert_eq!(pod.priority, SYSTEM_NODE_CRITICAL);
         assert!(pod.controller.is_none());
         assert_eq!(pod_id(&pod.name), None, "not a model pod");
+    }
+
+    /// A template in namespace `team` puts its pods, their deployment's ReplicaSets and a
+    /// budget of that deployment in `team`; a pod without template is in `default`.
+    #[test]
+    fn pods_replica_sets_and_budgets_are_in_their_templates_namespace() {
+        let mut fixture = Builder::default()
+            .node(Node::new(1, 8, 8))
+            .pod(FixturePod::running(1, 2, 2))
+            .pod(FixturePod::running(1, 1, 1))
+            .template(Template::new(2, 2, "app", "web").namespace("team"))
+            .deployment(crate::cluster::fixture::Deployment::new(1, 1, &[1]))
+            .build();
+        fixture.state.pod_mut(2).template = 0;
+        fixture.spec.pdbs = vec![DisruptionBudget {
+            name: "web".into(),
+            deployments: vec![1],
+            min_available: None,
+            max_unavailable: None,
+        }];
+        let snapshot = snapshot(&fixture.spec, &fixture.state);
+        let namespace_of = |name: &str| {
+            let pod = snapshot.pods.iter().find(|p| p.name == name).unwrap();
+            pod.namespace.clone()
+        };
+        assert_eq!(namespace_of("pod-1"), "team");
+        assert_eq!(namespace_of("pod-2"), "default");
+        assert_eq!(pod_namespace(&fixture.spec, &fixture.state, 1), "team");
+        assert!(snapshot
+            .selector_owners
+            .iter()
+            .all(|o| o.namespace == "team"));
+        let budgets = budgets(&fixture.spec, &fixture.state);
+        assert_eq!(budgets[0].namespace, "team");
     }
 }

@@ -21,7 +21,8 @@
 //!   pass first, as [`super::simulation`] does.
 //!
 //! Not modelled: local storage and `kube-system` pods (the `localstorage` and `system` rules:
-//! the model's pods have no volumes and all run in one namespace), terminating pods (the
+//! the model's pods have no volumes, and one of a workload in `kube-system` is weighed as any
+//! other), terminating pods (the
 //! model's are left out: they are going anyway), `--min-replica-count`, unready nodes
 //! (`--scale-down-unready-time`), and the delays before a removal
 //! (`--scale-down-unneeded-time`, `--scale-down-delay-after-add`): a candidate may be removed

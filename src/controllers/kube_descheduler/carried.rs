@@ -1,7 +1,8 @@
 //! What of an input's own `DeschedulerPolicy` ([`crate::cluster::DeschedulerSpec::policy`]) the
 //! model's pods cannot show, said as warnings before a check under `--semantics kubernetes`
-//! runs it: every modelled pod is in the one namespace [`NAMESPACE`], so a `namespaces` or
-//! `evictableNamespaces` entry naming another namespace matches none of them; and a pod
+//! runs it: every modelled pod is in its template's namespace ([`model_namespaces`]), so a
+//! `namespaces` or `evictableNamespaces` entry naming no such namespace matches none of them
+//! (an `include` naming none of them leaves the plugin nothing to evict); and a pod
 //! carries only the label keys the model keeps ([`ClusterSpec::label_keys`], and its
 //! ReplicaSet's `pod-template-hash`), so a `labelSelector` on another key reads that label as
 //! absent on every pod; and a node has only the resources [`NODE_RESOURCES`], so a node
@@ -10,10 +11,10 @@
 //! policy as given; the warning says where its answer may differ from the cluster's.
 
 use crate::cluster::kube::descheduler_policy::{Namespaces, PluginArgs};
-use crate::cluster::kube::of_model::NAMESPACE;
 use crate::cluster::kube::LabelSelector;
+use crate::cluster::spec::DEFAULT_NAMESPACE;
 use crate::cluster::ClusterSpec;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The label every modelled pod carries beside its template's (its ReplicaSet's hash).
 const TEMPLATE_HASH: &str = "pod-template-hash";
@@ -29,6 +30,7 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
         return Vec::new();
     };
     let mut warnings = Vec::new();
+    let namespaces = model_namespaces(spec);
     for (index, profile) in policy.profiles.iter().enumerate() {
         let at = format!("DeschedulerPolicy profiles[{index}]");
         selector_keys(
@@ -39,7 +41,7 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
         );
         for plugin in profile.deschedule.iter().chain(&profile.balance) {
             let here = format!("{at}.pluginConfig[{}].args", plugin.name());
-            let (namespaces, selector) = match plugin {
+            let (named, selector) = match plugin {
                 PluginArgs::RemoveDuplicates(args) => (Some(&args.namespaces), None),
                 PluginArgs::TopologySpread(args) => {
                     (Some(&args.namespaces), args.label_selector.as_ref())
@@ -52,7 +54,7 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
                 }
                 PluginArgs::LowNodeUtilization(args) => {
                     let at = format!("{here}.evictableNamespaces");
-                    excluded(&args.excluded_namespaces, &at, &mut warnings);
+                    excluded(&namespaces, &args.excluded_namespaces, &at, &mut warnings);
                     // `targetThresholds` names the same resources (the reader checks it).
                     let at = format!("{here}.thresholds and targetThresholds");
                     extended_resources(&args.thresholds, &at, &mut warnings);
@@ -60,14 +62,14 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
                 }
                 PluginArgs::HighNodeUtilization(args) => {
                     let at = format!("{here}.evictableNamespaces");
-                    excluded(&args.excluded_namespaces, &at, &mut warnings);
+                    excluded(&namespaces, &args.excluded_namespaces, &at, &mut warnings);
                     let at = format!("{here}.thresholds");
                     extended_resources(&args.thresholds, &at, &mut warnings);
                     (None, None)
                 }
             };
-            if let Some(namespaces) = namespaces {
-                named_namespaces(namespaces, &here, &mut warnings);
+            if let Some(named) = named {
+                named_namespaces(&namespaces, named, &here, &mut warnings);
             }
             selector_keys(
                 spec,
@@ -80,37 +82,62 @@ pub fn warnings(spec: &ClusterSpec) -> Vec<String> {
     warnings
 }
 
-/// Warns of a plugin's `namespaces`: an `include` without the model's namespace, an
-/// `exclude` of others.
-fn named_namespaces(namespaces: &Namespaces, at: &str, warnings: &mut Vec<String>) {
+/// The namespaces the model's pods are in: those of its pod templates (a DaemonSet's
+/// included), `default` when it has none.
+pub fn model_namespaces(spec: &ClusterSpec) -> BTreeSet<&str> {
+    let mut namespaces: BTreeSet<&str> = spec.pod_templates.iter().map(|t| t.namespace()).collect();
+    if namespaces.is_empty() {
+        namespaces.insert(DEFAULT_NAMESPACE);
+    }
+    namespaces
+}
+
+/// `namespaces` (the model's, [`model_namespaces`]) as the warnings list them.
+fn listed(namespaces: &BTreeSet<&str>) -> String {
+    quoted(&namespaces.iter().copied().collect::<Vec<_>>())
+}
+
+/// Warns of a plugin's `namespaces` (the model's are `model`): an `include` naming none of
+/// them, an `exclude` of others.
+fn named_namespaces(
+    model: &BTreeSet<&str>,
+    namespaces: &Namespaces,
+    at: &str,
+    warnings: &mut Vec<String>,
+) {
     let include = &namespaces.include;
-    if !include.is_empty() && !include.iter().any(|n| n == NAMESPACE) {
+    if !include.is_empty() && !include.iter().any(|n| model.contains(n.as_str())) {
         let named: Vec<&str> = include.iter().map(String::as_str).collect();
         warnings.push(format!(
-            "{at}.namespaces.include: {} is not the model's namespace (every modelled pod is \
-             in `{NAMESPACE}`), so the plugin takes none of the model's pods; the cluster's \
-             pods may be in it",
-            quoted(&named)
+            "{at}.namespaces.include: {} is not a namespace of the model's pods (they are in \
+             {}), so the plugin takes none of them; the cluster's pods may be in it",
+            quoted(&named),
+            listed(model)
         ));
     }
-    excluded(&namespaces.exclude, &format!("{at}.namespaces"), warnings);
+    excluded(
+        model,
+        &namespaces.exclude,
+        &format!("{at}.namespaces"),
+        warnings,
+    );
 }
 
 /// Warns of the entries of `excluded`, the `exclude` list of the field at `at` (a plugin's
-/// `namespaces`, a node utilization plugin's `evictableNamespaces`), other than the model's
-/// namespace.
-fn excluded(excluded: &[String], at: &str, warnings: &mut Vec<String>) {
+/// `namespaces`, a node utilization plugin's `evictableNamespaces`), that are not among the
+/// model's namespaces `model`.
+fn excluded(model: &BTreeSet<&str>, excluded: &[String], at: &str, warnings: &mut Vec<String>) {
     let others: Vec<&str> = excluded
         .iter()
         .map(String::as_str)
-        .filter(|n| *n != NAMESPACE)
+        .filter(|n| !model.contains(n))
         .collect();
     if !others.is_empty() {
         warnings.push(format!(
-            "{at}.exclude: {} is not the model's namespace (every modelled pod is in \
-             `{NAMESPACE}`), so the plugin excludes none of the model's pods; the cluster's \
-             pods may be in it",
-            quoted(&others)
+            "{at}.exclude: {} is not a namespace of the model's pods (they are in {}), so the \
+             plugin excludes none of them; the cluster's pods may be in it",
+            quoted(&others),
+            listed(model)
         ));
     }
 }

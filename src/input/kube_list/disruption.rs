@@ -72,6 +72,7 @@ pub fn budget(
             .metadata
             .namespace
             .clone()
+            .filter(|n| !n.is_empty())
             .unwrap_or_else(|| "default".to_string()),
         name: budget.metadata.name.clone().unwrap_or_default(),
         selector,

@@ -33,6 +33,7 @@ pub fn read(
     let pod_spec = spec.template.spec.clone().unwrap_or_default();
     let mut pod = pod_spec::pod_template(&pod_spec, labels, object, document, diagnostics)?;
     pod.written = None;
+    pod.namespace = pod_spec::namespace(&daemon_set.metadata);
     let place = Some((
         document.file.clone(),
         document.place_of(&format!("name: {name}")).line,

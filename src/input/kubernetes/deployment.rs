@@ -90,6 +90,7 @@ pub fn read(
         diagnostics,
     );
     pod.written = document.value.pointer("/spec/template").cloned();
+    pod.namespace = pod_spec::namespace(&deployment.metadata);
     let strategy = spec.strategy.unwrap_or_default();
     let recreate = strategy.type_.as_deref() == Some("Recreate");
     let rolling = strategy.rolling_update.unwrap_or_default();

@@ -19,6 +19,10 @@ pub struct TargetedAutoscaler {
     pub autoscaler: Autoscaler,
     /// The Deployment it scales.
     pub target: String,
+    /// Its `metadata.namespace` (`default` when it names none): `scaleTargetRef` names an
+    /// object of the HPA's own namespace (`pkg/controller/podautoscaler/horizontal.go` gets the
+    /// scale in `hpa.Namespace`).
+    pub namespace: String,
     /// The file and 1-based line of the HPA, for messages.
     pub place: (String, usize),
 }
@@ -137,6 +141,13 @@ pub fn read(
             behavior,
         },
         target,
+        namespace: document
+            .value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(crate::cluster::spec::DEFAULT_NAMESPACE)
+            .to_string(),
         place: (
             document.file.clone(),
             document.place_of("scaleTargetRef").line,

@@ -14,6 +14,7 @@ mod object_names;
 mod pod_spec;
 
 pub use hpa::TargetedAutoscaler;
+pub(crate) use object_names::namespace_problem;
 
 use super::description::{DaemonSet, Deployment, Labels, NodeGroup, PodTemplate};
 use super::diagnostics::{Diagnostics, InputError};
@@ -132,6 +133,7 @@ pub fn read_object(
             let pod: k8s_openapi::api::core::v1::Pod =
                 typed(document, value.clone(), &object, diagnostics)?;
             let spec = pod.spec.unwrap_or_default();
+            let namespace = pod_spec::namespace(&pod.metadata);
             let labels: Labels = pod
                 .metadata
                 .labels
@@ -146,6 +148,7 @@ pub fn read_object(
                 document,
                 diagnostics,
             );
+            template.namespace = namespace;
             Ok(Some(Object::Pod(name.to_string(), template)))
         }
         "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),
@@ -154,6 +157,7 @@ pub fn read_object(
         "DeschedulerPolicy" => descheduler_policy::read(document, api_version, diagnostics)
             .map(|d| Some(Object::Descheduler(d))),
         "PodDisruptionBudget" if api_version == "policy/v1" => {
+            object_names::check_namespace(document, &object, value)?;
             let parsed = typed(document, value.clone(), &object, diagnostics)?;
             budget(&parsed, document, &object).map(|b| Some(Object::Budget(b)))
         }

@@ -10,7 +10,10 @@
 //! - label keys are qualified names (`IsQualifiedName`): an optional DNS-1123 subdomain prefix
 //!   and `/`, then at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a
 //!   letter or digit;
-//! - label values (`IsValidLabelValue`) are empty or at most 63 such characters.
+//! - label values (`IsValidLabelValue`) are empty or at most 63 such characters;
+//! - namespaces are DNS-1123 labels (`IsDNS1123Label`, which `ValidateNamespaceName` in
+//!   pkg/apis/core/validation applies): at most 63 lower-case letters, digits and `-`,
+//!   starting and ending with a letter or digit.
 
 use crate::input::diagnostics::InputError;
 use crate::input::yaml_documents::Document;
@@ -36,6 +39,29 @@ fn subdomain_problem(name: &str) -> Option<String> {
     {
         return Some(format!(
             "has `{c}`; only lower-case letters a-z, digits, `-` and `.` are allowed"
+        ));
+    }
+    let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    if !alphanumeric(name.chars().next()) || !alphanumeric(name.chars().last()) {
+        return Some("must start and end with a letter or digit".into());
+    }
+    None
+}
+
+/// Why `name` is not a namespace (a DNS-1123 label), if it is not.
+pub fn namespace_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("is empty".into());
+    }
+    if name.len() > MAX_LABEL {
+        return Some(format!("is longer than {MAX_LABEL} characters"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+    {
+        return Some(format!(
+            "has `{c}`; only lower-case letters a-z, digits and `-` are allowed"
         ));
     }
     let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
@@ -87,7 +113,8 @@ const LABEL_MAPS: [&str; 3] = [
 ];
 
 /// Refuses `value` (the object `object` of `document`) when the API server would: its name is
-/// not a DNS-1123 subdomain, or one of its labels has a key or value Kubernetes refuses.
+/// not a DNS-1123 subdomain, its namespace not a DNS-1123 label, or one of its labels has a
+/// key or value Kubernetes refuses.
 pub fn check(document: &Document, object: &str, value: &Value) -> Result<(), InputError> {
     if let Some(name) = value.pointer("/metadata/name").and_then(Value::as_str) {
         if let Some(problem) = subdomain_problem(name) {
@@ -100,6 +127,7 @@ pub fn check(document: &Document, object: &str, value: &Value) -> Result<(), Inp
             ));
         }
     }
+    check_namespace(document, object, value)?;
     for path in LABEL_MAPS {
         let pointer = format!("/{}", path.replace('.', "/"));
         let Some(labels) = value.pointer(&pointer).and_then(Value::as_object) else {
@@ -127,6 +155,25 @@ pub fn check(document: &Document, object: &str, value: &Value) -> Result<(), Inp
     Ok(())
 }
 
+/// Refuses `value` (the object `object` of `document`) when its namespace is not a DNS-1123
+/// label; an empty one is none (the object goes to the context's namespace).
+pub fn check_namespace(document: &Document, object: &str, value: &Value) -> Result<(), InputError> {
+    let namespace = value.pointer("/metadata/namespace").and_then(Value::as_str);
+    let Some(namespace) = namespace.filter(|n| !n.is_empty()) else {
+        return Ok(());
+    };
+    match namespace_problem(namespace) {
+        None => Ok(()),
+        Some(problem) => Err(document.error_at_path(
+            "metadata.namespace",
+            format!(
+                "{object}: metadata.namespace `{namespace}` {problem}: Kubernetes refuses the \
+                 object (namespaces are DNS-1123 labels); write the namespace's name"
+            ),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,6 +193,23 @@ mod tests {
             assert!(problem.contains(says), "{bad}: {problem}");
         }
         assert!(subdomain_problem(&"a".repeat(254)).is_some());
+    }
+
+    #[test]
+    fn namespaces_follow_dns_labels() {
+        for good in ["default", "team-a", "0"] {
+            assert_eq!(namespace_problem(good), None, "{good}");
+        }
+        for (bad, says) in [
+            ("team.a", "has `.`"),
+            ("Team", "has `T`"),
+            ("-a", "start and end"),
+            ("", "empty"),
+        ] {
+            let problem = namespace_problem(bad).unwrap();
+            assert!(problem.contains(says), "{bad}: {problem}");
+        }
+        assert!(namespace_problem(&"a".repeat(64)).is_some());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::input::yaml_documents::Document;
 use k8s_openapi::api::core::v1::{
     NodeSelectorTerm, PodSpec, PodTemplateSpec, ResourceRequirements,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::BTreeMap;
 
 /// Reads `spec` of the object named `object` (e.g. `Deployment/web`) in `document`.
@@ -258,6 +259,7 @@ pub fn pod_template(
         priority: 0,
         preemption_policy: None,
         safe_to_evict: None,
+        namespace: None,
     })
 }
 
@@ -287,6 +289,18 @@ pub fn safe_to_evict(
             None
         }
     }
+}
+
+/// The namespace of a workload by its `metadata` (read by [`object_names::check`]), as the
+/// model's pod templates carry it: `None` when it names none or `default`, where `kubectl
+/// apply` puts an object without one (the context's namespace, `default` unless configured).
+///
+/// [`object_names::check`]: super::object_names::check
+pub fn namespace(metadata: &ObjectMeta) -> Option<String> {
+    metadata
+        .namespace
+        .clone()
+        .filter(|n| !n.is_empty() && n != crate::cluster::spec::DEFAULT_NAMESPACE)
 }
 
 /// The labels of a workload's pod template (`spec.template.metadata.labels`; none when

@@ -153,8 +153,12 @@ pub fn to_model(document: &Document) -> ClusterModel {
     }];
     let mut deployments = Vec::new();
     for (i, deployment) in deployments_in.iter().enumerate() {
+        let template = deployment
+            .pod_template_id
+            .and_then(|t| usize::try_from(t.checked_sub(1)?).ok());
         deployments.push(DeploymentSpec {
             name: integer_name(&deployment.name).unwrap_or(0),
+            namespace: template.and_then(|t| namespace(&templates_in.get(t)?.namespace)),
         });
         hpa_specs.push(match &deployment.hpa_spec {
             Some(hpa) => hpa_spec(hpa),
@@ -538,7 +542,13 @@ fn pod_template(
             _ => PreemptionPolicy::PreemptLowerPriority,
         },
         safe_to_evict: template.safe_to_evict,
+        namespace: namespace(&template.namespace),
     }
+}
+
+/// A template's `namespace` as the model keeps it: `None` for `default`, written or not.
+fn namespace(written: &Option<String>) -> Option<String> {
+    written.clone().filter(|n| n != DEFAULT_NAMESPACE)
 }
 
 fn hpa_spec(hpa: &super::schema::HpaSpec) -> HpaSpec {

@@ -414,6 +414,9 @@ pub struct PodTemplate {
     /// The pods' `cluster-autoscaler.kubernetes.io/safe-to-evict` annotation, `true` or
     /// `false` (kivi's addition; absent: no annotation).
     pub safe_to_evict: Option<bool>,
+    /// The pods' namespace, their workload's `metadata.namespace` (kivi's addition; absent:
+    /// `default`). Read under `--semantics kubernetes` only.
+    pub namespace: Option<String>,
 }
 
 /// A node-affinity rule.
@@ -494,6 +497,9 @@ pub struct Event {
 pub struct Pdb {
     /// Its name, for reports.
     pub name: Option<String>,
+    /// Its `metadata.namespace` (kivi's addition; absent: `default`): it selects only pods of
+    /// that namespace, so every deployment it lists must be in it.
+    pub namespace: Option<String>,
     /// The deployments' 1-based positions in `setup.d`.
     pub deployments: Option<Vec<i64>>,
     /// `spec.minAvailable`.

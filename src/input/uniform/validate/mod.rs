@@ -31,7 +31,7 @@ pub use problems::{integer_name, Problems};
 
 use super::schema::Document;
 use super::LoadError;
-use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_LABEL_VALUES};
+use crate::cluster::spec::{DEFAULT_NAMESPACE, MAX_LABEL_KEYS, MAX_LABEL_VALUES};
 use crate::cluster::state::{MAX_DEPLOYMENTS, MAX_EVENTS, MAX_INTENTS, MAX_NODES, MAX_PODS};
 use autoscaler::check_cluster_autoscaler;
 use deployments::{check_deployments, check_hpa, check_rollout};
@@ -178,6 +178,17 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             &mut census,
         );
     }
+    // A template's namespace, by id (none or one it does not name: `default`); a deployment
+    // is in its pod template's.
+    let namespace_of = |id: Option<i64>| {
+        id.and_then(|t| usize::try_from(t.checked_sub(1)?).ok())
+            .and_then(|t| templates.get(t)?.namespace.as_deref())
+            .unwrap_or(DEFAULT_NAMESPACE)
+    };
+    let namespaces: Vec<&str> = deployments
+        .iter()
+        .map(|d| namespace_of(d.pod_template_id))
+        .collect();
     for (i, template) in deployment_templates.iter().enumerate() {
         let path = format!("setup.deploymentTemplates[{i}]");
         problems.within(
@@ -188,7 +199,27 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             i64::MAX,
             "Kivi's object id, 0 or more",
         );
-        if integer_name(&template.name).is_none() {
+        // A new version keeps its deployment's namespace (the model's ReplicaSets and budgets
+        // are in the deployment's).
+        let name = integer_name(&template.name);
+        let deployment = deployments
+            .iter()
+            .position(|d| name.is_some() && integer_name(&d.name) == name);
+        if let Some(d) = deployment.filter(|_| template.pod_template_id.unwrap_or(0) != 0) {
+            let (theirs, ours) = (namespaces[d], namespace_of(template.pod_template_id));
+            if theirs != ours {
+                problems.add(
+                    format!("{path}.podTemplateId"),
+                    format!(
+                        "the pod template is in namespace `{ours}` and deployment {} in \
+                         `{theirs}`: a new version keeps its deployment's namespace",
+                        d + 1
+                    ),
+                    "give the template the deployment's namespace",
+                );
+            }
+        }
+        if name.is_none() {
             problems.add(
                 format!("{path}.name"),
                 "missing, or not a whole number 0 or more",
@@ -330,7 +361,7 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         );
     }
     for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
-        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, deployments.len());
+        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, &namespaces);
     }
     for (i, daemon_set) in document.daemon_sets.iter().flatten().enumerate() {
         let path = format!("daemonSets[{i}]");

@@ -1,11 +1,13 @@
 //! PodDisruptionBudgets: the checks the API server makes of a `policy/v1` budget
 //! (`ValidatePodDisruptionBudgetSpec`, `pkg/apis/policy/validation/validation.go`: not both
 //! `minAvailable` and `maxUnavailable`; each a non-negative count or a percentage of at most
-//! 100 %), and the deployments they select. One with neither field is valid, as the API
-//! server takes it.
+//! 100 %), its namespace, and the deployments they select, which must be in it. One with
+//! neither field is valid, as the API server takes it.
 
 use super::problems::Problems;
 use crate::cluster::kube::IntOrPercent;
+use crate::cluster::spec::DEFAULT_NAMESPACE;
+use crate::input::kubernetes::namespace_problem;
 use crate::input::uniform::schema::Pdb;
 use serde_json::Value;
 
@@ -27,10 +29,24 @@ pub fn int_or_percent(value: &Value) -> Option<IntOrPercent> {
     }
 }
 
-/// Checks budget `pdb` at `path` in a document with `deployments` deployments.
-pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployments: usize) {
+/// Checks budget `pdb` at `path` in a document whose deployments (by id, from 1) are in the
+/// namespaces `deployments` (index = id - 1). A budget selects only pods of its own namespace
+/// (`getPodsForPdb`, `pkg/controller/disruption/disruption.go`), so a deployment it lists must
+/// be in it.
+pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployments: &[&str]) {
     if pdb.name.as_deref().is_none_or(str::is_empty) {
         problems.add(format!("{path}.name"), "missing", "name the budget");
+    }
+    let namespace = pdb.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE);
+    if let Some(problem) = namespace_problem(namespace) {
+        problems.add(
+            format!("{path}.namespace"),
+            format!(
+                "`{namespace}` {problem}: Kubernetes refuses it (namespaces are DNS-1123 labels)"
+            ),
+            "write the name of the budget's namespace, such as team-a, or leave namespace out \
+             for `default`",
+        );
     }
     // Neither set is valid: the disruption controller then expects no pods and allows no
     // disruption (`getExpectedPodCount`, `updatePdbStatus`), so every eviction is refused.
@@ -64,11 +80,27 @@ pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployme
         ),
         Some(ids) => {
             for (i, &id) in ids.iter().enumerate() {
-                if !(1..=deployments as i64).contains(&id) {
+                let count = deployments.len();
+                let Some(&theirs) = id
+                    .checked_sub(1)
+                    .and_then(|index| deployments.get(usize::try_from(index).ok()?))
+                else {
                     problems.add(
                         format!("{path}.deployments[{i}]"),
                         format!("{id} is not a deployment id"),
-                        format!("use a position in setup.d, from 1 to {deployments}"),
+                        format!("use a position in setup.d, from 1 to {count}"),
+                    );
+                    continue;
+                };
+                if theirs != namespace {
+                    problems.add(
+                        format!("{path}.deployments[{i}]"),
+                        format!(
+                            "deployment {id} is in namespace `{theirs}` and the budget in \
+                             `{namespace}`: a budget selects only pods of its own namespace"
+                        ),
+                        "list only deployments of the budget's namespace, or set the budget's \
+                         namespace to theirs",
                     );
                 }
             }

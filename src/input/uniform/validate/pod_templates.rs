@@ -1,9 +1,10 @@
-//! The pod templates: requests, CPU usage patterns, labels, spread constraints, tolerations
-//! and node affinity.
+//! The pod templates: requests, CPU usage patterns, namespace, labels, spread constraints,
+//! tolerations and node affinity.
 
 use super::problems::{labels, LabelCensus, Problems};
 use super::MAX_RESOURCE;
 use crate::cluster::spec::{MAX_LABEL_KEYS, MAX_SPREAD_CONSTRAINTS};
+use crate::input::kubernetes::namespace_problem;
 use crate::input::uniform::schema::PodTemplate;
 use serde_json::Value;
 
@@ -61,6 +62,19 @@ pub(super) fn check_pod_template(
                 format!("{path}.preemptionPolicy"),
                 format!("unknown preemption policy `{policy}`"),
                 "write PreemptLowerPriority (the default) or Never",
+            );
+        }
+    }
+    if let Some(namespace) = template.namespace.as_deref() {
+        if let Some(problem) = namespace_problem(namespace) {
+            problems.add(
+                format!("{path}.namespace"),
+                format!(
+                    "`{namespace}` {problem}: Kubernetes refuses it (namespaces are DNS-1123 \
+                     labels)"
+                ),
+                "write the name of the pods' namespace, such as team-a, or leave namespace out \
+                 for `default`",
             );
         }
     }
