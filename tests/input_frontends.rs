@@ -879,3 +879,52 @@ fn an_apply_with_the_same_pod_template_keeps_its_template() {
     assert_eq!(setup["deploymentTemplates"][0]["podTemplateId"], 2);
     assert_eq!(setup["podTemplates"].as_array().unwrap().len(), 2);
 }
+
+/// `kubectl get hpa -o json` in place of the live dump's table: an HPA of namespace
+/// `namespace` scaling Deployment `checkout` between 2 and 6 replicas at 60 % CPU.
+fn dump_with_json_hpa(name: &str, namespace: &str) -> Scratch {
+    let dir = scratch::scratch(name);
+    scratch::copy_tree(Path::new(LIVE_DUMP), &dir);
+    std::fs::remove_file(dir.join("setup/shop-gethpa.csv")).unwrap();
+    let hpa = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [{
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "checkout", "namespace": namespace},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "checkout"},
+                "minReplicas": 2,
+                "maxReplicas": 6,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 60}}}]
+            }
+        }]
+    });
+    std::fs::write(dir.join("setup/shop-gethpa.json"), hpa.to_string()).unwrap();
+    dir
+}
+
+/// A dump's HPA scales the Deployment of its name in its own namespace (`scaleTargetRef` is
+/// namespaced); one in another namespace is exit 2, naming both namespaces.
+#[test]
+fn a_dumps_hpa_targets_the_deployment_of_its_own_namespace() {
+    let same = dump_with_json_hpa("dump-hpa-same-namespace", "shop");
+    let (document, _) = dump(&[same.to_str().unwrap()]);
+    assert_eq!(
+        document["setup"]["d"][0]["hpaSpec"]["maxReplicas"], 6,
+        "{document}"
+    );
+    let other = dump_with_json_hpa("dump-hpa-other-namespace", "payments");
+    let output = kivi(&["dump", other.to_str().unwrap()]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "HPA checkout of namespace `payments` targets Deployment `checkout`, which is not \
+             in the dump in that namespace (a Deployment `checkout` is in namespace `shop`)"
+        ),
+        "{stderr}"
+    );
+}

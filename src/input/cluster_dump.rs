@@ -312,7 +312,7 @@ fn read_hpas(
             if let Some(Object::Autoscaler(hpa)) = read_object(&document, diagnostics)? {
                 attach(
                     cluster,
-                    &hpa.target,
+                    (&hpa.target, Some(&hpa.namespace)),
                     hpa.autoscaler,
                     file,
                     Place {
@@ -373,32 +373,51 @@ fn read_hpas(
              modelled as CPU utilization {percent}% without behavior",
             place.line, fields[0]
         ));
-        attach(cluster, target, autoscaler, file, place)?;
+        attach(cluster, (target, None), autoscaler, file, place)?;
     }
     Ok(())
 }
 
+/// Gives `autoscaler` to the Deployment its `target` names (its name, and its namespace where
+/// the dump says it: `kubectl get hpa`'s table has none). `scaleTargetRef` names an object of
+/// the HPA's own namespace, so a Deployment of that name in another namespace is not it.
 fn attach(
     cluster: &mut ClusterDescription,
-    target: &str,
+    (target, namespace): (&str, Option<&str>),
     autoscaler: Autoscaler,
     file: &str,
     place: Place,
 ) -> Result<(), InputError> {
+    let not_found = |found_in: Option<&str>| {
+        let elsewhere = found_in.map_or(String::new(), |other| {
+            format!(" (a Deployment `{target}` is in namespace `{other}`)")
+        });
+        InputError::new(
+            file,
+            Some(place),
+            match namespace {
+                Some(namespace) => format!(
+                    "HPA {} of namespace `{namespace}` targets Deployment `{target}`, which is \
+                     not in the dump in that namespace{elsewhere}",
+                    autoscaler.name
+                ),
+                None => format!(
+                    "HPA {} targets Deployment `{target}`, which is not in the dump",
+                    autoscaler.name
+                ),
+            },
+        )
+    };
     let deployment = cluster
         .deployments
         .iter_mut()
         .find(|d| d.name == target)
-        .ok_or_else(|| {
-            InputError::new(
-                file,
-                Some(place),
-                format!(
-                    "HPA {} targets Deployment `{target}`, which is not in the dump",
-                    autoscaler.name
-                ),
-            )
-        })?;
+        .ok_or_else(|| not_found(None))?;
+    if let Some(namespace) = namespace {
+        if deployment.pod.namespace() != namespace {
+            return Err(not_found(Some(deployment.pod.namespace())));
+        }
+    }
     deployment.autoscaler = Some(autoscaler);
     Ok(())
 }
