@@ -145,19 +145,7 @@ mod tests {
             namespace: namespace.map(str::to_string),
             ..PodTemplate::default()
         };
-        Deployment {
-            name: name.into(),
-            replicas: 1,
-            running: 0,
-            pod,
-            max_surge: 25,
-            max_unavailable: 25,
-            recreate: false,
-            autoscaler: None,
-            min_size: None,
-            max_size: None,
-            place: None,
-        }
+        Deployment::of_pod(name, pod)
     }
 
     /// A budget in `namespace` selecting `app: web`.

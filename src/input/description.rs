@@ -156,6 +156,27 @@ pub struct Deployment {
     pub place: Option<(String, usize)>,
 }
 
+#[cfg(test)]
+impl Deployment {
+    /// A Deployment `name` of one replica of `pod`, none running, with the API server's
+    /// rolling-update defaults (25 % surge and unavailable), for tests.
+    pub fn of_pod(name: &str, pod: PodTemplate) -> Self {
+        Self {
+            name: name.into(),
+            replicas: 1,
+            running: 0,
+            pod,
+            max_surge: 25,
+            max_unavailable: 25,
+            recreate: false,
+            autoscaler: None,
+            min_size: None,
+            max_size: None,
+            place: None,
+        }
+    }
+}
+
 /// A DaemonSet: a pod of its template on every node that should run one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DaemonSet {

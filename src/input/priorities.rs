@@ -221,6 +221,7 @@ fn admit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::description::Deployment;
 
     fn class(name: &str, value: i32, global_default: bool, never: bool) -> PriorityClass {
         PriorityClass {
@@ -281,22 +282,6 @@ mod tests {
         assert_eq!((pod.priority, pod.preemption_policy), (0, None));
     }
 
-    fn deployment(name: &str, pod: PodTemplate) -> crate::input::description::Deployment {
-        crate::input::description::Deployment {
-            name: name.into(),
-            replicas: 1,
-            running: 0,
-            pod,
-            max_surge: 25,
-            max_unavailable: 25,
-            recreate: false,
-            autoscaler: None,
-            min_size: None,
-            max_size: None,
-            place: None,
-        }
-    }
-
     /// Without PriorityClasses: `web`'s pods were admitted at 7 and it names no class, so
     /// `idle`, which names none and has no pod, takes 7 too (the globalDefault's); `node`
     /// names a system class. With no such pod, `idle` takes 0 and is warned about, as its
@@ -310,9 +295,9 @@ mod tests {
         let cluster = |web_admitted: bool| {
             let mut cluster = ClusterDescription {
                 deployments: vec![
-                    deployment("web", PodTemplate::default()),
-                    deployment("idle", PodTemplate::default()),
-                    deployment("node", naming("system-node-critical")),
+                    Deployment::of_pod("web", PodTemplate::default()),
+                    Deployment::of_pod("idle", PodTemplate::default()),
+                    Deployment::of_pod("node", naming("system-node-critical")),
                 ],
                 ..ClusterDescription::default()
             };

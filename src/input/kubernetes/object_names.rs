@@ -25,73 +25,63 @@ const MAX_SUBDOMAIN: usize = 253;
 /// The most characters of a label value, or of a label key's name part.
 const MAX_LABEL: usize = 63;
 
-/// Why `name` is not a DNS-1123 subdomain, if it is not.
-fn subdomain_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("is empty".into());
-    }
-    if name.len() > MAX_SUBDOMAIN {
-        return Some(format!("is longer than {MAX_SUBDOMAIN} characters"));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'))
-    {
-        return Some(format!(
-            "has `{c}`; only lower-case letters a-z, digits, `-` and `.` are allowed"
-        ));
-    }
-    let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-    if !alphanumeric(name.chars().next()) || !alphanumeric(name.chars().last()) {
-        return Some("must start and end with a letter or digit".into());
-    }
-    None
-}
-
-/// Why `name` is not a namespace (a DNS-1123 label), if it is not.
-pub fn namespace_problem(name: &str) -> Option<String> {
-    if name.is_empty() {
-        return Some("is empty".into());
-    }
-    if name.len() > MAX_LABEL {
-        return Some(format!("is longer than {MAX_LABEL} characters"));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|&c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
-    {
-        return Some(format!(
-            "has `{c}`; only lower-case letters a-z, digits and `-` are allowed"
-        ));
-    }
-    let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-    if !alphanumeric(name.chars().next()) || !alphanumeric(name.chars().last()) {
-        return Some("must start and end with a letter or digit".into());
-    }
-    None
-}
-
-/// Why `text` is not a label value (or a label key's name part, which may not be empty).
-fn label_problem(text: &str, may_be_empty: bool) -> Option<String> {
+/// Why `text` breaks one of the API server's character rules, if it does: empty (unless
+/// `may_be_empty`), longer than `max`, a character `allowed` refuses (`allowed_words` says
+/// which are allowed), or a first or last character that is not a letter or digit.
+fn rule_problem(
+    text: &str,
+    max: usize,
+    may_be_empty: bool,
+    allowed: impl Fn(char) -> bool,
+    allowed_words: &str,
+) -> Option<String> {
     if text.is_empty() {
         return (!may_be_empty).then(|| "is empty".into());
     }
-    if text.len() > MAX_LABEL {
-        return Some(format!("is longer than {MAX_LABEL} characters"));
+    if text.len() > max {
+        return Some(format!("is longer than {max} characters"));
     }
-    if let Some(c) = text
-        .chars()
-        .find(|&c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
-    {
-        return Some(format!(
-            "has `{c}`; only letters A-Z and a-z, digits, `-`, `_` and `.` are allowed"
-        ));
+    if let Some(c) = text.chars().find(|&c| !allowed(c)) {
+        return Some(format!("has `{c}`; only {allowed_words} are allowed"));
     }
     let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
     if !alphanumeric(text.chars().next()) || !alphanumeric(text.chars().last()) {
         return Some("must start and end with a letter or digit".into());
     }
     None
+}
+
+/// Why `name` is not a DNS-1123 subdomain, if it is not.
+fn subdomain_problem(name: &str) -> Option<String> {
+    rule_problem(
+        name,
+        MAX_SUBDOMAIN,
+        false,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.',
+        "lower-case letters a-z, digits, `-` and `.`",
+    )
+}
+
+/// Why `name` is not a namespace (a DNS-1123 label), if it is not.
+pub fn namespace_problem(name: &str) -> Option<String> {
+    rule_problem(
+        name,
+        MAX_LABEL,
+        false,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-',
+        "lower-case letters a-z, digits and `-`",
+    )
+}
+
+/// Why `text` is not a label value (or a label key's name part, which may not be empty).
+fn label_problem(text: &str, may_be_empty: bool) -> Option<String> {
+    rule_problem(
+        text,
+        MAX_LABEL,
+        may_be_empty,
+        |c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'),
+        "letters A-Z and a-z, digits, `-`, `_` and `.`",
+    )
 }
 
 /// Why `key` is not a label key, if it is not.
