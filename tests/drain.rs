@@ -113,6 +113,64 @@ fn two_pods_on_the_node_leave_one_at_a_time_and_the_drain_completes() {
     );
 }
 
+/// A Pod no controller owns, labelled as `app`'s pods and bound to node 3.
+const BARE_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug\n  labels:\n    \
+                        name: app\nspec:\n  nodeName: node type 1-2\n  containers:\n  - name: \
+                        debug\n    image: registry.example/debug:1\n    resources:\n      \
+                        requests:\n        cpu: \"1\"\n        memory: 1Gi\n";
+
+#[test]
+fn a_bare_pod_its_budget_selects_counts_among_the_healthy_pods() {
+    // `app`'s three replicas and the bare Pod `debug` on node 3, under `minAvailable: 3`: the
+    // disruption controller counts four healthy pods (`getPodsForPdb` lists every pod the
+    // selector matches), so one eviction is allowed and the drain of node 1 completes. Counting
+    // only the Deployment's pods, 3 healthy of 3 required, would block it forever.
+    let dir = variant(
+        "drain-bare-pod",
+        &[
+            ("yaml/debug.yaml", BARE_POD),
+            ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
+        ],
+    );
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("4 pod slot(s)"), "{stdout}");
+    assert_eq!(stored_states(&stdout), 43, "{stdout}");
+    // Four required: nothing may be evicted.
+    std::fs::write(dir.join("yaml/pdb.yaml"), pdb("minAvailable: 4")).unwrap();
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert_eq!(stored_states(&stdout), 13, "{stdout}");
+}
+
+#[test]
+fn a_budget_needing_the_scale_of_a_bare_pod_allows_no_eviction() {
+    // `maxUnavailable` needs the scale of every selected pod's controller; the bare Pod has
+    // none, so the disruption controller fails safe (`disruptionsAllowed: 0`): the drain that
+    // the Deployment's pods alone would let through is blocked, and the input is warned.
+    let dir = variant(
+        "drain-bare-pod-max",
+        &[
+            ("yaml/debug.yaml", BARE_POD),
+            ("yaml/pdb.yaml", &pdb("maxUnavailable: 1")),
+        ],
+    );
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("drain blocked: node 1: pod ")
+            && stdout.contains("(PodDisruptionBudget app)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "PodDisruptionBudget/app selects Pod/debug, which no controller owns, and sets \
+             maxUnavailable or a minAvailable percentage"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The fixed example with Kivi's `maintenance` (one node at a time) in place of its drain.
 fn maintenance_variant(name: &str, files: &[(&str, &str)]) -> Scratch {
     let configs = std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json"))

@@ -199,7 +199,7 @@ fn a_budget_selecting_no_deployment_is_warned_about_and_left_out() {
     let (code, stdout, stderr) = check(dir.to_str().unwrap(), &["--semantics", "kivi"]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
     assert!(
-        stderr.contains("PodDisruptionBudget/app selects no pod of a Deployment in the input"),
+        stderr.contains("PodDisruptionBudget/app selects no pod in the input"),
         "{stderr}"
     );
 }
@@ -266,6 +266,23 @@ fn uniform_budgets_are_checked_with_their_paths() {
     let (code, _, stderr) = kivi_texts(&["check", &file, "-q"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("pdbs[0].minAvailable"), "{stderr}");
+    // `pods` lists bare pods only, by position in setup.pods.
+    let (_dir, file) = uniform_with(
+        json!([{"name": "app", "pods": [1, 999], "minAvailable": 1}]),
+        "uniform-pdb-pods",
+    );
+    let (code, _, stderr) = kivi_texts(&["check", &file, "-q"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in [
+        "pdbs[0].pods[0]: pod 1 belongs to a deployment (workloadType 1)",
+        "list its deployment under deployments",
+        "pdbs[0].pods[1]: 999 is not a pod id",
+    ] {
+        assert!(
+            stderr.contains(expected),
+            "{stderr} does not say {expected}"
+        );
+    }
 }
 
 #[test]

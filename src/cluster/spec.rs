@@ -493,19 +493,39 @@ pub struct DeschedulerSpec {
 }
 
 /// A PodDisruptionBudget (`policy/v1`) as the model keeps it: the deployments whose pods its
-/// selector matches (the front-ends resolve `spec.selector` against the pod templates), and
-/// its `minAvailable` or `maxUnavailable` (at most one is set, as the API server validates).
-/// Its status is computed from each state ([`super::kube::of_model::budget_status`]).
+/// selector matches and the pods no controller owns that it matches (the front-ends resolve
+/// `spec.selector` against the pod templates), and its `minAvailable` or `maxUnavailable` (at
+/// most one is set, as the API server validates). Its status is computed from each state
+/// ([`super::kube::of_model::budget_status`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DisruptionBudget {
     /// `metadata.name`.
     pub name: String,
+    /// `metadata.namespace`: its deployments' and bare pods' (the front-ends check that).
+    pub namespace: String,
     /// Ids of the deployments whose pods it selects.
     pub deployments: Vec<u8>,
+    /// Ids of the pods it selects that no controller owns (a manifest's or List's bare Pods).
+    pub pods: Vec<u16>,
     /// `spec.minAvailable`.
     pub min_available: Option<IntOrPercent>,
     /// `spec.maxUnavailable`.
     pub max_unavailable: Option<IntOrPercent>,
+}
+
+impl DisruptionBudget {
+    /// Whether it selects pod `p`, whose record is `pod`: a pod of one of its deployments, or
+    /// one of its bare pods.
+    pub fn selects(&self, p: usize, pod: &crate::cluster::PodState) -> bool {
+        self.deployments.contains(&pod.deployment) || self.pods.iter().any(|&id| id as usize == p)
+    }
+
+    /// Whether the disruption controller needs the scale of the selected pods' controllers
+    /// (`getExpectedPodCount`): for `maxUnavailable` and a `minAvailable` percentage.
+    pub fn needs_scale(&self) -> bool {
+        self.max_unavailable.is_some()
+            || matches!(self.min_available, Some(IntOrPercent::Percent(_)))
+    }
 }
 
 /// A DaemonSet (`apps/v1`): its name and the template of its pods.

@@ -240,7 +240,9 @@ mod tests {
         }];
         spec.pdbs = vec![DisruptionBudget {
             name: "app".into(),
+            namespace: "default".into(),
             deployments: vec![1],
+            pods: Vec::new(),
             min_available: Some(IntOrPercent::Int(min_available)),
             max_unavailable: None,
         }];

@@ -332,7 +332,9 @@ mod tests {
             .count();
         budgeted.pdbs = vec![DisruptionBudget {
             name: "app".into(),
+            namespace: "default".into(),
             deployments: vec![deployment],
+            pods: Vec::new(),
             min_available: Some(IntOrPercent::Int(running as i32)),
             max_unavailable: None,
         }];

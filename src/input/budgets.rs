@@ -18,8 +18,11 @@ use crate::cluster::spec::DEFAULT_NAMESPACE;
 use serde_json::{json, Value};
 
 /// Adds the budgets `read` (each with the file it came from) to `cluster`, each selecting the
-/// Deployments its selector matches; one selecting none is warned about and left out (the
-/// disruption controller finds no pods for it and it refuses nothing).
+/// Deployments and the standalone Pods its selector matches; one selecting none is warned
+/// about and left out (the disruption controller finds no pods for it and it refuses nothing).
+/// One that selects a standalone Pod and needs its pods' scale (`maxUnavailable`, a
+/// `minAvailable` percentage) is warned about: `getExpectedScale` finds no controller for the
+/// pod, and the disruption controller's `failSafe` allows no disruption.
 pub fn resolve(
     read: Vec<(PodDisruptionBudget, String)>,
     cluster: &mut ClusterDescription,
@@ -40,15 +43,15 @@ pub fn resolve(
         let (deployments, elsewhere): (Vec<_>, Vec<_>) =
             matching.partition(|d| d.pod.namespace() == namespace);
         let deployments: Vec<String> = deployments.iter().map(|d| d.name.clone()).collect();
-        for (pod, _) in cluster.standalone_pods.iter().filter(|(_, template)| {
-            template.namespace() == namespace && selector.matches(&template.labels)
-        }) {
-            diagnostics.warn(format!(
-                "{file}: {object} selects Pod/{pod}, which no controller owns; the model counts \
-                 only Deployments' pods in a budget"
-            ));
-        }
-        if deployments.is_empty() && !elsewhere.is_empty() {
+        let pods: Vec<String> = cluster
+            .standalone_pods
+            .iter()
+            .filter(|(_, template)| {
+                template.namespace() == namespace && selector.matches(&template.labels)
+            })
+            .map(|(pod, _)| pod.clone())
+            .collect();
+        if deployments.is_empty() && pods.is_empty() && !elsewhere.is_empty() {
             let others: Vec<String> = elsewhere
                 .iter()
                 .map(|d| format!("Deployment/{} ({})", d.name, d.pod.namespace()))
@@ -61,12 +64,22 @@ pub fn resolve(
             ));
             continue;
         }
-        if deployments.is_empty() {
+        if deployments.is_empty() && pods.is_empty() {
             diagnostics.warn(format!(
-                "{file}: {object} selects no pod of a Deployment in the input: the disruption \
-                 controller finds no pods for it and it refuses nothing; left out"
+                "{file}: {object} selects no pod in the input: the disruption controller finds \
+                 no pods for it and it refuses nothing; left out"
             ));
             continue;
+        }
+        let needs_scale = budget.max_unavailable.is_some()
+            || matches!(budget.min_available, Some(IntOrPercent::Percent(_)));
+        if let Some(pod) = pods.first().filter(|_| needs_scale) {
+            diagnostics.warn(format!(
+                "{file}: {object} selects Pod/{pod}, which no controller owns, and sets \
+                 maxUnavailable or a minAvailable percentage: the disruption controller finds \
+                 no scale for that pod and allows no disruption (failSafe), so every eviction \
+                 of a pod it selects is refused; give it an integer minAvailable"
+            ));
         }
         if budget.min_available.is_none() && budget.max_unavailable.is_none() {
             diagnostics.warn(format!(
@@ -79,6 +92,7 @@ pub fn resolve(
             name: budget.name,
             namespace: budget.namespace,
             deployments,
+            pods,
             min_available: budget.min_available,
             max_unavailable: budget.max_unavailable,
         });
@@ -87,8 +101,14 @@ pub fn resolve(
 
 /// `document` (a uniform single topology or template of `cluster`) with the budgets under
 /// `pdbs`, each naming its Deployments by number (their position in the input, as `setup.d`
-/// and `dTypes` order them); unchanged when there are none.
-pub fn with_pdbs(cluster: &ClusterDescription, mut document: Value) -> Value {
+/// and `dTypes` order them) and its standalone Pods by their pod ids in `document`,
+/// `standalone_ids` (in `cluster.standalone_pods`' order; a template has no pods, and its
+/// budgets list none); unchanged when there are none.
+pub fn with_pdbs(
+    cluster: &ClusterDescription,
+    standalone_ids: &[usize],
+    mut document: Value,
+) -> Value {
     if cluster.budgets.is_empty() {
         return document;
     }
@@ -99,6 +119,13 @@ pub fn with_pdbs(cluster: &ClusterDescription, mut document: Value) -> Value {
             .position(|d| &d.name == name)
             .map(|index| index + 1)
     };
+    let pod_id = |name: &String| {
+        let index = cluster
+            .standalone_pods
+            .iter()
+            .position(|(n, _)| n == name)?;
+        standalone_ids.get(index).copied()
+    };
     let pdbs: Vec<Value> = cluster
         .budgets
         .iter()
@@ -107,6 +134,10 @@ pub fn with_pdbs(cluster: &ClusterDescription, mut document: Value) -> Value {
                 "name": budget.name,
                 "deployments": budget.deployments.iter().filter_map(number).collect::<Vec<_>>(),
             });
+            let pods: Vec<usize> = budget.pods.iter().filter_map(pod_id).collect();
+            if !pods.is_empty() {
+                pdb["pods"] = pods.into();
+            }
             if budget.namespace != DEFAULT_NAMESPACE {
                 pdb["namespace"] = budget.namespace.clone().into();
             }
@@ -164,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_selects_only_the_deployments_of_its_namespace() {
+    fn a_budget_selects_only_the_deployments_and_pods_of_its_namespace() {
         let mut cluster = ClusterDescription {
             deployments: vec![web("front", None), web("team-web", Some("team"))],
             standalone_pods: vec![("debug".into(), web("debug", None).pod)],
@@ -176,25 +207,52 @@ mod tests {
             &mut cluster,
             &mut diagnostics,
         );
-        let resolved: Vec<(&str, Vec<&str>)> = cluster
+        let resolved: Vec<(&str, Vec<&str>, Vec<&str>)> = cluster
             .budgets
             .iter()
             .map(|b| {
                 let names = b.deployments.iter().map(String::as_str).collect();
-                (b.namespace.as_str(), names)
+                let pods = b.pods.iter().map(String::as_str).collect();
+                (b.namespace.as_str(), names, pods)
             })
             .collect();
+        // The bare Pod of `default` is counted by the `default` budget only.
         assert_eq!(
             resolved,
-            [("team", vec!["team-web"]), ("default", vec!["front"])]
+            [
+                ("team", vec!["team-web"], vec![]),
+                ("default", vec!["front"], vec!["debug"])
+            ]
         );
-        // The bare Pod of `default` is warned of for the `default` budget only; the budget of
-        // `other` is left out, naming what its selector matched elsewhere.
-        assert_eq!(diagnostics.warnings.len(), 2, "{:?}", diagnostics.warnings);
-        assert!(diagnostics.warnings[0].contains("selects Pod/debug"));
-        assert!(diagnostics.warnings[1].contains(
+        // The budget of `other` is left out, naming what its selector matched elsewhere.
+        assert_eq!(diagnostics.warnings.len(), 1, "{:?}", diagnostics.warnings);
+        assert!(diagnostics.warnings[0].contains(
             "is in namespace `other` and selects pods only of Deployments of other namespaces, \
              Deployment/front (default), Deployment/team-web (team)"
+        ));
+    }
+
+    #[test]
+    fn a_budget_needing_the_scale_of_a_bare_pod_is_warned_of_the_fail_safe() {
+        let mut cluster = ClusterDescription {
+            standalone_pods: vec![("debug".into(), web("debug", None).pod)],
+            ..ClusterDescription::default()
+        };
+        let (mut by_percent, file) = budget("default");
+        by_percent.min_available = Some(IntOrPercent::Percent(50));
+        let (mut by_count, _) = budget("default");
+        by_count.name = "by-count".into();
+        let mut diagnostics = Diagnostics::default();
+        resolve(
+            vec![(by_percent, file.clone()), (by_count, file)],
+            &mut cluster,
+            &mut diagnostics,
+        );
+        assert_eq!(cluster.budgets.len(), 2);
+        assert_eq!(diagnostics.warnings.len(), 1, "{:?}", diagnostics.warnings);
+        assert!(diagnostics.warnings[0].starts_with(
+            "pdb.yaml: PodDisruptionBudget/web selects Pod/debug, which no controller owns, and \
+             sets maxUnavailable or a minAvailable percentage"
         ));
     }
 }

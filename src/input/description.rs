@@ -311,6 +311,8 @@ pub struct Budget {
     pub namespace: String,
     /// The Deployments of its namespace whose pod templates its selector matches, by name.
     pub deployments: Vec<String>,
+    /// The standalone Pods of its namespace its selector matches, by name.
+    pub pods: Vec<String>,
     /// `spec.minAvailable`.
     pub min_available: Option<IntOrPercent>,
     /// `spec.maxUnavailable`.

@@ -553,6 +553,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             commands.push(json!({"name": "createTargetDeployment", "para": number}));
         }
     }
+    let mut standalone_ids = Vec::new();
     for (name, pod) in &cluster.standalone_pods {
         templates.push(pod_template_json(
             pod,
@@ -570,6 +571,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             "cpu": units.cpu.request(pod.cpu),
             "memory": units.memory.request(pod.memory),
         }));
+        standalone_ids.push(pods.len());
     }
     let first_pod = nodes.len() + 1;
     let pods: Vec<Value> = pods
@@ -588,6 +590,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
     let nodes: Vec<Value> = nodes.into_iter().map(Value::Object).collect();
     let pdbs = with_pdbs(
         cluster,
+        &standalone_ids,
         json!({
             "setup": {
                 "nodes": nodes,
@@ -682,6 +685,7 @@ pub fn template(
     }
     let pdbs = with_pdbs(
         cluster,
+        &[],
         json!({
             "setup": {"podTemplates": templates, "deploymentTemplates": versions},
             "controllers": controllers(cluster),

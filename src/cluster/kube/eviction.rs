@@ -76,7 +76,7 @@ pub fn evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> EvictionAn
         .pdbs
         .iter()
         .enumerate()
-        .filter(|(_, budget)| budget.deployments.contains(&record.deployment));
+        .filter(|(_, budget)| budget.selects(pod, record));
     let Some((index, budget)) = selecting.next() else {
         return EvictionAnswer::Evicted;
     };
@@ -109,7 +109,9 @@ mod tests {
             .iter()
             .map(|&(min, max)| DisruptionBudget {
                 name: "app".into(),
+                namespace: "default".into(),
                 deployments: vec![1],
+                pods: Vec::new(),
                 min_available: min.map(IntOrPercent::Int),
                 max_unavailable: max.map(IntOrPercent::Int),
             })

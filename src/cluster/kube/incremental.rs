@@ -5,9 +5,10 @@
 //!
 //! Kubernetes does the same: `Cache.UpdateSnapshot` (`pkg/scheduler/backend/cache/cache.go`)
 //! copies only the NodeInfos whose generation moved since the last cycle. Here a Node is
-//! rebuilt when its state record changed and a Pod when its record did, since
-//! [`of_model::snapshot`] builds node `n` from `state.node(n)` alone and pod `p` from
-//! `state.pod(p)` alone (with the spec, which does not change): the snapshot equals
+//! rebuilt when its state record changed and a Pod when its record or its node's readiness
+//! did, since [`of_model::snapshot`] builds node `n` from `state.node(n)` alone and pod `p`
+//! from `state.pod(p)` and its node's readiness (with the spec, which does not change): the
+//! snapshot equals
 //! [`of_model::snapshot`] of the last state given, field for field, whatever states came
 //! before (the model's test compares them over searches' states). A step that adds or deletes
 //! a Node (the cluster autoscaler's) rebuilds it whole.
@@ -25,6 +26,9 @@ pub struct IncrementalSnapshot {
     /// Each pod slot's record the snapshot's Pod (or its absence, for a free slot) was built
     /// from.
     pods: Vec<PodState>,
+    /// Per node id (index 0 unused), whether its readiness changed in the last update: its
+    /// Pods' `ready` follows it.
+    readiness_changed: Vec<bool>,
     /// Counts the snapshots that differ from the one before: equal generations, equal
     /// snapshots.
     generation: u64,
@@ -65,6 +69,9 @@ impl IncrementalSnapshot {
     /// Rebuilds the Nodes whose records differ in `state`; whether any did, or `None` when a
     /// Node was added or deleted (the whole snapshot is then rebuilt).
     fn nodes_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> Option<bool> {
+        self.readiness_changed.clear();
+        self.readiness_changed
+            .resize(state.nodes().len() + 1, false);
         let mut changed = false;
         let mut at = 0;
         for (i, (was, now)) in self.nodes.iter_mut().zip(state.nodes()).enumerate() {
@@ -75,6 +82,7 @@ impl IncrementalSnapshot {
                 continue;
             }
             if was != now {
+                self.readiness_changed[i + 1] = was.status != now.status;
                 self.snapshot.nodes[at] = of_model::node(spec, state, i + 1);
                 *was = *now;
                 changed = true;
@@ -84,11 +92,20 @@ impl IncrementalSnapshot {
         Some(changed)
     }
 
-    /// Rebuilds the Pods whose records differ in `state`, keeping the others (in slot order,
-    /// free slots left out); whether any did.
+    /// Rebuilds the Pods whose records, or whose nodes' readiness, differ in `state`, keeping
+    /// the others (in slot order, free slots left out); whether any did.
     fn pods_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
         let now = state.pods();
-        let Some(first) = self.pods.iter().zip(now).position(|(was, now)| was != now) else {
+        let readiness = &self.readiness_changed;
+        let stale = |was: &PodState, now: &PodState| {
+            was != now || readiness.get(now.loc as usize).copied().unwrap_or(false)
+        };
+        let Some(first) = self
+            .pods
+            .iter()
+            .zip(now)
+            .position(|(was, now)| stale(was, now))
+        else {
             return false;
         };
         let same_slots = self.pods[first..]
@@ -105,7 +122,7 @@ impl IncrementalSnapshot {
                 if now.phase == PodPhase::Idle {
                     continue;
                 }
-                if was != now {
+                if stale(was, now) {
                     self.snapshot.pods[at] = built(spec, state, slot + 1);
                 }
                 at += 1;
@@ -119,7 +136,7 @@ impl IncrementalSnapshot {
                     continue;
                 }
                 pods.push(match kept {
-                    Some(pod) if was == now => pod,
+                    Some(pod) if !stale(was, now) => pod,
                     _ => built(spec, state, slot + 1),
                 });
             }

@@ -51,9 +51,7 @@ use super::{
     PodDisruptionBudget, PodPhase, PreferredSchedulingTerm, ResourceList, SelectorOwner,
     SelectorOwnerKind, Snapshot, TopologySpreadConstraint, WhenUnsatisfiable,
 };
-use crate::cluster::spec::{
-    self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate, DEFAULT_NAMESPACE,
-};
+use crate::cluster::spec::{self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate};
 use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
 use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 use crate::cluster::ClusterState;
@@ -104,15 +102,6 @@ pub fn pod_id(name: &str) -> Option<usize> {
 /// The namespace of model pod `p` in `state`: its template's.
 pub fn pod_namespace<'a>(spec: &'a ClusterSpec, state: &ClusterState, p: usize) -> &'a str {
     spec.template_or_none(state.pod(p).template).namespace()
-}
-
-/// The namespace of budget `budget`: its deployments' (`default` when it lists none).
-pub fn budget_namespace<'a>(spec: &'a ClusterSpec, budget: &DisruptionBudget) -> &'a str {
-    budget
-        .deployments
-        .first()
-        .and_then(|&d| spec.deployments.get((d as usize).checked_sub(1)?))
-        .map_or(DEFAULT_NAMESPACE, |d| d.namespace())
 }
 
 /// The node id a name of [`node_name`] stands for.
@@ -200,16 +189,25 @@ pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
 /// The status the disruption controller writes for `budget` in `state`
 /// (`trySync` in `pkg/controller/disruption/disruption.go`, arithmetic in
 /// [`DisruptionStatus::compute`]). Its pods (`getPodsForPdb`) are every pod of its
-/// deployments, pending, running or terminating. A pod is healthy (`countHealthyPods`) when it
-/// is not being deleted and is Ready: running on a ready node, since the node lifecycle
-/// controller marks the pods of a node that stopped reporting not ready
-/// (`MarkPodsNotReady`, `pkg/controller/nodelifecycle/node_lifecycle_controller.go`). The
-/// scale (`getExpectedScale`) sums the desired replicas of each deployment with a pod owned
-/// through one of its ReplicaSets (`getPodDeployment`: a ReplicaSet's owning Deployment's
-/// `spec.replicas`); a deployment without such a pod adds nothing, as upstream only visits
-/// the matching pods' controllers.
+/// deployments and its bare pods, pending, running or terminating. A pod is healthy
+/// (`countHealthyPods`) when it is not being deleted and is Ready: running on a ready node,
+/// since the node lifecycle controller marks the pods of a node that stopped reporting not
+/// ready (`MarkPodsNotReady`, `pkg/controller/nodelifecycle/node_lifecycle_controller.go`).
+/// The scale (`getExpectedScale`) sums the desired replicas of each deployment with a pod
+/// owned through one of its ReplicaSets (`getPodDeployment`: a ReplicaSet's owning
+/// Deployment's `spec.replicas`); a deployment without such a pod adds nothing, as upstream
+/// only visits the matching pods' controllers. A bare pod has no controller: when the scale is
+/// needed ([`DisruptionBudget::needs_scale`]) `getExpectedScale` fails on it and `failSafe`
+/// writes `disruptionsAllowed: 0`, keeping the rest of the last status; the model keeps no
+/// last status, so the fail-safe status has the current healthy pods and nothing desired or
+/// expected (every eviction of a pod it selects is then refused).
 pub fn budget_status(state: &ClusterState, budget: &DisruptionBudget) -> DisruptionStatus {
     let (mut pods, mut healthy, mut scale) = (0, 0, 0);
+    let is_healthy = |pod: &crate::cluster::PodState| {
+        pod.phase == Phase::Running
+            && pod.loc != 0
+            && state.node(pod.loc as usize).status == NodeStatus::Ready
+    };
     for &d in &budget.deployments {
         let mut controlled = false;
         for pod in state.pods().iter().filter(|p| p.deployment == d) {
@@ -218,13 +216,27 @@ pub fn budget_status(state: &ClusterState, budget: &DisruptionBudget) -> Disrupt
             }
             pods += 1;
             controlled |= pod.owned && pod.replica_set != 0;
-            let node_ready =
-                pod.loc != 0 && state.node(pod.loc as usize).status == NodeStatus::Ready;
-            healthy += i32::from(pod.phase == Phase::Running && node_ready);
+            healthy += i32::from(is_healthy(pod));
         }
         if controlled {
             scale += state.deployment(d as usize).spec_replicas;
         }
+    }
+    let mut uncontrolled = false;
+    for &p in &budget.pods {
+        let pod = state.pod(p as usize);
+        if pod.phase == Phase::Idle {
+            continue;
+        }
+        pods += 1;
+        uncontrolled = true;
+        healthy += i32::from(is_healthy(pod));
+    }
+    if uncontrolled && budget.needs_scale() {
+        return DisruptionStatus {
+            current_healthy: healthy,
+            ..DisruptionStatus::default()
+        };
     }
     DisruptionStatus::compute(
         budget.min_available,
@@ -236,24 +248,19 @@ pub fn budget_status(state: &ClusterState, budget: &DisruptionBudget) -> Disrupt
 }
 
 /// The model's PodDisruptionBudgets as the eviction subresource reads them: each selecting
-/// its deployments' ReplicaSets by `pod-template-hash In [...]`, with [`budget_status`].
+/// the pods it covers by the label [`budget_label`] that [`pod`] gives them, with
+/// [`budget_status`].
 pub fn budgets(spec: &ClusterSpec, state: &ClusterState) -> Vec<PodDisruptionBudget> {
     spec.pdbs
         .iter()
-        .map(|budget| {
-            let hashes = budget
-                .deployments
-                .iter()
-                .flat_map(|&d| (1..=2).map(move |version| template_hash(d as usize, version)))
-                .collect();
-            let selector = LabelSelector {
-                match_labels: Labels::new(),
-                match_expressions: Requirement::new(TEMPLATE_HASH, Operator::In, hashes)
-                    .into_iter()
-                    .collect(),
-            };
+        .enumerate()
+        .map(|(index, budget)| {
+            let mut selector = LabelSelector::default();
+            selector
+                .match_labels
+                .insert(budget_label(index), "true".into());
             PodDisruptionBudget {
-                namespace: budget_namespace(spec, budget).into(),
+                namespace: budget.namespace.clone(),
                 name: budget.name.clone(),
                 selector: Some(selector),
                 min_available: budget.min_available,
@@ -262,6 +269,13 @@ pub fn budgets(spec: &ClusterSpec, state: &ClusterState) -> Vec<PodDisruptionBud
             }
         })
         .collect()
+}
+
+/// The label key by which budget number `index` of the spec selects its pods in a snapshot:
+/// the model resolved each budget's selector to deployments and bare pods when it read the
+/// input, and one label stands for that choice (no user selector names this key).
+fn budget_label(index: usize) -> String {
+    format!("pdb.kivi.dev/budget-{index}")
 }
 
 /// Node `n`: what `state.node(n)` and the spec say of it.
@@ -350,6 +364,11 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
     let template = spec.template_or_none(now.template);
     let mut pod = Pod::new(template.namespace(), &pod_name(p));
     pod.labels = labels(spec, spec.pod_labels(state, p));
+    for (index, budget) in spec.pdbs.iter().enumerate() {
+        if budget.selects(p, now) {
+            pod.labels.insert(budget_label(index), "true".into());
+        }
+    }
     if now.owned && now.replica_set != 0 {
         let (d, version) = (now.deployment as usize, now.replica_set as usize);
         pod.labels
@@ -364,7 +383,11 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
     pod.priority = template.priority;
     pod.preemption_policy = template.preemption_policy;
     pod.terminating = now.phase == Phase::Terminating;
-    pod.ready = now.phase == Phase::Running;
+    // The node lifecycle controller marks the pods of a node that stopped reporting not ready
+    // (`MarkPodsNotReady`), as `budget_status` counts them.
+    pod.ready = now.phase == Phase::Running
+        && now.loc != 0
+        && state.node(now.loc as usize).status == NodeStatus::Ready;
     pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));
     pod.phase = match now.phase {
         Phase::Running | Phase::Terminating => PodPhase::Running,
@@ -608,7 +631,9 @@ mod tests {
         fixture.state.pod_mut(2).template = 0;
         fixture.spec.pdbs = vec![DisruptionBudget {
             name: "web".into(),
+            namespace: "team".into(),
             deployments: vec![1],
+            pods: Vec::new(),
             min_available: None,
             max_unavailable: None,
         }];
@@ -626,5 +651,73 @@ mod tests {
             .all(|o| o.namespace == "team"));
         let budgets = budgets(&fixture.spec, &fixture.state);
         assert_eq!(budgets[0].namespace, "team");
+    }
+
+    /// A budget over deployment 1's two pods and the bare pod 3: the disruption controller
+    /// counts the bare pod with an integer `minAvailable`, fails safe when it needs the scale,
+    /// and the snapshot's budget selects all three pods.
+    #[test]
+    fn a_bare_pod_counts_in_its_budget_and_has_no_scale() {
+        use crate::cluster::kube::IntOrPercent::Int;
+        use crate::cluster::kube::Selector;
+        let mut fixture = Builder::default()
+            .node(Node::new(1, 8, 8))
+            .pod(FixturePod::running(1, 1, 1))
+            .pod(FixturePod::running(1, 1, 1))
+            .pod(FixturePod::running(1, 1, 1))
+            .template(Template::new(1, 1, "app", "web"))
+            .deployment(crate::cluster::fixture::Deployment::new(1, 2, &[1, 2]))
+            .build();
+        let bare = fixture.state.pod_mut(3);
+        bare.owned = false;
+        bare.deployment = 0;
+        let budget = |min_available, max_unavailable| DisruptionBudget {
+            name: "web".into(),
+            namespace: "default".into(),
+            deployments: vec![1],
+            pods: vec![3],
+            min_available,
+            max_unavailable,
+        };
+        let status = budget_status(&fixture.state, &budget(Some(Int(2)), None));
+        assert_eq!(
+            (
+                status.expected_pods,
+                status.current_healthy,
+                status.disruptions_allowed
+            ),
+            (3, 3, 1)
+        );
+        let fail_safe = DisruptionStatus {
+            current_healthy: 3,
+            ..DisruptionStatus::default()
+        };
+        assert_eq!(
+            budget_status(&fixture.state, &budget(None, Some(Int(1)))),
+            fail_safe
+        );
+        // Once the bare pod is gone, the scale is the deployment's again.
+        fixture.state.pod_mut(3).phase = Phase::Idle;
+        let status = budget_status(&fixture.state, &budget(None, Some(Int(1))));
+        assert_eq!(status.current_healthy, 2);
+        assert_ne!(
+            status,
+            DisruptionStatus {
+                current_healthy: 2,
+                ..fail_safe
+            }
+        );
+        fixture.state.pod_mut(3).phase = Phase::Running;
+        fixture.spec.pdbs = vec![budget(Some(Int(2)), None)];
+        let snapshot = snapshot(&fixture.spec, &fixture.state);
+        let budgets = budgets(&fixture.spec, &fixture.state);
+        let selector = Selector::from_label_selector(budgets[0].selector.as_ref());
+        let selected: Vec<&str> = snapshot
+            .pods
+            .iter()
+            .filter(|p| selector.matches(&p.labels))
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(selected, ["pod-1", "pod-2", "pod-3"]);
     }
 }

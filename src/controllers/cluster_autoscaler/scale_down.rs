@@ -142,8 +142,7 @@ pub fn blocking(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Bl
     } else if safe_to_evict == Some(false) {
         Some(Blocking::NotSafeToEvictAnnotation)
     } else if spec.pdbs.iter().any(|budget| {
-        budget.deployments.contains(&pod.deployment)
-            && budget_status(state, budget).disruptions_allowed < 1
+        budget.selects(p, pod) && budget_status(state, budget).disruptions_allowed < 1
     }) {
         Some(Blocking::NotEnoughPdb)
     } else {

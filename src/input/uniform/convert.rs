@@ -695,7 +695,12 @@ fn pdb(pdb: &Pdb) -> DisruptionBudget {
     let amount = |value: &Option<Value>| value.as_ref().and_then(int_or_percent);
     DisruptionBudget {
         name: pdb.name.clone().unwrap_or_default(),
+        namespace: pdb
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string()),
         deployments: pdb.deployments.iter().flatten().map(|&d| d as u8).collect(),
+        pods: pdb.pods.iter().flatten().map(|&p| p as u16).collect(),
         min_available: amount(&pdb.min_available),
         max_unavailable: amount(&pdb.max_unavailable),
     }

@@ -502,6 +502,9 @@ pub struct Pdb {
     pub namespace: Option<String>,
     /// The deployments' 1-based positions in `setup.d`.
     pub deployments: Option<Vec<i64>>,
+    /// The 1-based positions in `setup.pods` of the pods it selects that no controller owns
+    /// (workloadType 0): a manifest's or List's bare Pods.
+    pub pods: Option<Vec<i64>>,
     /// `spec.minAvailable`.
     pub min_available: Option<Value>,
     /// `spec.maxUnavailable`.

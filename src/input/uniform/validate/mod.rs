@@ -360,8 +360,13 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
             format!("use at most {}", MAX_INTENTS - 1),
         );
     }
+    let bare_pods: Vec<Option<&str>> = pods
+        .iter()
+        .map(|pod| (pod.workload_type != Some(1)).then(|| namespace_of(pod.pod_template_id)))
+        .collect();
     for (i, pdb) in document.pdbs.iter().flatten().enumerate() {
-        check_pdb(&mut problems, &format!("pdbs[{i}]"), pdb, &namespaces);
+        let path = format!("pdbs[{i}]");
+        check_pdb(&mut problems, &path, pdb, &namespaces, &bare_pods);
     }
     for (i, daemon_set) in document.daemon_sets.iter().flatten().enumerate() {
         let path = format!("daemonSets[{i}]");

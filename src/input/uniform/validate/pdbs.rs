@@ -30,10 +30,18 @@ pub fn int_or_percent(value: &Value) -> Option<IntOrPercent> {
 }
 
 /// Checks budget `pdb` at `path` in a document whose deployments (by id, from 1) are in the
-/// namespaces `deployments` (index = id - 1). A budget selects only pods of its own namespace
-/// (`getPodsForPdb`, `pkg/controller/disruption/disruption.go`), so a deployment it lists must
-/// be in it.
-pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployments: &[&str]) {
+/// namespaces `deployments` (index = id - 1) and whose pods (by id, from 1) are, when no
+/// deployment owns them, in the namespaces `bare_pods` (`None` for a deployment's pod). A
+/// budget selects only pods of its own namespace (`getPodsForPdb`,
+/// `pkg/controller/disruption/disruption.go`), so a deployment or pod it lists must be in it;
+/// a deployment's pod is listed through its deployment.
+pub(super) fn check_pdb(
+    problems: &mut Problems,
+    path: &str,
+    pdb: &Pdb,
+    deployments: &[&str],
+    bare_pods: &[Option<&str>],
+) {
     if pdb.name.as_deref().is_none_or(str::is_empty) {
         problems.add(format!("{path}.name"), "missing", "name the budget");
     }
@@ -72,38 +80,69 @@ pub(super) fn check_pdb(problems: &mut Problems, path: &str, pdb: &Pdb, deployme
             }
         }
     }
-    match &pdb.deployments {
-        None => problems.add(
+    if pdb.deployments.is_none() && pdb.pods.is_none() {
+        problems.add(
             format!("{path}.deployments"),
             "missing",
-            "list the ids of the deployments whose pods it selects (positions in setup.d)",
-        ),
-        Some(ids) => {
-            for (i, &id) in ids.iter().enumerate() {
-                let count = deployments.len();
-                let Some(&theirs) = id
-                    .checked_sub(1)
-                    .and_then(|index| deployments.get(usize::try_from(index).ok()?))
-                else {
-                    problems.add(
-                        format!("{path}.deployments[{i}]"),
-                        format!("{id} is not a deployment id"),
-                        format!("use a position in setup.d, from 1 to {count}"),
-                    );
-                    continue;
-                };
-                if theirs != namespace {
-                    problems.add(
-                        format!("{path}.deployments[{i}]"),
-                        format!(
-                            "deployment {id} is in namespace `{theirs}` and the budget in \
-                             `{namespace}`: a budget selects only pods of its own namespace"
-                        ),
-                        "list only deployments of the budget's namespace, or set the budget's \
-                         namespace to theirs",
-                    );
-                }
-            }
+            "list the ids of the deployments whose pods it selects (positions in setup.d), or \
+             its bare pods under pods (positions in setup.pods)",
+        );
+    }
+    for (i, &id) in pdb.deployments.iter().flatten().enumerate() {
+        let count = deployments.len();
+        let Some(&theirs) = id
+            .checked_sub(1)
+            .and_then(|index| deployments.get(usize::try_from(index).ok()?))
+        else {
+            problems.add(
+                format!("{path}.deployments[{i}]"),
+                format!("{id} is not a deployment id"),
+                format!("use a position in setup.d, from 1 to {count}"),
+            );
+            continue;
+        };
+        if theirs != namespace {
+            problems.add(
+                format!("{path}.deployments[{i}]"),
+                format!(
+                    "deployment {id} is in namespace `{theirs}` and the budget in \
+                     `{namespace}`: a budget selects only pods of its own namespace"
+                ),
+                "list only deployments of the budget's namespace, or set the budget's \
+                 namespace to theirs",
+            );
+        }
+    }
+    for (i, &id) in pdb.pods.iter().flatten().enumerate() {
+        let count = bare_pods.len();
+        let Some(slot) = id
+            .checked_sub(1)
+            .and_then(|index| bare_pods.get(usize::try_from(index).ok()?))
+        else {
+            problems.add(
+                format!("{path}.pods[{i}]"),
+                format!("{id} is not a pod id"),
+                format!("use a position in setup.pods, from 1 to {count}"),
+            );
+            continue;
+        };
+        match slot {
+            None => problems.add(
+                format!("{path}.pods[{i}]"),
+                format!("pod {id} belongs to a deployment (workloadType 1)"),
+                "list its deployment under deployments: a budget selects a deployment's pods \
+                 all together; pods holds only pods no controller owns",
+            ),
+            Some(theirs) if *theirs != namespace => problems.add(
+                format!("{path}.pods[{i}]"),
+                format!(
+                    "pod {id} is in namespace `{theirs}` and the budget in `{namespace}`: a \
+                     budget selects only pods of its own namespace"
+                ),
+                "list only pods of the budget's namespace, or set the budget's namespace to \
+                 theirs",
+            ),
+            Some(_) => {}
         }
     }
 }
