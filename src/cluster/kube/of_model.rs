@@ -720,4 +720,21 @@ mod tests {
             .collect();
         assert_eq!(selected, ["pod-1", "pod-2", "pod-3"]);
     }
+
+    /// The pods of a node that is not ready are not ready (`MarkPodsNotReady`).
+    #[test]
+    fn pods_of_a_node_that_is_not_ready_are_not_ready() {
+        let mut fixture = Builder::default()
+            .node(Node::new(1, 8, 8))
+            .node(Node::new(2, 8, 8))
+            .pod(FixturePod::running(1, 1, 1))
+            .pod(FixturePod::running(2, 1, 1))
+            .template(Template::new(1, 1, "app", "web"))
+            .deployment(crate::cluster::fixture::Deployment::new(1, 2, &[1, 2]))
+            .build();
+        fixture.state.node_mut(2).status = NodeStatus::NotReady;
+        let ready = |p| pod(&fixture.spec, &fixture.state, p).unwrap().ready;
+        assert!(ready(1));
+        assert!(!ready(2));
+    }
 }
