@@ -97,8 +97,8 @@ fn a_list_without_a_policy_exits_2() {
 const NODE_AFFINITY: &str = "tests/data/kube-descheduler/cli/node-affinity.json";
 const HIGH_UTILIZATION: &str = "tests/data/kube-descheduler/cli/high-utilization.json";
 
-/// The List at `path` with its policy's plugin arguments changed by `change`.
-fn with_args(path: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+/// The List at `path` with its DeschedulerPolicy changed by `change`.
+fn with_policy(path: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
     let mut list: serde_json::Value = serde_json::from_str(&read(path)).unwrap();
     let policy = list["items"]
         .as_array_mut()
@@ -106,8 +106,15 @@ fn with_args(path: &str, change: impl FnOnce(&mut serde_json::Value)) -> String 
         .iter_mut()
         .find(|item| item["kind"] == "DeschedulerPolicy")
         .expect("a policy");
-    change(&mut policy["profiles"][0]["pluginConfig"][1]["args"]);
+    change(policy);
     list.to_string()
+}
+
+/// The List at `path` with its policy's plugin arguments changed by `change`.
+fn with_args(path: &str, change: impl FnOnce(&mut serde_json::Value)) -> String {
+    with_policy(path, |policy| {
+        change(&mut policy["profiles"][0]["pluginConfig"][1]["args"])
+    })
 }
 
 /// RemovePodsViolatingNodeAffinity (`node_affinity.go`): a pod whose node no longer meets its
@@ -238,4 +245,110 @@ fn a_budget_without_a_status_is_computed_as_the_disruption_controller_does() {
     let (cycle, _) = run(json!({"minAvailable": 3, "selector": selector}));
     assert_eq!(cycle["evicted"], json!([]), "{cycle}");
     assert_eq!(cycle["refused"].as_array().unwrap().len(), 2, "{cycle}");
+}
+
+/// The List at `path` with its DeschedulerPolicy replaced by the `descheduler/v1alpha1` policy
+/// with `strategies` and the policy-wide `fields`.
+fn with_v1alpha1(path: &str, strategies: serde_json::Value, fields: serde_json::Value) -> String {
+    with_policy(path, |policy| {
+        *policy = json!({
+            "apiVersion": "descheduler/v1alpha1",
+            "kind": "DeschedulerPolicy",
+            "strategies": strategies,
+        });
+        for (key, value) in fields.as_object().unwrap() {
+            policy[key] = value.clone();
+        }
+    })
+}
+
+/// A `v1alpha1` policy decides as the `v1alpha2` one descheduler v0.30 converted it to
+/// (`V1alpha1ToInternal`, `StrategyParamsToPluginArgs`): the same cycle, with a warning that
+/// the version is gone since v0.31.
+#[test]
+fn a_v1alpha1_policy_runs_as_the_descheduler_converted_it() {
+    let affinity_types = json!([
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "preferredDuringSchedulingIgnoredDuringExecution"
+    ]);
+    for (path, strategies) in [
+        (
+            HIGH_UTILIZATION,
+            json!({
+                "HighNodeUtilization": {"enabled": true, "params": {
+                    "nodeResourceUtilizationThresholds": {"thresholds": {"cpu": 20}}}},
+                "PodLifeTime": {"enabled": false, "params": {"podLifeTime": {}}},
+            }),
+        ),
+        (
+            NODE_AFFINITY,
+            json!({"RemovePodsViolatingNodeAffinity": {"enabled": true, "weight": 3,
+                "params": {"nodeAffinityType": affinity_types}}}),
+        ),
+        (DUPLICATES, json!({"RemoveDuplicates": {"enabled": true}})),
+    ] {
+        let written = kivi(&["deschedule", path, "--format", "json"]);
+        let converted = kivi_with_stdin(
+            &["deschedule", "-", "--format", "json"],
+            Some(&with_v1alpha1(path, strategies, json!({}))),
+        );
+        assert_eq!(converted.status.code(), Some(0), "{converted:?}");
+        assert_eq!(json_of(&converted), json_of(&written), "{path}");
+        assert!(
+            String::from_utf8_lossy(&converted.stderr).contains(
+                "DeschedulerPolicy: apiVersion descheduler/v1alpha1 was removed in descheduler \
+                 v0.31; read as v0.30 converted it"
+            ),
+            "{converted:?}"
+        );
+    }
+    // The policy-wide evictor fields reach every strategy's DefaultEvictor, and a strategy's
+    // thresholdPriority its own: the pod of priority 100 stays.
+    let guarded = kivi_with_stdin(
+        &["deschedule", "-", "--format", "json"],
+        Some(&with_v1alpha1(
+            HIGH_UTILIZATION,
+            json!({"HighNodeUtilization": {"enabled": true, "params": {
+                "thresholdPriority": 50,
+                "nodeResourceUtilizationThresholds": {"thresholds": {"cpu": 20}}}}}),
+            json!({"evictLocalStoragePods": true, "maxNoOfPodsToEvictPerNode": 1}),
+        )),
+    );
+    assert_eq!(guarded.status.code(), Some(0), "{guarded:?}");
+    assert_eq!(
+        json_of(&guarded)["evicted"],
+        json!(["batch-hbatch-b1", "batch-hbatch-a1"])
+    );
+}
+
+/// A `v1alpha1` policy's mistakes exit 2 in its own terms: the strategy and the parameter.
+#[test]
+fn v1alpha1_mistakes_exit_2_naming_the_strategy() {
+    for (strategies, message) in [
+        (
+            json!({"RemoveDupes": {"enabled": false}}),
+            "DeschedulerPolicy.strategies.RemoveDupes: unknown strategy name",
+        ),
+        (
+            json!({"RemoveDuplicates": {"enabled": true, "params": {"nodefit": true}}}),
+            "DeschedulerPolicy.strategies.RemoveDuplicates.params: unknown field `nodefit`",
+        ),
+        (
+            json!({"RemoveDuplicates": {"enabled": true, "params": {
+                "thresholdPriority": 10, "thresholdPriorityClassName": "high"}}}),
+            "priority threshold misconfigured",
+        ),
+        (
+            json!({"HighNodeUtilization": {"enabled": true}}),
+            "strategies.HighNodeUtilization.params.nodeResourceUtilizationThresholds.\
+             thresholds: no resource threshold is configured",
+        ),
+        (json!({"PodLifeTime": {"enabled": true}}), "not modelled"),
+    ] {
+        let text = with_v1alpha1(DUPLICATES, strategies, json!({}));
+        let output = kivi_with_stdin(&["deschedule", "-"], Some(&text));
+        assert_eq!(output.status.code(), Some(2), "{message}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    }
 }

@@ -97,6 +97,36 @@ fn low_node_utilization_loops_where_check_used_to_drop_it() {
     assert!(warnings.contains(DROPPED), "{warnings}");
 }
 
+/// The example's policy written as `descheduler/v1alpha1` strategies runs as the profile
+/// descheduler v0.30 converted it to: the same loop, in as many states, with a warning that
+/// the version is gone.
+#[test]
+fn a_v1alpha1_policy_loops_as_its_v1alpha2_form_does() {
+    let dir = scratch("low-utilization-v1alpha1");
+    copy_tree(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(LOOP).as_path(),
+        &dir,
+    );
+    std::fs::write(
+        dir.join("yaml/descheduler.yaml"),
+        "apiVersion: descheduler/v1alpha1\nkind: DeschedulerPolicy\nstrategies:\n  \
+         LowNodeUtilization:\n    enabled: true\n    params:\n      \
+         nodeResourceUtilizationThresholds:\n        thresholds: {cpu: 20, memory: 20}\n        \
+         targetThresholds: {cpu: 50, memory: 50}\n  RemoveDuplicates:\n    enabled: false\n",
+    )
+    .unwrap();
+    let (code, report, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(1), "{report} {warnings}");
+    assert_eq!(
+        verdict(&report),
+        (vec!["no_oscillation_eviction".to_string()], STATES_LOOP)
+    );
+    assert!(
+        warnings.contains("apiVersion descheduler/v1alpha1 was removed in descheduler v0.31"),
+        "{warnings}"
+    );
+}
+
 #[test]
 fn the_policy_arguments_decide_the_verdict() {
     for (name, from, to) in [

@@ -459,9 +459,9 @@ fn requests_hpa_versions_and_descheduler_strategies() {
             "units: one CPU unit is 500m, one memory unit is 512Mi".to_string(),
             // The policy a kubernetes check refuses (`policyError`), printed as carried.
             format!(
-                "warning: {file}:76:1: DeschedulerPolicy: apiVersion `descheduler/v1alpha1` is \
-                 not modelled; write the policy as `descheduler/v1alpha2` (profiles with plugins \
-                 and pluginConfig); under --semantics kubernetes the descheduler runs the \
+                "warning: {file}:81:3: strategies.LowNodeUtilization.params.\
+                 nodeResourceUtilizationThresholds.thresholds: no resource thresholds given; \
+                 under --semantics kubernetes the descheduler runs the \
                  manifest's whole policy, so kivi cannot check this one: change it as the \
                  message says, or check with --semantics kivi (Kivi's descheduler: \
                  RemoveDuplicates and RemovePodsViolatingTopologySpreadConstraint only)"
@@ -495,11 +495,15 @@ fn requests_hpa_versions_and_descheduler_strategies() {
     assert_eq!(cache["metricTypes"], serde_json::json!([0]));
     assert_eq!(cache["metricTargets"], serde_json::json!([3]));
     let mut descheduler = document["controllers"]["descheduler"].clone();
-    // The v1alpha1 policy cannot run whole under --semantics kubernetes: the reader's error.
+    // The v1alpha1 policy, read as the descheduler converted it, cannot run whole under
+    // --semantics kubernetes: LowNodeUtilization has no thresholds. The reader's error names
+    // the strategy's parameter.
     let refusal = descheduler["policyError"].take();
     assert!(
-        refusal.as_str().is_some_and(|why| why
-            .contains("DeschedulerPolicy: apiVersion `descheduler/v1alpha1` is not modelled")),
+        refusal.as_str().is_some_and(|why| why.contains(
+            "strategies.LowNodeUtilization.params.nodeResourceUtilizationThresholds.thresholds: \
+             no resource thresholds given"
+        )),
         "{refusal}"
     );
     descheduler.as_object_mut().unwrap().remove("policyError");

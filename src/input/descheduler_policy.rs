@@ -6,6 +6,7 @@
 //! Unknown fields and plugins are errors that name the field; plugins the descheduler has but
 //! kivi does not model are errors that say so.
 
+use super::descheduler_v1alpha1::{in_v1alpha1_terms, removed_warning, to_v1alpha2};
 use super::diagnostics::{Diagnostics, InputError};
 use super::kube_list::read_snapshot_and_policies;
 use super::yaml_documents::{read_documents, Document};
@@ -37,9 +38,15 @@ pub fn read_cluster_and_policy(
     file: &str,
     text: &str,
 ) -> Result<(Snapshot, DeschedulerPolicy, Diagnostics), InputError> {
-    let (snapshot, diagnostics, policies) = read_snapshot_and_policies(file, text)?;
+    let (snapshot, mut diagnostics, policies) = read_snapshot_and_policies(file, text)?;
     match policies.as_slice() {
-        [one] => Ok((snapshot, read_policy(one)?, diagnostics)),
+        [one] => {
+            let policy = read_policy(one)?;
+            if one.value.get("apiVersion").and_then(Value::as_str) == Some(V1ALPHA1) {
+                diagnostics.warn(removed_warning(&one.file));
+            }
+            Ok((snapshot, policy, diagnostics))
+        }
         [] => Err(InputError::new(
             file,
             None,
@@ -53,8 +60,23 @@ pub fn read_cluster_and_policy(
     }
 }
 
-/// Reads the policy `document`.
+/// Reads the policy `document`: a `descheduler/v1alpha2` policy, or a `descheduler/v1alpha1`
+/// one as the descheduler converted it ([`to_v1alpha2`]).
 pub fn read_policy(document: &Document) -> Result<DeschedulerPolicy, InputError> {
+    match document.value.get("apiVersion").and_then(Value::as_str) {
+        Some(V1ALPHA1) => {
+            let converted = to_v1alpha2(document)?;
+            read_v1alpha2(&converted).map_err(|error| in_v1alpha1_terms(error, &converted))
+        }
+        _ => read_v1alpha2(document),
+    }
+}
+
+/// The `apiVersion` of a policy written as strategies, which v0.31 removed.
+pub const V1ALPHA1: &str = "descheduler/v1alpha1";
+
+/// Reads the `descheduler/v1alpha2` policy `document`.
+fn read_v1alpha2(document: &Document) -> Result<DeschedulerPolicy, InputError> {
     let reader = Reader { document };
     let top = reader.object(&document.value, "DeschedulerPolicy")?;
     let version = top.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -63,7 +85,8 @@ pub fn read_policy(document: &Document) -> Result<DeschedulerPolicy, InputError>
             "apiVersion",
             format!(
                 "DeschedulerPolicy: apiVersion `{version}` is not modelled; write the policy as \
-                 `descheduler/v1alpha2` (profiles with plugins and pluginConfig)"
+                 `descheduler/v1alpha2` (profiles with plugins and pluginConfig) or \
+                 `descheduler/v1alpha1` (strategies)"
             ),
         ));
     }
@@ -149,6 +172,37 @@ fn named_priority_class(policy: &DeschedulerPolicy) -> Option<String> {
         )
 }
 
+/// `value` (at `at` in `document`) as an object.
+pub(super) fn object<'v>(
+    document: &Document,
+    value: &'v Value,
+    at: &str,
+) -> Result<&'v Map<String, Value>, InputError> {
+    value
+        .as_object()
+        .ok_or_else(|| document.error_at("", format!("{at}: must be an object, not {value}")))
+}
+
+/// Refuses keys of `object` (at `at` in `document`) outside `known`, as the descheduler's
+/// strict decoding does.
+pub(super) fn known_fields(
+    document: &Document,
+    object: &Map<String, Value>,
+    at: &str,
+    known: &[&str],
+) -> Result<(), InputError> {
+    match object.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(document.error_at(
+            key,
+            format!(
+                "{at}: unknown field `{key}` (the fields kivi reads here: {})",
+                known.join(", ")
+            ),
+        )),
+    }
+}
+
 /// Reads the parts of one policy document, placing errors in it.
 struct Reader<'a> {
     document: &'a Document,
@@ -160,28 +214,16 @@ impl Reader<'_> {
     }
 
     fn object<'v>(&self, value: &'v Value, at: &str) -> Result<&'v Map<String, Value>, InputError> {
-        value
-            .as_object()
-            .ok_or_else(|| self.error("", format!("{at}: must be an object, not {value}")))
+        object(self.document, value, at)
     }
 
-    /// Refuses keys of `object` outside `known`.
     fn known_fields(
         &self,
         object: &Map<String, Value>,
         at: &str,
         known: &[&str],
     ) -> Result<(), InputError> {
-        match object.keys().find(|key| !known.contains(&key.as_str())) {
-            None => Ok(()),
-            Some(key) => Err(self.error(
-                key,
-                format!(
-                    "{at}: unknown field `{key}` (the fields kivi reads here: {})",
-                    known.join(", ")
-                ),
-            )),
-        }
+        known_fields(self.document, object, at, known)
     }
 
     fn limit(&self, object: &Map<String, Value>, field: &str) -> Result<Option<u32>, InputError> {

@@ -13,6 +13,7 @@ pub mod cluster_dump;
 pub mod cluster_list;
 pub mod daemon_sets;
 pub mod descheduler_policy;
+pub mod descheduler_v1alpha1;
 pub mod description;
 pub mod diagnostics;
 pub mod directory;

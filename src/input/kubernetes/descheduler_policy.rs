@@ -7,11 +7,13 @@
 //! Kivi's descheduler drops, shown under kivi only. Beside them, `policy` holds the policy
 //! document as the manifest wrote it (as JSON text), once `kivi deschedule`'s reader has read it
 //! ([`crate::input::descheduler_policy::carried`]): `--semantics kubernetes` runs it whole.
-//! Where that reader refuses it (a plugin kivi does not model, a `v1alpha1` policy, …),
-//! `policyError` holds its error, naming the file and place, and a check under kubernetes
+//! A `v1alpha1` policy is read as the descheduler v0.30 converted it
+//! ([`crate::input::descheduler_v1alpha1`]). Where that reader refuses it (a plugin kivi does
+//! not model, …), `policyError` holds its error, naming the file and place, and a check under kubernetes
 //! stops with it rather than run another policy.
 
-use crate::input::descheduler_policy::carried;
+use crate::input::descheduler_policy::{carried, V1ALPHA1};
+use crate::input::descheduler_v1alpha1::removed_warning;
 use crate::input::diagnostics::{Diagnostics, InputError};
 use crate::input::yaml_documents::Document;
 use serde::Deserialize;
@@ -175,6 +177,9 @@ pub fn read(
     }
     match carried(document) {
         Ok(_) => {
+            if api_version == V1ALPHA1 {
+                diagnostics.warn(removed_warning(file));
+            }
             let text = serde_json::to_string_pretty(&document.value).unwrap_or_default();
             descheduler["policy"] = text.into();
         }
