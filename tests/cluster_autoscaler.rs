@@ -180,7 +180,7 @@ fn bad_node_groups_are_input_errors_naming_the_place() {
         assert!(stderr.contains(expected), "{expected} not in {stderr}");
     }
     let mut doc = document(ZONE_SPREAD);
-    doc["controllers"]["clusterAutoscaler"]["expander"] = json!("priority");
+    doc["controllers"]["clusterAutoscaler"]["expander"] = json!("grpc");
     doc["events"] = json!([{"name": "drain", "para": {"node": 1}}]);
     let path = dir.join("bad-options.json");
     std::fs::write(&path, doc.to_string()).unwrap();
@@ -188,7 +188,7 @@ fn bad_node_groups_are_input_errors_naming_the_place() {
         kivi_texts(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
     assert_eq!(code, Some(2), "{stderr}");
     for expected in [
-        "controllers.clusterAutoscaler.expander: `priority` is not an expander kivi models",
+        "controllers.clusterAutoscaler.expander: `grpc` is not an expander kivi models",
         "events[0].name: a drain, upgrade, maintenance or kernel panic on a node the cluster \
          autoscaler adds and removes is not modelled",
     ] {
@@ -411,6 +411,20 @@ fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
 /// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not
 /// ready, and three unschedulable pods of 1 CPU.
 fn two_groups(expander: &str) -> (ClusterModel, ClusterState) {
+    at_start(&two_groups_document(expander))
+}
+
+/// `doc`'s model and its initial state with the scheduler's queue emptied (its pods
+/// unschedulable).
+fn at_start(doc: &Value) -> (ClusterModel, ClusterState) {
+    let m = model(doc);
+    let mut state = m.initial_state().clone();
+    while state.dequeue(Queue::Scheduler).is_some() {}
+    (m, state)
+}
+
+/// The document of [`two_groups`].
+fn two_groups_document(expander: &str) -> Value {
     let mut doc = document(SCALE_DOWN);
     let node = |id: i64, cpu: i64| {
         json!({"id": id, "name": id, "cpu": cpu, "cpuLeft": cpu, "memory": 8, "memLeft": 8,
@@ -434,10 +448,7 @@ fn two_groups(expander: &str) -> (ClusterModel, ClusterState) {
         ],
         "expander": expander,
     });
-    let m = model(&doc);
-    let mut state = m.initial_state().clone();
-    while state.dequeue(Queue::Scheduler).is_some() {}
-    (m, state)
+    doc
 }
 
 #[test]
@@ -476,5 +487,202 @@ fn scale_up_estimates_nodes_by_binpacking_and_the_expander_picks() {
     assert!(
         steps.contains(&ClusterAction::AutoscalerScaleUp { group: 0, nodes: 2 }),
         "{steps:?}"
+    );
+}
+
+/// ZONE_SPREAD with a second group, `pool-b`, of zone-b and without a node: its new nodes are
+/// copies of its template (which leaves 1 CPU of 4 to system pods when `reserved`).
+fn zone_b_from_zero(reserved: bool) -> Value {
+    let mut doc = document(ZONE_SPREAD);
+    let mut template = json!({"cpu": 4, "memory": 4,
+                              "labels": {"topology.kubernetes.io/zone": "zone-b"}});
+    if reserved {
+        template["cpuLeft"] = json!(3);
+    }
+    doc["controllers"]["clusterAutoscaler"]["nodeGroups"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "pool-b", "minSize": 0, "maxSize": 2, "template": template}));
+    doc
+}
+
+#[test]
+fn a_group_without_nodes_scales_up_from_its_template() {
+    let doc = zone_b_from_zero(false);
+    let m = model(&doc);
+    let spec = m.spec();
+    let autoscaler = spec.cluster_autoscaler.as_ref().unwrap();
+    // Nodes 1 and 2 are the input's, 3 and 4 pool-a's slots, 5 and 6 pool-b's.
+    assert_eq!(autoscaler.node_groups[1].slots, [5, 6]);
+    assert_eq!(autoscaler.node_groups[1].target_size(m.initial_state()), 0);
+    assert_eq!((spec.node(5).cpu, spec.node(5).reserved_cpu), (4, 0));
+    // Nodes 1 and 2 take a replica each; the third may go to either zone, so both groups
+    // may grow for it.
+    let mut state = m.initial_state().clone();
+    let options = loop {
+        if let ScaleUp::Options(options) = scale_up(spec, autoscaler, &state) {
+            break options;
+        }
+        let mut actions = Vec::new();
+        m.actions(&state, &mut actions);
+        let next = actions
+            .iter()
+            .find(|a| !is_autoscaler(a))
+            .expect("a scale-up");
+        state = m.next_state(&state, next).unwrap();
+    };
+    let groups: Vec<_> = options.iter().map(|o| (o.group, o.nodes)).collect();
+    assert_eq!(groups, [(0, 1), (1, 1)]);
+    let grown = m
+        .next_state(
+            &state,
+            &ClusterAction::AutoscalerScaleUp { group: 1, nodes: 1 },
+        )
+        .unwrap();
+    assert_eq!(
+        grown.node(5).status,
+        kivi::cluster::NodeStatus::Provisioning
+    );
+
+    // The same graph as `a_group_per_zone_places_every_replica_on_every_run`'s, where node 2
+    // is pool-b's (at its minimum, 1) with two slots: here node 2 is in no group and pool-b,
+    // at its minimum, 0, has the same two slots.
+    let (code, states, output) = check_document(&doc, "ca-from-zero", "1");
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(states, Some(185));
+
+    let m = model(&zone_b_from_zero(true));
+    assert_eq!(
+        (m.spec().node(5).cpu, m.spec().node(5).reserved_cpu),
+        (4, 1)
+    );
+}
+
+/// Runs `kivi check` on ZONE_SPREAD with its node groups replaced by `groups` and its
+/// autoscaler's `options` added, expecting exit 2 and every message of `expected`.
+fn assert_input_errors(name: &str, groups: Value, options: Value, expected: &[&str]) {
+    let mut doc = document(ZONE_SPREAD);
+    doc["controllers"]["clusterAutoscaler"]["nodeGroups"] = groups;
+    for (key, value) in options.as_object().unwrap() {
+        doc["controllers"]["clusterAutoscaler"][key] = value.clone();
+    }
+    let dir = crate::support::scratch::scratch(name);
+    let path = dir.join("input.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let (code, _, stderr) =
+        kivi_texts(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    for expected in expected {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+}
+
+#[test]
+fn bad_templates_are_input_errors_naming_the_field() {
+    let at = "controllers.clusterAutoscaler.nodeGroups";
+    assert_input_errors(
+        "ca-bad-templates",
+        json!([
+            {"name": "a", "minSize": 0, "maxSize": 2, "nodes": [1], "template": {"cpu": 4, "memory": 4}},
+            {"name": "b", "minSize": 0, "maxSize": 2, "template": {"memory": 4, "name": 9, "status": 1}},
+            {"name": "c", "minSize": 1, "maxSize": 2, "template": {"cpu": 4, "cpuLeft": 5, "memory": 4, "taint": ["x"]}},
+            {"name": "d", "minSize": 0, "maxSize": 2},
+        ]),
+        json!({}),
+        &[
+            &format!("{at}[0].template: a template beside the group's nodes"),
+            &format!("{at}[1].template.cpu: missing"),
+            &format!("{at}[1].template.name: given in a template"),
+            &format!("{at}[1].template.status: given in a template"),
+            &format!("{at}[2].template.cpuLeft: 5 is out of range"),
+            &format!("{at}[2].template.taint[0]: taint `x`"),
+            &format!("{at}[2].nodes: 0 nodes, outside the group's sizes 1 to 2"),
+            &format!("{at}[3].nodes: no nodes and no template"),
+        ],
+    );
+}
+
+/// [`two_groups`] under the priority expander with `priorities`.
+fn two_groups_by_priority(priorities: Value) -> Vec<usize> {
+    let mut doc = two_groups_document("priority");
+    doc["controllers"]["clusterAutoscaler"]["priorities"] = priorities;
+    let (m, state) = at_start(&doc);
+    let spec = m.spec();
+    let ScaleUp::Options(options) =
+        scale_up(spec, spec.cluster_autoscaler.as_ref().unwrap(), &state)
+    else {
+        panic!("three pods need a node");
+    };
+    options.iter().map(|o| o.group).collect()
+}
+
+#[test]
+fn the_priority_expander_grows_the_groups_of_the_highest_priority() {
+    // `small` is group 0, `big` group 1; patterns match anywhere in the name.
+    assert_eq!(
+        two_groups_by_priority(json!({"10": ["^big$"], "1": [".*"]})),
+        [1]
+    );
+    assert_eq!(
+        two_groups_by_priority(json!({"10": ["ma"], "20": ["nothing"]})),
+        [0]
+    );
+    assert_eq!(
+        two_groups_by_priority(json!({"5": ["small", "big"]})),
+        [0, 1],
+        "a tie: either, as the random expander picks"
+    );
+    assert_eq!(
+        two_groups_by_priority(json!({"3": ["nothing"]})),
+        [0, 1],
+        "no group named: every option, as upstream falls back to random"
+    );
+    assert_eq!(
+        two_groups_by_priority(json!({"0": ["big"]})),
+        [1],
+        "a group no priority names is not grown"
+    );
+
+    let mut doc = zone_b_from_zero(false);
+    let mut counts = Vec::new();
+    for expander in ["random", "priority"] {
+        doc["controllers"]["clusterAutoscaler"]["expander"] = json!(expander);
+        if expander == "priority" {
+            doc["controllers"]["clusterAutoscaler"]["priorities"] = json!({"10": ["-b$"]});
+        }
+        let (code, states, output) = check_document(&doc, "ca-priority", "1");
+        assert_eq!(code, Some(0), "{output}");
+        counts.push(states);
+    }
+    assert_eq!(counts, [Some(185), Some(148)]);
+}
+
+#[test]
+fn bad_priorities_are_input_errors_naming_the_field() {
+    let groups = json!([{"name": "pool", "minSize": 1, "maxSize": 3, "nodes": [1]}]);
+    let at = "controllers.clusterAutoscaler.priorities";
+    assert_input_errors(
+        "ca-bad-priorities",
+        groups.clone(),
+        json!({"expander": "priority"}),
+        &[&format!("{at}: missing: the priority expander reads")],
+    );
+    assert_input_errors(
+        "ca-bad-priorities",
+        groups.clone(),
+        json!({"priorities": {"1": ["pool"]}}),
+        &[&format!(
+            "{at}: given, but only the priority expander reads them"
+        )],
+    );
+    assert_input_errors(
+        "ca-bad-priorities",
+        groups,
+        json!({"expander": "priority", "priorities": {"-3": ["pool"], "10": ["big-(", "x"], "2": []}}),
+        &[
+            &format!("{at}.-3: `-3` is not a priority"),
+            &format!("{at}.10[0]: `big-(` is not a regular expression"),
+            &format!("{at}.2: no patterns"),
+        ],
     );
 }

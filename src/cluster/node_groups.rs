@@ -7,7 +7,9 @@
 //! as the autoscaler's template node info is copied from a running node of the group
 //! (`TemplateNodeInfo`, `sanitizeTemplateNode` in
 //! `cluster-autoscaler/core/utils/utils.go`: the labels, taints and allocatable, a fresh
-//! hostname). A slot's Node exists only while the state says so ([`NodeStatus::exists`]).
+//! hostname), or, for a group without nodes, from the template node the input gives for it
+//! (the cloud provider's `TemplateNodeInfo`), so a group may start at size 0. A slot's Node
+//! exists only while the state says so ([`NodeStatus::exists`]).
 
 use super::spec::ClusterSpec;
 use super::state::{ClusterState, NodeState, NodeStatus};
@@ -23,12 +25,22 @@ pub enum Expander {
     LeastWaste,
     /// The groups that would place the most pending pods (`expander/mostpods`).
     MostPods,
+    /// The groups of the highest priority the user gives them ([`NodeGroup::priority`],
+    /// `expander/priority/priority.go`'s `BestOptions`): a group with none is not grown, and
+    /// when no option's group has one, every option is kept (upstream falls back to a random
+    /// choice, here each a successor of its own, as under [`Expander::Random`]).
+    Priority,
 }
 
 impl Expander {
     /// The expanders the model has; [`Expander::name`] gives the name `--expander` and the
     /// uniform format's `expander` know it by.
-    pub const ALL: [Expander; 3] = [Self::Random, Self::LeastWaste, Self::MostPods];
+    pub const ALL: [Expander; 4] = [
+        Self::Random,
+        Self::LeastWaste,
+        Self::MostPods,
+        Self::Priority,
+    ];
 
     /// The expander named `name`, if the model has it.
     pub fn named(name: &str) -> Option<Self> {
@@ -41,6 +53,7 @@ impl Expander {
             Self::Random => "random",
             Self::LeastWaste => "least-waste",
             Self::MostPods => "most-pods",
+            Self::Priority => "priority",
         }
     }
 }
@@ -55,8 +68,13 @@ pub struct NodeGroup {
     /// The most nodes the autoscaler gives the group (`MaxSize`): the group's slots.
     pub max_size: usize,
     /// The node ids of the group's slots, ascending: the input's nodes of the group first
-    /// (the first is the template new nodes are copied from), then the slots added for it.
+    /// (the first is the template new nodes are copied from), then the slots added for it
+    /// (copies of the first node, or of the group's template node when it has none).
     pub slots: Vec<usize>,
+    /// Under the priority expander, the highest priority whose name patterns match the
+    /// group's name (the ConfigMap `cluster-autoscaler-priority-expander`'s `priorities`);
+    /// `None` when none does, or under another expander.
+    pub priority: Option<u32>,
 }
 
 impl NodeGroup {

@@ -14,8 +14,8 @@
 //!   size, each on a node added so far where it fits, else on one more new node (up to the
 //!   group's maximum), a pod fitting no new node left out;
 //! - the expander picks among the options (`expander/random`, `expander/waste`,
-//!   `expander/mostpods`), and the group's target size grows by the option's node count,
-//!   capped at its maximum.
+//!   `expander/mostpods`, `expander/priority`), and the group's target size grows by the
+//!   option's node count, capped at its maximum.
 //!
 //! A pod that no node of any group could take leaves the autoscaler with nothing to do: it
 //! reports `NotTriggerScaleUp` with each group's reason ("max node group size reached", or
@@ -158,16 +158,27 @@ pub fn scale_up(
                 .collect(),
         );
     }
-    ScaleUp::Options(best(autoscaler.expander, options))
+    ScaleUp::Options(best(autoscaler, options))
 }
 
-/// The options `expander` may pick: every one under `random`, the least wasteful or those
-/// placing the most pods otherwise (ties kept: each is a run of its own).
-fn best(expander: Expander, options: Vec<ExpansionOption>) -> Vec<ExpansionOption> {
-    let key = |o: &ExpansionOption| match expander {
-        Expander::Random => (0, 0),
-        Expander::LeastWaste => (o.waste.0 + o.waste.1, 0),
-        Expander::MostPods => (u64::MAX - o.pods.len() as u64, 0),
+/// The options the autoscaler's expander may pick: every one under `random`, the least
+/// wasteful, those placing the most pods, or those of the groups of the highest priority
+/// otherwise (ties kept: each is a run of its own, as the random expander upstream breaks
+/// them).
+fn best(autoscaler: &ClusterAutoscalerSpec, options: Vec<ExpansionOption>) -> Vec<ExpansionOption> {
+    let priority = |o: &ExpansionOption| autoscaler.node_groups[o.group].priority;
+    // `BestOptions` leaves out the groups no priority names, unless none is named.
+    let named = |o: &ExpansionOption| priority(o).is_some();
+    let options = if autoscaler.expander == Expander::Priority && options.iter().any(named) {
+        options.into_iter().filter(named).collect()
+    } else {
+        options
+    };
+    let key = |o: &ExpansionOption| match autoscaler.expander {
+        Expander::Random => 0,
+        Expander::LeastWaste => o.waste.0 + o.waste.1,
+        Expander::MostPods => u64::MAX - o.pods.len() as u64,
+        Expander::Priority => u64::from(u32::MAX - priority(o).unwrap_or(0)),
     };
     let Some(least) = options.iter().map(key).min() else {
         return options;

@@ -501,6 +501,15 @@ pub fn read(
             }
             Some(Kind::Expander) => {
                 let text = needed()?;
+                if text == Expander::Priority.name() {
+                    return Err(error(
+                        "`priority`: the priority expander's ConfigMap \
+                         (cluster-autoscaler-priority-expander) is not read from manifests; \
+                         write the uniform format's controllers.clusterAutoscaler with \
+                         `priorities`, or use --expander=least-waste"
+                            .into(),
+                    ));
+                }
                 autoscaler.expander = Expander::named(text).ok_or_else(|| {
                     error(format!(
                         "`{text}`: the model has the random, least-waste and most-pods \

@@ -243,6 +243,15 @@ fn what_the_model_cannot_run_is_an_error_with_the_fix() {
         "{expander}"
     );
     assert!(expander.contains("--expander=least-waste"), "{expander}");
+    let priority = error_of(&[
+        "./cluster-autoscaler",
+        "--nodes=1:3:a",
+        "--expander=priority",
+    ]);
+    assert!(
+        priority.contains("the priority expander's ConfigMap (cluster-autoscaler-priority-expander) is not read from manifests"),
+        "{priority}"
+    );
 
     for threshold in ["0", "1.5", "half"] {
         let error = error_of(&[
