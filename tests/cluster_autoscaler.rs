@@ -686,3 +686,112 @@ fn bad_priorities_are_input_errors_naming_the_field() {
         ],
     );
 }
+
+/// Two groups of 4-CPU nodes that are not ready, `a` in zone a (its node 1) and `b` in zone
+/// b (`b_nodes` more), each of at most `max` nodes, with `b_labels` on b's nodes, the
+/// autoscaler's `options`, and three unschedulable pods of 3 CPUs: one a new node.
+fn similar_groups(
+    b_nodes: usize,
+    max: usize,
+    b_labels: Value,
+    options: Value,
+) -> (ClusterModel, ClusterState) {
+    let mut doc = two_groups_document("random");
+    let node = |id: usize, labels: Value| {
+        json!({"id": id, "name": id, "cpu": 4, "cpuLeft": 4, "memory": 8, "memLeft": 8,
+               "numPod": 0, "status": 0, "labels": labels})
+    };
+    let mut nodes = vec![node(1, json!({"topology.kubernetes.io/zone": "a"}))];
+    let mut labels = b_labels;
+    labels["topology.kubernetes.io/zone"] = json!("b");
+    nodes.extend((2..2 + b_nodes).map(|id| node(id, labels.clone())));
+    doc["setup"]["nodes"] = json!(nodes);
+    doc["setup"]["podTemplates"][0]["cpuRequested"] = json!(3);
+    let autoscaler = &mut doc["controllers"]["clusterAutoscaler"];
+    autoscaler["nodeGroups"] = json!([
+        {"name": "a", "minSize": 0, "maxSize": max, "nodes": [1]},
+        {"name": "b", "minSize": 0, "maxSize": max, "nodes": (2..2 + b_nodes).collect::<Vec<_>>()},
+    ]);
+    for (key, value) in options.as_object().unwrap() {
+        autoscaler[key] = value.clone();
+    }
+    at_start(&doc)
+}
+
+/// The nodes provisioning after group `a` (index 0) scales up by `nodes` in `similar_groups`.
+fn provisioning_after_a_grows(model_state: (ClusterModel, ClusterState), nodes: u8) -> Vec<usize> {
+    let (m, state) = model_state;
+    let grown = m
+        .next_state(
+            &state,
+            &ClusterAction::AutoscalerScaleUp { group: 0, nodes },
+        )
+        .unwrap();
+    (1..=m.spec().nodes.len())
+        .filter(|&n| grown.node(n).status == kivi::cluster::NodeStatus::Provisioning)
+        .collect()
+}
+
+#[test]
+fn balancing_splits_a_scale_up_between_similar_groups() {
+    let balance = json!({"balanceSimilarNodeGroups": true});
+    // Slots: a's are 3 and 4, b's 5 and 6 (b with one node, both at most 3).
+    let (m, state) = similar_groups(1, 3, json!({}), balance.clone());
+    let spec = m.spec();
+    let ScaleUp::Options(options) =
+        scale_up(spec, spec.cluster_autoscaler.as_ref().unwrap(), &state)
+    else {
+        panic!("three pods need a node each");
+    };
+    let summary: Vec<_> = options
+        .iter()
+        .map(|o| (o.group, o.nodes, o.fits.clone()))
+        .collect();
+    assert_eq!(summary, [(0, 2, vec![1, 2, 3]), (1, 2, vec![1, 2, 3])]);
+    assert_eq!(
+        provisioning_after_a_grows((m, state), 2),
+        [3, 5],
+        "one node each"
+    );
+    assert_eq!(
+        provisioning_after_a_grows(similar_groups(1, 3, json!({}), json!({})), 2),
+        [3, 4],
+        "without balancing"
+    );
+    assert_eq!(
+        provisioning_after_a_grows(
+            similar_groups(1, 3, json!({"disk": "ssd"}), balance.clone()),
+            2
+        ),
+        [3, 4],
+        "a label the groups differ in"
+    );
+    let ignoring_disk =
+        json!({"balanceSimilarNodeGroups": true, "balancingIgnoreLabels": ["disk"]});
+    assert_eq!(
+        provisioning_after_a_grows(
+            similar_groups(1, 3, json!({"disk": "ssd"}), ignoring_disk),
+            2
+        ),
+        [3, 5],
+        "--balancing-ignore-label"
+    );
+    // b has two nodes (2, 3), a one: slots a 4, 5, 6, b 7, 8 (at most 4 each). Three nodes:
+    // a to 2, then a and b (both 2) one each, a first.
+    assert_eq!(
+        provisioning_after_a_grows(similar_groups(2, 4, json!({}), balance), 3),
+        [4, 5, 7]
+    );
+
+    let mut doc = zone_b_from_zero(false);
+    doc["controllers"]["clusterAutoscaler"]["balanceSimilarNodeGroups"] = json!(true);
+    let (code, states, output) = check_document(&doc, "ca-balance", "1");
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(states, Some(148), "185 unbalanced");
+    assert_input_errors(
+        "ca-bad-balance",
+        json!([{"name": "pool", "minSize": 1, "maxSize": 3, "nodes": [1]}]),
+        json!({"balancingIgnoreLabels": ["disk"]}),
+        &["controllers.clusterAutoscaler.balancingIgnoreLabels: given, but only balanceSimilarNodeGroups reads them"],
+    );
+}

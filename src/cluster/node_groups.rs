@@ -109,6 +109,12 @@ pub struct ClusterAutoscalerSpec {
     pub scale_down_threshold_permille: u32,
     /// `--expander`.
     pub expander: Expander,
+    /// `--balance-similar-node-groups`: a scale-up is split between the groups similar to
+    /// the one the expander picked (`controllers::cluster_autoscaler::balance`).
+    pub balance_similar: bool,
+    /// `--balancing-ignore-label`: label keys, besides those always ignored, that may differ
+    /// between similar groups.
+    pub balancing_ignore_labels: Vec<String>,
 }
 
 /// Node `n`'s record when its Node has just registered (or, with another `status`, when it

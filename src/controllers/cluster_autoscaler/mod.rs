@@ -8,9 +8,11 @@
 //! `--scan-interval` (10 s) looks at the unschedulable pods and scales up
 //! ([`scale_up`]), or else considers scale-down ([`scale_down`]). The model makes each thing
 //! the loop may do a step of its own, taken in any order with the other controllers':
-//! - [`ClusterAction::AutoscalerScaleUp`]: a node group grows; its new slots are upcoming
-//!   nodes ([`NodeStatus::Provisioning`]), which the scale-up simulation counts as if they
-//!   were there, so the same pods do not grow another group;
+//! - [`ClusterAction::AutoscalerScaleUp`]: a node group grows (under
+//!   `--balance-similar-node-groups`, it and the groups similar to it share the new nodes:
+//!   [`balance`]); its new slots are upcoming nodes ([`NodeStatus::Provisioning`]), which the
+//!   scale-up simulation counts as if they were there, so the same pods do not grow another
+//!   group;
 //! - [`ClusterAction::NodeRegisters`]: an upcoming node's instance has booted and its Node
 //!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point; the
 //!   provisioning time, and `--max-node-provision-time`'s give-up, are not modelled);
@@ -33,6 +35,7 @@
 //!   pod gets the pod before the autoscaler may find it empty.
 
 pub mod actuation;
+pub mod balance;
 pub mod scale_down;
 pub mod scale_up;
 pub mod simulation;
@@ -153,7 +156,8 @@ pub fn run(
     }
 }
 
-/// Grows node group `group` by `nodes` nodes.
+/// Grows node group `group` by `nodes` nodes, or under `--balance-similar-node-groups`
+/// splits them between it and the groups similar to it ([`balance`]).
 fn scale_up_step(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
@@ -162,28 +166,46 @@ fn scale_up_step(
     nodes: usize,
     rec: &mut Recorder,
 ) {
-    // The pods the option was for: only a trace shows them.
-    let pods = match rec
-        .is_recording()
-        .then(|| scale_up::scale_up(spec, autoscaler, state))
+    let options = match (autoscaler.balance_similar || rec.is_recording())
+        .then(|| scale_up::every_option(spec, autoscaler, state))
     {
-        Some(ScaleUp::Options(options)) => options
-            .into_iter()
-            .find(|o| o.group == group)
-            .map(|o| o.pods)
-            .unwrap_or_default(),
+        Some(ScaleUp::Options(options)) => options,
         _ => Vec::new(),
     };
-    let name = &autoscaler.node_groups[group].name;
-    let before = autoscaler.node_groups[group].target_size(state);
-    let slots = scale_up::grow(autoscaler, state, group, nodes);
+    let shares = if autoscaler.balance_similar {
+        let targets = balance::targets(spec, autoscaler, &options, group);
+        balance::split(autoscaler, state, &targets, nodes)
+    } else {
+        vec![(group, nodes)]
+    };
+    let mut grown = Vec::new();
+    for (g, nodes) in shares {
+        let before = autoscaler.node_groups[g].target_size(state);
+        let slots = scale_up::grow(autoscaler, state, g, nodes);
+        grown.push((g, before, slots));
+    }
     rec.log(Some("Cluster autoscaler - scale_up"), || {
-        let pods: Vec<String> = pods.iter().map(|p| p.to_string()).collect();
-        let slots: Vec<String> = slots.iter().map(|n| n.to_string()).collect();
+        // The pods the option was for.
+        let pods: Vec<String> = options
+            .iter()
+            .find(|o| o.group == group)
+            .map(|o| o.pods.iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default();
+        let groups: Vec<String> = grown
+            .iter()
+            .map(|(g, before, slots)| {
+                let slots: Vec<String> = slots.iter().map(|n| n.to_string()).collect();
+                format!(
+                    "node group {} {before} -> {} (nodes [{}] provisioning)",
+                    autoscaler.node_groups[*g].name,
+                    before + slots.len(),
+                    slots.join(", ")
+                )
+            })
+            .collect();
         format!(
-            "Scale-up: node group {name} {before} -> {} (nodes [{}] provisioning) for pods [{}]",
-            before + nodes,
-            slots.join(", "),
+            "Scale-up: {} for pods [{}]",
+            groups.join(", "),
             pods.join(", ")
         )
     });

@@ -37,6 +37,10 @@ pub struct ExpansionOption {
     /// CPU and memory left idle on the added nodes, in thousandths of their allocatable (what
     /// the least-waste expander compares).
     pub waste: (u64, u64),
+    /// Under `--balance-similar-node-groups`, the pending pods that fit an empty copy of the
+    /// group's template, ascending (the group's schedulable pod groups, which
+    /// [`super::balance::targets`] compares); empty otherwise.
+    pub fits: Vec<usize>,
 }
 
 /// What the autoscaler finds for the pending pods of a state.
@@ -61,8 +65,22 @@ pub fn unschedulable_pods(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize
         .collect()
 }
 
-/// The scale-up the autoscaler finds in `state` (see the module documentation).
+/// The scale-up the autoscaler finds in `state` (see the module documentation): the options
+/// its expander may pick.
 pub fn scale_up(
+    spec: &ClusterSpec,
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &ClusterState,
+) -> ScaleUp {
+    match every_option(spec, autoscaler, state) {
+        ScaleUp::Options(options) => ScaleUp::Options(best(autoscaler, options)),
+        other => other,
+    }
+}
+
+/// The scale-up the autoscaler finds in `state` with every group's option, before the
+/// expander picks.
+pub fn every_option(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
@@ -144,11 +162,22 @@ pub fn scale_up(
             continue;
         }
         pods.sort_unstable();
+        let fits = if autoscaler.balance_similar {
+            let mut probe = cluster.clone();
+            probe.add_node(spec, template);
+            left.iter()
+                .copied()
+                .filter(|&pod| probe.first_fit(spec, pod, [template]).is_some())
+                .collect()
+        } else {
+            Vec::new()
+        };
         options.push(ExpansionOption {
             group: g,
             nodes: added.len(),
             waste: waste(spec, sim.state(), &added),
             pods,
+            fits,
         });
     }
     if options.is_empty() {
@@ -158,7 +187,7 @@ pub fn scale_up(
                 .collect(),
         );
     }
-    ScaleUp::Options(best(autoscaler, options))
+    ScaleUp::Options(options)
 }
 
 /// The options the autoscaler's expander may pick: every one under `random`, the least

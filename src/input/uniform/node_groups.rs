@@ -121,6 +121,11 @@ pub fn spec(
             .as_deref()
             .and_then(Expander::named)
             .unwrap_or_default(),
+        balance_similar: autoscaler.balance_similar_node_groups.unwrap_or(false),
+        balancing_ignore_labels: autoscaler
+            .balancing_ignore_labels
+            .clone()
+            .unwrap_or_default(),
     }
 }
 

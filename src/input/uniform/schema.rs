@@ -572,6 +572,11 @@ pub struct ClusterAutoscaler {
     /// `priorities`: a priority (a whole number, as text) to the patterns (regular
     /// expressions) of the node group names it gives.
     pub priorities: Option<BTreeMap<String, Vec<String>>>,
+    /// `--balance-similar-node-groups` (default false).
+    pub balance_similar_node_groups: Option<bool>,
+    /// `--balancing-ignore-label`, each given: label keys that may differ between similar
+    /// groups.
+    pub balancing_ignore_labels: Option<Vec<String>>,
 }
 
 /// One node group of the cluster autoscaler.

@@ -45,6 +45,15 @@ pub(super) fn check_cluster_autoscaler(
         }
     }
     check_priorities(problems, path, autoscaler);
+    if autoscaler.balancing_ignore_labels.is_some()
+        && autoscaler.balance_similar_node_groups != Some(true)
+    {
+        problems.add(
+            format!("{path}.balancingIgnoreLabels"),
+            "given, but only balanceSimilarNodeGroups reads them",
+            "set `balanceSimilarNodeGroups` to true, or remove `balancingIgnoreLabels`",
+        );
+    }
     let groups = autoscaler.node_groups.as_deref().unwrap_or_default();
     if groups.is_empty() {
         problems.add(
