@@ -55,6 +55,8 @@ fn is_autoscaler(action: &ClusterAction) -> bool {
             | ClusterAction::AutoscalerScaleDownFails { .. }
             | ClusterAction::AutoscalerDeletesNode { .. }
             | ClusterAction::NodeRegisters { .. }
+            | ClusterAction::NodeProvisioningFails { .. }
+            | ClusterAction::AutoscalerBackoffEnds { .. }
     )
 }
 
@@ -490,6 +492,38 @@ fn scale_up_estimates_nodes_by_binpacking_and_the_expander_picks() {
     );
 }
 
+/// The first state with a scale-up that `model` reaches from its initial state taking the
+/// first enabled step that is not the autoscaler's.
+fn first_scale_up(model: &ClusterModel) -> ClusterState {
+    scale_up_from(model, model.initial_state().clone())
+}
+
+/// The first state with a scale-up that `model` reaches from `state` as [`first_scale_up`]
+/// does.
+fn scale_up_from(model: &ClusterModel, mut state: ClusterState) -> ClusterState {
+    let spec = model.spec();
+    let autoscaler = spec.cluster_autoscaler.as_ref().unwrap();
+    while !matches!(scale_up(spec, autoscaler, &state), ScaleUp::Options(_)) {
+        let mut actions = Vec::new();
+        model.actions(&state, &mut actions);
+        let next = actions
+            .iter()
+            .find(|a| !is_autoscaler(a))
+            .expect("a scale-up");
+        state = model.next_state(&state, next).unwrap();
+    }
+    state
+}
+
+/// The groups and node counts of the scale-up options in `state`.
+fn option_groups(model: &ClusterModel, state: &ClusterState) -> Vec<(usize, usize)> {
+    let spec = model.spec();
+    match scale_up(spec, spec.cluster_autoscaler.as_ref().unwrap(), state) {
+        ScaleUp::Options(options) => options.iter().map(|o| (o.group, o.nodes)).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// ZONE_SPREAD with a second group, `pool-b`, of zone-b and without a node: its new nodes are
 /// copies of its template (which leaves 1 CPU of 4 to system pods when `reserved`).
 fn zone_b_from_zero(reserved: bool) -> Value {
@@ -518,21 +552,8 @@ fn a_group_without_nodes_scales_up_from_its_template() {
     assert_eq!((spec.node(5).cpu, spec.node(5).reserved_cpu), (4, 0));
     // Nodes 1 and 2 take a replica each; the third may go to either zone, so both groups
     // may grow for it.
-    let mut state = m.initial_state().clone();
-    let options = loop {
-        if let ScaleUp::Options(options) = scale_up(spec, autoscaler, &state) {
-            break options;
-        }
-        let mut actions = Vec::new();
-        m.actions(&state, &mut actions);
-        let next = actions
-            .iter()
-            .find(|a| !is_autoscaler(a))
-            .expect("a scale-up");
-        state = m.next_state(&state, next).unwrap();
-    };
-    let groups: Vec<_> = options.iter().map(|o| (o.group, o.nodes)).collect();
-    assert_eq!(groups, [(0, 1), (1, 1)]);
+    let state = first_scale_up(&m);
+    assert_eq!(option_groups(&m, &state), [(0, 1), (1, 1)]);
     let grown = m
         .next_state(
             &state,
@@ -794,4 +815,60 @@ fn balancing_splits_a_scale_up_between_similar_groups() {
         json!({"balancingIgnoreLabels": ["disk"]}),
         &["controllers.clusterAutoscaler.balancingIgnoreLabels: given, but only balanceSimilarNodeGroups reads them"],
     );
+}
+
+#[test]
+fn a_node_that_never_registers_is_deleted_and_its_group_backed_off() {
+    let mut doc = zone_b_from_zero(false);
+    doc["controllers"]["clusterAutoscaler"]["nodeProvisioningMayFail"] = json!(true);
+    let m = model(&doc);
+    let pool_b = &m.spec().cluster_autoscaler.as_ref().unwrap().node_groups[1];
+    let state = first_scale_up(&m);
+    let grown = m
+        .next_state(
+            &state,
+            &ClusterAction::AutoscalerScaleUp { group: 1, nodes: 1 },
+        )
+        .unwrap();
+    let steps = autoscaler_steps(&m, &grown);
+    for step in [
+        ClusterAction::NodeRegisters { node: 5 },
+        ClusterAction::NodeProvisioningFails { node: 5 },
+    ] {
+        assert!(steps.contains(&step), "{step:?} not in {steps:?}");
+    }
+    let failed = m
+        .next_state(&grown, &ClusterAction::NodeProvisioningFails { node: 5 })
+        .unwrap();
+    assert_eq!(failed.node(5).status, kivi::cluster::NodeStatus::BackedOff);
+    assert_eq!(pool_b.target_size(&failed), 0);
+    // The scheduler tries the pods again first.
+    let failed = scale_up_from(&m, failed);
+    assert_eq!(option_groups(&m, &failed), [(0, 1)], "pool-b is backed off");
+    let steps = autoscaler_steps(&m, &failed);
+    assert!(
+        steps.contains(&ClusterAction::AutoscalerBackoffEnds { node: 5 }),
+        "{steps:?}"
+    );
+    assert!(
+        !steps.contains(&ClusterAction::AutoscalerNoScaleUp),
+        "{steps:?}"
+    );
+    let ended = m
+        .next_state(&failed, &ClusterAction::AutoscalerBackoffEnds { node: 5 })
+        .unwrap();
+    assert_eq!(ended.node(5).status, kivi::cluster::NodeStatus::Absent);
+    assert_eq!(
+        option_groups(&m, &scale_up_from(&m, ended)),
+        [(0, 1), (1, 1)]
+    );
+
+    let (code, states, output) = check_document(&doc, "ca-provisioning-fails", "1");
+    assert_eq!(code, Some(0), "{output}");
+    assert_eq!(states, Some(308), "185 where every node registers");
+    let mut blocked = document(ZONE_SPREAD);
+    blocked["controllers"]["clusterAutoscaler"]["nodeProvisioningMayFail"] = json!(true);
+    let (code, states, output) = check_document(&blocked, "ca-provisioning-fails-blocked", "1");
+    assert_eq!(code, Some(1), "{output}");
+    assert_eq!(states, Some(20), "19 where every node registers");
 }

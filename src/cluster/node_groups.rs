@@ -83,8 +83,19 @@ impl NodeGroup {
     pub fn target_size(&self, state: &ClusterState) -> usize {
         self.slots
             .iter()
-            .filter(|&&n| state.node(n).status != NodeStatus::Absent)
+            .filter(|&&n| {
+                let status = state.node(n).status;
+                status.exists() || status == NodeStatus::Provisioning
+            })
             .count()
+    }
+
+    /// Whether the group is backed off in `state` after a node of it failed to register
+    /// ([`NodeStatus::BackedOff`]).
+    pub fn backed_off(&self, state: &ClusterState) -> bool {
+        self.slots
+            .iter()
+            .any(|&n| state.node(n).status == NodeStatus::BackedOff)
     }
 
     /// The group's slots without a Node in `state`, ascending: a scale-up fills them in this
@@ -115,6 +126,10 @@ pub struct ClusterAutoscalerSpec {
     /// `--balancing-ignore-label`: label keys, besides those always ignored, that may differ
     /// between similar groups.
     pub balancing_ignore_labels: Vec<String>,
+    /// Whether a node the autoscaler asks for may fail to register (an assumption about the
+    /// cloud, not a flag): then `--max-node-provision-time` passes, the autoscaler deletes it
+    /// and backs its group off.
+    pub provisioning_may_fail: bool,
 }
 
 /// Node `n`'s record when its Node has just registered (or, with another `status`, when it

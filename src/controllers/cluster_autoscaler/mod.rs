@@ -14,8 +14,16 @@
 //!   scale-up simulation counts as if they were there, so the same pods do not grow another
 //!   group;
 //! - [`ClusterAction::NodeRegisters`]: an upcoming node's instance has booted and its Node
-//!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point; the
-//!   provisioning time, and `--max-node-provision-time`'s give-up, are not modelled);
+//!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point);
+//! - where the input says provisioning may fail, [`ClusterAction::NodeProvisioningFails`]:
+//!   an upcoming node has not registered within `--max-node-provision-time` (a timer too),
+//!   so the autoscaler deletes its instance and backs its group off
+//!   (`clusterstate/clusterstate.go`: `updateScaleRequests` registers the failed scale-up,
+//!   `RegisterFailedScaleUp` backs the group off; `removeOldUnregisteredNodes` in
+//!   `core/static_autoscaler.go` deletes the long-unregistered node); a backed-off group
+//!   gives no scale-up option (`NodeGroupScaleUpSafety`) until
+//!   [`ClusterAction::AutoscalerBackoffEnds`] (a timer: `--initial-node-group-backoff-duration`,
+//!   5 minutes, passes at any later point);
 //! - [`ClusterAction::AutoscalerNoScaleUp`]: pods are unschedulable and no node group can take
 //!   them (`NotTriggerScaleUp`). With an autoscaler, a pod that fits no node is what a
 //!   scale-up is for, so the scheduler's failed cycle is not what violates
@@ -57,8 +65,18 @@ pub fn for_each(
         return true;
     };
     for n in 1..=spec.nodes.len() {
-        let registers = state.node(n).status == NodeStatus::Provisioning;
-        if registers && !visit(ClusterAction::NodeRegisters { node: n as u16 }) {
+        let node = n as u16;
+        let status = state.node(n).status;
+        let registers = status == NodeStatus::Provisioning;
+        if registers && !visit(ClusterAction::NodeRegisters { node }) {
+            return false;
+        }
+        let fails = registers && autoscaler.provisioning_may_fail;
+        if fails && !visit(ClusterAction::NodeProvisioningFails { node }) {
+            return false;
+        }
+        let backed_off = status == NodeStatus::BackedOff;
+        if backed_off && !visit(ClusterAction::AutoscalerBackoffEnds { node }) {
             return false;
         }
         if !actuation::for_each_step(spec, state, n, visit) {
@@ -90,14 +108,16 @@ pub fn for_each(
 }
 
 /// Whether the cluster of `state` has nothing under way that could place a pending pod: no
-/// work queued for the scheduler, kubelet, deployment or node controllers, and no node being
-/// added or removed.
+/// work queued for the scheduler, kubelet, deployment or node controllers, no node being
+/// added or removed, and no group backed off (its backoff ends, and it may scale up again).
 fn settled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     state.others_quiet()
         && (1..=spec.nodes.len()).all(|n| {
             let node = state.node(n);
-            node.status != NodeStatus::Provisioning
-                && node.maintenance != MaintenancePhase::ScaleDown
+            !matches!(
+                node.status,
+                NodeStatus::Provisioning | NodeStatus::BackedOff
+            ) && node.maintenance != MaintenancePhase::ScaleDown
         })
 }
 
@@ -130,6 +150,27 @@ pub fn run(
                 format!("Node {n} has registered: ready")
             });
         }
+        ClusterAction::NodeProvisioningFails { node } => {
+            let n = node as usize;
+            state.node_mut(n).status = NodeStatus::BackedOff;
+            rec.log(Some("Cluster autoscaler"), || {
+                format!(
+                    "Node {n} did not register within --max-node-provision-time: deleted, \
+                     node group {} backed off",
+                    group_of(autoscaler, n)
+                )
+            });
+        }
+        ClusterAction::AutoscalerBackoffEnds { node } => {
+            let n = node as usize;
+            state.node_mut(n).status = NodeStatus::Absent;
+            rec.log(Some("Cluster autoscaler"), || {
+                format!(
+                    "The backoff of node group {} after node {n} failed has ended",
+                    group_of(autoscaler, n)
+                )
+            });
+        }
         ClusterAction::AutoscalerNoScaleUp => {
             if rec.is_recording() {
                 if let ScaleUp::Impossible(pods) = scale_up::scale_up(spec, autoscaler, state) {
@@ -154,6 +195,15 @@ pub fn run(
         }
         _ => {}
     }
+}
+
+/// The name of the node group slot `n` belongs to, for traces.
+fn group_of(autoscaler: &ClusterAutoscalerSpec, n: usize) -> &str {
+    autoscaler
+        .node_groups
+        .iter()
+        .find(|g| g.slots.contains(&n))
+        .map_or("", |g| &g.name)
 }
 
 /// Grows node group `group` by `nodes` nodes, or under `--balance-similar-node-groups`

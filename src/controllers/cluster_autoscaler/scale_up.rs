@@ -117,6 +117,15 @@ pub fn every_option(
     let mut options = Vec::new();
     let mut reasons: Vec<Vec<String>> = vec![Vec::new(); left.len()];
     for (g, group) in autoscaler.node_groups.iter().enumerate() {
+        if group.backed_off(state) {
+            for why in &mut reasons {
+                why.push(format!(
+                    "node group {}: backed off after a failed scale-up",
+                    group.name
+                ));
+            }
+            continue;
+        }
         let room = group.max_size.saturating_sub(group.target_size(state));
         let free: Vec<usize> = group.free_slots(state).take(room).collect();
         let Some(&template) = free.first() else {
