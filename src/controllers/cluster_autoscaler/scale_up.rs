@@ -8,6 +8,8 @@
 //! - `FilterOutSchedulable` (`core/podlistprocessor/filter_out_schedulable.go`) drops those
 //!   that fit the cluster as it is, with the upcoming nodes (asked for, not yet registered)
 //!   added as template copies, placing each where it fits first;
+//! - a node group backed off after a failed scale-up is skipped (`NodeGroupScaleUpSafety`, in
+//!   `clusterstate/clusterstate.go`);
 //! - per node group below its maximum, `ComputeExpansionOption`: the pods that fit an empty
 //!   node copied from the group's template, and the nodes the binpacking estimator
 //!   (`estimator/binpacking_estimator.go`, `Estimate`) needs for them: pods in decreasing
