@@ -107,6 +107,19 @@ pub enum ClusterAction {
         /// Node id.
         node: u16,
     },
+    /// Under `--semantics kubernetes`, where provisioning may fail: node `node`, asked for by
+    /// a scale-up, has not registered within `--max-node-provision-time`; the cluster
+    /// autoscaler deletes it and backs its group off.
+    NodeProvisioningFails {
+        /// Node id.
+        node: u16,
+    },
+    /// Under `--semantics kubernetes`: the backoff that node `node`'s failed provisioning
+    /// started ends (a timer), and its slot is free again.
+    AutoscalerBackoffEnds {
+        /// Node id.
+        node: u16,
+    },
     /// The kubelet starts and removes queued pods.
     Kubelet,
     /// The descheduler runs its profiles once per queued deployment (after its period, or while
@@ -271,6 +284,8 @@ impl ClusterAction {
             | Self::AutoscalerScaleDownFails { .. }
             | Self::AutoscalerDeletesNode { .. }
             | Self::NodeRegisters { .. }
+            | Self::NodeProvisioningFails { .. }
+            | Self::AutoscalerBackoffEnds { .. }
             | Self::Kubelet
             | Self::Descheduler
             | Self::DeschedulerChoice { .. }

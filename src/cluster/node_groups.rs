@@ -7,7 +7,9 @@
 //! as the autoscaler's template node info is copied from a running node of the group
 //! (`TemplateNodeInfo`, `sanitizeTemplateNode` in
 //! `cluster-autoscaler/core/utils/utils.go`: the labels, taints and allocatable, a fresh
-//! hostname). A slot's Node exists only while the state says so ([`NodeStatus::exists`]).
+//! hostname), or, for a group without nodes, from the template node the input gives for it
+//! (the cloud provider's `TemplateNodeInfo`), so a group may start at size 0. A slot's Node
+//! exists only while the state says so ([`NodeStatus::exists`]).
 
 use super::spec::ClusterSpec;
 use super::state::{ClusterState, NodeState, NodeStatus};
@@ -23,12 +25,22 @@ pub enum Expander {
     LeastWaste,
     /// The groups that would place the most pending pods (`expander/mostpods`).
     MostPods,
+    /// The groups of the highest priority the user gives them ([`NodeGroup::priority`],
+    /// `expander/priority/priority.go`'s `BestOptions`): a group with none is not grown, and
+    /// when no option's group has one, every option is kept (upstream falls back to a random
+    /// choice, here each a successor of its own, as under [`Expander::Random`]).
+    Priority,
 }
 
 impl Expander {
     /// The expanders the model has; [`Expander::name`] gives the name `--expander` and the
     /// uniform format's `expander` know it by.
-    pub const ALL: [Expander; 3] = [Self::Random, Self::LeastWaste, Self::MostPods];
+    pub const ALL: [Expander; 4] = [
+        Self::Random,
+        Self::LeastWaste,
+        Self::MostPods,
+        Self::Priority,
+    ];
 
     /// The expander named `name`, if the model has it.
     pub fn named(name: &str) -> Option<Self> {
@@ -41,6 +53,7 @@ impl Expander {
             Self::Random => "random",
             Self::LeastWaste => "least-waste",
             Self::MostPods => "most-pods",
+            Self::Priority => "priority",
         }
     }
 }
@@ -55,8 +68,13 @@ pub struct NodeGroup {
     /// The most nodes the autoscaler gives the group (`MaxSize`): the group's slots.
     pub max_size: usize,
     /// The node ids of the group's slots, ascending: the input's nodes of the group first
-    /// (the first is the template new nodes are copied from), then the slots added for it.
+    /// (the first is the template new nodes are copied from), then the slots added for it
+    /// (copies of the first node, or of the group's template node when it has none).
     pub slots: Vec<usize>,
+    /// Under the priority expander, the highest priority whose name patterns match the
+    /// group's name (the ConfigMap `cluster-autoscaler-priority-expander`'s `priorities`);
+    /// `None` when none does, or under another expander.
+    pub priority: Option<u32>,
 }
 
 impl NodeGroup {
@@ -65,8 +83,19 @@ impl NodeGroup {
     pub fn target_size(&self, state: &ClusterState) -> usize {
         self.slots
             .iter()
-            .filter(|&&n| state.node(n).status != NodeStatus::Absent)
+            .filter(|&&n| {
+                let status = state.node(n).status;
+                status.exists() || status == NodeStatus::Provisioning
+            })
             .count()
+    }
+
+    /// Whether the group is backed off in `state` after a node of it failed to register
+    /// ([`NodeStatus::BackedOff`]).
+    pub fn backed_off(&self, state: &ClusterState) -> bool {
+        self.slots
+            .iter()
+            .any(|&n| state.node(n).status == NodeStatus::BackedOff)
     }
 
     /// The group's slots without a Node in `state`, ascending: a scale-up fills them in this
@@ -91,6 +120,16 @@ pub struct ClusterAutoscalerSpec {
     pub scale_down_threshold_permille: u32,
     /// `--expander`.
     pub expander: Expander,
+    /// `--balance-similar-node-groups`: a scale-up is split between the groups similar to
+    /// the one the expander picked (`controllers::cluster_autoscaler::balance`).
+    pub balance_similar: bool,
+    /// `--balancing-ignore-label`: label keys, besides those always ignored, that may differ
+    /// between similar groups.
+    pub balancing_ignore_labels: Vec<String>,
+    /// Whether a node the autoscaler asks for may fail to register (an assumption about the
+    /// cloud, not a flag): then `--max-node-provision-time` passes, the autoscaler deletes it
+    /// and backs its group off.
+    pub provisioning_may_fail: bool,
 }
 
 /// Node `n`'s record when its Node has just registered (or, with another `status`, when it

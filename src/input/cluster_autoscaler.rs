@@ -219,6 +219,13 @@ pub fn with_cluster_autoscaler(
         "scaleDownUtilizationThreshold": autoscaler.scale_down_utilization_threshold,
         "expander": autoscaler.expander.name(),
     });
+    if autoscaler.balance_similar_node_groups {
+        let options = &mut document["controllers"]["clusterAutoscaler"];
+        options["balanceSimilarNodeGroups"] = json!(true);
+        if !autoscaler.balancing_ignore_labels.is_empty() {
+            options["balancingIgnoreLabels"] = json!(autoscaler.balancing_ignore_labels);
+        }
+    }
     document
 }
 

@@ -42,6 +42,8 @@ fn autoscaler(groups: Vec<AutoscaledGroup>) -> ClusterAutoscaler {
         scale_down_enabled: true,
         scale_down_utilization_threshold: 0.5,
         expander: Expander::Random,
+        balance_similar_node_groups: false,
+        balancing_ignore_labels: Vec::new(),
     }
 }
 

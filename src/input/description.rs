@@ -246,6 +246,10 @@ pub struct ClusterAutoscaler {
     pub scale_down_utilization_threshold: f64,
     /// `--expander`.
     pub expander: Expander,
+    /// `--balance-similar-node-groups`.
+    pub balance_similar_node_groups: bool,
+    /// `--balancing-ignore-label`, each given.
+    pub balancing_ignore_labels: Vec<String>,
 }
 
 /// A pod already running in a live cluster.

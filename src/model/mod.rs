@@ -433,7 +433,9 @@ impl ClusterModel {
             | ClusterAction::AutoscalerEviction { .. }
             | ClusterAction::AutoscalerScaleDownFails { .. }
             | ClusterAction::AutoscalerDeletesNode { .. }
-            | ClusterAction::NodeRegisters { .. } => {
+            | ClusterAction::NodeRegisters { .. }
+            | ClusterAction::NodeProvisioningFails { .. }
+            | ClusterAction::AutoscalerBackoffEnds { .. } => {
                 controllers::cluster_autoscaler::run(spec, next, action, rec)
             }
             ClusterAction::Kubelet => controllers::kubelet::run(spec, next, &mut w.kubelet, rec),

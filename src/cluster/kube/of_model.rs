@@ -111,7 +111,7 @@ pub fn node_id(name: &str) -> Option<usize> {
 
 /// The Kubernetes name of label key `key`: Kivi's `hostname` and `zone` are the well-known
 /// `kubernetes.io/hostname` and `topology.kubernetes.io/zone`.
-fn key_name(spec: &ClusterSpec, key: usize) -> String {
+pub fn key_name(spec: &ClusterSpec, key: usize) -> String {
     match spec.label_keys.get(key).map(String::as_str) {
         Some("hostname") => "kubernetes.io/hostname".to_string(),
         Some("zone") => "topology.kubernetes.io/zone".to_string(),

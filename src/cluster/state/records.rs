@@ -21,12 +21,16 @@ pub enum NodeStatus {
     /// No Node object yet: asked for by the cluster autoscaler, its instance still starting
     /// (an upcoming node, in the autoscaler's words).
     Provisioning = 4,
+    /// No Node object: asked for by the cluster autoscaler, it did not register within
+    /// `--max-node-provision-time`, and the autoscaler deleted its instance and backed its
+    /// group off; the slot is free again once the backoff ends.
+    BackedOff = 5,
 }
 
 impl NodeStatus {
     /// Whether the node exists as a Node object (every status but the autoscaler's slots).
     pub fn exists(self) -> bool {
-        !matches!(self, Self::Absent | Self::Provisioning)
+        !matches!(self, Self::Absent | Self::Provisioning | Self::BackedOff)
     }
 
     /// Whether the node exists and is not Ready: the status the node lifecycle controller acts on.

@@ -8,12 +8,22 @@
 //! `--scan-interval` (10 s) looks at the unschedulable pods and scales up
 //! ([`scale_up`]), or else considers scale-down ([`scale_down`]). The model makes each thing
 //! the loop may do a step of its own, taken in any order with the other controllers':
-//! - [`ClusterAction::AutoscalerScaleUp`]: a node group grows; its new slots are upcoming
-//!   nodes ([`NodeStatus::Provisioning`]), which the scale-up simulation counts as if they
-//!   were there, so the same pods do not grow another group;
+//! - [`ClusterAction::AutoscalerScaleUp`]: a node group grows (under
+//!   `--balance-similar-node-groups`, it and the groups similar to it share the new nodes:
+//!   [`balance`]); its new slots are upcoming nodes ([`NodeStatus::Provisioning`]), which the
+//!   scale-up simulation counts as if they were there, so the same pods do not grow another
+//!   group;
 //! - [`ClusterAction::NodeRegisters`]: an upcoming node's instance has booted and its Node
-//!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point; the
-//!   provisioning time, and `--max-node-provision-time`'s give-up, are not modelled);
+//!   registers, ready, empty but for its DaemonSet pods (a timer: at any later point);
+//! - where the input says provisioning may fail, [`ClusterAction::NodeProvisioningFails`]:
+//!   an upcoming node has not registered within `--max-node-provision-time` (a timer too),
+//!   so the autoscaler deletes its instance and backs its group off
+//!   (`clusterstate/clusterstate.go`: `updateScaleRequests` registers the failed scale-up,
+//!   `RegisterFailedScaleUp` backs the group off; `removeOldUnregisteredNodes` in
+//!   `core/static_autoscaler.go` deletes the long-unregistered node); a backed-off group
+//!   gives no scale-up option (`NodeGroupScaleUpSafety`) until
+//!   [`ClusterAction::AutoscalerBackoffEnds`] (a timer: `--initial-node-group-backoff-duration`,
+//!   5 minutes, passes at any later point);
 //! - [`ClusterAction::AutoscalerNoScaleUp`]: pods are unschedulable and no node group can take
 //!   them (`NotTriggerScaleUp`). With an autoscaler, a pod that fits no node is what a
 //!   scale-up is for, so the scheduler's failed cycle is not what violates
@@ -33,6 +43,7 @@
 //!   pod gets the pod before the autoscaler may find it empty.
 
 pub mod actuation;
+pub mod balance;
 pub mod scale_down;
 pub mod scale_up;
 pub mod simulation;
@@ -54,8 +65,18 @@ pub fn for_each(
         return true;
     };
     for n in 1..=spec.nodes.len() {
-        let registers = state.node(n).status == NodeStatus::Provisioning;
-        if registers && !visit(ClusterAction::NodeRegisters { node: n as u16 }) {
+        let node = n as u16;
+        let status = state.node(n).status;
+        let registers = status == NodeStatus::Provisioning;
+        if registers && !visit(ClusterAction::NodeRegisters { node }) {
+            return false;
+        }
+        let fails = registers && autoscaler.provisioning_may_fail;
+        if fails && !visit(ClusterAction::NodeProvisioningFails { node }) {
+            return false;
+        }
+        let backed_off = status == NodeStatus::BackedOff;
+        if backed_off && !visit(ClusterAction::AutoscalerBackoffEnds { node }) {
             return false;
         }
         if !actuation::for_each_step(spec, state, n, visit) {
@@ -87,14 +108,16 @@ pub fn for_each(
 }
 
 /// Whether the cluster of `state` has nothing under way that could place a pending pod: no
-/// work queued for the scheduler, kubelet, deployment or node controllers, and no node being
-/// added or removed.
+/// work queued for the scheduler, kubelet, deployment or node controllers, no node being
+/// added or removed, and no group backed off (its backoff ends, and it may scale up again).
 fn settled(spec: &ClusterSpec, state: &ClusterState) -> bool {
     state.others_quiet()
         && (1..=spec.nodes.len()).all(|n| {
             let node = state.node(n);
-            node.status != NodeStatus::Provisioning
-                && node.maintenance != MaintenancePhase::ScaleDown
+            !matches!(
+                node.status,
+                NodeStatus::Provisioning | NodeStatus::BackedOff
+            ) && node.maintenance != MaintenancePhase::ScaleDown
         })
 }
 
@@ -127,6 +150,27 @@ pub fn run(
                 format!("Node {n} has registered: ready")
             });
         }
+        ClusterAction::NodeProvisioningFails { node } => {
+            let n = node as usize;
+            state.node_mut(n).status = NodeStatus::BackedOff;
+            rec.log(Some("Cluster autoscaler"), || {
+                format!(
+                    "Node {n} did not register within --max-node-provision-time: deleted, \
+                     node group {} backed off",
+                    group_of(autoscaler, n)
+                )
+            });
+        }
+        ClusterAction::AutoscalerBackoffEnds { node } => {
+            let n = node as usize;
+            state.node_mut(n).status = NodeStatus::Absent;
+            rec.log(Some("Cluster autoscaler"), || {
+                format!(
+                    "The backoff of node group {} after node {n} failed has ended",
+                    group_of(autoscaler, n)
+                )
+            });
+        }
         ClusterAction::AutoscalerNoScaleUp => {
             if rec.is_recording() {
                 if let ScaleUp::Impossible(pods) = scale_up::scale_up(spec, autoscaler, state) {
@@ -153,7 +197,17 @@ pub fn run(
     }
 }
 
-/// Grows node group `group` by `nodes` nodes.
+/// The name of the node group slot `n` belongs to, for traces.
+fn group_of(autoscaler: &ClusterAutoscalerSpec, n: usize) -> &str {
+    autoscaler
+        .node_groups
+        .iter()
+        .find(|g| g.slots.contains(&n))
+        .map_or("", |g| &g.name)
+}
+
+/// Grows node group `group` by `nodes` nodes, or under `--balance-similar-node-groups`
+/// splits them between it and the groups similar to it ([`balance`]).
 fn scale_up_step(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
@@ -162,28 +216,46 @@ fn scale_up_step(
     nodes: usize,
     rec: &mut Recorder,
 ) {
-    // The pods the option was for: only a trace shows them.
-    let pods = match rec
-        .is_recording()
-        .then(|| scale_up::scale_up(spec, autoscaler, state))
+    let options = match (autoscaler.balance_similar || rec.is_recording())
+        .then(|| scale_up::every_option(spec, autoscaler, state))
     {
-        Some(ScaleUp::Options(options)) => options
-            .into_iter()
-            .find(|o| o.group == group)
-            .map(|o| o.pods)
-            .unwrap_or_default(),
+        Some(ScaleUp::Options(options)) => options,
         _ => Vec::new(),
     };
-    let name = &autoscaler.node_groups[group].name;
-    let before = autoscaler.node_groups[group].target_size(state);
-    let slots = scale_up::grow(autoscaler, state, group, nodes);
+    let shares = if autoscaler.balance_similar {
+        let targets = balance::targets(spec, autoscaler, &options, group);
+        balance::split(autoscaler, state, &targets, nodes)
+    } else {
+        vec![(group, nodes)]
+    };
+    let mut grown = Vec::new();
+    for (g, nodes) in shares {
+        let before = autoscaler.node_groups[g].target_size(state);
+        let slots = scale_up::grow(autoscaler, state, g, nodes);
+        grown.push((g, before, slots));
+    }
     rec.log(Some("Cluster autoscaler - scale_up"), || {
-        let pods: Vec<String> = pods.iter().map(|p| p.to_string()).collect();
-        let slots: Vec<String> = slots.iter().map(|n| n.to_string()).collect();
+        // The pods the option was for.
+        let pods: Vec<String> = options
+            .iter()
+            .find(|o| o.group == group)
+            .map(|o| o.pods.iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default();
+        let groups: Vec<String> = grown
+            .iter()
+            .map(|(g, before, slots)| {
+                let slots: Vec<String> = slots.iter().map(|n| n.to_string()).collect();
+                format!(
+                    "node group {} {before} -> {} (nodes [{}] provisioning)",
+                    autoscaler.node_groups[*g].name,
+                    before + slots.len(),
+                    slots.join(", ")
+                )
+            })
+            .collect();
         format!(
-            "Scale-up: node group {name} {before} -> {} (nodes [{}] provisioning) for pods [{}]",
-            before + nodes,
-            slots.join(", "),
+            "Scale-up: {} for pods [{}]",
+            groups.join(", "),
             pods.join(", ")
         )
     });

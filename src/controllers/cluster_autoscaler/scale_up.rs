@@ -8,14 +8,16 @@
 //! - `FilterOutSchedulable` (`core/podlistprocessor/filter_out_schedulable.go`) drops those
 //!   that fit the cluster as it is, with the upcoming nodes (asked for, not yet registered)
 //!   added as template copies, placing each where it fits first;
+//! - a node group backed off after a failed scale-up is skipped (`NodeGroupScaleUpSafety`, in
+//!   `clusterstate/clusterstate.go`);
 //! - per node group below its maximum, `ComputeExpansionOption`: the pods that fit an empty
 //!   node copied from the group's template, and the nodes the binpacking estimator
 //!   (`estimator/binpacking_estimator.go`, `Estimate`) needs for them: pods in decreasing
 //!   size, each on a node added so far where it fits, else on one more new node (up to the
 //!   group's maximum), a pod fitting no new node left out;
 //! - the expander picks among the options (`expander/random`, `expander/waste`,
-//!   `expander/mostpods`), and the group's target size grows by the option's node count,
-//!   capped at its maximum.
+//!   `expander/mostpods`, `expander/priority`), and the group's target size grows by the
+//!   option's node count, capped at its maximum.
 //!
 //! A pod that no node of any group could take leaves the autoscaler with nothing to do: it
 //! reports `NotTriggerScaleUp` with each group's reason ("max node group size reached", or
@@ -37,6 +39,10 @@ pub struct ExpansionOption {
     /// CPU and memory left idle on the added nodes, in thousandths of their allocatable (what
     /// the least-waste expander compares).
     pub waste: (u64, u64),
+    /// Under `--balance-similar-node-groups`, the pending pods that fit an empty copy of the
+    /// group's template, ascending (the group's schedulable pod groups, which
+    /// [`super::balance::targets`] compares); empty otherwise.
+    pub fits: Vec<usize>,
 }
 
 /// What the autoscaler finds for the pending pods of a state.
@@ -61,8 +67,22 @@ pub fn unschedulable_pods(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize
         .collect()
 }
 
-/// The scale-up the autoscaler finds in `state` (see the module documentation).
+/// The scale-up the autoscaler finds in `state` (see the module documentation): the options
+/// its expander may pick.
 pub fn scale_up(
+    spec: &ClusterSpec,
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &ClusterState,
+) -> ScaleUp {
+    match every_option(spec, autoscaler, state) {
+        ScaleUp::Options(options) => ScaleUp::Options(best(autoscaler, options)),
+        other => other,
+    }
+}
+
+/// The scale-up the autoscaler finds in `state` with every group's option, before the
+/// expander picks.
+pub fn every_option(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
@@ -99,6 +119,15 @@ pub fn scale_up(
     let mut options = Vec::new();
     let mut reasons: Vec<Vec<String>> = vec![Vec::new(); left.len()];
     for (g, group) in autoscaler.node_groups.iter().enumerate() {
+        if group.backed_off(state) {
+            for why in &mut reasons {
+                why.push(format!(
+                    "node group {}: backed off after a failed scale-up",
+                    group.name
+                ));
+            }
+            continue;
+        }
         let room = group.max_size.saturating_sub(group.target_size(state));
         let free: Vec<usize> = group.free_slots(state).take(room).collect();
         let Some(&template) = free.first() else {
@@ -144,11 +173,22 @@ pub fn scale_up(
             continue;
         }
         pods.sort_unstable();
+        let fits = if autoscaler.balance_similar {
+            let mut probe = cluster.clone();
+            probe.add_node(spec, template);
+            left.iter()
+                .copied()
+                .filter(|&pod| probe.first_fit(spec, pod, [template]).is_some())
+                .collect()
+        } else {
+            Vec::new()
+        };
         options.push(ExpansionOption {
             group: g,
             nodes: added.len(),
             waste: waste(spec, sim.state(), &added),
             pods,
+            fits,
         });
     }
     if options.is_empty() {
@@ -158,16 +198,27 @@ pub fn scale_up(
                 .collect(),
         );
     }
-    ScaleUp::Options(best(autoscaler.expander, options))
+    ScaleUp::Options(options)
 }
 
-/// The options `expander` may pick: every one under `random`, the least wasteful or those
-/// placing the most pods otherwise (ties kept: each is a run of its own).
-fn best(expander: Expander, options: Vec<ExpansionOption>) -> Vec<ExpansionOption> {
-    let key = |o: &ExpansionOption| match expander {
-        Expander::Random => (0, 0),
-        Expander::LeastWaste => (o.waste.0 + o.waste.1, 0),
-        Expander::MostPods => (u64::MAX - o.pods.len() as u64, 0),
+/// The options the autoscaler's expander may pick: every one under `random`, the least
+/// wasteful, those placing the most pods, or those of the groups of the highest priority
+/// otherwise (ties kept: each is a run of its own, as the random expander upstream breaks
+/// them).
+fn best(autoscaler: &ClusterAutoscalerSpec, options: Vec<ExpansionOption>) -> Vec<ExpansionOption> {
+    let priority = |o: &ExpansionOption| autoscaler.node_groups[o.group].priority;
+    // `BestOptions` leaves out the groups no priority names, unless none is named.
+    let named = |o: &ExpansionOption| priority(o).is_some();
+    let options = if autoscaler.expander == Expander::Priority && options.iter().any(named) {
+        options.into_iter().filter(named).collect()
+    } else {
+        options
+    };
+    let key = |o: &ExpansionOption| match autoscaler.expander {
+        Expander::Random => 0,
+        Expander::LeastWaste => o.waste.0 + o.waste.1,
+        Expander::MostPods => u64::MAX - o.pods.len() as u64,
+        Expander::Priority => u64::from(u32::MAX - priority(o).unwrap_or(0)),
     };
     let Some(least) = options.iter().map(key).min() else {
         return options;

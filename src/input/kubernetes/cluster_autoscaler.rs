@@ -7,8 +7,9 @@
 //! What it is configured with becomes the uniform `controllers.clusterAutoscaler` value
 //! ([`crate::input::cluster_autoscaler`] finds each group's nodes and writes it). The model has
 //! its node groups (`--nodes`), whether it scales down (`--scale-down-enabled`) and below which
-//! utilisation (`--scale-down-utilization-threshold`), and three expanders (`--expander`);
-//! every other flag that changes a decision is warned about, naming what the model does
+//! utilisation (`--scale-down-utilization-threshold`), three expanders (`--expander`; the
+//! priority expander's ConfigMap is not read), and the balancing of similar groups
+//! (`--balance-similar-node-groups`, `--balancing-ignore-label`); every other flag that changes a decision is warned about, naming what the model does
 //! instead, unless it is given its default value.
 
 use crate::cluster::Expander;
@@ -174,6 +175,10 @@ enum Kind {
     Threshold,
     /// `--expander`.
     Expander,
+    /// `--balance-similar-node-groups`.
+    BalanceSimilar,
+    /// `--balancing-ignore-label`, repeated.
+    BalancingIgnoreLabel,
     /// `--node-group-auto-discovery`: refused.
     AutoDiscovery,
     /// A delay, with its default in seconds: the model has no clock for it.
@@ -189,7 +194,7 @@ enum Kind {
 impl Kind {
     fn is_bool(self) -> bool {
         match self {
-            Kind::ScaleDownEnabled => true,
+            Kind::ScaleDownEnabled | Kind::BalanceSimilar => true,
             Kind::Unmodelled(_, boolean, _) | Kind::NoEffect(boolean) => boolean,
             _ => false,
         }
@@ -226,11 +231,8 @@ fn kind(name: &str) -> Option<Kind> {
         "node-group-backoff-reset-timeout" => Delay(180.0 * MINUTE),
         "blocking-system-pod-distruption-timeout" => Delay(60.0 * MINUTE),
         "scale-down-simulation-timeout" => Delay(30.0),
-        "balance-similar-node-groups" => Unmodelled(
-            "false",
-            true,
-            "the expander alone picks the one group a scale-up grows",
-        ),
+        "balance-similar-node-groups" => BalanceSimilar,
+        "balancing-ignore-label" => BalancingIgnoreLabel,
         "max-nodes-total" => Unmodelled("0", false, "only each group's MAX bounds the cluster"),
         "cores-total" => Unmodelled(
             "0:320000",
@@ -283,7 +285,6 @@ fn kind(name: &str) -> Option<Kind> {
         "ignore-taint"
         | "startup-taint"
         | "status-taint"
-        | "balancing-ignore-label"
         | "balancing-label"
         | "drain-priority-config"
         | "gpu-total" => Unmodelled("", false, "the model's autoscaler behaves as without it"),
@@ -446,6 +447,8 @@ pub fn read(
         scale_down_enabled: true,
         scale_down_utilization_threshold: DEFAULT_THRESHOLD,
         expander: DEFAULT_EXPANDER,
+        balance_similar_node_groups: false,
+        balancing_ignore_labels: Vec::new(),
     };
     for flag in &flags {
         let error = |message: String| {
@@ -479,6 +482,18 @@ pub fn read(
                     place: document.place_of(&flag.needle),
                 });
             }
+            Some(Kind::BalanceSimilar) => {
+                autoscaler.balance_similar_node_groups = match given {
+                    None => true,
+                    Some(text) => parse_bool(text)
+                        .ok_or_else(|| error(format!("`{text}`: expected true or false")))?,
+                };
+            }
+            Some(Kind::BalancingIgnoreLabel) => {
+                autoscaler
+                    .balancing_ignore_labels
+                    .push(needed()?.to_string());
+            }
             Some(Kind::ScaleDownEnabled) => {
                 autoscaler.scale_down_enabled = match given {
                     None => true,
@@ -501,6 +516,15 @@ pub fn read(
             }
             Some(Kind::Expander) => {
                 let text = needed()?;
+                if text == Expander::Priority.name() {
+                    return Err(error(
+                        "`priority`: the priority expander's ConfigMap \
+                         (cluster-autoscaler-priority-expander) is not read from manifests; \
+                         write the uniform format's controllers.clusterAutoscaler with \
+                         `priorities`, or use --expander=least-waste"
+                            .into(),
+                    ));
+                }
                 autoscaler.expander = Expander::named(text).ok_or_else(|| {
                     error(format!(
                         "`{text}`: the model has the random, least-waste and most-pods \

@@ -198,13 +198,12 @@ fn flags_the_model_does_not_use_are_warned_about_unless_default() {
         "15m0s",
         "--made-up-flag=1",
     ]);
-    read.unwrap();
-    assert_eq!(warnings.len(), 3, "{warnings:#?}");
+    let read = read.unwrap();
+    assert_eq!(warnings.len(), 2, "{warnings:#?}");
     assert!(warnings[0].contains("--scale-down-delay-after-add=2m is not modelled"));
     assert!(warnings[0].contains("every delay is explored"));
-    assert!(warnings[1].contains("--balance-similar-node-groups=true is not modelled"));
-    assert!(warnings[1].contains("the expander alone picks"));
-    assert!(warnings[2].contains("--made-up-flag is not a flag"));
+    assert!(warnings[1].contains("--made-up-flag is not a flag"));
+    assert!(read.balance_similar_node_groups);
 }
 
 #[test]
@@ -243,6 +242,15 @@ fn what_the_model_cannot_run_is_an_error_with_the_fix() {
         "{expander}"
     );
     assert!(expander.contains("--expander=least-waste"), "{expander}");
+    let priority = error_of(&[
+        "./cluster-autoscaler",
+        "--nodes=1:3:a",
+        "--expander=priority",
+    ]);
+    assert!(
+        priority.contains("the priority expander's ConfigMap (cluster-autoscaler-priority-expander) is not read from manifests"),
+        "{priority}"
+    );
 
     for threshold in ["0", "1.5", "half"] {
         let error = error_of(&[

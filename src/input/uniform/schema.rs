@@ -569,8 +569,20 @@ pub struct ClusterAutoscaler {
     pub scale_down_enabled: Option<bool>,
     /// `--scale-down-utilization-threshold` (default 0.5).
     pub scale_down_utilization_threshold: Option<f64>,
-    /// `--expander`: `random` (default), `least-waste` or `most-pods`.
+    /// `--expander`: `random` (default), `least-waste`, `most-pods` or `priority`.
     pub expander: Option<String>,
+    /// The priority expander's ConfigMap `cluster-autoscaler-priority-expander`, its
+    /// `priorities`: a priority (a whole number, as text) to the patterns (regular
+    /// expressions) of the node group names it gives.
+    pub priorities: Option<BTreeMap<String, Vec<String>>>,
+    /// `--balance-similar-node-groups` (default false).
+    pub balance_similar_node_groups: Option<bool>,
+    /// `--balancing-ignore-label`, each given: label keys that may differ between similar
+    /// groups.
+    pub balancing_ignore_labels: Option<Vec<String>>,
+    /// kivi's addition (default false): whether a node the autoscaler asks for may fail to
+    /// register, its instance never booting.
+    pub node_provisioning_may_fail: Option<bool>,
 }
 
 /// One node group of the cluster autoscaler.
@@ -586,6 +598,10 @@ pub struct AutoscalerNodeGroup {
     /// The 1-based positions in `setup.nodes` of the group's nodes; the first is the template
     /// the autoscaler copies new nodes from.
     pub nodes: Option<Vec<i64>>,
+    /// kivi's addition: for a group listed without nodes, the node its new nodes are copied
+    /// from (the cloud provider's `TemplateNodeInfo`): `cpu`, `memory`, `labels`, `taint`, and
+    /// optionally `cpuLeft`/`memLeft` for the load its system pods reserve.
+    pub template: Option<Node>,
 }
 
 /// The descheduler's configuration.

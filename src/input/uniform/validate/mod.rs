@@ -280,7 +280,7 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
                 .map(move |(i, event)| (format!("{key}[{i}]"), event))
         })
         .collect();
-        check_cluster_autoscaler(&mut problems, autoscaler, nodes.len(), &events);
+        check_cluster_autoscaler(&mut problems, autoscaler, nodes.len(), &events, &mut census);
     }
     if events > MAX_EVENTS {
         problems.add(

@@ -86,13 +86,18 @@ pub(super) fn check_nodes(problems: &mut Problems, nodes: &[Node], census: &mut 
         problems.within(&path, "maintained", node.maintained, 0, 1, "0 or 1");
         labels(problems, &path, &node.labels);
         census.add(&node.labels);
-        for (j, taint) in node.taint.iter().flat_map(Strings::to_vec).enumerate() {
-            if let Err(why) = Taint::parse(&taint) {
-                problems.add(format!("{path}.taint[{j}]"), format!("taint `{taint}`: {why}"), "write taints as \"key=value:Effect\" or \"key:Effect\" with Effect NoSchedule, PreferNoSchedule or NoExecute");
-            }
-        }
+        check_taints(problems, &path, &node.taint);
     }
     census.key("hostname");
+}
+
+/// Checks that every taint at `path.taint` parses.
+pub(super) fn check_taints(problems: &mut Problems, path: &str, taints: &Option<Strings>) {
+    for (j, taint) in taints.iter().flat_map(Strings::to_vec).enumerate() {
+        if let Err(why) = Taint::parse(&taint) {
+            problems.add(format!("{path}.taint[{j}]"), format!("taint `{taint}`: {why}"), "write taints as \"key=value:Effect\" or \"key:Effect\" with Effect NoSchedule, PreferNoSchedule or NoExecute");
+        }
+    }
 }
 
 /// Checks the pods: phases in range, references to nodes, deployments and templates, requests
