@@ -9,6 +9,7 @@
 mod support;
 
 mod audit_inputs;
+mod autoscaler_node_groups;
 mod bench_sweeps;
 mod ci_formats;
 mod cli_check;
