@@ -243,8 +243,14 @@ fn similar_groups(
         json!({"id": id, "name": id, "cpu": 4, "cpuLeft": 4, "memory": 8, "memLeft": 8,
                "numPod": 0, "status": 0, "labels": labels})
     };
-    let mut nodes = vec![node(1, json!({"topology.kubernetes.io/zone": "a"}))];
-    let mut labels = b_labels;
+    let mut nodes = vec![node(
+        1,
+        json!({"topology.kubernetes.io/zone": "a", "family": "m5"}),
+    )];
+    let mut labels = json!({"family": "m5"});
+    for (key, value) in b_labels.as_object().unwrap() {
+        labels[key] = value.clone();
+    }
     labels["topology.kubernetes.io/zone"] = json!("b");
     nodes.extend((2..2 + b_nodes).map(|id| node(id, labels.clone())));
     doc["setup"]["nodes"] = json!(nodes);
@@ -335,6 +341,56 @@ fn balancing_splits_a_scale_up_between_similar_groups() {
         json!([{"name": "pool", "minSize": 1, "maxSize": 3, "nodes": [1]}]),
         json!({"balancingIgnoreLabels": ["disk"]}),
         &["controllers.clusterAutoscaler.balancingIgnoreLabels: given, but only balanceSimilarNodeGroups reads them"],
+    );
+}
+
+/// `--balancing-label` (`CreateLabelNodeInfoComparator`): the listed labels alone decide,
+/// each present on both groups' nodes with one value; a label they differ in elsewhere does
+/// not matter.
+#[test]
+fn balancing_labels_alone_decide_which_groups_are_similar() {
+    let by = |labels: Value| json!({"balanceSimilarNodeGroups": true, "balancingLabels": labels});
+    for (b_labels, balancing, provisioning, why) in [
+        (
+            json!({"disk": "ssd"}),
+            json!(["family"]),
+            [3, 5],
+            "family alike, disk ignored",
+        ),
+        (
+            json!({"family": "c5"}),
+            json!(["family"]),
+            [3, 4],
+            "family differs",
+        ),
+        (
+            json!({}),
+            json!(["family", "disk"]),
+            [3, 4],
+            "disk on neither",
+        ),
+        (
+            json!({}),
+            json!(["topology.kubernetes.io/zone"]),
+            [3, 4],
+            "zones differ",
+        ),
+    ] {
+        assert_eq!(
+            provisioning_after_a_grows(similar_groups(1, 3, b_labels, by(balancing)), 2),
+            provisioning,
+            "{why}"
+        );
+    }
+    assert_input_errors(
+        "ca-bad-balancing-labels",
+        json!([{"name": "pool", "minSize": 1, "maxSize": 3, "nodes": [1]}]),
+        json!({"balancingLabels": ["family", ""]}),
+        &[
+            "controllers.clusterAutoscaler.balancingLabels: given, but only \
+             balanceSimilarNodeGroups reads them",
+            "controllers.clusterAutoscaler.balancingLabels[1]: empty",
+        ],
     );
 }
 

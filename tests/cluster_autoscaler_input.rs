@@ -242,3 +242,34 @@ fn the_nodes_it_adds_are_named_in_the_trace() {
                   of group pool-a, deployment 1 = web";
     assert!(stdout.contains(legend), "{stdout}");
 }
+
+/// `--balance-similar-node-groups` compares the groups' nodes by all their labels, so the
+/// nodes keep every label key (not only those the pods name), and `--balancing-label` is read.
+#[test]
+fn balancing_keeps_the_node_labels_and_reads_the_balancing_labels() {
+    let dir = scratch("ca-balancing-labels");
+    copy_tree(Path::new(MANIFESTS), &dir);
+    let file = dir.join("autoscaler.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let flags = "--nodes=1:3:pool-a\n        - --balance-similar-node-groups\n        - \
+                 --balancing-label=cloud.google.com/gke-nodepool";
+    std::fs::write(&file, text.replace("--nodes=1:3:pool-a", flags)).unwrap();
+    let dump = kivi(&["dump", dir.to_str().unwrap()]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    let document = json_of(&dump);
+    let autoscaler = &document["controllers"]["clusterAutoscaler"];
+    assert_eq!(autoscaler["balanceSimilarNodeGroups"], json!(true));
+    assert_eq!(
+        autoscaler["balancingLabels"],
+        json!(["cloud.google.com/gke-nodepool"])
+    );
+    assert_eq!(
+        document["setup"]["nodes"][0]["labels"]["cloud.google.com/gke-nodepool"],
+        json!("pool-a")
+    );
+    // Without balancing the pool label, which no pod names, is not kept.
+    let plain = json_of(&kivi(&["dump", MANIFESTS]));
+    assert!(plain["setup"]["nodes"][0]["labels"]
+        .get("cloud.google.com/gke-nodepool")
+        .is_none());
+}

@@ -126,6 +126,9 @@ pub struct ClusterAutoscalerSpec {
     /// `--balancing-ignore-label`: label keys, besides those always ignored, that may differ
     /// between similar groups.
     pub balancing_ignore_labels: Vec<String>,
+    /// `--balancing-label`: when given, groups are similar exactly when their nodes carry each
+    /// of these labels with equal values, whatever else differs.
+    pub balancing_labels: Vec<String>,
     /// Whether a node the autoscaler asks for may fail to register (an assumption about the
     /// cloud, not a flag): then `--max-node-provision-time` passes, the autoscaler deletes it
     /// and backs its group off.

@@ -225,6 +225,9 @@ pub fn with_cluster_autoscaler(
         if !autoscaler.balancing_ignore_labels.is_empty() {
             options["balancingIgnoreLabels"] = json!(autoscaler.balancing_ignore_labels);
         }
+        if !autoscaler.balancing_labels.is_empty() {
+            options["balancingLabels"] = json!(autoscaler.balancing_labels);
+        }
     }
     document
 }

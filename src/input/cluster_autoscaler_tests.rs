@@ -44,6 +44,7 @@ fn autoscaler(groups: Vec<AutoscaledGroup>) -> ClusterAutoscaler {
         expander: Expander::Random,
         balance_similar_node_groups: false,
         balancing_ignore_labels: Vec::new(),
+        balancing_labels: Vec::new(),
     }
 }
 

@@ -250,6 +250,8 @@ pub struct ClusterAutoscaler {
     pub balance_similar_node_groups: bool,
     /// `--balancing-ignore-label`, each given.
     pub balancing_ignore_labels: Vec<String>,
+    /// `--balancing-label`, each given.
+    pub balancing_labels: Vec<String>,
 }
 
 /// A pod already running in a live cluster.

@@ -59,8 +59,9 @@ pub fn warn_unknown_topology_keys(cluster: &ClusterDescription, diagnostics: &mu
     }
 }
 
-/// Node label keys that some pod template refers to, and the zone key when a template has no
-/// spread constraints of its own: kube-scheduler then spreads its pods by the system default
+/// Node label keys that some pod template refers to (every node label key when the cluster
+/// autoscaler balances similar groups, which compares them), and the zone key when a template
+/// has no spread constraints of its own: kube-scheduler then spreads its pods by the system default
 /// constraints, over `topology.kubernetes.io/zone` (`systemDefaultConstraints` in
 /// `pkg/scheduler/framework/plugins/podtopologyspread/plugin.go`).
 fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
@@ -85,6 +86,15 @@ fn referenced_keys(cluster: &ClusterDescription) -> BTreeSet<String> {
     }
     let daemon_rules = cluster.daemon_sets.iter().flat_map(|d| &d.pod.affinity);
     keys.extend(daemon_rules.flat_map(|rule| rule.labels.keys().cloned()));
+    // Balancing similar node groups compares every label of their nodes (or the
+    // `--balancing-label` ones), not only those the pods name.
+    if cluster
+        .cluster_autoscaler
+        .as_ref()
+        .is_some_and(|autoscaler| autoscaler.balance_similar_node_groups)
+    {
+        keys.extend(cluster.nodes.iter().flat_map(|n| n.labels.keys().cloned()));
+    }
     keys
 }
 

@@ -35,17 +35,27 @@ const IGNORED_LABELS: &[&str] = &[
     "agentpool",
 ];
 
-/// Whether node groups `a` and `b` are similar (`IsCloudProviderNodeInfoSimilar` on their
-/// template nodes): the same CPU, memory within 1.5 % (`MaxCapacityMemoryDifferenceRatio`;
-/// the model's capacity is its allocatable, so `MaxAllocatableDifferenceRatio`'s 5 % follows),
-/// what their DaemonSet pods and reserved load leave free within 5 %
-/// (`MaxFreeDifferenceRatio`), and the same labels but the ignored ones.
+/// Whether node groups `a` and `b` are similar, judged on their template nodes. With
+/// `--balancing-label` given, exactly when both carry each of those labels with the same
+/// value (`CreateLabelNodeInfoComparator`, `processors/nodegroupset/label_nodegroups.go`;
+/// nothing else is compared). Otherwise `IsCloudProviderNodeInfoSimilar`: the same CPU,
+/// memory within 1.5 % (`MaxCapacityMemoryDifferenceRatio`; the model's capacity is its
+/// allocatable, so `MaxAllocatableDifferenceRatio`'s 5 % follows), what their DaemonSet pods
+/// and reserved load leave free within 5 % (`MaxFreeDifferenceRatio`), and the same labels
+/// but the ignored ones.
 pub fn similar(spec: &ClusterSpec, autoscaler: &ClusterAutoscalerSpec, a: usize, b: usize) -> bool {
     let (a, b) = (
         autoscaler.node_groups[a].slots[0],
         autoscaler.node_groups[b].slots[0],
     );
     let (x, y) = (spec.node(a), spec.node(b));
+    if !autoscaler.balancing_labels.is_empty() {
+        return autoscaler.balancing_labels.iter().all(|label| {
+            let key = (0..spec.label_keys.len()).find(|&key| key_name(spec, key) == *label);
+            let value = |labels: &[u16]| labels.get(key?).copied().filter(|&v| v != 0);
+            value(&x.labels).is_some_and(|v| Some(v) == value(&y.labels))
+        });
+    }
     let free = |n: usize| {
         let node = spec.node(n);
         let (cpu, memory, _) = daemon_requests(spec, n);

@@ -9,7 +9,7 @@
 //! its node groups (`--nodes`), whether it scales down (`--scale-down-enabled`) and below which
 //! utilisation (`--scale-down-utilization-threshold`), three expanders (`--expander`; the
 //! priority expander's ConfigMap is not read), and the balancing of similar groups
-//! (`--balance-similar-node-groups`, `--balancing-ignore-label`); every other flag that changes a decision is warned about, naming what the model does
+//! (`--balance-similar-node-groups`, `--balancing-ignore-label`, `--balancing-label`); every other flag that changes a decision is warned about, naming what the model does
 //! instead, unless it is given its default value.
 
 use crate::cluster::Expander;
@@ -179,6 +179,8 @@ enum Kind {
     BalanceSimilar,
     /// `--balancing-ignore-label`, repeated.
     BalancingIgnoreLabel,
+    /// `--balancing-label`, repeated.
+    BalancingLabel,
     /// `--node-group-auto-discovery`: refused.
     AutoDiscovery,
     /// A delay, with its default in seconds: the model has no clock for it.
@@ -233,6 +235,7 @@ fn kind(name: &str) -> Option<Kind> {
         "scale-down-simulation-timeout" => Delay(30.0),
         "balance-similar-node-groups" => BalanceSimilar,
         "balancing-ignore-label" => BalancingIgnoreLabel,
+        "balancing-label" => BalancingLabel,
         "max-nodes-total" => Unmodelled("0", false, "only each group's MAX bounds the cluster"),
         "cores-total" => Unmodelled(
             "0:320000",
@@ -285,7 +288,6 @@ fn kind(name: &str) -> Option<Kind> {
         "ignore-taint"
         | "startup-taint"
         | "status-taint"
-        | "balancing-label"
         | "drain-priority-config"
         | "gpu-total" => Unmodelled("", false, "the model's autoscaler behaves as without it"),
         "scale-down-gpu-utilization-threshold" => Unmodelled("0.5", false, "the model has no GPUs"),
@@ -449,6 +451,7 @@ pub fn read(
         expander: DEFAULT_EXPANDER,
         balance_similar_node_groups: false,
         balancing_ignore_labels: Vec::new(),
+        balancing_labels: Vec::new(),
     };
     for flag in &flags {
         let error = |message: String| {
@@ -493,6 +496,9 @@ pub fn read(
                 autoscaler
                     .balancing_ignore_labels
                     .push(needed()?.to_string());
+            }
+            Some(Kind::BalancingLabel) => {
+                autoscaler.balancing_labels.push(needed()?.to_string());
             }
             Some(Kind::ScaleDownEnabled) => {
                 autoscaler.scale_down_enabled = match given {

@@ -194,6 +194,9 @@ fn flags_the_model_does_not_use_are_warned_about_unless_default() {
         "--scale-down-delay-after-add=2m",
         "--skip-nodes-with-system-pods=true",
         "--balance-similar-node-groups",
+        "--balancing-label=node.kubernetes.io/instance-type",
+        "--balancing-label",
+        "team",
         "--max-node-provision-time",
         "15m0s",
         "--made-up-flag=1",
@@ -204,6 +207,10 @@ fn flags_the_model_does_not_use_are_warned_about_unless_default() {
     assert!(warnings[0].contains("every delay is explored"));
     assert!(warnings[1].contains("--made-up-flag is not a flag"));
     assert!(read.balance_similar_node_groups);
+    assert_eq!(
+        read.balancing_labels,
+        ["node.kubernetes.io/instance-type", "team"]
+    );
 }
 
 #[test]

@@ -126,6 +126,7 @@ pub fn spec(
             .balancing_ignore_labels
             .clone()
             .unwrap_or_default(),
+        balancing_labels: autoscaler.balancing_labels.clone().unwrap_or_default(),
         provisioning_may_fail: autoscaler.node_provisioning_may_fail.unwrap_or(false),
     }
 }

@@ -580,6 +580,9 @@ pub struct ClusterAutoscaler {
     /// `--balancing-ignore-label`, each given: label keys that may differ between similar
     /// groups.
     pub balancing_ignore_labels: Option<Vec<String>>,
+    /// `--balancing-label`, each given: when given, the only label keys (and nothing else)
+    /// that decide whether groups are similar.
+    pub balancing_labels: Option<Vec<String>>,
     /// kivi's addition (default false): whether a node the autoscaler asks for may fail to
     /// register, its instance never booting.
     pub node_provisioning_may_fail: Option<bool>,

@@ -45,14 +45,26 @@ pub(super) fn check_cluster_autoscaler(
         }
     }
     check_priorities(problems, path, autoscaler);
-    if autoscaler.balancing_ignore_labels.is_some()
-        && autoscaler.balance_similar_node_groups != Some(true)
-    {
-        problems.add(
-            format!("{path}.balancingIgnoreLabels"),
-            "given, but only balanceSimilarNodeGroups reads them",
-            "set `balanceSimilarNodeGroups` to true, or remove `balancingIgnoreLabels`",
-        );
+    for (field, given) in [
+        ("balancingIgnoreLabels", &autoscaler.balancing_ignore_labels),
+        ("balancingLabels", &autoscaler.balancing_labels),
+    ] {
+        if given.is_some() && autoscaler.balance_similar_node_groups != Some(true) {
+            problems.add(
+                format!("{path}.{field}"),
+                "given, but only balanceSimilarNodeGroups reads them",
+                format!("set `balanceSimilarNodeGroups` to true, or remove `{field}`"),
+            );
+        }
+        for (i, label) in given.iter().flatten().enumerate() {
+            if label.is_empty() {
+                problems.add(
+                    format!("{path}.{field}[{i}]"),
+                    "empty",
+                    "write a node label key such as node.kubernetes.io/instance-type",
+                );
+            }
+        }
     }
     let groups = autoscaler.node_groups.as_deref().unwrap_or_default();
     if groups.is_empty() {
