@@ -46,6 +46,7 @@ mod kube_descheduler_model;
 mod kube_scheduler_conformance;
 mod layering;
 mod list_input;
+mod live_dump_input;
 mod models_verdicts;
 mod namespaces;
 mod node_classes;
