@@ -125,6 +125,27 @@ fn a_v1alpha1_policy_loops_as_its_v1alpha2_form_does() {
         warnings.contains("apiVersion descheduler/v1alpha1 was removed in descheduler v0.31"),
         "{warnings}"
     );
+    // A threshold by PriorityClass name is refused in the strategy's terms.
+    let policy = dir.join("yaml/descheduler.yaml");
+    let text = std::fs::read_to_string(&policy).unwrap();
+    std::fs::write(
+        &policy,
+        text.replace(
+            "    params:\n",
+            "    params:\n      thresholdPriorityClassName: gold\n",
+        ),
+    )
+    .unwrap();
+    let (code, _, warnings) = check(dir.to_str().unwrap(), "kubernetes");
+    assert_eq!(code, Some(2), "{warnings}");
+    assert!(
+        warnings.contains(
+            "DeschedulerPolicy.strategies.LowNodeUtilization.params.thresholdPriorityClassName: \
+             the model keeps no PriorityClasses (its pods carry their priorities' values); give \
+             the value of `gold` as `thresholdPriority: N`"
+        ),
+        "{warnings}"
+    );
 }
 
 #[test]

@@ -148,25 +148,45 @@ pub fn read_policy_text(text: &str, at: &str) -> Result<DeschedulerPolicy, Input
 /// the file and place.
 pub fn carried(document: &Document) -> Result<DeschedulerPolicy, InputError> {
     let policy = read_policy(document)?;
-    match named_priority_class(&policy) {
-        None => Ok(policy),
-        Some(why) => Err(document.error_at("priorityThreshold", why)),
-    }
+    let Some((index, profile, class)) = named_priority_class(&policy) else {
+        return Ok(policy);
+    };
+    const WHY: &str =
+        "the model keeps no PriorityClasses (its pods carry their priorities' values)";
+    let strategy = profile
+        .strip_prefix("strategy-")
+        .and_then(|p| p.strip_suffix("-profile"));
+    Err(match strategy {
+        Some(strategy) if document.value.get("apiVersion") == Some(&V1ALPHA1.into()) => document
+            .error_at(
+                "thresholdPriorityClassName",
+                format!(
+                    "DeschedulerPolicy.strategies.{strategy}.params.thresholdPriorityClassName: \
+                     {WHY}; give the value of `{class}` as `thresholdPriority: N`"
+                ),
+            ),
+        _ => document.error_at(
+            "priorityThreshold",
+            format!(
+                "profiles[{index}].pluginConfig[DefaultEvictor].args.priorityThreshold.name: \
+                 {WHY}; give the value of `{class}` as `priorityThreshold: {{value: N}}`"
+            ),
+        ),
+    })
 }
 
-/// Why a profile's `priorityThreshold` by `name` cannot be run on the model, if one has it.
-fn named_priority_class(policy: &DeschedulerPolicy) -> Option<String> {
+/// The first profile whose `priorityThreshold` names a PriorityClass, which the model cannot
+/// run: its index, its name and the class's.
+fn named_priority_class(policy: &DeschedulerPolicy) -> Option<(usize, &str, &str)> {
     policy
         .profiles
         .iter()
         .enumerate()
         .find_map(
             |(index, profile)| match &profile.evictor.priority_threshold {
-                Some(PriorityThreshold::ClassName(name)) => Some(format!(
-                    "profiles[{index}].pluginConfig[DefaultEvictor].args.priorityThreshold.name: \
-                 the model keeps no PriorityClasses (its pods carry their priorities' values); \
-                 give the value of `{name}` as `priorityThreshold: {{value: N}}`"
-                )),
+                Some(PriorityThreshold::ClassName(class)) => {
+                    Some((index, profile.name.as_str(), class.as_str()))
+                }
                 _ => None,
             },
         )
