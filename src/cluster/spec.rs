@@ -523,8 +523,7 @@ impl DisruptionBudget {
     /// Whether the disruption controller needs the scale of the selected pods' controllers
     /// (`getExpectedPodCount`): for `maxUnavailable` and a `minAvailable` percentage.
     pub fn needs_scale(&self) -> bool {
-        self.max_unavailable.is_some()
-            || matches!(self.min_available, Some(IntOrPercent::Percent(_)))
+        super::kube::disruption::needs_scale(self.min_available, self.max_unavailable)
     }
 }
 

@@ -71,9 +71,7 @@ pub fn resolve(
             ));
             continue;
         }
-        let needs_scale = budget.max_unavailable.is_some()
-            || matches!(budget.min_available, Some(IntOrPercent::Percent(_)));
-        if let Some(pod) = pods.first().filter(|_| needs_scale) {
+        if let Some(pod) = pods.first().filter(|_| budget.needs_scale()) {
             diagnostics.warn(format!(
                 "{file}: {object} selects Pod/{pod}, which no controller owns, and sets \
                  maxUnavailable or a minAvailable percentage: the disruption controller finds \

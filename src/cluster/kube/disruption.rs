@@ -45,7 +45,27 @@ pub fn scaled_value(value: IntOrPercent, total: i32, round_up: bool) -> i32 {
     }
 }
 
+/// Whether the disruption controller counts the expected pods from the scale of the selected
+/// pods' controllers (`getExpectedPodCount`): for `maxUnavailable` and a `minAvailable`
+/// percentage; an integer `minAvailable` counts the pods themselves.
+pub fn needs_scale(
+    min_available: Option<IntOrPercent>,
+    max_unavailable: Option<IntOrPercent>,
+) -> bool {
+    max_unavailable.is_some() || matches!(min_available, Some(IntOrPercent::Percent(_)))
+}
+
 impl DisruptionStatus {
+    /// The status `failSafe` writes when the sync fails (a selected pod's controller, whose
+    /// scale is needed, is not found): no disruption allowed. Upstream keeps the rest of the
+    /// last status; with none kept, only the current healthy pods are known.
+    pub fn fail_safe(current_healthy: i32) -> Self {
+        Self {
+            current_healthy,
+            ..Self::default()
+        }
+    }
+
     /// The status the disruption controller writes for a budget of `min_available` or
     /// `max_unavailable` (`pkg/controller/disruption/disruption.go`): `getExpectedPodCount`
     /// takes the expected pods from `scale` (`getExpectedScale`: the summed scale of the
@@ -97,6 +117,13 @@ pub struct PodDisruptionBudget {
     pub max_unavailable: Option<IntOrPercent>,
     /// `status`, when the disruption controller has written one.
     pub status: Option<DisruptionStatus>,
+}
+
+impl PodDisruptionBudget {
+    /// Whether its status needs the selected pods' controllers' scale ([`needs_scale`]).
+    pub fn needs_scale(&self) -> bool {
+        needs_scale(self.min_available, self.max_unavailable)
+    }
 }
 
 /// A PriorityClass: a name for a priority value.

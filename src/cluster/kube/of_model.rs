@@ -233,10 +233,7 @@ pub fn budget_status(state: &ClusterState, budget: &DisruptionBudget) -> Disrupt
         healthy += i32::from(is_healthy(pod));
     }
     if uncontrolled && budget.needs_scale() {
-        return DisruptionStatus {
-            current_healthy: healthy,
-            ..DisruptionStatus::default()
-        };
+        return DisruptionStatus::fail_safe(healthy);
     }
     DisruptionStatus::compute(
         budget.min_available,

@@ -19,7 +19,7 @@
 //! The numbers then follow [`DisruptionStatus::compute`].
 
 use super::super::diagnostics::Diagnostics;
-use crate::cluster::kube::{DisruptionStatus, IntOrPercent, Pod, PodDisruptionBudget, Selector};
+use crate::cluster::kube::{DisruptionStatus, Pod, PodDisruptionBudget, Selector};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -164,18 +164,12 @@ impl Scales {
             .iter()
             .filter(|p| !p.terminating && p.ready)
             .count() as i32;
-        let needs_scale = budget.max_unavailable.is_some()
-            || matches!(budget.min_available, Some(IntOrPercent::Percent(_)));
         let mut scale = 0;
-        if needs_scale {
+        if budget.needs_scale() {
             let mut counted = BTreeSet::new();
             for pod in &selected {
                 let Some((controller, replicas)) = self.controller_scale(pod) else {
-                    let fail_safe = DisruptionStatus {
-                        current_healthy: healthy,
-                        ..DisruptionStatus::default()
-                    };
-                    return (fail_safe, Some(pod.key()));
+                    return (DisruptionStatus::fail_safe(healthy), Some(pod.key()));
                 };
                 if counted.insert(controller) {
                     scale += replicas;
@@ -196,7 +190,7 @@ impl Scales {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::kube::{LabelSelector, OwnerReference};
+    use crate::cluster::kube::{IntOrPercent, LabelSelector, OwnerReference};
     use serde_json::json;
 
     fn pod(name: &str, owner: Option<(&str, &str)>, ready: bool) -> Pod {
