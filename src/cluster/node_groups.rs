@@ -115,6 +115,8 @@ pub struct ClusterAutoscalerSpec {
     pub node_groups: Vec<NodeGroup>,
     /// Whether the autoscaler removes nodes (`--scale-down-enabled`).
     pub scale_down_enabled: bool,
+    /// Whether it removes nodes that are not ready too (`--scale-down-unready-enabled`).
+    pub scale_down_unready_enabled: bool,
     /// `--scale-down-utilization-threshold` in thousandths: a node whose requests (the larger
     /// of CPU and memory, over its allocatable) are below it is a candidate for removal.
     pub scale_down_threshold_permille: u32,

@@ -219,6 +219,9 @@ pub fn with_cluster_autoscaler(
         "scaleDownUtilizationThreshold": autoscaler.scale_down_utilization_threshold,
         "expander": autoscaler.expander.name(),
     });
+    if !autoscaler.scale_down_unready_enabled {
+        document["controllers"]["clusterAutoscaler"]["scaleDownUnreadyEnabled"] = json!(false);
+    }
     if autoscaler.balance_similar_node_groups {
         let options = &mut document["controllers"]["clusterAutoscaler"];
         options["balanceSimilarNodeGroups"] = json!(true);

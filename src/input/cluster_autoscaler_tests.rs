@@ -40,6 +40,7 @@ fn autoscaler(groups: Vec<AutoscaledGroup>) -> ClusterAutoscaler {
         object: "Deployment/cluster-autoscaler".into(),
         groups,
         scale_down_enabled: true,
+        scale_down_unready_enabled: true,
         scale_down_utilization_threshold: 0.5,
         expander: Expander::Random,
         balance_similar_node_groups: false,
@@ -151,6 +152,15 @@ fn the_uniform_value_numbers_nodes_as_the_emitted_document() {
         template["controllers"]["clusterAutoscaler"]["nodeGroups"][0]["nodes"],
         json!([2, 3]),
         "a scaling template's node types"
+    );
+    if let Some(autoscaler) = cluster.cluster_autoscaler.as_mut() {
+        autoscaler.scale_down_unready_enabled = false;
+    }
+    let unready_kept = with_cluster_autoscaler(&cluster, false, json!({}));
+    assert_eq!(
+        unready_kept["controllers"]["clusterAutoscaler"]["scaleDownUnreadyEnabled"],
+        json!(false),
+        "written only when it is not the default"
     );
     cluster.cluster_autoscaler = None;
     assert_eq!(

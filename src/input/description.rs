@@ -242,6 +242,8 @@ pub struct ClusterAutoscaler {
     pub groups: Vec<AutoscaledGroup>,
     /// `--scale-down-enabled`.
     pub scale_down_enabled: bool,
+    /// `--scale-down-unready-enabled`.
+    pub scale_down_unready_enabled: bool,
     /// `--scale-down-utilization-threshold`, in (0, 1].
     pub scale_down_utilization_threshold: f64,
     /// `--expander`.

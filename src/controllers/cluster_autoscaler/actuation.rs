@@ -21,8 +21,8 @@
 //!
 //! Not modelled: the DaemonSet pods' best-effort eviction (they go with the node),
 //! `--max-graceful-termination-sec`, eviction by priority groups (`shutdownGracePeriodByPodPriority`),
-//! and `--scale-down-delay-after-failure` (after a failure the node may be planned again as soon as
-//! the cluster is settled).
+//! and `--scale-down-delay-after-failure` (a timer that may run out at once: after a failure the
+//! node may be planned again in the next state, [`super`]).
 
 use super::scale_down::{moving_pods, utilization};
 use crate::cluster::kube::eviction::{evict, EvictionAnswer};

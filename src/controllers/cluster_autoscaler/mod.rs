@@ -36,11 +36,28 @@
 //!   [`ClusterAction::AutoscalerScaleDownFails`] and [`ClusterAction::AutoscalerDeletesNode`]:
 //!   a node is tainted, its pods evicted one by one through the Eviction API, then, once they
 //!   are gone, its Node is deleted; or the drain times out on a pod the API keeps refusing and
-//!   the node stays ([`actuation`]). A loop that scaled up does not scale down: a scale-down is a step only where no scale-up
-//!   is. Its delays (`--scale-down-delay-after-add`, `--scale-down-unneeded-time`: 10 minutes
-//!   each) are far longer than the other controllers take to act, so a scale-down is a step
-//!   only once the cluster is settled, as above: a node that just registered for a pending
-//!   pod gets the pod before the autoscaler may find it empty.
+//!   the node stays ([`actuation`]). A loop that scaled up does not scale down: a scale-down
+//!   is a step only where no scale-up is.
+//!
+//! Time, as for the other controllers' timeouts, has no clock: each of the autoscaler's delays
+//! is a timer that may run out at any later step, unless what it waits for changes first
+//! (an over-approximation of every timing). So the delays need no state:
+//! - `--scale-down-unneeded-time` (10 minutes) and `--scale-down-unready-time` (20): a node
+//!   that is a candidate ([`scale_down::candidates`]) may be removed at any later point while
+//!   it stays one (`planner.go`, `unneeded.go` `RemovableAt`); the removal step is enabled
+//!   wherever it is a candidate, and a node that stops being one is no longer removed;
+//! - `--scale-down-delay-after-add` (10 minutes), `-after-delete` (the scan interval) and
+//!   `-after-failure` (3 minutes; `isScaleDownInCooldown` in `core/static_autoscaler.go`)
+//!   only hold a scale-down back until they run out, which may be at once;
+//! - `--max-node-provision-time` and the backoffs (`--initial-node-group-backoff-duration`,
+//!   growing to `--max-node-group-backoff-duration`) run out at any later step, so their
+//!   lengths, and the backoff's growth, are no different to the model.
+//!
+//! So a scale-down may come while other controllers are at work (a deployment replacing pods,
+//! a node failing), as it does when the delays happen to run out then: its plan is made on
+//! the state as the autoscaler's loop sees it, pending pods hinted onto the nodes they fit
+//! ([`scale_down::hinted`]), so a node that just registered for a pending pod is not found
+//! empty before the scheduler binds the pod there.
 
 pub mod actuation;
 pub mod balance;
@@ -83,7 +100,6 @@ pub fn for_each(
             return false;
         }
     }
-    let settled = settled(spec, state);
     match scale_up::scale_up(spec, autoscaler, state) {
         ScaleUp::Options(options) => {
             return options.iter().all(|option| {
@@ -94,14 +110,15 @@ pub fn for_each(
             });
         }
         ScaleUp::Impossible(_)
-            if settled && !reported(spec, state) && !visit(ClusterAction::AutoscalerNoScaleUp) =>
+            if settled(spec, state)
+                && !reported(spec, state)
+                && !visit(ClusterAction::AutoscalerNoScaleUp) =>
         {
             return false;
         }
         _ => {}
     }
     !autoscaler.scale_down_enabled
-        || !settled
         || scale_down::candidates(spec, autoscaler, state)
             .into_iter()
             .all(|n| visit(ClusterAction::AutoscalerScaleDown { node: n as u16 }))

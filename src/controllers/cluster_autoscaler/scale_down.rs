@@ -2,11 +2,18 @@
 //! [`super::actuation`]).
 //!
 //! Upstream (`cluster-autoscaler/core/scaledown`, `simulator`):
+//! - the loop first hints the pending pods onto the nodes where they fit
+//!   (`FilterOutSchedulable`, `core/podlistprocessor/filter_out_schedulable.go`: each placed
+//!   in the loop's cluster snapshot where kube-scheduler's filters pass first, the upcoming
+//!   nodes included), and plans on that snapshot ([`hinted`]): a node a pending pod would go
+//!   to is not empty, and a pod hinted onto a node moves with it;
 //! - a node is a candidate (`eligibility/eligibility.go`, `unremovableReason`) when its group
-//!   stays at or above its minimum without it, it is ready, and its utilisation
-//!   (`simulator/utilization/info.go`, `Calculate`: the requests of its pods, DaemonSet pods
-//!   included, over its allocatable, the larger of CPU and memory) is below
-//!   `--scale-down-utilization-threshold`;
+//!   stays at or above its minimum without it and the nodes already being removed, and its
+//!   utilisation (`simulator/utilization/info.go`, `Calculate`: the requests of its pods,
+//!   DaemonSet pods included, over its allocatable, the larger of CPU and memory) is below
+//!   `--scale-down-utilization-threshold`. A node that is not ready is a candidate too
+//!   (`--scale-down-unready-enabled`, true by default; it must then stay unneeded for
+//!   `--scale-down-unready-time` rather than `--scale-down-unneeded-time`);
 //! - its pods must all move (`simulator/drain.go`, `GetPodsToMove`): each pod passes the
 //!   drainability rules in the order `drainability/rules/rules.go` (`Default`) runs them,
 //!   the first with an answer deciding ([`blocking`]): DaemonSet pods go with the node; a pod
@@ -18,15 +25,23 @@
 //!   risky, `planner.go`); the Eviction API then paces the evictions ([`super::actuation`]);
 //! - and each pod must fit another node (`simulator/cluster.go`, `SimulateNodeRemoval`): the
 //!   node taken out of the snapshot, its pods placed one by one where kube-scheduler's filters
-//!   pass first, as [`super::simulation`] does.
+//!   pass first on a registered node (`podDestinations`: nodes being removed carry the
+//!   `ToBeDeletedByClusterAutoscaler` taint, which the filters refuse), as
+//!   [`super::simulation`] does;
+//! - at most one node that has pods to move is drained at a time (`--max-drain-parallelism`,
+//!   1 by default, applied by `budgets.go`, `CropNodes`, over the deletions in progress);
+//!   empty nodes go in parallel (`--max-scale-down-parallelism`, 10, is not reached by the
+//!   model's groups).
+//!
+//! The delays are timers ([`super`]): a node that is a candidate may be removed at any later
+//! point while it stays one, so a candidate's removal is a step wherever it is one.
 //!
 //! Not modelled: local storage and `kube-system` pods (the `localstorage` and `system` rules:
 //! the model's pods have no volumes, and one of a workload in `kube-system` is weighed as any
-//! other), terminating pods (the
-//! model's are left out: they are going anyway), `--min-replica-count`, unready nodes
-//! (`--scale-down-unready-time`), and the delays before a removal
-//! (`--scale-down-unneeded-time`, `--scale-down-delay-after-add`): a candidate may be removed
-//! at any later point once the cluster is settled ([`super`]).
+//! other), terminating pods (the model's are left out: they are going anyway), and
+//! `--min-replica-count`. The hints take every Pending pod without a node, where upstream takes
+//! those the scheduler has marked unschedulable: a pod created a moment before the loop and
+//! not yet tried by the scheduler keeps its hinted node here, where upstream could remove it.
 
 use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::budget_status;
@@ -47,12 +62,82 @@ pub fn utilization(spec: &ClusterSpec, state: &ClusterState, n: usize) -> u64 {
     share(cpu, node.cpu).max(share(memory, node.memory))
 }
 
+/// The cluster as the autoscaler plans on it in `state`: the pods waiting for a node placed
+/// where kube-scheduler's filters pass first (upcoming nodes included, as ready copies of
+/// their template), those that fit nowhere left unplaced. The pods waiting are every Pending
+/// pod without a node, the pods of a deployment left on a node being removed
+/// (`currently_drained_nodes.go`: they are about to be evicted), and of those already
+/// evicted there, as many as their deployment has yet to replace (`planner.go`,
+/// `injectRecentlyEvictedPods` with `filterOutRecreatedPods`).
+pub fn hinted(spec: &ClusterSpec, state: &ClusterState) -> Simulation {
+    let mut sim = Simulation::new(state);
+    for n in 1..=spec.nodes.len() {
+        if state.node(n).status == NodeStatus::Provisioning {
+            sim.add_node(spec, n);
+        }
+    }
+    let mut waiting: Vec<usize> = (1..=state.pods().len())
+        .filter(|&p| {
+            let pod = state.pod(p);
+            pod.phase == PodPhase::Pending
+                && pod.loc == 0
+                && spec.template_or_none(pod.template).node_name == 0
+        })
+        .collect();
+    let mut unreplaced: Vec<i32> = state
+        .deployments()
+        .iter()
+        .map(|d| d.spec_replicas)
+        .collect();
+    for p in 1..=state.pods().len() {
+        let pod = state.pod(p);
+        if pod.owned && pod.phase != PodPhase::Terminating {
+            if let Some(left) = unreplaced.get_mut((pod.deployment as usize).wrapping_sub(1)) {
+                *left -= 1;
+            }
+        }
+    }
+    for n in 1..=spec.nodes.len() {
+        if state.node(n).maintenance != MaintenancePhase::ScaleDown {
+            continue;
+        }
+        for p in state.pods_on(std::slice::from_ref(&n)) {
+            let pod = state.pod(p);
+            let slot = (pod.deployment as usize).wrapping_sub(1);
+            let evicted = pod.phase == PodPhase::Terminating;
+            let moves =
+                pod.owned && (!evicted || unreplaced.get(slot).is_some_and(|&left| left > 0));
+            if moves {
+                if evicted {
+                    unreplaced[slot] -= 1;
+                }
+                sim.place(p, 0);
+                waiting.push(p);
+            }
+        }
+    }
+    let nodes: Vec<usize> = (1..=spec.nodes.len())
+        .filter(|&n| sim.state().node(n).status.exists())
+        .collect();
+    for p in waiting {
+        if let Some(n) = sim.first_fit(spec, p, nodes.iter().copied()) {
+            sim.place(p, n);
+        }
+    }
+    sim
+}
+
 /// The nodes the autoscaler may start removing in `state`, ascending.
 pub fn candidates(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
 ) -> Vec<usize> {
+    let planned = hinted(spec, state);
+    let draining = (1..=spec.nodes.len()).any(|n| {
+        state.node(n).maintenance == MaintenancePhase::ScaleDown
+            && state.pods_on(std::slice::from_ref(&n)).next().is_some()
+    });
     let mut out = Vec::new();
     for group in &autoscaler.node_groups {
         let leaving = group
@@ -64,7 +149,7 @@ pub fn candidates(
             continue;
         }
         for &n in &group.slots {
-            if removable(spec, autoscaler, state, n) {
+            if removable(spec, autoscaler, state, &planned, n, draining) {
                 out.push(n);
             }
         }
@@ -73,26 +158,34 @@ pub fn candidates(
     out
 }
 
-/// Whether node `n` may be removed in `state` (see the module documentation).
+/// Whether node `n` may be removed in `state`, planned on `planned` (the state with its hints),
+/// while another node is being drained or not (see the module documentation).
 fn removable(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
+    planned: &Simulation,
     n: usize,
+    draining: bool,
 ) -> bool {
     let node = state.node(n);
-    if node.status != NodeStatus::Ready
+    let unready_removable =
+        autoscaler.scale_down_unready_enabled && node.status == NodeStatus::NotReady;
+    if (node.status != NodeStatus::Ready && !unready_removable)
         || node.maintenance != MaintenancePhase::Idle
-        || node.no_execute_taint
-        || utilization(spec, state, n) >= u64::from(autoscaler.scale_down_threshold_permille)
+        || utilization(spec, planned.state(), n)
+            >= u64::from(autoscaler.scale_down_threshold_permille)
     {
         return false;
     }
-    let moving = moving_pods(state, n);
+    let moving = moving_pods(planned.state(), n);
+    if !moving.is_empty() && draining {
+        return false;
+    }
     if moving.iter().any(|&p| blocking(spec, state, p).is_some()) {
         return false;
     }
-    let mut sim = Simulation::new(state);
+    let mut sim = planned.clone();
     for &p in &moving {
         sim.place(p, 0);
     }

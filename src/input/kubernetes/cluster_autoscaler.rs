@@ -6,7 +6,8 @@
 //! The autoscaler is a controller, not a workload: its Deployment is not a model deployment.
 //! What it is configured with becomes the uniform `controllers.clusterAutoscaler` value
 //! ([`crate::input::cluster_autoscaler`] finds each group's nodes and writes it). The model has
-//! its node groups (`--nodes`), whether it scales down (`--scale-down-enabled`) and below which
+//! its node groups (`--nodes`), whether it scales down (`--scale-down-enabled`), nodes that are
+//! not ready included (`--scale-down-unready-enabled`), and below which
 //! utilisation (`--scale-down-utilization-threshold`), three expanders (`--expander`; the
 //! priority expander's ConfigMap is not read), and the balancing of similar groups
 //! (`--balance-similar-node-groups`, `--balancing-ignore-label`, `--balancing-label`); every other flag that changes a decision is warned about, naming what the model does
@@ -171,6 +172,8 @@ enum Kind {
     Nodes,
     /// `--scale-down-enabled`.
     ScaleDownEnabled,
+    /// `--scale-down-unready-enabled`.
+    ScaleDownUnreadyEnabled,
     /// `--scale-down-utilization-threshold`.
     Threshold,
     /// `--expander`.
@@ -196,7 +199,7 @@ enum Kind {
 impl Kind {
     fn is_bool(self) -> bool {
         match self {
-            Kind::ScaleDownEnabled | Kind::BalanceSimilar => true,
+            Kind::ScaleDownEnabled | Kind::ScaleDownUnreadyEnabled | Kind::BalanceSimilar => true,
             Kind::Unmodelled(_, boolean, _) | Kind::NoEffect(boolean) => boolean,
             _ => false,
         }
@@ -213,6 +216,7 @@ fn kind(name: &str) -> Option<Kind> {
     Some(match name {
         "nodes" => Nodes,
         "scale-down-enabled" => ScaleDownEnabled,
+        "scale-down-unready-enabled" => ScaleDownUnreadyEnabled,
         "scale-down-utilization-threshold" => Threshold,
         "expander" => Expander,
         "node-group-auto-discovery" => AutoDiscovery,
@@ -255,7 +259,6 @@ fn kind(name: &str) -> Option<Kind> {
         "skip-nodes-with-system-pods"
         | "skip-nodes-with-local-storage"
         | "skip-nodes-with-custom-controller-pods"
-        | "scale-down-unready-enabled"
         | "scale-up-from-zero"
         | "daemonset-eviction-for-occupied-nodes"
         | "cordon-node-before-terminating"
@@ -447,6 +450,7 @@ pub fn read(
         object: object.clone(),
         groups: Vec::new(),
         scale_down_enabled: true,
+        scale_down_unready_enabled: true,
         scale_down_utilization_threshold: DEFAULT_THRESHOLD,
         expander: DEFAULT_EXPANDER,
         balance_similar_node_groups: false,
@@ -502,6 +506,13 @@ pub fn read(
             }
             Some(Kind::ScaleDownEnabled) => {
                 autoscaler.scale_down_enabled = match given {
+                    None => true,
+                    Some(text) => parse_bool(text)
+                        .ok_or_else(|| error(format!("`{text}`: expected true or false")))?,
+                };
+            }
+            Some(Kind::ScaleDownUnreadyEnabled) => {
+                autoscaler.scale_down_unready_enabled = match given {
                     None => true,
                     Some(text) => parse_bool(text)
                         .ok_or_else(|| error(format!("`{text}`: expected true or false")))?,

@@ -161,6 +161,7 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
     );
     assert_eq!(group.place.line, 20, "the line of the flag");
     assert!(autoscaler.scale_down_enabled);
+    assert!(autoscaler.scale_down_unready_enabled);
     assert_eq!(autoscaler.scale_down_utilization_threshold, 0.5);
     assert_eq!(autoscaler.expander, Expander::LeastWaste);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -171,6 +172,7 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
         "--nodes",
         "0:2:pool-b",
         "--scale-down-enabled=false",
+        "--scale-down-unready-enabled=false",
         "--scale-down-utilization-threshold=0.7",
         "--expander=most-pods",
         "--cloud-provider=aws",
@@ -180,6 +182,7 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
     let names: Vec<&str> = autoscaler.groups.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(names, ["pool-a", "pool-b"]);
     assert!(!autoscaler.scale_down_enabled);
+    assert!(!autoscaler.scale_down_unready_enabled);
     assert_eq!(autoscaler.scale_down_utilization_threshold, 0.7);
     assert_eq!(autoscaler.expander, Expander::MostPods);
     assert!(warnings.is_empty(), "{warnings:?}");

@@ -113,6 +113,7 @@ pub fn spec(
     ClusterAutoscalerSpec {
         node_groups,
         scale_down_enabled: autoscaler.scale_down_enabled.unwrap_or(true),
+        scale_down_unready_enabled: autoscaler.scale_down_unready_enabled.unwrap_or(true),
         scale_down_threshold_permille: (autoscaler.scale_down_utilization_threshold.unwrap_or(0.5)
             * 1000.0)
             .round() as u32,

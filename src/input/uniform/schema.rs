@@ -567,6 +567,9 @@ pub struct ClusterAutoscaler {
     pub node_groups: Option<Vec<AutoscalerNodeGroup>>,
     /// `--scale-down-enabled` (default true).
     pub scale_down_enabled: Option<bool>,
+    /// `--scale-down-unready-enabled` (default true): whether a node that is not ready may be
+    /// removed.
+    pub scale_down_unready_enabled: Option<bool>,
     /// `--scale-down-utilization-threshold` (default 0.5).
     pub scale_down_utilization_threshold: Option<f64>,
     /// `--expander`: `random` (default), `least-waste`, `most-pods` or `priority`.
