@@ -174,6 +174,14 @@ impl ClusterState {
         })
     }
 
+    /// Whether a started `drain` event names node `n`: the node stays cordoned after the drain
+    /// (uncordoning is the operator's next command), whatever else leaves it.
+    pub fn cordoned_by_drain(&self, spec: &ClusterSpec, n: usize) -> bool {
+        spec.events.iter().enumerate().any(|(event, e)| {
+            e.kind == EventKind::Drain { node: n as u8 } && self.events().done & (1 << event) != 0
+        })
+    }
+
     /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
     /// `deleteAPodUpdate`).
     pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {

@@ -199,14 +199,27 @@ pub fn for_each_eviction(
     true
 }
 
-/// Drain event `event` cordons its node.
+/// Drain event `event` cordons its node. A node of a cluster autoscaler's group may have no
+/// Node when the drain comes (not added yet, or removed): kubectl stops at once (`NotFound`),
+/// and the drain has nothing to do. A node the autoscaler is removing is already unschedulable
+/// (its `ToBeDeletedByClusterAutoscaler` taint) and stays as it is; if the removal fails, the
+/// cordon stands ([`ClusterState::cordoned_by_drain`]).
 pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &mut Recorder) {
     state.events_mut().done |= 1 << event;
     let EventKind::Drain { node } = spec.events[event].kind else {
         return;
     };
     let node = node as usize;
-    state.node_mut(node).maintenance = MaintenancePhase::Cordoned;
+    let record = state.node_mut(node);
+    if !record.status.exists() {
+        rec.log(Some("kubectl drain"), || {
+            format!("Error from server (NotFound): nodes \"node-{node}\" not found")
+        });
+        return;
+    }
+    if record.maintenance != MaintenancePhase::ScaleDown {
+        record.maintenance = MaintenancePhase::Cordoned;
+    }
     rec.log(Some("kubectl drain"), || {
         format!("node/node-{node} cordoned")
     });

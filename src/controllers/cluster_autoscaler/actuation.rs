@@ -95,7 +95,8 @@ pub fn evict_pod(state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
     });
 }
 
-/// The drain of node `n` timed out: the removal is abandoned and the taint taken off.
+/// The drain of node `n` timed out: the removal is abandoned and the taint taken off (a node
+/// `kubectl drain` cordoned stays cordoned).
 pub fn fail(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
     rec.log(Some("Cluster autoscaler - scale_down"), || {
         let refused: Vec<String> = moving_pods(state, n)
@@ -111,7 +112,11 @@ pub fn fail(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Re
             refused.join(", ")
         )
     });
-    state.node_mut(n).maintenance = MaintenancePhase::Idle;
+    state.node_mut(n).maintenance = if state.cordoned_by_drain(spec, n) {
+        MaintenancePhase::Cordoned
+    } else {
+        MaintenancePhase::Idle
+    };
 }
 
 /// Deletes node `n`'s Node: its slot is free again.

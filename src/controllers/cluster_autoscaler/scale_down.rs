@@ -172,7 +172,10 @@ fn removable(
     let unready_removable =
         autoscaler.scale_down_unready_enabled && node.status == NodeStatus::NotReady;
     if (node.status != NodeStatus::Ready && !unready_removable)
-        || node.maintenance != MaintenancePhase::Idle
+        || !matches!(
+            node.maintenance,
+            MaintenancePhase::Idle | MaintenancePhase::Cordoned
+        )
         || utilization(spec, planned.state(), n)
             >= u64::from(autoscaler.scale_down_threshold_permille)
     {

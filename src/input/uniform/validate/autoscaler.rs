@@ -159,22 +159,16 @@ pub(super) fn check_cluster_autoscaler(
         );
     }
     for (at, event) in events {
-        let named = event.para.as_ref().and_then(|p| {
-            p.as_i64()
-                .or_else(|| p.get("node").and_then(|n| n.as_i64()))
-        });
-        let refused = match event.name.as_deref() {
-            Some("maintenance" | "upgrade" | "kernelPanic") => true,
-            Some("drain") => named.is_some_and(|n| members.contains(&n)),
-            _ => false,
-        };
-        if refused {
+        if matches!(
+            event.name.as_deref(),
+            Some("maintenance" | "upgrade" | "kernelPanic")
+        ) {
             problems.add(
                 format!("{at}.name"),
-                "a drain, upgrade, maintenance or kernel panic on a node the cluster \
-                 autoscaler adds and removes is not modelled",
-                "name a node outside the node groups (drain), or check the autoscaler and the \
-                 event in separate inputs",
+                "an upgrade, maintenance or kernel panic with a cluster autoscaler is not \
+                 modelled (they take nodes the autoscaler adds and removes)",
+                "check the autoscaler and the event in separate inputs, or drain the nodes \
+                 one by one with `drain` events",
             );
         }
     }
