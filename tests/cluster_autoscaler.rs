@@ -384,11 +384,7 @@ fn the_removal_evicts_through_the_eviction_api_and_fails_on_a_refusal() {
     let empty_node_3 = ClusterAction::AutoscalerScaleDown { node: 3 };
     assert_eq!(
         autoscaler_steps(&m, &removing),
-        [
-            evictions[0].clone(),
-            evictions[1].clone(),
-            empty_node_3.clone()
-        ]
+        [evictions[0], evictions[1], empty_node_3]
     );
     let one_gone = m.next_state(&removing, &evictions[0]).unwrap();
     // Pod 1 is terminating: the budget allows nothing more, pod 2's eviction is refused
