@@ -8,7 +8,7 @@
 //! live-cluster dump (`models/live-cluster-dump` with an autoscaler added).
 
 use crate::support::cli::{json_of, kivi, kivi_texts, stderr};
-use crate::support::scratch::{copy_tree, scratch};
+use crate::support::scratch::{copy_tree, scratch, Scratch};
 use serde_json::json;
 use std::path::Path;
 
@@ -272,4 +272,88 @@ fn balancing_keeps_the_node_labels_and_reads_the_balancing_labels() {
     assert!(plain["setup"]["nodes"][0]["labels"]
         .get("cloud.google.com/gke-nodepool")
         .is_none());
+}
+
+/// Manifests with a node group at zero nodes whose Cluster API MachineDeployment describes its
+/// new nodes (`tests/data/cluster-autoscaler-from-zero/`).
+const FROM_ZERO: &str = "tests/data/cluster-autoscaler-from-zero";
+
+/// FROM_ZERO copied into a scratch folder `name`, with `edit` applied to each file's text.
+fn from_zero_with(name: &str, edit: impl Fn(&str, String) -> String) -> Scratch {
+    let dir = scratch(name);
+    copy_tree(Path::new(FROM_ZERO), &dir);
+    for file in ["app.yaml", "autoscaler.yaml", "nodes.yaml", "machines.yaml"] {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, edit(file, text)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn a_group_at_zero_scales_up_from_its_machine_deployments_capacity_annotations() {
+    let dump = kivi(&["dump", FROM_ZERO]);
+    assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
+    // One CPU unit is 1, one memory unit 2Gi: 4 CPUs and 8Gi.
+    assert_eq!(
+        json_of(&dump)["controllers"]["clusterAutoscaler"]["nodeGroups"][1],
+        json!({
+            "name": "batch-pool", "minSize": 0, "maxSize": 2,
+            "template": {"cpu": 4, "cpuLeft": 4, "memory": 4, "memLeft": 4,
+                         "labels": {"workload": "batch"}, "taint": ["dedicated=batch:NoSchedule"]},
+        })
+    );
+    // Two batch replicas of 3 CPUs take two new batch nodes.
+    let (code, stdout, stderr) = kivi_texts(&["check", FROM_ZERO, "-q", "--threads", "1"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert_eq!(crate::support::cli::stored_states(&stdout), 89);
+    // At most one batch node: the second replica fits nowhere.
+    let one = from_zero_with("ca-from-zero-max-1", |_, text| {
+        text.replace("--nodes=0:2:batch-pool", "--nodes=0:1:batch-pool")
+    });
+    let (code, stdout, stderr) =
+        kivi_texts(&["check", one.to_str().unwrap(), "-q", "--threads", "1"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("max node group size reached"), "{stdout}");
+}
+
+#[test]
+fn a_group_at_zero_without_a_template_or_with_half_a_capacity_is_an_input_error() {
+    let without = from_zero_with("ca-from-zero-none", |file, text| {
+        if file == "machines.yaml" {
+            text.replace("name: batch-pool", "name: other-pool")
+        } else {
+            text
+        }
+    });
+    let (code, _, stderr) = kivi_texts(&["dump", without.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("or, for a group at zero, a Cluster API MachineDeployment or MachineSet named `batch-pool`"),
+        "{stderr}"
+    );
+    let half = from_zero_with("ca-from-zero-half", |_, text| {
+        text.replace(
+            "    capacity.cluster-autoscaler.kubernetes.io/memory: 8Gi\n",
+            "",
+        )
+    });
+    let (code, _, stderr) = kivi_texts(&["dump", half.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "MachineDeployment/batch-pool: metadata.annotations.capacity.cluster-autoscaler.\
+             kubernetes.io/memory: missing"
+        ),
+        "{stderr}"
+    );
+    let bad = from_zero_with("ca-from-zero-bad-taint", |_, text| {
+        text.replace("dedicated=batch:NoSchedule", "dedicated=batch")
+    });
+    let (code, _, stderr) = kivi_texts(&["dump", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`dedicated=batch` has no effect"),
+        "{stderr}"
+    );
 }

@@ -8,8 +8,10 @@
 //! (`TemplateNodeInfoFromExampleNodeInfo`, in
 //! `cluster-autoscaler/processors/nodeinfosprovider/mixed_nodeinfos_processor.go`, when the
 //! provider has no template): so the model needs one Node of each group, the first of which
-//! (in input order) is the template. A group's nodes must be within its MIN and MAX, and a node
-//! in one group at most.
+//! (in input order) is the template, or, for a group at zero nodes, the provider's template: a
+//! Cluster API MachineDeployment or MachineSet of the group's name with capacity annotations
+//! (`crate::input::kubernetes`'s `machine_template`). A group's nodes must be within its MIN
+//! and MAX, and a node in one group at most.
 
 use super::description::{AutoscaledGroup, ClusterAutoscaler, ClusterDescription, NodeGroup};
 use super::diagnostics::{Diagnostics, InputError};
@@ -57,7 +59,11 @@ pub fn add(
 /// ([`resolve`]).
 pub fn resolve_groups(cluster: &mut ClusterDescription) -> Result<(), InputError> {
     if let Some(autoscaler) = cluster.cluster_autoscaler.take() {
-        cluster.cluster_autoscaler = Some(resolve(autoscaler, &cluster.nodes)?);
+        cluster.cluster_autoscaler = Some(resolve(
+            autoscaler,
+            &cluster.nodes,
+            &cluster.node_templates,
+        )?);
     }
     Ok(())
 }
@@ -89,12 +95,15 @@ fn group_error(
     )
 }
 
-/// The nodes of each of `autoscaler`'s groups among `nodes` (every node read, in input order):
-/// an error, at the group's flag and with the fix, for a group with no node, with fewer nodes
-/// than MIN or more than MAX, or for a node in two groups.
+/// The nodes of each of `autoscaler`'s groups among `nodes` (every node read, in input order),
+/// or for a group with none, its template among `templates` (Cluster API scalable resources
+/// named as the group, [`crate::input::kubernetes`]'s `machine_template`): an error, at the
+/// group's flag and with the fix, for a group with neither, with fewer nodes than MIN or more
+/// than MAX, or for a node in two groups.
 pub fn resolve(
     mut autoscaler: ClusterAutoscaler,
     nodes: &[NodeGroup],
+    templates: &[NodeGroup],
 ) -> Result<ClusterAutoscaler, InputError> {
     let mut owner: Vec<Option<usize>> = vec![None; nodes.len()];
     for index in 0..autoscaler.groups.len() {
@@ -102,6 +111,23 @@ pub fn resolve(
         let members: Vec<usize> = (0..nodes.len())
             .filter(|&node| is_member(&nodes[node], &group.name))
             .collect();
+        let short = group.name.rsplit('/').next().unwrap_or(&group.name);
+        let template = templates.iter().position(|t| t.name == short);
+        if members.is_empty() && template.is_some() {
+            if group.min_size > 0 {
+                return Err(group_error(
+                    &autoscaler,
+                    group,
+                    format!(
+                        "the input has no Node in group `{}`, fewer than MIN {}; lower MIN to \
+                         0, or add Nodes labelled with the group",
+                        group.name, group.min_size
+                    ),
+                ));
+            }
+            autoscaler.groups[index].template = template;
+            continue;
+        }
         if members.is_empty() {
             return Err(group_error(
                 &autoscaler,
@@ -110,7 +136,9 @@ pub fn resolve(
                     "no Node of the input is in group `{}`; the model builds the group's new \
                      nodes from one of its nodes, as the autoscaler builds them from a running \
                      node's: add a Node labelled `node.kubernetes.io/node-group: {}` (or with \
-                     the provider's label: {})",
+                     the provider's label: {}), or, for a group at zero, a Cluster API \
+                     MachineDeployment or MachineSet named `{short}` with the \
+                     `capacity.cluster-autoscaler.kubernetes.io/cpu` and `memory` annotations",
                     group.name,
                     group.name,
                     NODE_GROUP_LABELS[..NODE_GROUP_LABELS.len() - 1].join(", ")
@@ -187,9 +215,12 @@ fn node_numbers(cluster: &ClusterDescription, template: bool) -> Vec<Vec<usize>>
 
 /// `document` (as the emitter wrote it: a single topology, or a scaling template when
 /// `template`) with `controllers.clusterAutoscaler`, when `cluster` has an autoscaler.
+/// `templates` are the uniform `template` values of `cluster.node_templates`, in the
+/// document's units.
 pub fn with_cluster_autoscaler(
     cluster: &ClusterDescription,
     template: bool,
+    templates: &[Value],
     mut document: Value,
 ) -> Value {
     let Some(autoscaler) = &cluster.cluster_autoscaler else {
@@ -205,12 +236,16 @@ pub fn with_cluster_autoscaler(
                 .iter()
                 .flat_map(|&member| numbers[member].iter().copied())
                 .collect();
-            json!({
+            let mut value = json!({
                 "name": group.name,
                 "minSize": group.min_size,
                 "maxSize": group.max_size,
-                "nodes": nodes,
-            })
+            });
+            match group.template.and_then(|t| templates.get(t)) {
+                Some(node) => value["template"] = node.clone(),
+                None => value["nodes"] = json!(nodes),
+            }
+            value
         })
         .collect();
     document["controllers"]["clusterAutoscaler"] = json!({

@@ -30,6 +30,7 @@ fn group(name: &str, min_size: u64, max_size: u64) -> AutoscaledGroup {
         min_size,
         max_size,
         members: Vec::new(),
+        template: None,
         file: "ca.yaml".into(),
         place: Place { line: 7, column: 9 },
     }
@@ -67,6 +68,7 @@ fn nodes_join_groups_by_any_node_group_label() {
             group("https://example/zones/z/instanceGroups/mig-c", 1, 1),
         ]),
         &nodes,
+        &[],
     )
     .unwrap();
     let members: Vec<&[usize]> = resolved
@@ -83,7 +85,11 @@ fn a_group_without_nodes_or_out_of_bounds_is_an_error_at_its_flag() {
         node("a-1", &[(POOL, "a")], 1),
         node("a-2", &[(POOL, "a")], 1),
     ];
-    let error = |groups| resolve(autoscaler(groups), &nodes).unwrap_err().to_string();
+    let error = |groups| {
+        resolve(autoscaler(groups), &nodes, &[])
+            .unwrap_err()
+            .to_string()
+    };
     let missing = error(vec![group("a", 1, 3), group("gpu", 0, 2)]);
     assert!(
         missing.starts_with("ca.yaml:7:9: Deployment/cluster-autoscaler: --nodes=0:2:gpu: no Node"),
@@ -112,9 +118,13 @@ fn a_node_in_two_groups_is_an_error() {
         &[(POOL, "a"), ("cloud.google.com/gke-nodepool", "b")],
         1,
     )];
-    let error = resolve(autoscaler(vec![group("a", 1, 2), group("b", 1, 2)]), &nodes)
-        .unwrap_err()
-        .to_string();
+    let error = resolve(
+        autoscaler(vec![group("a", 1, 2), group("b", 1, 2)]),
+        &nodes,
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         error.contains("--nodes=1:2:b: Node `both` is in group `a` too"),
         "{error}"
@@ -132,9 +142,13 @@ fn the_uniform_value_numbers_nodes_as_the_emitted_document() {
         ..ClusterDescription::default()
     };
     cluster.cluster_autoscaler =
-        Some(resolve(autoscaler(vec![group("a", 1, 4)]), &cluster.nodes).unwrap());
-    let single =
-        with_cluster_autoscaler(&cluster, false, json!({"controllers": {"scheduler": {}}}));
+        Some(resolve(autoscaler(vec![group("a", 1, 4)]), &cluster.nodes, &[]).unwrap());
+    let single = with_cluster_autoscaler(
+        &cluster,
+        false,
+        &[],
+        json!({"controllers": {"scheduler": {}}}),
+    );
     assert_eq!(
         single["controllers"],
         json!({
@@ -147,7 +161,7 @@ fn the_uniform_value_numbers_nodes_as_the_emitted_document() {
             }
         })
     );
-    let template = with_cluster_autoscaler(&cluster, true, json!({"controllers": {}}));
+    let template = with_cluster_autoscaler(&cluster, true, &[], json!({"controllers": {}}));
     assert_eq!(
         template["controllers"]["clusterAutoscaler"]["nodeGroups"][0]["nodes"],
         json!([2, 3]),
@@ -156,7 +170,7 @@ fn the_uniform_value_numbers_nodes_as_the_emitted_document() {
     if let Some(autoscaler) = cluster.cluster_autoscaler.as_mut() {
         autoscaler.scale_down_unready_enabled = false;
     }
-    let unready_kept = with_cluster_autoscaler(&cluster, false, json!({}));
+    let unready_kept = with_cluster_autoscaler(&cluster, false, &[], json!({}));
     assert_eq!(
         unready_kept["controllers"]["clusterAutoscaler"]["scaleDownUnreadyEnabled"],
         json!(false),
@@ -164,7 +178,7 @@ fn the_uniform_value_numbers_nodes_as_the_emitted_document() {
     );
     cluster.cluster_autoscaler = None;
     assert_eq!(
-        with_cluster_autoscaler(&cluster, false, json!({})),
+        with_cluster_autoscaler(&cluster, false, &[], json!({})),
         json!({})
     );
 }

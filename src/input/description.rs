@@ -226,6 +226,9 @@ pub struct AutoscaledGroup {
     /// The group's nodes, as indices into [`ClusterDescription::nodes`] in input order (the
     /// first is the template new nodes are copied from); filled once every node is read.
     pub members: Vec<usize>,
+    /// For a group without nodes, its template node: an index into
+    /// [`ClusterDescription::node_templates`].
+    pub template: Option<usize>,
     /// The file of the flag, and its place there, for errors about the group.
     pub file: String,
     /// The place of the flag in `file`.
@@ -360,6 +363,9 @@ pub struct ClusterDescription {
     pub running: Vec<RunningPod>,
     /// The cluster autoscaler, when a Deployment of the input runs it.
     pub cluster_autoscaler: Option<ClusterAutoscaler>,
+    /// Cluster API scalable resources' scale-from-zero template nodes, by name: a node group
+    /// without nodes builds its new nodes from the one of its name.
+    pub node_templates: Vec<NodeGroup>,
     /// The descheduler controller in uniform form, when a policy was given.
     pub descheduler: Option<Value>,
     /// New versions of deployments applied (`kubectl apply`) once the cluster is stable.

@@ -130,6 +130,25 @@ fn node_json(node: &NodeGroup, units: &Units, keys: &BTreeSet<String>) -> Map<St
     json
 }
 
+/// The uniform `template` node of each of `cluster`'s scale-from-zero templates: a setup
+/// node's allocatable, labels and taints, without the fields each new node gets afresh.
+fn template_nodes(
+    cluster: &ClusterDescription,
+    units: &Units,
+    keys: &BTreeSet<String>,
+) -> Vec<Value> {
+    cluster
+        .node_templates
+        .iter()
+        .map(|node| {
+            let mut json = node_json(node, units, keys);
+            json.remove("numPod");
+            json.remove("status");
+            Value::Object(json)
+        })
+        .collect()
+}
+
 /// A toleration as the uniform JSON writes it: Kivi's `key=value:Effect` where that says it
 /// exactly (operator Equal, a key and an effect), else an object with the PodSpec's fields.
 fn toleration_json(toleration: &Toleration) -> Value {
@@ -617,7 +636,10 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         }),
     );
     let document = with_daemon_sets(cluster, units, Some(&node_names), pdbs)?;
-    Ok(with_cluster_autoscaler(cluster, false, document))
+    let templates = template_nodes(cluster, units, &keys);
+    Ok(with_cluster_autoscaler(
+        cluster, false, &templates, document,
+    ))
 }
 
 /// The scaling template: node groups become node types sized `minSize..=maxSize`, deployments
@@ -713,5 +735,6 @@ pub fn template(
         }),
     );
     let document = with_daemon_sets(cluster, units, None, pdbs).map_err(error)?;
-    Ok(with_cluster_autoscaler(cluster, true, document))
+    let templates = template_nodes(cluster, units, &keys);
+    Ok(with_cluster_autoscaler(cluster, true, &templates, document))
 }

@@ -105,6 +105,7 @@ impl ManifestSet {
             Some(Object::Autoscaler(hpa)) => self.autoscalers.push(hpa),
             Some(Object::Pod(name, pod)) => self.cluster.standalone_pods.push((name, pod)),
             Some(Object::Node(node)) => self.cluster.nodes.push(node),
+            Some(Object::NodeTemplate(node)) => self.cluster.node_templates.push(node),
             Some(Object::Descheduler(policy)) => {
                 let replaced = self.cluster.descheduler.replace(policy).is_some();
                 if replaced {

@@ -56,8 +56,12 @@ impl Units {
                 what,
             })
         };
-        for node in &cluster.nodes {
-            let name = format!("Node/{}", node.name);
+        let templates = cluster
+            .node_templates
+            .iter()
+            .map(|t| (t, "Cluster API template"));
+        for (node, kind) in cluster.nodes.iter().map(|n| (n, "Node")).chain(templates) {
+            let name = format!("{kind}/{}", node.name);
             add(
                 &mut cpu,
                 node.cpu,

@@ -485,6 +485,7 @@ pub fn read(
                     min_size,
                     max_size,
                     members: Vec::new(),
+                    template: None,
                     file: file.clone(),
                     place: document.place_of(&flag.needle),
                 });

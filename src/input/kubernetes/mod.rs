@@ -9,6 +9,7 @@ mod daemon_set;
 mod deployment;
 mod descheduler_policy;
 mod hpa;
+mod machine_template;
 mod node;
 mod object_names;
 mod pod_spec;
@@ -36,6 +37,8 @@ pub enum Object {
     Pod(String, PodTemplate),
     /// A Node.
     Node(NodeGroup),
+    /// A Cluster API MachineDeployment's or MachineSet's scale-from-zero template node.
+    NodeTemplate(NodeGroup),
     /// A DeschedulerPolicy, as the uniform `controllers.descheduler` value.
     Descheduler(Value),
     /// A PodDisruptionBudget, as the eviction subresource reads it.
@@ -152,6 +155,10 @@ pub fn read_object(
             Ok(Some(Object::Pod(name.to_string(), template)))
         }
         "Node" => node::read(document, &object, diagnostics).map(|n| Some(Object::Node(n))),
+        _ if machine_template::is_scalable_resource(api_version, kind) => {
+            machine_template::read(document, &object, diagnostics)
+                .map(|template| template.map(Object::NodeTemplate))
+        }
         "DaemonSet" => daemon_set::read(document, api_version, &object, diagnostics)
             .map(|d| Some(Object::DaemonSet(d))),
         "DeschedulerPolicy" => descheduler_policy::read(document, api_version, diagnostics)
@@ -194,7 +201,7 @@ pub fn read_object(
             format!(
                 "unknown kind `{kind}` (apiVersion `{api_version}`): expected Deployment, \
                  DaemonSet, HorizontalPodAutoscaler, Pod, Node, PodDisruptionBudget, \
-                 PriorityClass, \
+                 PriorityClass, a Cluster API MachineDeployment or MachineSet, \
                  DeschedulerPolicy or a built-in kind"
             ),
         )),
