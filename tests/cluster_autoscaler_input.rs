@@ -172,6 +172,50 @@ fn a_live_cluster_dump_gives_the_autoscaler_from_its_deployment() {
     let dump = kivi(&["dump", dir.to_str().unwrap()]);
     assert_eq!(dump.status.code(), Some(0), "{}", stderr(&dump));
     let document = json_of(&dump);
+    let groups_of = |document: &serde_json::Value| {
+        document["controllers"]["clusterAutoscaler"]["nodeGroups"].clone()
+    };
+    // A group at zero takes its template from `kubectl get machinedeployments -o json`.
+    let at_zero = scratch("ca-live-dump-from-zero");
+    copy_tree(&dir, &at_zero);
+    let deployments = at_zero.join("setup/shop-getdeployment.json");
+    let text = std::fs::read_to_string(&deployments).unwrap();
+    std::fs::write(
+        &deployments,
+        text.replace(
+            "\"--expander=least-waste\"",
+            "\"--expander=least-waste\", \"--nodes=0:2:spot-pool\"",
+        ),
+    )
+    .unwrap();
+    let machines = json!({"apiVersion": "v1", "kind": "List", "items": [{
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "MachineDeployment",
+        "metadata": {"name": "spot-pool", "namespace": "default", "annotations": {
+            "capacity.cluster-autoscaler.kubernetes.io/cpu": "4",
+            "capacity.cluster-autoscaler.kubernetes.io/memory": "16Gi",
+        }},
+        "spec": {"clusterName": "shop", "replicas": 0},
+    }]});
+    std::fs::write(
+        at_zero.join("setup/shop-getmachinedeployment.json"),
+        machines.to_string(),
+    )
+    .unwrap();
+    let with_template = kivi(&["dump", at_zero.to_str().unwrap()]);
+    assert_eq!(
+        with_template.status.code(),
+        Some(0),
+        "{}",
+        stderr(&with_template)
+    );
+    let groups = groups_of(&json_of(&with_template));
+    assert_eq!(groups[1]["name"], "spot-pool");
+    assert!(
+        groups[1]["template"]["cpu"].as_i64().unwrap() > 0,
+        "{groups}"
+    );
+    assert!(groups[1].get("nodes").is_none(), "{groups}");
     // cp-1, the tainted control plane, is left out: shop-a1 and shop-a2 are nodes 1 and 2.
     assert_eq!(
         document["controllers"]["clusterAutoscaler"],

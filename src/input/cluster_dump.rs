@@ -5,7 +5,10 @@
 //! Files are recognised by name, as Kivi's logs are named: `getnode`, `getpod`,
 //! `getdeployment`, `gethpa`, `topnode`, `toppod`, and `getpriorityclass` (`kubectl get
 //! priorityclasses -o json`, optional: without it a Deployment's priority is what its pods
-//! were admitted with, [`priorities::resolve_live`]). Pods of system namespaces are not
+//! were admitted with, [`priorities::resolve_live`]), and `getmachinedeployment` /
+//! `getmachineset` (`kubectl get machinedeployments -A -o json`, optional: the Cluster API
+//! resources whose capacity annotations give a node group at zero its template node,
+//! [`super::cluster_autoscaler`]). Pods of system namespaces are not
 //! modelled; their requests are subtracted from their nodes. Unlike Kivi, no `kubectl
 //! describe node` dump is needed: allocatable comes from the Node objects and requests from
 //! the Pods. A Deployment that runs the cluster autoscaler is read as the autoscaler
@@ -35,6 +38,8 @@ pub const FILE_NAME_KEYS: &[&str] = &[
     "toppod",
     "topnode",
     "getpriorityclass",
+    "getmachinedeployment",
+    "getmachineset",
 ];
 
 /// Namespaces whose pods and deployments are cluster infrastructure, not modelled.
@@ -50,6 +55,8 @@ pub struct DumpFiles {
     top_pods: Option<(String, String)>,
     top_nodes: Option<(String, String)>,
     priority_classes: Option<(String, String)>,
+    machine_deployments: Option<(String, String)>,
+    machine_sets: Option<(String, String)>,
 }
 
 impl DumpFiles {
@@ -75,6 +82,10 @@ impl DumpFiles {
                 &mut found.top_nodes
             } else if name.contains("getpriorityclass") {
                 &mut found.priority_classes
+            } else if name.contains("getmachinedeployment") {
+                &mut found.machine_deployments
+            } else if name.contains("getmachineset") {
+                &mut found.machine_sets
             } else {
                 continue;
             };
@@ -179,6 +190,16 @@ pub fn read(
     priorities::resolve_live(classes, &admitted, dump, &mut cluster, diagnostics)?;
     if let Some((file, text)) = &files.hpas {
         read_hpas(file, text, &mut cluster, diagnostics)?;
+    }
+    for (file, text) in [&files.machine_deployments, &files.machine_sets]
+        .into_iter()
+        .flatten()
+    {
+        for document in items(file, text, diagnostics)? {
+            if let Some(Object::NodeTemplate(template)) = read_object(&document, diagnostics)? {
+                cluster.node_templates.push(template);
+            }
+        }
     }
     cluster_autoscaler::resolve_groups(&mut cluster)?;
     Ok(cluster)
