@@ -133,7 +133,8 @@ pub fn candidates(
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
 ) -> Vec<usize> {
-    let planned = hinted(spec, state);
+    // The plan is made once, and only when some group may shrink.
+    let mut planned: Option<Simulation> = None;
     let draining = (1..=spec.nodes.len()).any(|n| {
         state.node(n).maintenance == MaintenancePhase::ScaleDown
             && state.pods_on(std::slice::from_ref(&n)).next().is_some()
@@ -148,8 +149,9 @@ pub fn candidates(
         if group.target_size(state) - leaving <= group.min_size {
             continue;
         }
+        let planned = planned.get_or_insert_with(|| hinted(spec, state));
         for &n in &group.slots {
-            if removable(spec, autoscaler, state, &planned, n, draining) {
+            if removable(spec, autoscaler, state, planned, n, draining) {
                 out.push(n);
             }
         }

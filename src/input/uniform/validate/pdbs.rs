@@ -90,10 +90,7 @@ pub(super) fn check_pdb(
     }
     for (i, &id) in pdb.deployments.iter().flatten().enumerate() {
         let count = deployments.len();
-        let Some(&theirs) = id
-            .checked_sub(1)
-            .and_then(|index| deployments.get(usize::try_from(index).ok()?))
-        else {
+        let Some(&theirs) = at_position(deployments, id) else {
             problems.add(
                 format!("{path}.deployments[{i}]"),
                 format!("{id} is not a deployment id"),
@@ -115,10 +112,7 @@ pub(super) fn check_pdb(
     }
     for (i, &id) in pdb.pods.iter().flatten().enumerate() {
         let count = bare_pods.len();
-        let Some(slot) = id
-            .checked_sub(1)
-            .and_then(|index| bare_pods.get(usize::try_from(index).ok()?))
-        else {
+        let Some(slot) = at_position(bare_pods, id) else {
             problems.add(
                 format!("{path}.pods[{i}]"),
                 format!("{id} is not a pod id"),
@@ -145,4 +139,9 @@ pub(super) fn check_pdb(
             Some(_) => {}
         }
     }
+}
+
+/// The item at 1-based position `id` of `list`, `None` out of range.
+fn at_position<T>(list: &[T], id: i64) -> Option<&T> {
+    list.get(usize::try_from(id.checked_sub(1)?).ok()?)
 }
