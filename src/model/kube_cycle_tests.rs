@@ -3,7 +3,7 @@
 //! breadth-first searches reach under `--semantics kubernetes`: one cache follows the states
 //! in the search's order, so that consecutive states differ in many records (nodes failing
 //! and tainted, pods created in freed slots, bound, deleted), and each outcome of a step is
-//! taken with the cache its listing left.
+//! taken with the cache its listing left; and with an autoscaler adding and deleting nodes.
 
 use super::kube_scheduling::{cycle, CycleCache};
 use super::spread_cache_tests::node_failures;
@@ -41,6 +41,14 @@ fn with_daemon_set(model: ClusterModel) -> ClusterModel {
     model
 }
 
+/// A cluster whose autoscaler adds and deletes nodes: a snapshot may then hold as many
+/// nodes as the one before and not the same ones.
+fn autoscaled() -> ClusterModel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/autoscaler-model/group-per-zone.json");
+    crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn kept_snapshots_and_cycles_equal_fresh_ones() {
     let models = [
@@ -49,6 +57,7 @@ fn kept_snapshots_and_cycles_equal_fresh_ones() {
         kubernetes(load("c5", "original")),
         kubernetes(load("c8", "original")),
         with_daemon_set(kubernetes(load_edited("c5", "original", add_daemon_set))),
+        kubernetes(autoscaled()),
     ];
     let (mut compared, mut changed, mut cycles) = (0, 0, 0);
     for model in models {

@@ -70,6 +70,8 @@ pub struct NodeInfo<'a> {
 pub struct NodeTable {
     allocatable: Vec<Resource>,
     index: HashMap<String, usize>,
+    /// The nodes' names in the snapshot's order.
+    names: Vec<String>,
 }
 
 impl NodeTable {
@@ -87,12 +89,17 @@ impl NodeTable {
                 .enumerate()
                 .map(|(i, n)| (n.name.clone(), i))
                 .collect(),
+            names: snapshot.nodes.iter().map(|n| n.name.clone()).collect(),
         }
     }
 
-    /// Whether the table holds as many nodes as `snapshot`.
+    /// Whether the table was made for `snapshot`'s nodes: the same names in the same order.
+    /// A model's node keeps its allocatable, but the cluster autoscaler adds and deletes
+    /// nodes, so that a snapshot may hold as many nodes as the table and not the same ones.
     pub fn fits(&self, snapshot: &Snapshot) -> bool {
-        self.allocatable.len() == snapshot.nodes.len()
+        self.names
+            .iter()
+            .eq(snapshot.nodes.iter().map(|node| &node.name))
     }
 }
 
