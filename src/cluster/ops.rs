@@ -65,7 +65,7 @@ impl ClusterState {
         }
         if spec.maintenance_enabled() {
             for node in self.nodes_mut() {
-                if node.maintenance == MaintenancePhase::Draining {
+                if node.maintenance.without_removal() == MaintenancePhase::Draining {
                     node.maintenance_elapsed =
                         grow(node.maintenance_elapsed, MAINTENANCE_WAIT_TIME);
                 }
@@ -171,14 +171,6 @@ impl ClusterState {
         (1..=self.pods().len()).filter(move |&p| {
             let pod = self.pod(p);
             pod.phase != PodPhase::Idle && nodes.contains(&(pod.loc as usize))
-        })
-    }
-
-    /// Whether a started `drain` event names node `n`: the node stays cordoned after the drain
-    /// (uncordoning is the operator's next command), whatever else leaves it.
-    pub fn cordoned_by_drain(&self, spec: &ClusterSpec, n: usize) -> bool {
-        spec.events.iter().enumerate().any(|(event, e)| {
-            e.kind == EventKind::Drain { node: n as u8 } && self.events().done & (1 << event) != 0
         })
     }
 

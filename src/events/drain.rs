@@ -201,9 +201,10 @@ pub fn for_each_eviction(
 
 /// Drain event `event` cordons its node. A node of a cluster autoscaler's group may have no
 /// Node when the drain comes (not added yet, or removed): kubectl stops at once (`NotFound`),
-/// and the drain has nothing to do. A node the autoscaler is removing is already unschedulable
-/// (its `ToBeDeletedByClusterAutoscaler` taint) and stays as it is; if the removal fails, the
-/// cordon stands ([`ClusterState::cordoned_by_drain`]).
+/// and the drain has nothing to do. A node the autoscaler is removing is cordoned under its
+/// removal, and stays cordoned if the removal fails ([`MaintenancePhase::with_removal`]). A
+/// node another operator's procedure holds (picked or drained for maintenance, upgraded)
+/// stays in its hands: the drain evicts its pods, and its phase is that procedure's.
 pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &mut Recorder) {
     state.events_mut().done |= 1 << event;
     let EventKind::Drain { node } = spec.events[event].kind else {
@@ -217,8 +218,8 @@ pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &
         });
         return;
     }
-    if record.maintenance != MaintenancePhase::ScaleDown {
-        record.maintenance = MaintenancePhase::Cordoned;
+    if record.maintenance.without_removal() == MaintenancePhase::Idle {
+        record.maintenance = record.maintenance.moved_to(MaintenancePhase::Cordoned);
     }
     rec.log(Some("kubectl drain"), || {
         format!("node/node-{node} cordoned")

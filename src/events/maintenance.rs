@@ -25,6 +25,13 @@
 //!   is left on the node it stops ([`ClusterAction::MaintenanceStop`]: not ready). Its wait
 //!   starts then; its return makes it ready and uncordons it in one step.
 //!
+//! With a cluster autoscaler (`--semantics kubernetes`), the walk passes the slots of its node
+//! groups that have no Node when it reaches them (a node added later comes up new); the
+//! autoscaler may remove a node at any point of its maintenance, as it may any node (its
+//! eligibility checks read no cordon): the operator's drain and the autoscaler's race over
+//! the node's pods, a node the autoscaler deletes does not come back, and one whose removal
+//! fails goes on with its maintenance ([`MaintenancePhase::with_removal`]).
+//!
 //! Ids and ties: Kubernetes has no maintenance controller; an operator or an upgrade tool
 //! (`kubectl drain`, a managed node-pool upgrade) picks the order, often any order. kivi walks
 //! the nodes in id order under both `--tie-break` settings, as Kivi does, so the order is one
@@ -44,14 +51,22 @@ fn in_maintenance(state: &ClusterState) -> usize {
         .iter()
         .filter(|n| {
             matches!(
-                n.maintenance,
+                n.maintenance.without_removal(),
                 MaintenancePhase::Picked | MaintenancePhase::Draining
             )
         })
         .count()
 }
 
-/// Whether node `n` may be picked now.
+/// Whether the event walking the nodes passes node `n` without picking it: a slot of a
+/// cluster autoscaler's node group with no Node (not added yet, or removed). A node the
+/// autoscaler adds after the walk has passed it comes up new and is not maintained.
+fn passes(state: &ClusterState, n: usize) -> bool {
+    !state.node(n).status.exists()
+}
+
+/// Whether node `n` may be picked now (a node the cluster autoscaler is removing is waited
+/// for: it is either deleted, and passed, or kept, and picked).
 fn can_pick(state: &ClusterState, n: usize, parallel: u8) -> bool {
     let node = state.node(n);
     node.status == NodeStatus::Ready
@@ -70,7 +85,7 @@ pub fn for_each_pick(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     let next = state.events().progress[event] as usize + 1;
-    if next > spec.nodes.len() || !can_pick(state, next, parallel) {
+    if next > spec.nodes.len() || !(passes(state, next) || can_pick(state, next, parallel)) {
         return true;
     }
     visit(ClusterAction::Maintenance { event: event as u8 })
@@ -88,11 +103,7 @@ pub fn for_each_node_step(
     }
     for n in 1..=spec.nodes.len() {
         let node = n as u16;
-        let action = match state.node(n).maintenance {
-            MaintenancePhase::Idle
-            | MaintenancePhase::Cordoned
-            | MaintenancePhase::Upgrading
-            | MaintenancePhase::ScaleDown => continue,
+        let action = match state.node(n).maintenance.without_removal() {
             MaintenancePhase::Picked => ClusterAction::MaintenanceStart { node },
             MaintenancePhase::Draining if state.node(n).status == NodeStatus::Ready => {
                 if state.pods_on(&[n]).next().is_some() {
@@ -106,6 +117,7 @@ pub fn for_each_node_step(
                 }
                 ClusterAction::MaintenanceEnd { node }
             }
+            _ => continue,
         };
         if !visit(action) {
             return false;
@@ -124,20 +136,23 @@ pub fn evicting_nodes(spec: &ClusterSpec, state: &ClusterState) -> Vec<usize> {
     (1..=spec.nodes.len())
         .filter(|&n| {
             let node = state.node(n);
-            node.maintenance == MaintenancePhase::Draining && node.status == NodeStatus::Ready
+            node.maintenance.without_removal() == MaintenancePhase::Draining
+                && node.status == NodeStatus::Ready
         })
         .collect()
 }
 
 /// Maintenance event `event` picks nodes from the one it waits at, in id order, for as long as
-/// they can be picked; it is done once it has passed the last node.
+/// they can be picked or passed; it is done once it has passed the last node.
 pub fn pick(spec: &ClusterSpec, state: &mut ClusterState, event: usize, parallel: u8) {
     while (state.events().progress[event] as usize) < spec.nodes.len() {
         let n = state.events().progress[event] as usize + 1;
-        if !can_pick(state, n, parallel) {
-            return;
+        if !passes(state, n) {
+            if !can_pick(state, n, parallel) {
+                return;
+            }
+            state.node_mut(n).maintenance = MaintenancePhase::Picked;
         }
-        state.node_mut(n).maintenance = MaintenancePhase::Picked;
         state.events_mut().progress[event] += 1;
     }
     state.events_mut().done |= 1 << event;
@@ -156,7 +171,7 @@ pub fn start(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut R
         }
     });
     let node = state.node_mut(n);
-    node.maintenance = MaintenancePhase::Draining;
+    node.maintenance = node.maintenance.moved_to(MaintenancePhase::Draining);
     node.maintenance_elapsed = 0;
     if kubernetes {
         return;
@@ -183,7 +198,7 @@ pub fn end(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
     let node = state.node_mut(n);
     node.status = NodeStatus::Ready;
     node.maintained = true;
-    node.maintenance = MaintenancePhase::Idle;
+    node.maintenance = node.maintenance.moved_to(MaintenancePhase::Idle);
     node.maintenance_elapsed = 0;
     rec.log(Some("maintenanceNode"), || {
         format!("End maintenance for node {n}")

@@ -22,6 +22,14 @@
 //!   kubelet registers again, then `kubectl uncordon`; a node ready but still cordoned schedules
 //!   nothing, as while it was drained, so the two are one step).
 //!
+//! Each step acts on the batch's nodes that are where the step before left them: a node
+//! another operator's command had cordoned already is drained with the batch but not
+//! upgraded. With a cluster autoscaler, a slot of a node group with no Node is not in the
+//! batch (a node added later comes up on the new version), and the autoscaler may remove a
+//! batch's node at any point (its eligibility checks read no cordon, and a stopped node is an
+//! unready one): a node it deletes does not come back, and one whose removal fails goes on
+//! with the upgrade ([`MaintenancePhase::with_removal`]).
+//!
 //! The next batch may be cordoned at any later step: tools that wait for the cluster to settle
 //! first (kops' validation) are among the runs, and so are those that go on at once. A
 //! replacement that registers a Node of a new name (a cloud's surge upgrade: a new node first,
@@ -125,16 +133,19 @@ pub fn run(
     let (batch, _) = position(state, event);
     for n in batch_nodes(spec, by, batch) {
         let node = state.node_mut(n);
+        let (from, to) = match step {
+            UpgradeStep::Cordon => (MaintenancePhase::Idle, MaintenancePhase::Cordoned),
+            UpgradeStep::Restart => (MaintenancePhase::Cordoned, MaintenancePhase::Upgrading),
+            UpgradeStep::Rejoin => (MaintenancePhase::Upgrading, MaintenancePhase::Idle),
+        };
+        if !node.status.exists() || node.maintenance.without_removal() != from {
+            continue;
+        }
+        node.maintenance = node.maintenance.moved_to(to);
         match step {
-            UpgradeStep::Cordon => node.maintenance = MaintenancePhase::Cordoned,
-            UpgradeStep::Restart => {
-                node.status = NodeStatus::NotReady;
-                node.maintenance = MaintenancePhase::Upgrading;
-            }
-            UpgradeStep::Rejoin => {
-                node.status = NodeStatus::Ready;
-                node.maintenance = MaintenancePhase::Idle;
-            }
+            UpgradeStep::Cordon => {}
+            UpgradeStep::Restart => node.status = NodeStatus::NotReady,
+            UpgradeStep::Rejoin => node.status = NodeStatus::Ready,
         }
         rec.log(Some("node upgrade"), || match step {
             UpgradeStep::Cordon => format!("node/node-{n} cordoned"),

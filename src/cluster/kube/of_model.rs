@@ -52,7 +52,7 @@ use super::{
     SelectorOwnerKind, Snapshot, TopologySpreadConstraint, WhenUnsatisfiable,
 };
 use crate::cluster::spec::{self, ClusterSpec, DaemonPod, DisruptionBudget, PodTemplate};
-use crate::cluster::state::{MaintenancePhase, NodeStatus, PodPhase as Phase};
+use crate::cluster::state::{NodeStatus, PodPhase as Phase};
 use crate::cluster::taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 use crate::cluster::ClusterState;
 
@@ -286,7 +286,7 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         .unwrap_or_default();
     let no_schedule = (now.status != NodeStatus::Ready).then_some(TaintEffect::NoSchedule);
     let no_execute = now.no_execute_taint.then_some(TaintEffect::NoExecute);
-    if now.maintenance == MaintenancePhase::ScaleDown {
+    if now.maintenance.removing() {
         // `taints.MarkToBeDeleted` (cluster-autoscaler/utils/taints/taints.go).
         taints.push(Taint {
             key: TO_BE_DELETED_TAINT.to_string(),
@@ -309,10 +309,7 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         name: node_name(n),
         labels: labels(spec, &node.labels),
         taints,
-        unschedulable: matches!(
-            now.maintenance,
-            MaintenancePhase::Draining | MaintenancePhase::Cordoned | MaintenancePhase::Upgrading
-        ),
+        unschedulable: now.maintenance.cordoned(),
         allocatable,
         images: Vec::new(),
         ready: now.status == NodeStatus::Ready,

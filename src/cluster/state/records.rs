@@ -79,6 +79,71 @@ pub enum MaintenancePhase {
     /// (NoSchedule), its pods evicted; the Node is deleted once they are gone
     /// (`crate::controllers::cluster_autoscaler`).
     ScaleDown = 5,
+    /// Being removed by the cluster autoscaler ([`Self::ScaleDown`]) while picked for
+    /// maintenance ([`Self::Picked`]): the phases below are an operator's phase with the
+    /// autoscaler's removal on top, each of which the node keeps if the removal fails (see
+    /// [`Self::with_removal`]).
+    ScaleDownPicked = 6,
+    /// Being removed by the cluster autoscaler while drained for maintenance
+    /// ([`Self::Draining`]).
+    ScaleDownDraining = 7,
+    /// Being removed by the cluster autoscaler while cordoned ([`Self::Cordoned`]).
+    ScaleDownCordoned = 8,
+    /// Being removed by the cluster autoscaler while stopped for an upgrade
+    /// ([`Self::Upgrading`]).
+    ScaleDownUpgrading = 9,
+}
+
+impl MaintenancePhase {
+    /// Whether the cluster autoscaler is removing the node.
+    pub fn removing(self) -> bool {
+        self.with_removal() == self
+    }
+
+    /// The phase with the cluster autoscaler's removal on top. The operator's phase is kept
+    /// under it (the `ToBeDeletedByClusterAutoscaler` taint and a cordon are two fields of a
+    /// Node, and a `kubectl drain`, a maintenance or an upgrade goes on while the autoscaler
+    /// removes the node), so that a removal that fails leaves the node as it found it
+    /// ([`Self::without_removal`]).
+    pub fn with_removal(self) -> Self {
+        match self {
+            Self::Idle | Self::ScaleDown => Self::ScaleDown,
+            Self::Picked | Self::ScaleDownPicked => Self::ScaleDownPicked,
+            Self::Draining | Self::ScaleDownDraining => Self::ScaleDownDraining,
+            Self::Cordoned | Self::ScaleDownCordoned => Self::ScaleDownCordoned,
+            Self::Upgrading | Self::ScaleDownUpgrading => Self::ScaleDownUpgrading,
+        }
+    }
+
+    /// The operator's phase under the cluster autoscaler's removal, if any.
+    pub fn without_removal(self) -> Self {
+        match self {
+            Self::Idle | Self::ScaleDown => Self::Idle,
+            Self::Picked | Self::ScaleDownPicked => Self::Picked,
+            Self::Draining | Self::ScaleDownDraining => Self::Draining,
+            Self::Cordoned | Self::ScaleDownCordoned => Self::Cordoned,
+            Self::Upgrading | Self::ScaleDownUpgrading => Self::Upgrading,
+        }
+    }
+
+    /// `phase` with this phase's removal, if any, on top: what an operator's step that moves
+    /// the node to `phase` leaves.
+    pub fn moved_to(self, phase: Self) -> Self {
+        if self.removing() {
+            phase.with_removal()
+        } else {
+            phase
+        }
+    }
+
+    /// Whether an operator has cordoned the node (`spec.unschedulable`): drained for
+    /// maintenance, cordoned by `kubectl drain` or an upgrade, or stopped for an upgrade.
+    pub fn cordoned(self) -> bool {
+        matches!(
+            self.without_removal(),
+            Self::Draining | Self::Cordoned | Self::Upgrading
+        )
+    }
 }
 
 /// Mutable node fields: a packed record of plain bytes (see the module documentation).

@@ -2,7 +2,7 @@
 //!
 //! Upstream (`cluster-autoscaler/core/scaledown/actuation`):
 //! - `actuator.go` (`StartDeletion`) taints the node `ToBeDeletedByClusterAutoscaler:NoSchedule`
-//!   ([`MaintenancePhase::ScaleDown`], read by kube-scheduler's snapshot) and drains it;
+//!   ([`crate::cluster::MaintenancePhase::ScaleDown`], read by kube-scheduler's snapshot) and drains it;
 //! - `drain.go` (`Evictor.DrainNode`): one goroutine per pod asks the Eviction API to evict it,
 //!   retrying a refused eviction every 10 s (`EvictionRetryTime`) until
 //!   `--max-pod-eviction-time` (2 minutes) has passed since the drain began. The model makes
@@ -27,15 +27,14 @@
 use super::scale_down::{moving_pods, utilization};
 use crate::cluster::kube::eviction::{evict, EvictionAnswer};
 use crate::cluster::node_groups::fresh_node;
-use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Recorder,
-};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
 
 /// Starts removing node `n`: tainted `ToBeDeletedByClusterAutoscaler`; its pods are evicted by
 /// the steps that follow.
 pub fn start_removal(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
     let used = utilization(spec, state, n);
-    state.node_mut(n).maintenance = MaintenancePhase::ScaleDown;
+    let node = state.node_mut(n);
+    node.maintenance = node.maintenance.with_removal();
     rec.log(Some("Cluster autoscaler - scale_down"), || {
         let pods: Vec<String> = moving_pods(state, n)
             .iter()
@@ -65,7 +64,7 @@ pub fn for_each_step(
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
     let node = state.node(n);
-    if node.maintenance != MaintenancePhase::ScaleDown || !node.status.exists() {
+    if !node.maintenance.removing() || !node.status.exists() {
         return true;
     }
     let moving = moving_pods(state, n);
@@ -112,11 +111,8 @@ pub fn fail(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Re
             refused.join(", ")
         )
     });
-    state.node_mut(n).maintenance = if state.cordoned_by_drain(spec, n) {
-        MaintenancePhase::Cordoned
-    } else {
-        MaintenancePhase::Idle
-    };
+    let node = state.node_mut(n);
+    node.maintenance = node.maintenance.without_removal();
 }
 
 /// Deletes node `n`'s Node: its slot is free again.

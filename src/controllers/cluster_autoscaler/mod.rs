@@ -67,8 +67,8 @@ pub mod simulation;
 
 use crate::cluster::node_groups::fresh_node;
 use crate::cluster::{
-    ClusterAction, ClusterAutoscalerSpec, ClusterSpec, ClusterState, IntentKind, MaintenancePhase,
-    NodeStatus, Recorder,
+    ClusterAction, ClusterAutoscalerSpec, ClusterSpec, ClusterState, IntentKind, NodeStatus,
+    Recorder,
 };
 use scale_up::ScaleUp;
 
@@ -134,7 +134,7 @@ fn settled(spec: &ClusterSpec, state: &ClusterState) -> bool {
             !matches!(
                 node.status,
                 NodeStatus::Provisioning | NodeStatus::BackedOff
-            ) && node.maintenance != MaintenancePhase::ScaleDown
+            ) && !node.maintenance.removing()
         })
 }
 

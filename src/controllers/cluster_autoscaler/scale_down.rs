@@ -13,7 +13,12 @@
 //!   DaemonSet pods included, over its allocatable, the larger of CPU and memory) is below
 //!   `--scale-down-utilization-threshold`. A node that is not ready is a candidate too
 //!   (`--scale-down-unready-enabled`, true by default; it must then stay unneeded for
-//!   `--scale-down-unready-time` rather than `--scale-down-unneeded-time`);
+//!   `--scale-down-unready-time` rather than `--scale-down-unneeded-time`): failed, panicked,
+//!   or stopped for an operator's maintenance or upgrade. Nothing an operator does to a node
+//!   keeps it out (the eligibility checks read neither `spec.unschedulable` nor who cordoned
+//!   it): a node being drained, cordoned or upgraded is a candidate like any other, and a
+//!   removal that fails leaves it in the operator's hands as it was
+//!   ([`crate::cluster::MaintenancePhase::with_removal`]);
 //! - its pods must all move (`simulator/drain.go`, `GetPodsToMove`): each pod passes the
 //!   drainability rules in the order `drainability/rules/rules.go` (`Default`) runs them,
 //!   the first with an answer deciding ([`blocking`]): DaemonSet pods go with the node; a pod
@@ -46,9 +51,7 @@
 use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::budget_status;
 use crate::cluster::node_groups::daemon_requests;
-use crate::cluster::{
-    ClusterAutoscalerSpec, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, PodPhase,
-};
+use crate::cluster::{ClusterAutoscalerSpec, ClusterSpec, ClusterState, NodeStatus, PodPhase};
 
 /// Node `n`'s utilisation in `state`, in thousandths: its pods' requests (the model's, its
 /// DaemonSets', its reserved load) over its allocatable, the larger of CPU and memory.
@@ -98,7 +101,7 @@ pub fn hinted(spec: &ClusterSpec, state: &ClusterState) -> Simulation {
         }
     }
     for n in 1..=spec.nodes.len() {
-        if state.node(n).maintenance != MaintenancePhase::ScaleDown {
+        if !state.node(n).maintenance.removing() {
             continue;
         }
         for p in state.pods_on(std::slice::from_ref(&n)) {
@@ -136,7 +139,7 @@ pub fn candidates(
     // The plan is made once, and only when some group may shrink.
     let mut planned: Option<Simulation> = None;
     let draining = (1..=spec.nodes.len()).any(|n| {
-        state.node(n).maintenance == MaintenancePhase::ScaleDown
+        state.node(n).maintenance.removing()
             && state.pods_on(std::slice::from_ref(&n)).next().is_some()
     });
     let mut out = Vec::new();
@@ -144,7 +147,7 @@ pub fn candidates(
         let leaving = group
             .slots
             .iter()
-            .filter(|&&n| state.node(n).maintenance == MaintenancePhase::ScaleDown)
+            .filter(|&&n| state.node(n).maintenance.removing())
             .count();
         if group.target_size(state) - leaving <= group.min_size {
             continue;
@@ -171,13 +174,9 @@ fn removable(
     draining: bool,
 ) -> bool {
     let node = state.node(n);
-    let unready_removable =
-        autoscaler.scale_down_unready_enabled && node.status == NodeStatus::NotReady;
+    let unready_removable = autoscaler.scale_down_unready_enabled && node.status.is_down();
     if (node.status != NodeStatus::Ready && !unready_removable)
-        || !matches!(
-            node.maintenance,
-            MaintenancePhase::Idle | MaintenancePhase::Cordoned
-        )
+        || node.maintenance.removing()
         || utilization(spec, planned.state(), n)
             >= u64::from(autoscaler.scale_down_threshold_permille)
     {

@@ -9,17 +9,16 @@ use super::problems::{labels, LabelCensus, Problems};
 use super::MAX_RESOURCE;
 use crate::cluster::state::MAX_NODES;
 use crate::cluster::Expander;
-use crate::input::uniform::schema::{ClusterAutoscaler, Event, Node};
+use crate::input::uniform::schema::{ClusterAutoscaler, Node};
 use regex::Regex;
 use std::collections::BTreeSet;
 
-/// Checks `autoscaler` in a document with `nodes` nodes and `events`; the labels of the
-/// groups' templates go to `census`.
+/// Checks `autoscaler` in a document with `nodes` nodes; the labels of the groups' templates
+/// go to `census`.
 pub(super) fn check_cluster_autoscaler(
     problems: &mut Problems,
     autoscaler: &ClusterAutoscaler,
     nodes: usize,
-    events: &[(String, &Event)],
     census: &mut LabelCensus,
 ) {
     let path = "controllers.clusterAutoscaler";
@@ -157,20 +156,6 @@ pub(super) fn check_cluster_autoscaler(
             format!("{slots} nodes with every group at its maxSize, more than the {MAX_NODES} supported"),
             "lower the groups' maxSize",
         );
-    }
-    for (at, event) in events {
-        if matches!(
-            event.name.as_deref(),
-            Some("maintenance" | "upgrade" | "kernelPanic")
-        ) {
-            problems.add(
-                format!("{at}.name"),
-                "an upgrade, maintenance or kernel panic with a cluster autoscaler is not \
-                 modelled (they take nodes the autoscaler adds and removes)",
-                "check the autoscaler and the event in separate inputs, or drain the nodes \
-                 one by one with `drain` events",
-            );
-        }
     }
 }
 

@@ -268,19 +268,7 @@ pub fn single_topology(document: &Document) -> Result<(), LoadError> {
         .as_ref()
         .and_then(|c| c.cluster_autoscaler.as_ref())
     {
-        let events: Vec<(String, &super::schema::Event)> = [
-            ("events", &document.events),
-            ("userCommand", &document.user_command),
-        ]
-        .into_iter()
-        .flat_map(|(key, list)| {
-            list.iter()
-                .flatten()
-                .enumerate()
-                .map(move |(i, event)| (format!("{key}[{i}]"), event))
-        })
-        .collect();
-        check_cluster_autoscaler(&mut problems, autoscaler, nodes.len(), &events, &mut census);
+        check_cluster_autoscaler(&mut problems, autoscaler, nodes.len(), &mut census);
     }
     if events > MAX_EVENTS {
         problems.add(
