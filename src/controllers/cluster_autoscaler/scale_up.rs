@@ -4,7 +4,10 @@
 //! Upstream (`cluster-autoscaler/core/static_autoscaler.go`, `RunOnce`; then
 //! `core/scaleup/orchestrator/orchestrator.go`, `ScaleUp`):
 //! - the pods to help are the unschedulable ones: Pending, unbound, marked unschedulable by
-//!   the scheduler (in the model: out of the scheduler's queue after a failed cycle);
+//!   the scheduler (in the model: out of the scheduler's queue after a failed cycle), and
+//!   the pods a controller will recreate that are still on a node the autoscaler is removing
+//!   (`core/podlistprocessor/currently_drained_nodes.go`), so that room is found for them
+//!   before they are evicted, when the cluster has changed since the removal was planned;
 //! - `FilterOutSchedulable` (`core/podlistprocessor/filter_out_schedulable.go`) drops those
 //!   that fit the cluster as it is, with the upcoming nodes (asked for, not yet registered)
 //!   added as template copies, placing each where it fits first;
@@ -25,7 +28,9 @@
 
 use super::simulation::{requests_on, Simulation};
 use crate::cluster::kube::of_model::node_name;
-use crate::cluster::{ClusterAutoscalerSpec, ClusterSpec, ClusterState, Expander, NodeStatus};
+use crate::cluster::{
+    ClusterAutoscalerSpec, ClusterSpec, ClusterState, Expander, NodeStatus, PodPhase,
+};
 
 /// What a scale-up could do for one node group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +85,23 @@ pub fn scale_up(
     }
 }
 
+/// The pods of `state` that a deployment will recreate and that are still on a node the
+/// autoscaler is removing, not yet evicted (`currentlyDrainedPods`: the node's pods to move).
+pub fn drained_pods(state: &ClusterState) -> Vec<usize> {
+    (1..=state.pods().len())
+        .filter(|&p| {
+            let pod = state.pod(p);
+            pod.owned
+                && pod.phase != PodPhase::Terminating
+                && pod.phase != PodPhase::Idle
+                && state
+                    .nodes()
+                    .get((pod.loc as usize).wrapping_sub(1))
+                    .is_some_and(|node| node.maintenance.removing())
+        })
+        .collect()
+}
+
 /// The scale-up the autoscaler finds in `state` with every group's option, before the
 /// expander picks.
 pub fn every_option(
@@ -87,11 +109,16 @@ pub fn every_option(
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
 ) -> ScaleUp {
-    let pending = unschedulable_pods(spec, state);
-    if pending.is_empty() {
+    let mut pending = unschedulable_pods(spec, state);
+    let drained = drained_pods(state);
+    if pending.is_empty() && drained.is_empty() {
         return ScaleUp::NotNeeded;
     }
     let mut cluster = Simulation::new(state);
+    for &pod in &drained {
+        cluster.place(pod, 0);
+    }
+    pending.extend(drained);
     let upcoming: Vec<usize> = (1..=spec.nodes.len())
         .filter(|&n| state.node(n).status == NodeStatus::Provisioning)
         .collect();
