@@ -17,7 +17,7 @@ use crate::cluster::kube::{Pod, Snapshot};
 
 /// The pods of `snapshot` a nominator keeps: waiting for a node (unbound, not being deleted,
 /// for the default scheduler, ungated) with a nominated node.
-pub fn nominated<'a>(snapshot: &'a Snapshot) -> Vec<&'a Pod> {
+pub fn nominated(snapshot: &Snapshot) -> Vec<&Pod> {
     snapshot
         .pods
         .iter()
