@@ -5,8 +5,8 @@
 //! The head is the queued pod of highest priority, the first queued among equals: the active
 //! queue's `PrioritySort` (`pkg/scheduler/framework/plugins/queuesort/priority_sort.go`,
 //! `Less`: higher priority first, then the earlier queue timestamp), the model's queue order
-//! standing for the timestamps. A pod no node fits may preempt pods of lower priority
-//! ([`super::kube_preemption`]).
+//! standing for the timestamps. A pod no node fits may preempt pods of lower priority and is
+//! then nominated to the node ([`super::kube_preemption`]), which its next cycles try first.
 //!
 //! As `Scheduler.scheduleOne` (`pkg/scheduler/schedule_one.go`) does, a cycle pops one pod,
 //! filters and scores every node and binds the pod to one of the top-scored nodes, which

@@ -12,7 +12,10 @@
 //!   record of plain bytes ([`NodeState`], [`PodState`], [`DeploymentState`]), the three tables
 //!   back to back, sized by the spec. Copying a state is one allocation and one copy; its
 //!   canonical encoding starts with that buffer as it lies in memory; and the state itself is
-//!   small (about a hundred bytes), so the search moves it cheaply.
+//!   small (about a hundred bytes), so the search moves it cheaply. The views of
+//!   `--perturb stale-view` and, where pods may preempt under `--semantics kubernetes`, a
+//!   nominated node per pod slot (two bytes, [`ClusterState::keep_nominations`]) follow the
+//!   tables in the same buffer.
 //! - **Membership in the records.** Which replica set a pod belongs to, and which work queues
 //!   hold it, are bytes of its own record, with the replica sets' sizes kept in the deployment
 //!   record: nothing in a state is sized by the model's limits rather than by the cluster.
