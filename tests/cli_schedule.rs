@@ -348,3 +348,44 @@ fn nodes_tied_on_every_modelled_criterion_are_listed_with_what_decides_upstream(
 fn read(path: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
+
+/// `preemption-victims.json` with a second pending pod, `rival` (2 cores, priority 1000),
+/// nominated to node-b by an earlier preemption (`status.nominatedNodeName`).
+fn victims_with_a_nominated_rival() -> String {
+    let mut list: Value = serde_json::from_str(&read(VICTIMS)).unwrap();
+    let items = list["items"].as_array_mut().unwrap();
+    let mut rival = items
+        .iter()
+        .find(|item| item["metadata"]["name"] == "critical")
+        .expect("the pending pod")
+        .clone();
+    rival["metadata"]["name"] = "rival".into();
+    rival["status"]["nominatedNodeName"] = "node-b".into();
+    items.push(rival);
+    list.to_string()
+}
+
+/// kube-scheduler adds the pods nominated to a node, of at least the pod's priority, while it
+/// filters the node (`addGENominatedPods`), also when it looks for victims there: node-b's
+/// room is held for rival, deleting its batch pods no longer makes room for critical, and
+/// node-a is the only candidate. Rival tries its nominated node first.
+#[test]
+fn a_nominated_pod_holds_its_room_against_a_pod_of_equal_priority() {
+    let output = kivi_with_stdin(&["schedule", "-"], Some(&victims_with_a_nominated_rival()));
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    let critical = text
+        .split("Pod default/rival")
+        .next()
+        .expect("critical's decision first");
+    assert!(
+        critical.contains("Preemption: evicting lower-priority pods makes room on node-a\n"),
+        "{text}"
+    );
+    assert!(
+        critical.contains("kube-scheduler nominates node-a"),
+        "{text}"
+    );
+    let without = kivi(&["schedule", VICTIMS]);
+    assert!(stdout(&without).contains("kube-scheduler nominates node-b"));
+}

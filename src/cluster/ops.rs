@@ -164,6 +164,9 @@ impl ClusterState {
         record.cpu_left = record.cpu_left.wrapping_sub(cpu);
         record.mem_left = record.mem_left.wrapping_sub(memory);
         self.pod_mut(pod).loc = node as u16;
+        // A bound pod is nominated nowhere (the nominator forgets it once the scheduler
+        // assumes it: `DeleteNominatedPodIfExists` in `schedule_one.go`'s `assume`).
+        self.nominate(pod, 0);
     }
 
     /// The pods on any of `nodes` (bound there, in any phase but a free slot), ascending.
@@ -175,8 +178,11 @@ impl ClusterState {
     }
 
     /// Marks `pod` of deployment `d` for deletion and hands it to the kubelet (Kivi's
-    /// `deleteAPodUpdate`).
+    /// `deleteAPodUpdate`). A nominated pod is unbound, and the API server deletes an unbound
+    /// pod at once (`CheckGracefulDelete` in `pkg/registry/core/pod/strategy.go`), which the
+    /// nominator forgets (`DeleteNominatedPodIfExists`): its nomination is cleared.
     pub fn mark_for_deletion(&mut self, d: usize, pod: usize) {
+        self.nominate(pod, 0);
         if let Some(dep) = self.deployments_mut().get_mut(d.wrapping_sub(1)) {
             dep.in_deletion += 1;
         }

@@ -722,6 +722,15 @@ impl ClusterSpec {
         &self.nodes[id - 1]
     }
 
+    /// Whether a pod may preempt another under `--semantics kubernetes`: some template's
+    /// priority is not 0, so that pods' priorities may differ (a pod without a template has
+    /// priority 0) and a pod may find one of lower priority to delete. Only then are
+    /// nominated nodes kept in the state
+    /// ([`crate::cluster::ClusterState::keep_nominations`]).
+    pub fn may_preempt(&self) -> bool {
+        self.pod_templates.iter().any(|t| t.priority != 0)
+    }
+
     /// The pod template with id `id`, or `None` for 0 or an unknown id.
     pub fn pod_template(&self, id: u8) -> Option<&PodTemplate> {
         (id as usize)

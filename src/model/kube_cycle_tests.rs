@@ -3,7 +3,8 @@
 //! breadth-first searches reach under `--semantics kubernetes`: one cache follows the states
 //! in the search's order, so that consecutive states differ in many records (nodes failing
 //! and tainted, pods created in freed slots, bound, deleted), and each outcome of a step is
-//! taken with the cache its listing left; and with an autoscaler adding and deleting nodes.
+//! taken with the cache its listing left; with an autoscaler adding and deleting nodes; and
+//! with pods preempting, nominated to nodes and bound there.
 
 use super::kube_scheduling::{cycle, CycleCache};
 use super::spread_cache_tests::node_failures;
@@ -49,6 +50,14 @@ fn autoscaled() -> ClusterModel {
     crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A model of `tests/data/preemption` whose pods preempt: its states nominate pods to nodes,
+/// which the snapshot's Pods carry.
+fn preempting(name: &str) -> ClusterModel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/data/preemption/{name}.json"));
+    crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[test]
 fn kept_snapshots_and_cycles_equal_fresh_ones() {
     let models = [
@@ -58,8 +67,10 @@ fn kept_snapshots_and_cycles_equal_fresh_ones() {
         kubernetes(load("c8", "original")),
         with_daemon_set(kubernetes(load_edited("c5", "original", add_daemon_set))),
         kubernetes(autoscaled()),
+        kubernetes(preempting("equal-priority-takes-room")),
+        kubernetes(preempting("nominated-node-or-equal")),
     ];
-    let (mut compared, mut changed, mut cycles) = (0, 0, 0);
+    let (mut compared, mut changed, mut cycles, mut nominated) = (0, 0, 0, 0);
     for model in models {
         let spec = model.spec();
         let mut kept = IncrementalSnapshot::new();
@@ -76,6 +87,7 @@ fn kept_snapshots_and_cycles_equal_fresh_ones() {
             changed += usize::from(generation != last_generation);
             last_generation = generation;
             compared += 1;
+            nominated += usize::from(state.nominations().any(|node| node != 0));
             let fresh = cycle(spec, &state, &mut CycleCache::default()).cloned();
             assert_eq!(cycle(spec, &state, &mut cache).cloned(), fresh, "{state:?}");
             cycles += usize::from(fresh.is_some());
@@ -91,4 +103,5 @@ fn kept_snapshots_and_cycles_equal_fresh_ones() {
     assert!(compared > 5_000, "only {compared} states");
     assert!(changed > 1_000, "only {changed} snapshots changed");
     assert!(cycles > 1_000, "only {cycles} cycles");
+    assert!(nominated > 10, "only {nominated} states with a nomination");
 }

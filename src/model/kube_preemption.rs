@@ -5,25 +5,36 @@
 //! `pkg/scheduler/framework/preemption/preemption.go`: a graceful delete, not an eviction, so a
 //! PodDisruptionBudget is only preferred, never enforced). The victims are terminating and
 //! queued for the kubelet, their ReplicaSets replace them as for any deletion, and the
-//! preemptor stays Pending: it is bound by a later cycle once the victims are gone, as
-//! upstream, where the pod gets `status.nominatedNodeName` and goes back to the queue.
+//! preemptor stays Pending, nominated to the node: it is bound by a later cycle once the
+//! victims are gone, as upstream, where the pod gets `status.nominatedNodeName` and goes back
+//! to the queue.
 //!
-//! The nominated node is not kept in the state (a pod record is 16 bytes, and symmetry hashes
-//! it as two words). What the nomination decides upstream is derived instead:
-//! - `PodEligibleToPreemptOthers`: a pod nominated to a node where lower-priority pods are
-//!   still terminating preempts nothing more and waits. Here a pod waits
-//!   ([`Cycle::AwaitsVictims`]) when some node where preemption would help it holds a
-//!   terminating pod of lower priority: its own victims, or a pod terminating for another
-//!   reason (upstream's `podTerminatingByPreemption` tells those apart by the pod's
-//!   `DisruptionTarget` condition; the model does not, so such a pod delays a preemption
-//!   until the kubelet has removed it, and the pod is queued again then).
-//! - The nominated node is tried first once the victims are gone (`evaluateNominatedNode`);
-//!   here the next cycle filters and scores every node, so the pod may be bound elsewhere if
-//!   another node scores as high.
-//! - Pods of lower priority do not take the room reserved for a nominated pod
-//!   (`addNominatedPods` in the filters). Here the queue is popped by priority, and the
-//!   preemptor is queued again by its victims' deletion, so no lower-priority pod is cycled
-//!   before it; a pod of equal priority queued before it may take the room.
+//! The nominated node is kept in the state, per pod slot
+//! ([`ClusterState::nominated_node`](crate::cluster::ClusterState::nominated_node)), in models
+//! whose pods may preempt ([`ClusterSpec::may_preempt`]; other states carry no table and are
+//! as before). It is set by [`preempt`], cleared when the pod is bound, deleted, or found
+//! unschedulable by a cycle whose PostFilter finds no candidate (`Preempt` returns
+//! `NewPostFilterResultWithNominatedNode("")`, which `handleSchedulingFailure` in
+//! `pkg/scheduler/schedule_one.go` writes to the pod's status and the nominator); a cycle that
+//! waits keeps it. The snapshot's Pod carries it as `status.nominatedNodeName`
+//! ([`crate::cluster::kube::of_model`]), and the framework acts on it as upstream:
+//! - `PodEligibleToPreemptOthers` (`default_preemption.go`): a pod nominated to a node where
+//!   pods of lower priority are terminating preempts nothing more and waits
+//!   ([`AwaitsVictims`](super::kube_scheduling::Cycle::AwaitsVictims)), unless the filters
+//!   found that node `UnschedulableAndUnresolvable`; terminating pods on other nodes do not
+//!   hold it back. Upstream counts only pods terminating because of a preemption
+//!   (`podTerminatingByPreemption`, the `DisruptionTarget` condition); the model does not
+//!   tell why a pod terminates, so any terminating pod of lower priority there counts.
+//! - `evaluateNominatedNode` (`findNodesThatFitPod` in `schedule_one.go`): the nominated node
+//!   is filtered first, and when it passes the pod goes there, no other node scored.
+//! - `addGENominatedPods` (`RunFilterPluginsWithNominatedPods` in
+//!   `pkg/scheduler/framework/runtime/framework.go`): while a node is filtered for a pod, the
+//!   pods nominated there of at least its priority are added to it
+//!   ([`crate::controllers::kube_scheduler::nominated_pods`]), so that a pod of equal or
+//!   lower priority does not take the room a preemption freed, whatever the queue's order.
+//!
+//! A victim already terminating (a pod nominated elsewhere, or nowhere, may pick one) is left
+//! to its deletion.
 //!
 //! Neither a preempting cycle nor a waiting one violates `pod_always_schedulable`: the pod
 //! has a node to go to once its victims are gone. A victim of a deployment named by
@@ -36,9 +47,9 @@ use crate::cluster::kube::{Pod, Snapshot};
 use crate::cluster::state::PodPhase;
 use crate::cluster::{ClusterSpec, ClusterState, Recorder};
 use crate::controllers::kube_scheduler::default_preemption::{
-    eligible_to_preempt, find_candidates, pick_one_node, Victim,
+    eligible_to_preempt, find_candidates, pick_one_node, Eligibility, Victim,
 };
-use crate::controllers::kube_scheduler::Decision;
+use crate::controllers::kube_scheduler::{Code, Decision};
 
 /// What DefaultPreemption does for a pod that no node fits.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,23 +70,17 @@ pub fn preemption(
     subject: &Pod,
     decision: &Decision,
 ) -> Option<Preemption> {
-    if decision.preemption_candidates.is_empty() || !eligible_to_preempt(subject) {
-        return None;
-    }
-    let helpful: Vec<usize> = decision
-        .preemption_candidates
-        .iter()
-        .filter_map(|name| node_id(name))
-        .collect();
-    let awaited = helpful.iter().copied().find(|&n| {
-        state.pods().iter().any(|p| {
-            p.phase == PodPhase::Terminating
-                && p.loc as usize == n
-                && spec.template_or_none(p.template).priority < subject.priority
-        })
+    let eligibility = eligible_to_preempt(snapshot, subject, |name| {
+        decision
+            .first_rejection
+            .get(name)
+            .map_or(Code::UnschedulableAndUnresolvable, |r| r.code)
     });
-    if let Some(node) = awaited {
-        return Some(Preemption::Awaits(node));
+    match eligibility {
+        Eligibility::Never => return None,
+        Eligibility::AwaitsNominatedNode(name) => return node_id(&name).map(Preemption::Awaits),
+        Eligibility::Eligible if decision.preemption_candidates.is_empty() => return None,
+        Eligibility::Eligible => {}
     }
     let budgets = budgets(spec, state);
     // A DaemonSet's pods are placed once, when the model starts: a node whose victims would
@@ -113,8 +118,12 @@ fn model_pod(spec: &ClusterSpec, state: &ClusterState, victim: &Victim) -> Optio
         .filter(|&p| p <= spec.pods.len() && victim.namespace == pod_namespace(spec, state, p))
 }
 
-/// Pod `pod` preempts `victims` on node `node`: each is deleted gracefully (terminating,
-/// queued for the kubelet), and a `no_preemption_of` intent naming its deployment is violated.
+/// Pod `pod` preempts `victims` on node `node` and is nominated there (`prepareCandidate`
+/// in `preemption.go`, then `handleSchedulingFailure` writes `status.nominatedNodeName` and
+/// the nominator's `AddNominatedPod` records it): each victim is deleted gracefully
+/// (terminating, queued for the kubelet), and a `no_preemption_of` intent naming its
+/// deployment is violated. A victim already terminating (deleted for another reason: a pod
+/// without a nomination there does not wait for it) is left as it is, its deletion under way.
 pub fn preempt(
     spec: &ClusterSpec,
     state: &mut ClusterState,
@@ -130,7 +139,11 @@ pub fn preempt(
             names.join(", ")
         )
     });
+    state.nominate(pod, node);
     for &victim in victims {
+        if state.pod(victim).phase == PodPhase::Terminating {
+            continue;
+        }
         let deployment = state.pod(victim).deployment;
         state.mark_for_deletion(deployment as usize, victim);
         if state.pod(victim).owned {

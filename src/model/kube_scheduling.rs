@@ -5,8 +5,8 @@
 //! The head is the queued pod of highest priority, the first queued among equals: the active
 //! queue's `PrioritySort` (`pkg/scheduler/framework/plugins/queuesort/priority_sort.go`,
 //! `Less`: higher priority first, then the earlier queue timestamp), the model's queue order
-//! standing for the timestamps. A pod no node fits may preempt pods of lower priority
-//! ([`super::kube_preemption`]).
+//! standing for the timestamps. A pod no node fits may preempt pods of lower priority and is
+//! then nominated to the node ([`super::kube_preemption`]), which its next cycles try first.
 //!
 //! As `Scheduler.scheduleOne` (`pkg/scheduler/schedule_one.go`) does, a cycle pops one pod,
 //! filters and scores every node and binds the pod to one of the top-scored nodes, which
@@ -45,7 +45,7 @@ pub enum Cycle {
     /// and the pods deleted there.
     Preempt(FitError, Vec<(usize, Vec<usize>)>),
     /// No node fits the pod, and it waits for the lower-priority pods terminating on this node,
-    /// where preemption would make room.
+    /// its nominated node (`PodEligibleToPreemptOthers`); it keeps the nomination.
     AwaitsVictims(FitError, usize),
     /// The pod and its top-scored nodes, ascending ids.
     Top(usize, Vec<usize>),
@@ -276,6 +276,10 @@ pub fn run(
                 }
             }
             state.dequeue(Queue::Scheduler);
+            // The PostFilter found no candidate: `Preempt` clears the nomination
+            // (`NewPostFilterResultWithNominatedNode("")` in `preemption.go`), which
+            // `handleSchedulingFailure` writes to `status.nominatedNodeName` and the nominator.
+            state.nominate(error.pod, 0);
             state.found_no_node(spec);
         }
         Cycle::Preempt(error, nodes) => {
@@ -289,7 +293,7 @@ pub fn run(
             rec.log(Some("Scheduler"), || {
                 format!(
                     "Pod {pod} fits no node and waits for the lower-priority pods terminating \
-                     on node {node}"
+                     on node {node}, its nominated node"
                 )
             });
             state.dequeue(Queue::Scheduler);

@@ -217,6 +217,9 @@ impl ClusterModel {
             self.daemon_pods_pending = placement.pending;
             kube_scheduling::start(&mut self.init);
             crate::controllers::kube_scale::annotate_initial(&mut self.init);
+            if self.spec.may_preempt() && !self.init.keeps_nominations() {
+                self.init.keep_nominations();
+            }
         }
         if self.init.perturbations().left > 0 {
             self.init.keep_views(stale_view::views(&self.spec));

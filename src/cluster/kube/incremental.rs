@@ -5,9 +5,10 @@
 //!
 //! Kubernetes does the same: `Cache.UpdateSnapshot` (`pkg/scheduler/backend/cache/cache.go`)
 //! copies only the NodeInfos whose generation moved since the last cycle. Here a Node is
-//! rebuilt when its state record changed and a Pod when its record or its node's readiness
-//! did, since [`of_model::snapshot`] builds node `n` from `state.node(n)` alone and pod `p`
-//! from `state.pod(p)` and its node's readiness (with the spec, which does not change): the
+//! rebuilt when its state record changed and a Pod when its record, its nominated node or its
+//! node's readiness did, since [`of_model::snapshot`] builds node `n` from `state.node(n)`
+//! alone and pod `p` from `state.pod(p)`, its nominated node and its node's readiness (with the
+//! spec, which does not change): the
 //! snapshot equals
 //! [`of_model::snapshot`] of the last state given, field for field, whatever states came
 //! before (the model's test compares them over searches' states). A step that adds or deletes
@@ -26,6 +27,9 @@ pub struct IncrementalSnapshot {
     /// Each pod slot's record the snapshot's Pod (or its absence, for a free slot) was built
     /// from.
     pods: Vec<PodState>,
+    /// Each pod slot's nominated node the snapshot's Pod was built with (empty when the state
+    /// keeps no nominations).
+    nominations: Vec<u16>,
     /// Per node id (index 0 unused), whether its readiness changed in the last update: its
     /// Pods' `ready` follows it.
     readiness_changed: Vec<bool>,
@@ -45,7 +49,8 @@ impl IncrementalSnapshot {
     pub fn update(&mut self, spec: &ClusterSpec, state: &ClusterState) -> (&Snapshot, u64) {
         let same_tables = self.generation != 0
             && self.nodes.len() == state.nodes().len()
-            && self.pods.len() == state.pods().len();
+            && self.pods.len() == state.pods().len()
+            && self.nominations.len() == state.nominations().len();
         match same_tables
             .then(|| self.nodes_changed(spec, state))
             .flatten()
@@ -60,6 +65,7 @@ impl IncrementalSnapshot {
                 self.snapshot = of_model::snapshot(spec, state);
                 self.nodes = state.nodes().to_vec();
                 self.pods = state.pods().to_vec();
+                self.nominations = state.nominations().collect();
                 self.generation += 1;
             }
         }
@@ -92,19 +98,35 @@ impl IncrementalSnapshot {
         Some(changed)
     }
 
-    /// Rebuilds the Pods whose records, or whose nodes' readiness, differ in `state`, keeping
-    /// the others (in slot order, free slots left out); whether any did.
+    /// Rebuilds the Pods whose records, nominated nodes or nodes' readiness differ in `state`,
+    /// keeping the others (in slot order, free slots left out); whether any did.
     fn pods_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
         let now = state.pods();
         let readiness = &self.readiness_changed;
-        let stale = |was: &PodState, now: &PodState| {
-            was != now || readiness.get(now.loc as usize).copied().unwrap_or(false)
+        let renominated: Vec<bool> = if self.nominations.is_empty() {
+            Vec::new()
+        } else {
+            let changed = self
+                .nominations
+                .iter()
+                .zip(state.nominations())
+                .map(|(&was, now)| was != now)
+                .collect();
+            self.nominations.clear();
+            self.nominations.extend(state.nominations());
+            changed
+        };
+        let stale = |slot: usize, was: &PodState, now: &PodState| {
+            was != now
+                || readiness.get(now.loc as usize).copied().unwrap_or(false)
+                || renominated.get(slot).copied().unwrap_or(false)
         };
         let Some(first) = self
             .pods
             .iter()
             .zip(now)
-            .position(|(was, now)| stale(was, now))
+            .enumerate()
+            .position(|(slot, (was, now))| stale(slot, was, now))
         else {
             return false;
         };
@@ -122,7 +144,7 @@ impl IncrementalSnapshot {
                 if now.phase == PodPhase::Idle {
                     continue;
                 }
-                if stale(was, now) {
+                if stale(slot, was, now) {
                     self.snapshot.pods[at] = built(spec, state, slot + 1);
                 }
                 at += 1;
@@ -136,7 +158,7 @@ impl IncrementalSnapshot {
                     continue;
                 }
                 pods.push(match kept {
-                    Some(pod) if !stale(was, now) => pod,
+                    Some(pod) if !stale(slot, was, now) => pod,
                     _ => built(spec, state, slot + 1),
                 });
             }

@@ -150,7 +150,8 @@ fn pairs(spec: &ClusterSpec, pairs: &[(usize, u16)]) -> Labels {
 /// The snapshot kube-scheduler would take of `state`: its existing nodes (a cluster
 /// autoscaler's slot without a Node is left out, with the DaemonSet pods and reserved load
 /// that come with it). Node `n` is built from
-/// `state.node(n)` alone and pod `p` from `state.pod(p)` alone (with the spec), and the
+/// `state.node(n)` alone and pod `p` from `state.pod(p)` and its nominated node alone (with
+/// the spec), and the
 /// DaemonSets' pods and the nodes' reserved load, after the model's, from the spec alone, which
 /// [`super::incremental::IncrementalSnapshot`] relies on.
 pub fn snapshot(spec: &ClusterSpec, state: &ClusterState) -> Snapshot {
@@ -348,8 +349,9 @@ fn template_hash(d: usize, version: usize) -> String {
     format!("d{d}v{version}")
 }
 
-/// Pod `p`, unless its slot is free: what `state.pod(p)` and the spec say of it (its labels
-/// are the spec's, chosen by the record's `template_labels` and `template`).
+/// Pod `p`, unless its slot is free: what `state.pod(p)`, its nominated node and the spec
+/// say of it (its labels are the spec's, chosen by the record's `template_labels` and
+/// `template`).
 pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<Pod> {
     let now = state.pod(p);
     if now.phase == Phase::Idle {
@@ -383,6 +385,8 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
         && now.loc != 0
         && state.node(now.loc as usize).status == NodeStatus::Ready;
     pod.node_name = (now.loc != 0).then(|| node_name(now.loc as usize));
+    let nominated = state.nominated_node(p);
+    pod.nominated_node_name = (nominated != 0).then(|| node_name(nominated));
     pod.phase = match now.phase {
         Phase::Running | Phase::Terminating => PodPhase::Running,
         _ => PodPhase::Pending,

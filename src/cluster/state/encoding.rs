@@ -92,7 +92,8 @@ impl ClusterState {
     /// Writes the encoding of [`ClusterState::encode`] as the state would have it with its
     /// nodes and pods renamed by `renaming` (records reordered, pods' nodes and queued ids
     /// renamed, idle slots cleared as [`PodState::renamed`](super::PodState::renamed) says, and each event that travels
-    /// with a node written with it: a node failure's done bit follows from its progress).
+    /// with a node written with it: a node failure's done bit follows from its progress; the
+    /// nomination table, if kept, in the pods' new order with its nodes renamed).
     /// Two states that differ only by the names of interchangeable nodes and pods give the same
     /// bytes when each is renamed to a canonical order.
     pub fn encode_renamed(&self, renaming: &Renaming, out: &mut Vec<u8>) {
@@ -110,7 +111,18 @@ impl ClusterState {
             let pod = pods[old as usize - 1].renamed(renaming.node_new);
             out.extend_from_slice(bytemuck::bytes_of(&pod));
         }
-        out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);
+        out.extend_from_slice(&self.bytes()[self.deployments_offset()..self.nominations_offset()]);
+        if self.keeps_nominations() {
+            for &old in renaming.pod_order {
+                let node = self.nominated_node(old as usize);
+                let node = if node == 0 {
+                    0
+                } else {
+                    renaming.node_new[node]
+                };
+                out.extend_from_slice(&(node as u16).to_le_bytes());
+            }
+        }
         out.extend_from_slice(&self.queue_lengths());
         for queue in QUEUES {
             let names = match queue {
@@ -134,7 +146,8 @@ impl ClusterState {
     /// header (each event in `node_events`, which travels with its node, left out), the
     /// deployment records and what follows them, the queues' lengths, and the queues that
     /// hold no node or pod ids. A fingerprint under renamings adds the nodes and pods as
-    /// multisets ([`crate::model::symmetry`]).
+    /// multisets ([`crate::model::symmetry`]). The nomination table, kept only under
+    /// `--semantics kubernetes` where symmetry is off, is written as it is.
     pub fn encode_unnamed(&self, node_events: &[Option<u8>], out: &mut Vec<u8>) {
         self.encode_header_without(node_events, out);
         out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);

@@ -12,7 +12,10 @@
 //!   record of plain bytes ([`NodeState`], [`PodState`], [`DeploymentState`]), the three tables
 //!   back to back, sized by the spec. Copying a state is one allocation and one copy; its
 //!   canonical encoding starts with that buffer as it lies in memory; and the state itself is
-//!   small (about a hundred bytes), so the search moves it cheaply.
+//!   small (about a hundred bytes), so the search moves it cheaply. The views of
+//!   `--perturb stale-view` and, where pods may preempt under `--semantics kubernetes`, a
+//!   nominated node per pod slot (two bytes, [`ClusterState::keep_nominations`]) follow the
+//!   tables in the same buffer.
 //! - **Membership in the records.** Which replica set a pod belongs to, and which work queues
 //!   hold it, are bytes of its own record, with the replica sets' sizes kept in the deployment
 //!   record: nothing in a state is sized by the model's limits rather than by the cluster.
@@ -37,6 +40,7 @@ pub const MAX_EVENTS: usize = 16;
 pub const MAX_INTENTS: usize = 16;
 
 mod encoding;
+mod nominations;
 mod pod_set;
 mod queues;
 mod records;
@@ -69,6 +73,9 @@ pub struct ClusterState {
     deployments: u32,
     /// Copies of the record tables kept after them (`--perturb stale-view`; 0 otherwise).
     views: u32,
+    /// Entries of the nomination table kept after the views: one per pod slot where pods may
+    /// preempt, none otherwise ([`ClusterState::keep_nominations`]).
+    nominations: u32,
     queues: Queues,
 }
 
@@ -80,6 +87,7 @@ impl Clone for ClusterState {
             pods: self.pods,
             deployments: self.deployments,
             views: self.views,
+            nominations: self.nominations,
             queues: self.queues.clone(),
         }
     }
@@ -92,6 +100,7 @@ impl Clone for ClusterState {
         self.pods = source.pods;
         self.deployments = source.deployments;
         self.views = source.views;
+        self.nominations = source.nominations;
         self.queues.clone_from(&source.queues);
     }
 }
@@ -130,6 +139,7 @@ impl ClusterState {
             pods: pods as u32,
             deployments: deployments as u32,
             views: 0,
+            nominations: 0,
             queues: Queues::default(),
         }
     }
@@ -155,13 +165,23 @@ impl ClusterState {
 
     /// Makes room for `views` copies of the record tables after them, each starting as a copy
     /// of the tables as they are now (`--perturb stale-view`: what a controller's informer
-    /// cache showed; the copies are part of the state, hashed and compared with it).
+    /// cache showed; the copies are part of the state, hashed and compared with it). The
+    /// nomination table, if kept, stays after them.
     pub fn keep_views(&mut self, views: usize) {
         let records = self.records_as_bytes().to_vec();
+        let table = self.nomination_bytes().to_vec();
         let mut bytes = self.bytes()[..HEADER_BYTES + records.len()].to_vec();
         for _ in 0..views {
             bytes.extend_from_slice(&records);
         }
+        bytes.extend_from_slice(&table);
+        self.set_bytes(bytes);
+        self.views = views as u32;
+    }
+
+    /// Makes `bytes` (the header, records, views and nomination table) the buffer, with a
+    /// zero byte at the end when their number is odd.
+    fn set_bytes(&mut self, mut bytes: Vec<u8>) {
         if bytes.len() % 2 == 1 {
             bytes.push(0);
         }
@@ -169,7 +189,6 @@ impl ClusterState {
             .chunks_exact(2)
             .map(|pair| u16::from_ne_bytes([pair[0], pair[1]]))
             .collect();
-        self.views = views as u32;
     }
 
     /// The number of views kept.
@@ -459,8 +478,13 @@ impl ClusterState {
 impl PartialEq for ClusterState {
     fn eq(&self, other: &Self) -> bool {
         self.buffer == other.buffer
-            && (self.nodes, self.pods, self.deployments)
-                == (other.nodes, other.pods, other.deployments)
+            && (self.nodes, self.pods, self.deployments, self.nominations)
+                == (
+                    other.nodes,
+                    other.pods,
+                    other.deployments,
+                    other.nominations,
+                )
             && self.queues.same_as(&other.queues)
     }
 }
@@ -479,6 +503,7 @@ impl std::fmt::Debug for ClusterState {
             .field("pods", &self.pods())
             .field("deployments", &self.deployments())
             .field("namespace_evictions", &self.namespace_evictions())
+            .field("nominations", &self.nominations().collect::<Vec<_>>())
             .field("clock", self.clock())
             .field("events", self.events())
             .field("monitors", self.monitors())

@@ -83,3 +83,40 @@ fn a_pod_moved_to_the_head_is_dequeued_first_and_the_others_keep_their_order() {
     assert_eq!(s.dequeue(Queue::Scheduler), Some(5));
     assert_eq!(s.pending(Queue::Scheduler), &[4, 2, 1]);
 }
+
+#[test]
+fn nominations_are_kept_after_the_views_and_tell_states_apart() {
+    let plain = ClusterState::new(2, 3, 1);
+    let mut s = plain.clone();
+    assert!(!s.keeps_nominations());
+    s.nominate(2, 1);
+    assert_eq!(
+        (s.nominated_node(2), &s),
+        (0, &plain),
+        "no table: nothing kept"
+    );
+    s.keep_nominations();
+    s.nominate(2, 1);
+    s.keep_views(2);
+    assert_eq!(
+        s.nominated_node(2),
+        1,
+        "the views keep the table after them"
+    );
+    s.pod_mut(3).loc = 2;
+    s.save_view(0);
+    assert_eq!(s.view(0), s.records_as_bytes());
+    let mut other = s.clone();
+    other.nominate(2, 2);
+    assert_eq!(s.nominations().collect::<Vec<_>>(), [0, 1, 0]);
+    assert_eq!(other.nominations().collect::<Vec<_>>(), [0, 2, 0]);
+    assert_ne!(s, other);
+    let (mut a, mut b, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+    s.encode(&mut a);
+    other.encode(&mut b);
+    assert_ne!(a, b);
+    assert_ne!(s.fingerprint(&mut scratch), other.fingerprint(&mut scratch));
+    other.nominate(2, 1);
+    assert_eq!(s, other);
+    assert_eq!(s.fingerprint(&mut scratch), other.fingerprint(&mut scratch));
+}

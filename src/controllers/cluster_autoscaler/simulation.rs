@@ -58,9 +58,15 @@ impl Simulation {
 
     /// Kube-scheduler's filters for pod `pod` (an unbound pod of the state: a pending one, or
     /// one [`Simulation::place`]d at 0) on the simulated state: the decision, whose `feasible`
-    /// nodes pass every filter.
+    /// nodes pass every filter. The autoscaler's simulator runs the filter plugins on each
+    /// node (`SchedulerPluginRunner` in `simulator/clustersnapshot/predicate/plugin_runner.go`
+    /// calls `RunFilterPlugins`), without the scheduler's nominated pods or nominated-node
+    /// shortcut: the pods' nominations are left out of its snapshot.
     pub fn decide(&self, spec: &ClusterSpec, pod: usize) -> Option<Decision> {
-        let snapshot = snapshot(spec, &self.state);
+        let mut snapshot = snapshot(spec, &self.state);
+        for other in &mut snapshot.pods {
+            other.nominated_node_name = None;
+        }
         let name = pod_name(pod);
         let subject = snapshot.pods.iter().find(|p| p.name == name)?;
         Some(Scheduler::new(&snapshot).decide(subject))

@@ -6,7 +6,8 @@
 //! `pkg/scheduler/framework/preemption/preemption.go` (`Evaluator.Preempt`,
 //! `findCandidates`/`DryRunPreemption`, `SelectCandidate`, `pickOneNodeForPreemption`).
 //!
-//! - A pod with `preemptionPolicy: Never` preempts nothing ([`eligible_to_preempt`]).
+//! - A pod with `preemptionPolicy: Never` preempts nothing, nor does one nominated to a node
+//!   where pods of lower priority are terminating ([`eligible_to_preempt`]).
 //! - The nodes tried are those the PostFilter found helpful ([`super::preemption`]: a filter
 //!   rejected them as `Unschedulable`, and without every lower-priority pod the pod fits).
 //! - On a node, every pod of lower priority is removed; the pods are then put back one by
@@ -23,12 +24,15 @@
 //! priority by how long they have run, and `pickOneNodeForPreemption` compares start times
 //! last); here pods of equal priority keep the snapshot's order and the start-time criterion
 //! is a tie ([`Candidate::start_times_may_decide`] marks the nodes where the order could
-//! matter). Nominated pods are not added to nodes while filtering (see [`super::framework`]).
+//! matter). Nominated pods of at least the preemptor's priority are added to a node while
+//! its victims are chosen, as `SelectVictimsOnNode` runs `RunFilterPluginsWithNominatedPods`
+//! ([`super::nominated_pods`]).
 //! A budget's `DisruptedPods` are taken as empty. Every node the PostFilter found helpful is a
 //! candidate: upstream dry-runs at least 100 of them (`minCandidateNodesAbsolute`) or 10 %
 //! (`minCandidateNodesPercentage`) from a random offset, so this is exact up to 100 nodes.
 
 use super::framework::Scheduler;
+use super::plugin::Code;
 use crate::cluster::kube::{Pod, PodDisruptionBudget, PreemptionPolicy, Selector, Snapshot};
 use serde::Serialize;
 
@@ -118,11 +122,63 @@ pub struct Nomination<'c> {
     pub decided_by: Option<Criterion>,
 }
 
-/// `PodEligibleToPreemptOthers`'s first rule: a pod whose `preemptionPolicy` is `Never`
-/// preempts nothing. The second (a pod nominated to a node where lower-priority pods are
-/// still terminating waits for them) reads the nomination, which the caller keeps.
-pub fn eligible_to_preempt(pod: &Pod) -> bool {
-    pod.preemption_policy != PreemptionPolicy::Never
+/// What `PodEligibleToPreemptOthers` says of a pod no node fits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Eligibility {
+    /// It may preempt.
+    Eligible,
+    /// Its `preemptionPolicy` is `Never`.
+    Never,
+    /// It is nominated to this node, where pods of lower priority are terminating: it waits
+    /// for them rather than preempting again.
+    AwaitsNominatedNode(String),
+}
+
+impl Eligibility {
+    /// Why the pod is not eligible, as the PostFilter's message says it; `None` when it is.
+    pub fn message(&self) -> Option<&'static str> {
+        match self {
+            Eligibility::Eligible => None,
+            Eligibility::Never => Some("not eligible due to preemptionPolicy=Never."),
+            Eligibility::AwaitsNominatedNode(_) => {
+                Some("not eligible due to a terminating pod on the nominated node.")
+            }
+        }
+    }
+}
+
+/// `PodEligibleToPreemptOthers`: a pod whose `preemptionPolicy` is `Never` preempts nothing;
+/// a pod nominated to a node of `snapshot` where a pod of lower priority is terminating waits
+/// for it, unless this cycle's filters found the nominated node `UnschedulableAndUnresolvable`
+/// (`code` gives a node's status by name: the first rejection's code, or
+/// `UnschedulableAndUnresolvable` for a node the filters did not run on, as upstream's
+/// `NodeToStatus` answers for an absent node). Upstream counts only pods terminating because a
+/// preemption deleted them (`podTerminatingByPreemption`: the `DisruptionTarget` condition);
+/// the snapshot does not tell why a pod terminates, so any terminating pod counts.
+pub fn eligible_to_preempt(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    code: impl FnOnce(&str) -> Code,
+) -> Eligibility {
+    if pod.preemption_policy == PreemptionPolicy::Never {
+        return Eligibility::Never;
+    }
+    let Some(nominated) = pod.nominated_node_name.as_deref() else {
+        return Eligibility::Eligible;
+    };
+    if !snapshot.nodes.iter().any(|n| n.name == nominated)
+        || code(nominated) == Code::UnschedulableAndUnresolvable
+    {
+        return Eligibility::Eligible;
+    }
+    let terminating = snapshot.pods.iter().any(|p| {
+        p.node_name.as_deref() == Some(nominated) && p.priority < pod.priority && p.terminating
+    });
+    if terminating {
+        Eligibility::AwaitsNominatedNode(nominated.to_string())
+    } else {
+        Eligibility::Eligible
+    }
 }
 
 /// `DryRunPreemption` over `nodes` (the nodes the PostFilter found helpful), in their order:

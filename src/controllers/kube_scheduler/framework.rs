@@ -6,8 +6,10 @@
 //! nodes, weights and totals; when none fits, the FitError and the PostFilter's message.
 //!
 //! Every node is filtered and scored (`percentageOfNodesToScore: 100`; the default adaptive
-//! percentage does the same below 100 nodes). Nominated pods of other pending pods are not
-//! added to nodes while filtering.
+//! percentage does the same below 100 nodes). A pod with a nominated node tries that node
+//! first and goes there when it passes the filters, scoring no other (`evaluateNominatedNode`
+//! in `findNodesThatFitPod`). Filter runs with the nominated pods of at least the pod's
+//! priority added to the node, then without them ([`super::nominated_pods`]).
 
 use super::decision::{Decision, PluginReason};
 use super::fit_error::Diagnosis;
@@ -16,8 +18,8 @@ use super::plugin::{Code, Plugin, Rejection};
 use super::pod_resources::Resource;
 use super::{
     balanced_allocation, default_preemption, image_locality, inter_pod_affinity, node_affinity,
-    node_name, node_ports, node_resources_fit, node_unschedulable, pod_topology_spread, preemption,
-    taint_toleration,
+    node_name, node_ports, node_resources_fit, node_unschedulable, nominated_pods,
+    pod_topology_spread, preemption, taint_toleration,
 };
 use crate::cluster::kube::{Pod, Snapshot};
 use std::collections::BTreeMap;
@@ -28,6 +30,9 @@ use std::collections::BTreeMap;
 pub struct Scheduler<'a> {
     snapshot: &'a Snapshot,
     nodes: Vec<NodeInfo<'a>>,
+    /// The snapshot's pods with a nominated node, waiting for one
+    /// ([`nominated_pods::nominated`]).
+    nominated: Vec<&'a Pod>,
 }
 
 /// How much of a [`Decision`] to fill in.
@@ -100,6 +105,7 @@ impl<'a> Scheduler<'a> {
         Self {
             snapshot,
             nodes: node_infos(snapshot),
+            nominated: nominated_pods::nominated(snapshot),
         }
     }
 
@@ -108,6 +114,7 @@ impl<'a> Scheduler<'a> {
         Self {
             snapshot,
             nodes: node_infos_with(snapshot, table),
+            nominated: nominated_pods::nominated(snapshot),
         }
     }
 
@@ -131,15 +138,53 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    /// `RunFilterPlugins` on the node named `name`: its first rejection, or `None` when the
-    /// pod fits there (or there is no such node).
+    /// `RunFilterPluginsWithNominatedPods` on the node named `name`: its first rejection, or
+    /// `None` when the pod fits there (or there is no such node).
     pub fn first_rejection(&self, pod: &Pod, name: &str) -> Option<Rejection> {
         let pre = self.pre_filter(pod);
         let node = self.nodes.iter().find(|n| n.name() == name)?;
-        Plugin::FILTERS
-            .iter()
-            .filter(|p| !pre.skips(**p))
-            .find_map(|p| pre.filter(*p, pod, node))
+        self.filter_node(&pre, pod, node, false).into_iter().next()
+    }
+
+    /// `RunFilterPluginsWithNominatedPods` on `node` after PreFilter gave `pre`: the
+    /// rejections of the first pass that fails (every failing plugin's when `all`, else the
+    /// first), none when the pod fits. The first pass has the pods nominated to the node of
+    /// at least the pod's priority added ([`nominated_pods::with_nominated`]), the second
+    /// not; without such pods there is one pass.
+    fn filter_node(
+        &self,
+        pre: &PreFiltered,
+        pod: &Pod,
+        node: &NodeInfo,
+        all: bool,
+    ) -> Vec<Rejection> {
+        let run = |pre: &PreFiltered, node: &NodeInfo| -> Vec<Rejection> {
+            let mut rejections = Plugin::FILTERS
+                .iter()
+                .filter(|p| !pre.skips(**p))
+                .filter_map(|p| pre.filter(*p, pod, node));
+            if all {
+                rejections.collect()
+            } else {
+                rejections.next().into_iter().collect()
+            }
+        };
+        let with = (!self.nominated.is_empty())
+            .then(|| {
+                nominated_pods::with_nominated(self.snapshot, &self.nominated, pod, node.name())
+            })
+            .flatten();
+        if let Some(with) = with {
+            let scheduler = Scheduler::new(&with);
+            let added = scheduler.nodes.iter().find(|n| n.name() == node.name());
+            let rejections = added
+                .map(|added| run(&scheduler.pre_filter(pod), added))
+                .unwrap_or_default();
+            if !rejections.is_empty() {
+                return rejections;
+            }
+        }
+        run(pre, node)
     }
 
     /// PodTopologySpread's PreFilter state for `pod`: its DoNotSchedule constraints and their
@@ -227,10 +272,9 @@ impl<'a> Scheduler<'a> {
                     firsts.push((node.name(), rejection, false));
                     continue;
                 }
-                let mut rejections = Plugin::FILTERS
-                    .iter()
-                    .filter(|p| !pre.skips(**p))
-                    .filter_map(|p| pre.filter(*p, pod, node));
+                let mut rejections = self
+                    .filter_node(&pre, pod, node, detail == Detail::Full)
+                    .into_iter();
                 let Some(first) = rejections.next() else {
                     feasible.push(node);
                     continue;

@@ -25,6 +25,7 @@ pub mod node_name;
 pub mod node_ports;
 pub mod node_resources_fit;
 pub mod node_unschedulable;
+pub mod nominated_pods;
 pub mod normalize;
 pub mod plugin;
 pub mod pod_resources;

@@ -1,16 +1,19 @@
 //! The PostFilter: DefaultPreemption's message when no node fits
 //! (`pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go`,
-//! `pkg/scheduler/framework/preemption/preemption.go`). Only nodes a filter rejected as
-//! `Unschedulable` are tried; on each, the pods of lower priority are removed and the filters
-//! run again. Where that lets the pod fit, preemption would evict pods there and the message
-//! is empty; otherwise the message is a FitError of its own: `No preemption victims found for
-//! incoming pod` where no pod has lower priority, the filter's reason where evicting them all
-//! does not help, and `Preemption is not helpful for scheduling` for every other node.
+//! `pkg/scheduler/framework/preemption/preemption.go`). A pod not eligible to preempt
+//! (`PodEligibleToPreemptOthers`, [`eligible_to_preempt`]) gets its reason. Only nodes a
+//! filter rejected as `Unschedulable` are tried; on each, the pods of lower priority are
+//! removed and the filters run again. Where that lets the pod fit, preemption would evict
+//! pods there and the message is empty; otherwise the message is a FitError of its own: `No
+//! preemption victims found for incoming pod` where no pod has lower priority, the filter's
+//! reason where evicting them all does not help, and `Preemption is not helpful for
+//! scheduling` for every other node.
 
+use super::default_preemption::eligible_to_preempt;
 use super::fit_error::Diagnosis;
 use super::framework::Scheduler;
 use super::plugin::{Code, Plugin, Rejection};
-use crate::cluster::kube::{Pod, PreemptionPolicy, Snapshot};
+use crate::cluster::kube::{Pod, Snapshot};
 
 /// What the PostFilter says.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,13 +31,19 @@ const NOT_HELPFUL: &str = "Preemption is not helpful for scheduling";
 
 /// `DefaultPreemption.PostFilter` after the filters gave `diagnosis`.
 pub fn post_filter(scheduler: &Scheduler, pod: &Pod, diagnosis: &Diagnosis) -> PostFilter {
-    if pod.preemption_policy == PreemptionPolicy::Never {
+    let snapshot = scheduler.snapshot();
+    let eligibility = eligible_to_preempt(snapshot, pod, |name| {
+        diagnosis
+            .nodes
+            .get(name)
+            .map_or(Code::UnschedulableAndUnresolvable, |r| r.code)
+    });
+    if let Some(why) = eligibility.message() {
         return PostFilter {
-            message: Some("preemption: not eligible due to preemptionPolicy=Never.".to_string()),
+            message: Some(format!("preemption: {why}")),
             candidates: Vec::new(),
         };
     }
-    let snapshot = scheduler.snapshot();
     let mut outcome = Diagnosis {
         absent: vec![NOT_HELPFUL.to_string()],
         ..Diagnosis::default()

@@ -163,9 +163,59 @@ fn pods_are_told_apart_by_namespace_not_by_name() {
 #[test]
 fn preemption_policy_never_is_not_eligible() {
     let mut p = pod("p", 1, 10, None);
-    assert!(eligible_to_preempt(&p));
+    let s = snapshot(vec![node("n1", 4)], Vec::new());
+    let unschedulable = |_: &str| Code::Unschedulable;
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Eligible
+    );
     p.preemption_policy = PreemptionPolicy::Never;
-    assert!(!eligible_to_preempt(&p));
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Never
+    );
+}
+
+#[test]
+fn only_the_nominated_nodes_terminating_pods_of_lower_priority_make_a_pod_wait() {
+    // n1 holds a terminating pod of priority 1, n2 one of priority 20 and a running one of
+    // priority 1. p (priority 10) nominated to n2 may preempt again: n2's terminating pod is
+    // not of lower priority, n1's is not on its nominated node. Nominated to n1 it waits,
+    // unless the filters found n1 UnschedulableAndUnresolvable; nominated nowhere it may
+    // preempt.
+    let mut low = pod("low", 1, 1, Some("n1"));
+    low.terminating = true;
+    let mut high = pod("high", 1, 20, Some("n2"));
+    high.terminating = true;
+    let s = snapshot(
+        vec![node("n1", 4), node("n2", 4)],
+        vec![low, high, pod("other", 1, 1, Some("n2"))],
+    );
+    let unschedulable = |_: &str| Code::Unschedulable;
+    let mut p = pod("p", 1, 10, None);
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Eligible
+    );
+    p.nominated_node_name = Some("n2".into());
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Eligible
+    );
+    p.nominated_node_name = Some("n1".into());
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::AwaitsNominatedNode("n1".into())
+    );
+    assert_eq!(
+        eligible_to_preempt(&s, &p, |_| Code::UnschedulableAndUnresolvable),
+        Eligibility::Eligible
+    );
+    p.nominated_node_name = Some("gone".into());
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Eligible
+    );
 }
 
 fn candidate(node: &str, priorities: &[i32], pdb_violations: usize) -> Candidate {
@@ -225,4 +275,68 @@ fn pick_one_node_follows_the_criteria_in_order() {
         (vec!["n1", "n2"], None)
     );
     assert_eq!(picked(&[candidate("n1", &[2], 0)]), (vec!["n1"], None));
+}
+
+/// The top-scored nodes for `pod` in `s`, or the FitError when none fits.
+fn placed(s: &Snapshot, pod: &Pod) -> Result<Vec<String>, String> {
+    let decision = Scheduler::new(s).decide(pod);
+    if decision.top.is_empty() {
+        Err(decision.fit_error.unwrap_or_default())
+    } else {
+        Ok(decision.top)
+    }
+}
+
+#[test]
+fn a_pod_nominated_to_a_node_keeps_its_room_from_pods_of_lower_or_equal_priority() {
+    // n1 has 1 core free, n2 2 (a preemption freed them for p, nominated there). q (1 core,
+    // priority 10) would score n2 higher; with p (2 cores, priority 10) added n2 is full, so q
+    // goes to n1. A p of lower priority reserves nothing for q, and p itself is not added when
+    // it is the pod filtered: it goes to its nominated node.
+    let mut p = pod("p", 2, 10, None);
+    p.nominated_node_name = Some("n2".into());
+    let q = pod("q", 1, 10, None);
+    let running = vec![pod("x", 3, 20, Some("n1")), pod("y", 2, 20, Some("n2"))];
+    let nodes = || vec![node("n1", 4), node("n2", 4)];
+    let alone = snapshot(nodes(), [running.clone(), vec![q.clone()]].concat());
+    assert_eq!(placed(&alone, &q), Ok(vec!["n2".to_string()]));
+    let reserved = snapshot(
+        nodes(),
+        [running.clone(), vec![p.clone(), q.clone()]].concat(),
+    );
+    assert_eq!(placed(&reserved, &q), Ok(vec!["n1".to_string()]));
+    assert_eq!(placed(&reserved, &p), Ok(vec!["n2".to_string()]));
+    let decision = Scheduler::new(&reserved).decide(&q);
+    assert_eq!(
+        decision.rejected["n2"][0].reason, "Insufficient cpu",
+        "the pass with p added rejects n2"
+    );
+    let mut lower = p.clone();
+    lower.priority = 5;
+    let unreserved = snapshot(nodes(), [running.clone(), vec![lower, q.clone()]].concat());
+    assert_eq!(placed(&unreserved, &q), Ok(vec!["n2".to_string()]));
+    // With n1 full too, q fits nowhere, and may not preempt on n2 for room p holds.
+    let mut full = running;
+    full[0] = pod("x", 4, 20, Some("n1"));
+    let held = snapshot(nodes(), [full, vec![p, q.clone()]].concat());
+    let error = placed(&held, &q).unwrap_err();
+    assert!(error.contains("2 Insufficient cpu"), "{error}");
+}
+
+#[test]
+fn the_nominated_node_is_taken_when_it_fits_though_another_scores_higher() {
+    // n1 is empty, n2 half used: p would score n1 higher, but its nominated n2 fits and no
+    // other node is scored.
+    let mut p = pod("p", 1, 10, None);
+    let s = || {
+        snapshot(
+            vec![node("n1", 4), node("n2", 4)],
+            vec![pod("y", 2, 20, Some("n2"))],
+        )
+    };
+    assert_eq!(placed(&s(), &p), Ok(vec!["n1".to_string()]));
+    p.nominated_node_name = Some("n2".into());
+    let decision = Scheduler::new(&s()).decide(&p);
+    assert_eq!(decision.top, ["n2"]);
+    assert!(!decision.scoring_run_by_scheduler);
 }
