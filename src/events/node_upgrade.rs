@@ -22,9 +22,9 @@
 //!   kubelet registers again, then `kubectl uncordon`; a node ready but still cordoned schedules
 //!   nothing, as while it was drained, so the two are one step).
 //!
-//! Each step acts on the batch's nodes that are where the step before left them: a node
-//! another operator's command had cordoned already is drained with the batch but not
-//! upgraded. With a cluster autoscaler, a slot of a node group with no Node is not in the
+//! Each step acts on the batch's nodes that are where the step before left them: a node a
+//! `drain` had cordoned already is upgraded with the batch, and one a maintenance holds is
+//! drained with it and left to the maintenance. With a cluster autoscaler, a slot of a node group with no Node is not in the
 //! batch (a node added later comes up on the new version), and the autoscaler may remove a
 //! batch's node at any point (its eligibility checks read no cordon, and a stopped node is an
 //! unready one): a node it deletes does not come back, and one whose removal fails goes on
