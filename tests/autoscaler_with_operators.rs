@@ -38,6 +38,14 @@ fn after(m: &ClusterModel, state: &ClusterState, actions: &[ClusterAction]) -> C
     })
 }
 
+/// The autoscaler's removal of empty node `node`: tainted, then deleted.
+fn removal(node: u16) -> [ClusterAction; 2] {
+    [
+        ClusterAction::AutoscalerScaleDown { node },
+        ClusterAction::AutoscalerDeletesNode { node },
+    ]
+}
+
 fn enabled(m: &ClusterModel, state: &ClusterState) -> Vec<ClusterAction> {
     let mut actions = Vec::new();
     m.actions(state, &mut actions);
@@ -55,14 +63,7 @@ fn a_panicked_group_node_is_an_unready_candidate_and_does_not_come_back_once_del
     let mut panicked = settled(&m);
     panicked.node_mut(3).status = NodeStatus::Unhealthy;
     assert!(candidates(m.spec(), autoscaler, &panicked).contains(&3));
-    let removed = after(
-        &m,
-        &panicked,
-        &[
-            ClusterAction::AutoscalerScaleDown { node: 3 },
-            ClusterAction::AutoscalerDeletesNode { node: 3 },
-        ],
-    );
+    let removed = after(&m, &panicked, &removal(3));
     assert_eq!(removed.node(3).status, NodeStatus::Absent);
     assert!(!enabled(&m, &removed).contains(&ClusterAction::KernelRecover { node: 3 }));
 
@@ -141,14 +142,7 @@ fn a_maintenance_passes_the_slots_with_no_node_and_a_deleted_node_does_not_come_
     // slot with no Node.
     let picked = after(&m, &state, &[ClusterAction::Maintenance { event: 0 }]);
     assert_eq!(picked.node(1).maintenance, MaintenancePhase::Picked);
-    let removed = after(
-        &m,
-        &picked,
-        &[
-            ClusterAction::AutoscalerScaleDown { node: 3 },
-            ClusterAction::AutoscalerDeletesNode { node: 3 },
-        ],
-    );
+    let removed = after(&m, &picked, &removal(3));
     let mut state = removed;
     for action in [
         ClusterAction::MaintenanceStart { node: 1 },

@@ -30,6 +30,9 @@ pub struct IncrementalSnapshot {
     /// Each pod slot's nominated node the snapshot's Pod was built with (empty when the state
     /// keeps no nominations).
     nominations: Vec<u16>,
+    /// The nominations of the state being brought in, read once per update into a buffer
+    /// kept between updates, then swapped with [`Self::nominations`].
+    nominations_now: Vec<u16>,
     /// Per node id (index 0 unused), whether its readiness changed in the last update: its
     /// Pods' `ready` follows it.
     readiness_changed: Vec<bool>,
@@ -102,24 +105,14 @@ impl IncrementalSnapshot {
     /// keeping the others (in slot order, free slots left out); whether any did.
     fn pods_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
         let now = state.pods();
+        self.nominations_now.clear();
+        self.nominations_now.extend(state.nominations());
         let readiness = &self.readiness_changed;
-        let renominated: Vec<bool> = if self.nominations.is_empty() {
-            Vec::new()
-        } else {
-            let changed = self
-                .nominations
-                .iter()
-                .zip(state.nominations())
-                .map(|(&was, now)| was != now)
-                .collect();
-            self.nominations.clear();
-            self.nominations.extend(state.nominations());
-            changed
-        };
+        let (nominated_was, nominated_now) = (&self.nominations, &self.nominations_now);
         let stale = |slot: usize, was: &PodState, now: &PodState| {
             was != now
                 || readiness.get(now.loc as usize).copied().unwrap_or(false)
-                || renominated.get(slot).copied().unwrap_or(false)
+                || nominated_was.get(slot) != nominated_now.get(slot)
         };
         let Some(first) = self
             .pods
@@ -167,6 +160,7 @@ impl IncrementalSnapshot {
             self.snapshot.pods = pods;
         }
         self.pods.copy_from_slice(now);
+        std::mem::swap(&mut self.nominations, &mut self.nominations_now);
         true
     }
 }
