@@ -115,12 +115,18 @@ impl Queues {
 
     /// Adds `by` to the ends of segments `k..` and the heads of segments `k + 1..`.
     pub(super) fn shift(&mut self, k: usize, by: i32) {
-        let data = self.data_mut();
-        for end in &mut data[k..QUEUE_COUNT] {
-            *end = end.wrapping_add_signed(by);
-        }
-        for head in &mut data[QUEUE_COUNT + k + 1..QUEUE_IDS] {
-            *head = head.wrapping_add_signed(by);
+        let bookkeeping: &mut [u32; QUEUE_IDS] = self
+            .data_mut()
+            .first_chunk_mut()
+            .expect("allocated queues lead with their bookkeeping");
+        let (ends, heads) = bookkeeping.split_at_mut(QUEUE_COUNT);
+        for (segment, (end, head)) in ends.iter_mut().zip(heads).enumerate() {
+            if segment >= k {
+                *end = end.wrapping_add_signed(by);
+            }
+            if segment > k {
+                *head = head.wrapping_add_signed(by);
+            }
         }
     }
 
@@ -176,6 +182,11 @@ impl Queues {
     pub(super) fn clear(&mut self, k: usize) {
         let (start, end) = (self.start(k), self.end(k));
         if self.data.is_empty() {
+            return;
+        }
+        if self.data.len() == QUEUE_IDS + end - start {
+            // The segment holds every id left: nothing else to shift.
+            self.data.clear();
             return;
         }
         if end > start {
