@@ -75,7 +75,8 @@ fn a_panicked_group_node_is_an_unready_candidate_and_does_not_come_back_once_del
 
     let (code, states, output) = check_document(&doc, "ca-kernel-panic", "1");
     assert_eq!(code, Some(0), "{output}");
-    assert_eq!(states, Some(210), "{output}");
+    // 210 without the soft taint, whose marks lag the unneeded nodes.
+    assert_eq!(states, Some(962), "{output}");
 }
 
 #[test]
@@ -220,6 +221,10 @@ fn an_upgrade_leaves_out_the_slots_with_no_node_and_a_failed_removal_keeps_the_c
 /// upgrade ends), asserting the states each stores.
 fn doc_checks(doc: &Value, name: &str, states: [u64; 2]) {
     let mut doc = doc.clone();
+    // These searches are about the operators: without the soft taint
+    // (`--max-bulk-soft-taint-count=0`), whose lagging marks would multiply them (maintenance:
+    // 110,644 states to 28,714,041).
+    doc["controllers"]["clusterAutoscaler"]["maxBulkSoftTaintCount"] = json!(0);
     doc["intents"] = json!([{"name": "pod_always_schedulable"}, {"name": "pdb_never_violated"}]);
     let (code, stored, output) = check_document(&doc, name, "1");
     assert_eq!((code, stored), (Some(0), Some(states[0])), "{output}");

@@ -132,7 +132,7 @@ fn a_not_ready_node_is_tainted_no_execute_in_a_step_of_its_own() {
     );
     let mut rec = Recorder::on();
     let tainted = model.step(&down, &ClusterAction::NodeLifecycle { node: 1 }, &mut rec);
-    assert!(tainted.node(1).no_execute_taint);
+    assert!(tainted.node(1).no_execute_taint());
     assert!(no_execute(&tainted));
     assert_eq!(
         rec.into_lines()[0].message,
@@ -173,7 +173,7 @@ fn a_pod_tolerating_the_taint_for_ever_has_no_timer() {
         }]);
     });
     let tainted = tainted_after_failure(&model);
-    assert!(tainted.node(1).no_execute_taint);
+    assert!(tainted.node(1).no_execute_taint());
     assert!(lifecycle_steps(&model, &tainted).is_empty());
 }
 
@@ -324,7 +324,7 @@ fn the_node_ready_again_cancels_the_timer() {
         &ClusterAction::NodeLifecycle { node: 1 },
         &mut rec,
     );
-    assert!(!back.node(1).no_execute_taint);
+    assert!(!back.node(1).no_execute_taint());
     assert_eq!(
         rec.into_lines()[0].message,
         "Node 1 is ready again: its unreachable NoExecute taint is taken off"
@@ -358,7 +358,7 @@ fn full_disruption_of_every_zone_stops_evictions() {
         &ClusterAction::NodeLifecycle { node: 1 },
         &mut Recorder::off(),
     );
-    assert!((1..=3).all(|n| !stopped.node(n).no_execute_taint));
+    assert!((1..=3).all(|n| !stopped.node(n).no_execute_taint()));
     assert!(lifecycle_steps(&model, &stopped).is_empty());
     assert_eq!(phases(&stopped), [PodPhase::Running; 3]);
     let one_back = {

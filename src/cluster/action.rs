@@ -77,6 +77,10 @@ pub enum ClusterAction {
     /// cluster autoscaler can take them (`NotTriggerScaleUp`): `pod_always_schedulable` is
     /// violated.
     AutoscalerNoScaleUp,
+    /// Under `--semantics kubernetes`: the cluster autoscaler's loop brings its soft taint
+    /// `DeletionCandidateOfClusterAutoscaler` up to date: on the nodes it finds unneeded, off
+    /// the others (see `controllers::cluster_autoscaler::soft_taint`).
+    AutoscalerSoftTaints,
     /// Under `--semantics kubernetes`: the cluster autoscaler starts removing node `node`: it
     /// taints it; its pods are evicted by [`ClusterAction::AutoscalerEviction`]s.
     AutoscalerScaleDown {
@@ -279,6 +283,7 @@ impl ClusterAction {
             | Self::TolerationTimeout { .. }
             | Self::AutoscalerScaleUp { .. }
             | Self::AutoscalerNoScaleUp
+            | Self::AutoscalerSoftTaints
             | Self::AutoscalerScaleDown { .. }
             | Self::AutoscalerEviction { .. }
             | Self::AutoscalerScaleDownFails { .. }

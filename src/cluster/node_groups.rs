@@ -135,7 +135,14 @@ pub struct ClusterAutoscalerSpec {
     /// cloud, not a flag): then `--max-node-provision-time` passes, the autoscaler deletes it
     /// and backs its group off.
     pub provisioning_may_fail: bool,
+    /// `--max-bulk-soft-taint-count`: the `DeletionCandidateOfClusterAutoscaler` soft taints
+    /// a loop adds or removes at most; 0 turns the soft taint off
+    /// (`controllers::cluster_autoscaler::soft_taint`).
+    pub max_bulk_soft_taint_count: usize,
 }
+
+/// `--max-bulk-soft-taint-count`'s default (`config/flags/flags.go`).
+pub const DEFAULT_MAX_BULK_SOFT_TAINT_COUNT: usize = 10;
 
 /// Node `n`'s record when its Node has just registered (or, with another `status`, when it
 /// has none): empty but for its DaemonSets' pods, which the DaemonSet controller creates for

@@ -130,7 +130,7 @@ fn any_work(state: &ClusterState) -> bool {
     state
         .nodes()
         .iter()
-        .any(|node| node.status.is_down() || node.no_execute_taint)
+        .any(|node| node.status.is_down() || node.no_execute_taint())
 }
 
 /// Visits the controller's enabled steps: under full disruption of every zone, one step that
@@ -146,15 +146,15 @@ pub fn for_each(
     }
     let zones = Zones::of(spec, state);
     if zones.all_fully_disrupted() {
-        return match (1..=spec.nodes.len()).find(|&n| state.node(n).no_execute_taint) {
+        return match (1..=spec.nodes.len()).find(|&n| state.node(n).no_execute_taint()) {
             Some(n) => visit(ClusterAction::NodeLifecycle { node: n as u16 }),
             None => true,
         };
     }
     for n in 1..=spec.nodes.len() {
         let node = state.node(n);
-        let untaint = node.no_execute_taint && node.status == NodeStatus::Ready;
-        let taint = !node.no_execute_taint && node.status.is_down() && zones.taints(n);
+        let untaint = node.no_execute_taint() && node.status == NodeStatus::Ready;
+        let taint = !node.no_execute_taint() && node.status.is_down() && zones.taints(n);
         if (untaint || taint) && !visit(ClusterAction::NodeLifecycle { node: n as u16 }) {
             return false;
         }
@@ -173,19 +173,19 @@ pub fn run(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Rec
                 .to_string()
         });
         for node in state.nodes_mut() {
-            node.no_execute_taint = false;
+            node.set_no_execute_taint(false);
         }
         return;
     }
     let zone = zones.state_of(n);
     let node = state.node_mut(n);
     if node.status == NodeStatus::Ready {
-        node.no_execute_taint = false;
+        node.set_no_execute_taint(false);
         rec.log(Some("nodeLifecycle"), || {
             format!("Node {n} is ready again: its unreachable NoExecute taint is taken off")
         });
     } else {
-        node.no_execute_taint = true;
+        node.set_no_execute_taint(true);
         rec.log(Some("nodeLifecycle"), || {
             format!(
                 "Node {n} is not ready: tainted node.kubernetes.io/unreachable:NoExecute (zone \

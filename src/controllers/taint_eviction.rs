@@ -113,12 +113,12 @@ pub fn for_each(
     state: &ClusterState,
     visit: &mut impl FnMut(ClusterAction) -> bool,
 ) -> bool {
-    if !state.nodes().iter().any(|node| node.no_execute_taint) {
+    if !state.nodes().iter().any(|node| node.no_execute_taint()) {
         return true;
     }
     let running = |n: usize| {
         let node = state.node(n);
-        node.no_execute_taint && node.status != NodeStatus::Ready
+        node.no_execute_taint() && node.status != NodeStatus::Ready
     };
     let mut waiting = vec![false; spec.nodes.len() + 1];
     for p in 1..=state.pods().len() {

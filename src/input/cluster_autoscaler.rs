@@ -17,6 +17,7 @@ use super::description::{AutoscaledGroup, ClusterAutoscaler, ClusterDescription,
 use super::diagnostics::{Diagnostics, InputError};
 use super::kubernetes::cluster_autoscaler::read;
 use super::yaml_documents::Document;
+use crate::cluster::node_groups::DEFAULT_MAX_BULK_SOFT_TAINT_COUNT;
 use serde_json::{json, Value};
 
 /// The node labels that name a node's group, in the order they are looked at: GKE's node
@@ -254,6 +255,10 @@ pub fn with_cluster_autoscaler(
         "scaleDownUtilizationThreshold": autoscaler.scale_down_utilization_threshold,
         "expander": autoscaler.expander.name(),
     });
+    if autoscaler.max_bulk_soft_taint_count != DEFAULT_MAX_BULK_SOFT_TAINT_COUNT {
+        document["controllers"]["clusterAutoscaler"]["maxBulkSoftTaintCount"] =
+            json!(autoscaler.max_bulk_soft_taint_count);
+    }
     if !autoscaler.scale_down_unready_enabled {
         document["controllers"]["clusterAutoscaler"]["scaleDownUnreadyEnabled"] = json!(false);
     }

@@ -47,6 +47,7 @@ fn autoscaler(groups: Vec<AutoscaledGroup>) -> ClusterAutoscaler {
         balance_similar_node_groups: false,
         balancing_ignore_labels: Vec::new(),
         balancing_labels: Vec::new(),
+        max_bulk_soft_taint_count: 10,
     }
 }
 

@@ -257,6 +257,8 @@ pub struct ClusterAutoscaler {
     pub balancing_ignore_labels: Vec<String>,
     /// `--balancing-label`, each given.
     pub balancing_labels: Vec<String>,
+    /// `--max-bulk-soft-taint-count` (0: no soft taint).
+    pub max_bulk_soft_taint_count: usize,
 }
 
 /// A pod already running in a live cluster.

@@ -432,6 +432,7 @@ impl ClusterModel {
             }
             ClusterAction::AutoscalerScaleUp { .. }
             | ClusterAction::AutoscalerNoScaleUp
+            | ClusterAction::AutoscalerSoftTaints
             | ClusterAction::AutoscalerScaleDown { .. }
             | ClusterAction::AutoscalerEviction { .. }
             | ClusterAction::AutoscalerScaleDownFails { .. }

@@ -14,6 +14,12 @@
 //!   ([`NodeState::no_execute_taint`](crate::cluster::NodeState::no_execute_taint)); a node
 //!   being drained, for maintenance or by a `drain` event, is cordoned, `spec.unschedulable`
 //!   (`kubectl drain`);
+//! - a node the cluster autoscaler removes carries its `ToBeDeletedByClusterAutoscaler`
+//!   NoSchedule taint, and one it has found unneeded its
+//!   `DeletionCandidateOfClusterAutoscaler` PreferNoSchedule soft taint
+//!   ([`NodeState::deletion_candidate`](crate::cluster::NodeState::deletion_candidate)),
+//!   which TaintToleration's score reads; both with an empty value where upstream writes the
+//!   time it tainted;
 //! - a pod requests its template's cpu and memory (a pod without template: what it uses), and
 //!   every pod carries the NoExecute tolerations of `not-ready` and `unreachable` for 300 s that
 //!   the DefaultTolerationSeconds admission plugin adds
@@ -76,6 +82,10 @@ pub const NODE_DOWN_TAINT: &str = UNREACHABLE_TAINT;
 /// The taint the cluster autoscaler puts on a node it removes (`ToBeDeletedTaint`,
 /// cluster-autoscaler/utils/taints/taints.go).
 pub const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
+/// The soft taint the cluster autoscaler puts on a node it finds unneeded
+/// (`DeletionCandidateTaint`, cluster-autoscaler/utils/taints/taints.go), effect
+/// PreferNoSchedule: kube-scheduler prefers other nodes for new pods.
+pub const DELETION_CANDIDATE_TAINT: &str = "DeletionCandidateOfClusterAutoscaler";
 /// The `tolerationSeconds` of the `not-ready` and `unreachable` tolerations the
 /// DefaultTolerationSeconds admission plugin adds to a pod that has none
 /// (`--default-not-ready-toleration-seconds`,
@@ -286,13 +296,21 @@ pub(super) fn node(spec: &ClusterSpec, state: &ClusterState, n: usize) -> Node {
         .cloned()
         .unwrap_or_default();
     let no_schedule = (now.status != NodeStatus::Ready).then_some(TaintEffect::NoSchedule);
-    let no_execute = now.no_execute_taint.then_some(TaintEffect::NoExecute);
+    let no_execute = now.no_execute_taint().then_some(TaintEffect::NoExecute);
     if now.maintenance.removing() {
         // `taints.MarkToBeDeleted` (cluster-autoscaler/utils/taints/taints.go).
         taints.push(Taint {
             key: TO_BE_DELETED_TAINT.to_string(),
             value: String::new(),
             effect: TaintEffect::NoSchedule,
+        });
+    }
+    if now.deletion_candidate() {
+        // `taints.MarkDeletionCandidate` (cluster-autoscaler/utils/taints/taints.go).
+        taints.push(Taint {
+            key: DELETION_CANDIDATE_TAINT.to_string(),
+            value: String::new(),
+            effect: TaintEffect::PreferNoSchedule,
         });
     }
     for effect in no_schedule.into_iter().chain(no_execute) {

@@ -171,10 +171,54 @@ pub struct NodeState {
     pub evictions: u8,
     /// Whether the node waits in the node controller's queue.
     pub queued: bool,
-    /// Whether the node lifecycle controller's NoExecute `node.kubernetes.io/not-ready` taint
-    /// is on the node (`--semantics kubernetes` only; the taint eviction controller's timers
-    /// for the node's pods run while it is; see `controllers::node_lifecycle`).
-    pub no_execute_taint: bool,
+    /// The controllers' taints on the node (`--semantics kubernetes` only; [`node_taint`]
+    /// bits): one byte where a `bool` stood for the first, so that a model without the later
+    /// ones stores the same bytes as before.
+    pub taints: u8,
+}
+
+/// Which controllers' taints a node carries: bits of [`NodeState::taints`].
+pub mod node_taint {
+    /// The node lifecycle controller's NoExecute `node.kubernetes.io/not-ready` taint (the
+    /// taint eviction controller's timers for the node's pods run while it is on; see
+    /// `controllers::node_lifecycle`). Bit 0, so a node with it alone holds the byte a `true`
+    /// held.
+    pub const NO_EXECUTE: u8 = 1;
+    /// The cluster autoscaler's soft taint `DeletionCandidateOfClusterAutoscaler:PreferNoSchedule`
+    /// on a node it found unneeded (`MarkDeletionCandidate` in
+    /// `cluster-autoscaler/utils/taints/taints.go`; see
+    /// `controllers::cluster_autoscaler::soft_taint`). Only models with an autoscaler set it.
+    pub const DELETION_CANDIDATE: u8 = 2;
+}
+
+impl NodeState {
+    /// Whether the node lifecycle controller's NoExecute taint is on the node
+    /// ([`node_taint::NO_EXECUTE`]).
+    pub fn no_execute_taint(&self) -> bool {
+        self.taints & node_taint::NO_EXECUTE != 0
+    }
+
+    /// Puts the node lifecycle controller's NoExecute taint on the node, or takes it off.
+    pub fn set_no_execute_taint(&mut self, on: bool) {
+        self.set_taint(node_taint::NO_EXECUTE, on);
+    }
+
+    /// Whether the cluster autoscaler's `DeletionCandidateOfClusterAutoscaler` soft taint is on
+    /// the node ([`node_taint::DELETION_CANDIDATE`]).
+    pub fn deletion_candidate(&self) -> bool {
+        self.taints & node_taint::DELETION_CANDIDATE != 0
+    }
+
+    /// Puts the cluster autoscaler's soft taint on the node (`MarkDeletionCandidate`), or takes
+    /// it off (`CleanDeletionCandidate`).
+    pub fn set_deletion_candidate(&mut self, on: bool) {
+        self.set_taint(node_taint::DELETION_CANDIDATE, on);
+    }
+
+    fn set_taint(&mut self, bit: u8, on: bool) {
+        let taints = self.taints;
+        self.taints = if on { taints | bit } else { taints & !bit };
+    }
 }
 
 /// Which queues a pod waits in: bits of [`PodState::queued`].

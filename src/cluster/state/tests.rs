@@ -120,3 +120,22 @@ fn nominations_are_kept_after_the_views_and_tell_states_apart() {
     assert_eq!(s, other);
     assert_eq!(s.fingerprint(&mut scratch), other.fingerprint(&mut scratch));
 }
+
+#[test]
+fn the_taint_bits_of_a_node_are_set_and_cleared_apart_and_the_no_execute_taint_is_the_old_byte() {
+    let mut node = NodeState::default();
+    node.set_no_execute_taint(true);
+    assert_eq!(node.taints, 1, "the byte a `true` held");
+    node.set_deletion_candidate(true);
+    assert!(node.no_execute_taint() && node.deletion_candidate());
+    node.set_no_execute_taint(false);
+    assert!(!node.no_execute_taint() && node.deletion_candidate());
+    assert_eq!(node.taints, node_taint::DELETION_CANDIDATE);
+    node.set_deletion_candidate(false);
+    assert_eq!(node, NodeState::default());
+    assert_eq!(
+        std::mem::size_of::<NodeState>(),
+        14,
+        "no byte added to a node's record"
+    );
+}

@@ -32,6 +32,10 @@
 //!   removed), so a pod waiting for room that a terminating pod or an upcoming node is about
 //!   to give is not reported. This also covers a scale-down that evicts a pod which then
 //!   cannot be placed;
+//! - [`ClusterAction::AutoscalerSoftTaints`]: the loop puts its soft taint
+//!   `DeletionCandidateOfClusterAutoscaler:PreferNoSchedule` on the nodes it finds unneeded
+//!   and takes it off the others ([`soft_taint`]), so that kube-scheduler prefers other
+//!   nodes for new pods;
 //! - [`ClusterAction::AutoscalerScaleDown`], [`ClusterAction::AutoscalerEviction`],
 //!   [`ClusterAction::AutoscalerScaleDownFails`] and [`ClusterAction::AutoscalerDeletesNode`]:
 //!   a node is tainted, its pods evicted one by one through the Eviction API, then, once they
@@ -64,6 +68,7 @@ pub mod balance;
 pub mod scale_down;
 pub mod scale_up;
 pub mod simulation;
+pub mod soft_taint;
 
 use crate::cluster::node_groups::fresh_node;
 use crate::cluster::{
@@ -118,10 +123,18 @@ pub fn for_each(
         }
         _ => {}
     }
-    !autoscaler.scale_down_enabled
-        || scale_down::candidates(spec, autoscaler, state)
-            .into_iter()
-            .all(|n| visit(ClusterAction::AutoscalerScaleDown { node: n as u16 }))
+    if !autoscaler.scale_down_enabled {
+        return true;
+    }
+    let plan = scale_down::plan(spec, autoscaler, state);
+    if soft_taint::due(spec, autoscaler, state, &plan.unneeded)
+        && !visit(ClusterAction::AutoscalerSoftTaints)
+    {
+        return false;
+    }
+    plan.candidates
+        .into_iter()
+        .all(|n| visit(ClusterAction::AutoscalerScaleDown { node: n as u16 }))
 }
 
 /// Whether the cluster of `state` has nothing under way that could place a pending pod: no
@@ -200,6 +213,7 @@ pub fn run(
             }
             state.violate_pod_always_schedulable(spec);
         }
+        ClusterAction::AutoscalerSoftTaints => soft_taint::update(spec, autoscaler, state, rec),
         ClusterAction::AutoscalerScaleDown { node } => {
             actuation::start_removal(spec, state, node as usize, rec)
         }

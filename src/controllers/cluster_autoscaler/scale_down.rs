@@ -130,48 +130,79 @@ pub fn hinted(spec: &ClusterSpec, state: &ClusterState) -> Simulation {
     sim
 }
 
-/// The nodes the autoscaler may start removing in `state`, ascending.
-pub fn candidates(
-    spec: &ClusterSpec,
-    autoscaler: &ClusterAutoscalerSpec,
-    state: &ClusterState,
-) -> Vec<usize> {
-    // The plan is made once, and only when some group may shrink.
+/// What the autoscaler's scale-down planning finds in a state.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// The nodes it finds unneeded, ascending: what its planner lists (`planner.go`,
+    /// `UnneededNodes`) and its soft taint marks ([`super::soft_taint`]). A group at or below
+    /// its minimum gives none (`processors/nodes/pre_filtering_processor.go`,
+    /// `GetScaleDownCandidates`: by the group's target size, not counting the nodes being
+    /// removed); each node of the others is checked as [`unneeded_node`] does.
+    pub unneeded: Vec<usize>,
+    /// The unneeded nodes it may start removing, ascending: those of groups that stay at or
+    /// above their minimum without them and the nodes already being removed (`unneeded.go`,
+    /// `RemovableAt`), a node with pods to move only while no other is drained (`budgets.go`,
+    /// `CropNodes`). Unlike these, an unneeded node stays unneeded while another is drained,
+    /// or while removals in progress bring its group to its minimum: the drain budget and the
+    /// minimum refuse it only its removal.
+    pub candidates: Vec<usize>,
+}
+
+/// The autoscaler's scale-down plan in `state` ([`Plan`]).
+pub fn plan(spec: &ClusterSpec, autoscaler: &ClusterAutoscalerSpec, state: &ClusterState) -> Plan {
+    // The hinted state is made once, and only when some group may shrink.
     let mut planned: Option<Simulation> = None;
     let draining = (1..=spec.nodes.len()).any(|n| {
         state.node(n).maintenance.removing()
             && state.pods_on(std::slice::from_ref(&n)).next().is_some()
     });
-    let mut out = Vec::new();
+    let mut out = Plan::default();
     for group in &autoscaler.node_groups {
+        let target = group.target_size(state);
+        if target <= group.min_size {
+            continue;
+        }
         let leaving = group
             .slots
             .iter()
             .filter(|&&n| state.node(n).maintenance.removing())
             .count();
-        if group.target_size(state) - leaving <= group.min_size {
-            continue;
-        }
         let planned = planned.get_or_insert_with(|| hinted(spec, state));
         for &n in &group.slots {
-            if removable(spec, autoscaler, state, planned, n, draining) {
-                out.push(n);
+            if !unneeded_node(spec, autoscaler, state, planned, n) {
+                continue;
+            }
+            out.unneeded.push(n);
+            let waits = draining && !moving_pods(planned.state(), n).is_empty();
+            if target - leaving > group.min_size && !waits {
+                out.candidates.push(n);
             }
         }
     }
-    out.sort_unstable();
+    out.unneeded.sort_unstable();
+    out.candidates.sort_unstable();
     out
 }
 
-/// Whether node `n` may be removed in `state`, planned on `planned` (the state with its hints),
-/// while another node is being drained or not (see the module documentation).
-fn removable(
+/// The nodes the autoscaler may start removing in `state`, ascending ([`Plan::candidates`]).
+pub fn candidates(
+    spec: &ClusterSpec,
+    autoscaler: &ClusterAutoscalerSpec,
+    state: &ClusterState,
+) -> Vec<usize> {
+    plan(spec, autoscaler, state).candidates
+}
+
+/// Whether node `n` of `state` is unneeded, planned on `planned` (the state with its hints):
+/// it exists and is not being removed, is ready (or not ready, with
+/// `--scale-down-unready-enabled`), less utilised than the threshold, and its pods pass the
+/// drainability rules and each fit another node (see the module documentation).
+fn unneeded_node(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
     state: &ClusterState,
     planned: &Simulation,
     n: usize,
-    draining: bool,
 ) -> bool {
     let node = state.node(n);
     let unready_removable = autoscaler.scale_down_unready_enabled && node.status.is_down();
@@ -183,9 +214,6 @@ fn removable(
         return false;
     }
     let moving = moving_pods(planned.state(), n);
-    if !moving.is_empty() && draining {
-        return false;
-    }
     if moving.iter().any(|&p| blocking(spec, state, p).is_some()) {
         return false;
     }

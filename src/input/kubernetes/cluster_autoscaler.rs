@@ -13,6 +13,7 @@
 //! (`--balance-similar-node-groups`, `--balancing-ignore-label`, `--balancing-label`); every other flag that changes a decision is warned about, naming what the model does
 //! instead, unless it is given its default value.
 
+use crate::cluster::node_groups::DEFAULT_MAX_BULK_SOFT_TAINT_COUNT;
 use crate::cluster::Expander;
 use crate::input::description::{AutoscaledGroup, ClusterAutoscaler};
 use crate::input::diagnostics::{Diagnostics, InputError};
@@ -176,6 +177,8 @@ enum Kind {
     ScaleDownUnreadyEnabled,
     /// `--scale-down-utilization-threshold`.
     Threshold,
+    /// `--max-bulk-soft-taint-count`.
+    SoftTaintCount,
     /// `--expander`.
     Expander,
     /// `--balance-similar-node-groups`.
@@ -274,6 +277,8 @@ fn kind(name: &str) -> Option<Kind> {
             Unmodelled("10", false, AS_DEFAULT)
         }
         "max-drain-parallelism" => Unmodelled("1", false, AS_DEFAULT),
+        "max-bulk-soft-taint-count" => SoftTaintCount,
+        "max-bulk-soft-taint-time" => Delay(3.0),
         "max-nodes-per-scaleup" => Unmodelled("1000", false, AS_DEFAULT),
         "scale-down-non-empty-candidates-count" => Unmodelled("30", false, AS_DEFAULT),
         "scale-down-candidates-pool-ratio" => Unmodelled("0.1", false, AS_DEFAULT),
@@ -456,6 +461,7 @@ pub fn read(
         balance_similar_node_groups: false,
         balancing_ignore_labels: Vec::new(),
         balancing_labels: Vec::new(),
+        max_bulk_soft_taint_count: DEFAULT_MAX_BULK_SOFT_TAINT_COUNT,
     };
     for flag in &flags {
         let error = |message: String| {
@@ -518,6 +524,14 @@ pub fn read(
                     Some(text) => parse_bool(text)
                         .ok_or_else(|| error(format!("`{text}`: expected true or false")))?,
                 };
+            }
+            Some(Kind::SoftTaintCount) => {
+                let text = needed()?;
+                autoscaler.max_bulk_soft_taint_count = text.parse::<usize>().map_err(|_| {
+                    error(format!(
+                        "`{text}`: expected a whole number, 0 or more (the default is 10)"
+                    ))
+                })?;
             }
             Some(Kind::Threshold) => {
                 let text = needed()?;

@@ -164,6 +164,7 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
     assert!(autoscaler.scale_down_unready_enabled);
     assert_eq!(autoscaler.scale_down_utilization_threshold, 0.5);
     assert_eq!(autoscaler.expander, Expander::LeastWaste);
+    assert_eq!(autoscaler.max_bulk_soft_taint_count, 10);
     assert!(warnings.is_empty(), "{warnings:?}");
 
     let (read, warnings) = read_command(&[
@@ -175,6 +176,8 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
         "--scale-down-unready-enabled=false",
         "--scale-down-utilization-threshold=0.7",
         "--expander=most-pods",
+        "--max-bulk-soft-taint-count=0",
+        "--max-bulk-soft-taint-time=3s",
         "--cloud-provider=aws",
         "--v=4",
     ]);
@@ -185,6 +188,10 @@ fn the_modelled_flags_are_read_with_upstream_defaults() {
     assert!(!autoscaler.scale_down_unready_enabled);
     assert_eq!(autoscaler.scale_down_utilization_threshold, 0.7);
     assert_eq!(autoscaler.expander, Expander::MostPods);
+    assert_eq!(
+        autoscaler.max_bulk_soft_taint_count, 0,
+        "the soft taint off"
+    );
     assert!(warnings.is_empty(), "{warnings:?}");
 }
 

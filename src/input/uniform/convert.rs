@@ -13,6 +13,7 @@ use super::schema::{
 use super::validate::{
     expression_offset, int_or_percent, integer_name, is_liveness_intent, scalar_text,
 };
+use crate::cluster::kube::of_model::DELETION_CANDIDATE_TAINT;
 use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::spec::*;
 use crate::cluster::state::*;
@@ -63,7 +64,7 @@ pub fn to_model(document: &Document) -> ClusterModel {
         }
     }
 
-    let (taint_types, node_taint_type) = taint_types(&nodes_in);
+    let (taint_types, node_taint_type, soft_tainted) = taint_types(&nodes_in, autoscaler.is_some());
     let mut state = ClusterState::new(nodes_in.len(), pods_in.len(), deployments_in.len());
     let mut nodes = Vec::new();
     for (i, node) in nodes_in.iter().enumerate() {
@@ -86,6 +87,11 @@ pub fn to_model(document: &Document) -> ClusterModel {
             },
             num_pods: node.num_pod.unwrap_or(0) as u8,
             maintained: node.maintained.unwrap_or(0) != 0,
+            taints: if soft_tainted[i] {
+                node_taint::DELETION_CANDIDATE
+            } else {
+                0
+            },
             ..NodeState::default()
         };
     }
@@ -399,21 +405,37 @@ fn raw_spread_constraints(
 }
 
 /// Groups nodes by their taint list as Kivi does: each distinct list is one taint type,
-/// numbered from 1 in order of first appearance. Returns the lists and each node's type.
-fn taint_types(nodes: &[Node]) -> (Vec<Vec<Taint>>, Vec<u8>) {
+/// numbered from 1 in order of first appearance. Returns the lists, each node's type, and
+/// whether it carries the cluster autoscaler's soft taint. With an autoscaler (`autoscaled`)
+/// that taint (`DeletionCandidateOfClusterAutoscaler`, any value and effect, as
+/// `HasDeletionCandidateTaint` reads it) is no taint type's: the autoscaler puts it on and
+/// takes it off, so it is the node's state ([`node_taint::DELETION_CANDIDATE`]), and a node
+/// copied from the node as its group's template comes without it (`SanitizeTaints`).
+fn taint_types(nodes: &[Node], autoscaled: bool) -> (Vec<Vec<Taint>>, Vec<u8>, Vec<bool>) {
     let mut types: Vec<Vec<Taint>> = Vec::new();
     let mut per_node = Vec::new();
+    let mut soft = Vec::new();
     for node in nodes {
         let Some(taints) = &node.taint else {
             per_node.push(0);
+            soft.push(false);
             continue;
         };
         // Validated: every taint parses.
-        let taints: Vec<Taint> = taints
+        let mut taints: Vec<Taint> = taints
             .to_vec()
             .iter()
             .filter_map(|t| Taint::parse(t).ok())
             .collect();
+        let before = taints.len();
+        if autoscaled {
+            taints.retain(|t| t.key != DELETION_CANDIDATE_TAINT);
+        }
+        soft.push(taints.len() != before);
+        if taints.is_empty() && taints.len() != before {
+            per_node.push(0);
+            continue;
+        }
         let index = match types.iter().position(|known| *known == taints) {
             Some(p) => p,
             None => {
@@ -423,7 +445,7 @@ fn taint_types(nodes: &[Node]) -> (Vec<Vec<Taint>>, Vec<u8>) {
         };
         per_node.push(index as u8 + 1);
     }
-    (types, per_node)
+    (types, per_node, soft)
 }
 
 /// Taint types (per effect: NoExecute, NoSchedule, PreferNoSchedule) with taints of that

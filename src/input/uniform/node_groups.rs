@@ -12,7 +12,7 @@
 
 use super::schema::{ClusterAutoscaler, Node};
 use super::validate::integer_name;
-use crate::cluster::node_groups::fresh_node;
+use crate::cluster::node_groups::{fresh_node, DEFAULT_MAX_BULK_SOFT_TAINT_COUNT};
 use crate::cluster::spec::ClusterSpec;
 use crate::cluster::state::{ClusterState, NodeStatus};
 use crate::cluster::{ClusterAutoscalerSpec, Expander, NodeGroup};
@@ -129,6 +129,9 @@ pub fn spec(
             .unwrap_or_default(),
         balancing_labels: autoscaler.balancing_labels.clone().unwrap_or_default(),
         provisioning_may_fail: autoscaler.node_provisioning_may_fail.unwrap_or(false),
+        max_bulk_soft_taint_count: autoscaler
+            .max_bulk_soft_taint_count
+            .map_or(DEFAULT_MAX_BULK_SOFT_TAINT_COUNT, |n| n as usize),
     }
 }
 

@@ -589,6 +589,9 @@ pub struct ClusterAutoscaler {
     /// kivi's addition (default false): whether a node the autoscaler asks for may fail to
     /// register, its instance never booting.
     pub node_provisioning_may_fail: Option<bool>,
+    /// `--max-bulk-soft-taint-count` (default 10): the soft taints a loop adds or removes at
+    /// most; 0 leaves the `DeletionCandidateOfClusterAutoscaler` soft taint out.
+    pub max_bulk_soft_taint_count: Option<i64>,
 }
 
 /// One node group of the cluster autoscaler.

@@ -31,6 +31,14 @@ pub(super) fn check_cluster_autoscaler(
             );
         }
     }
+    problems.within(
+        path,
+        "maxBulkSoftTaintCount",
+        autoscaler.max_bulk_soft_taint_count,
+        0,
+        10_000,
+        "the soft taints a loop adds or removes at most (0: none)",
+    );
     if let Some(expander) = &autoscaler.expander {
         if Expander::named(expander).is_none() {
             problems.add(
