@@ -12,7 +12,7 @@
 # Results: DIR/traces.{csv,md} (default results/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repetitions=5
+repetitions=31
 out_dir=results
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,7 +32,7 @@ median_seconds() {
     "$kivi" "$@" >/dev/null || true
     end=$(date +%s.%N)
     echo "$end - $start" | bc -l
-  done | sort -g | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'
+  done | sort -g | awk '{ v[NR] = $1 } END { printf "%.4f", v[int((NR + 1) / 2)] }'
 }
 
 # Lines of the counterexample of the intent Kivi reports for CASE (cases/CASE/expected.json)
