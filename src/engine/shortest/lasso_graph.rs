@@ -13,6 +13,7 @@
 
 use crate::engine::model::{Model, StepBuffers, WorkerBounds};
 use crate::engine::scc::components;
+use crate::engine::visited::PassThroughBuild;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 
@@ -47,8 +48,11 @@ impl LassoPath {
 pub struct Explored<M: Model> {
     /// The states, in the order first reached.
     pub states: Vec<M::State>,
-    index: HashMap<u64, u32>,
+    /// Stored states by fingerprint (already a well-mixed hash: no hashing again).
+    index: HashMap<u64, u32, PassThroughBuild>,
     scratch: Vec<u8>,
+    /// The successors of the state being expanded, kept allocated between expansions.
+    successors: Vec<(bool, M::State)>,
     depth: Vec<u32>,
     /// The state each was first reached from (none for an initial state).
     parent: Vec<Option<u32>>,
@@ -63,8 +67,9 @@ impl<M: Model> Explored<M> {
     pub fn new(model: &M) -> Self {
         let mut explored = Self {
             states: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             scratch: Vec::new(),
+            successors: Vec::new(),
             depth: Vec::new(),
             parent: Vec::new(),
             edges: Vec::new(),
@@ -124,15 +129,15 @@ impl<M: Model> Explored<M> {
     ) -> u64 {
         let at = self.expanded;
         let stored = self.states.len();
-        let state = self.states[at].clone();
-        let mut successors = Vec::new();
-        model.successors(worker, &state, buffers, |action, next| {
-            let is_marked = marked(&state, &action, &next);
+        let mut successors = std::mem::take(&mut self.successors);
+        let state = &self.states[at];
+        model.successors(worker, state, buffers, |action, next| {
+            let is_marked = marked(state, &action, &next);
             successors.push((is_marked, next));
         });
         let mut edges = Vec::with_capacity(successors.len());
         let mut bytes = (successors.len() * std::mem::size_of::<Edge>()) as u64;
-        for (is_marked, next) in successors {
+        for (is_marked, next) in successors.drain(..) {
             let heap = model.state_heap_bytes(&next);
             let to = self.add(model, worker, next, Some(at as u32));
             if to as usize >= stored {
@@ -143,6 +148,7 @@ impl<M: Model> Explored<M> {
                 marked: is_marked,
             });
         }
+        self.successors = successors;
         self.edges.push(edges);
         self.expanded += 1;
         bytes

@@ -20,6 +20,7 @@ mod fingerprint_table;
 mod sharded;
 
 pub use fingerprint_table::FingerprintTable;
+pub(crate) use sharded::PassThroughBuild;
 pub use sharded::{ExactSet, ShardedFingerprints};
 
 /// What an insert found.

@@ -8,9 +8,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A hasher for keys that are already well-mixed hashes: DashMap picks a shard and a bucket
-/// from the fingerprint itself.
+/// from the fingerprint itself (and so does the lasso shortening's index of states).
 #[derive(Default)]
-struct PassThrough(u64);
+pub(crate) struct PassThrough(u64);
 
 impl Hasher for PassThrough {
     fn finish(&self) -> u64 {
@@ -28,7 +28,8 @@ impl Hasher for PassThrough {
     }
 }
 
-type PassThroughBuild = BuildHasherDefault<PassThrough>;
+/// Builds [`PassThrough`] hashers.
+pub(crate) type PassThroughBuild = BuildHasherDefault<PassThrough>;
 
 /// Memory accounting shared by the sharded sets: the estimate of the set's size is charged
 /// to the memory budget a [`Budget::CHUNK`] at a time, and inserts are refused once the
