@@ -14,6 +14,7 @@
 //! (`replica_num_always_meet_exp`, 1 expected).
 
 use crate::cluster_autoscaler::{autoscaler_steps, check_document, document, model};
+use crate::support::enabled;
 use kivi::cluster::kube::of_model::snapshot;
 use kivi::cluster::{ClusterAction, ClusterState, TaintEffect};
 use kivi::model::ClusterModel;
@@ -31,13 +32,11 @@ fn soft_tainted_node_2(mut doc: Value) -> Value {
 
 /// The state after kube-scheduler's step in `state`.
 fn scheduled(m: &ClusterModel, state: &ClusterState) -> ClusterState {
-    let mut actions = Vec::new();
-    m.actions(state, &mut actions);
-    let step = actions
-        .iter()
+    let step = enabled(m, state)
+        .into_iter()
         .find(|a| matches!(a, ClusterAction::Scheduler))
         .expect("the scheduler has pod 2 queued");
-    m.next_state(state, step).unwrap()
+    m.next_state(state, &step).unwrap()
 }
 
 #[test]

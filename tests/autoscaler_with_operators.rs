@@ -9,6 +9,7 @@ use crate::cluster_autoscaler::{
     autoscaler_steps, check_document, document, model, settled, two_pods_under_one_budget,
     SCALE_DOWN,
 };
+use crate::support::enabled;
 use kivi::cluster::action::UpgradeStep;
 use kivi::cluster::{ClusterAction, ClusterState, MaintenancePhase, NodeStatus};
 use kivi::controllers::cluster_autoscaler::scale_down::candidates;
@@ -44,12 +45,6 @@ fn removal(node: u16) -> [ClusterAction; 2] {
         ClusterAction::AutoscalerScaleDown { node },
         ClusterAction::AutoscalerDeletesNode { node },
     ]
-}
-
-fn enabled(m: &ClusterModel, state: &ClusterState) -> Vec<ClusterAction> {
-    let mut actions = Vec::new();
-    m.actions(state, &mut actions);
-    actions
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! windows in both directions, and the manifests that carry them.
 
 use crate::support::cli::kivi_texts;
+use crate::support::enabled;
 use crate::support::scratch::scratch;
 use kivi::cluster::{ClusterAction, ClusterState, Queue, Recorder, Semantics, TieBreak};
 use kivi::model::{ClusterModel, ModelOptions};
@@ -67,12 +68,6 @@ fn evaluate(model: &ClusterModel, s: &ClusterState) -> (ClusterState, i32) {
     let next = step(model, &s, ClusterAction::Hpa);
     let replicas = next.deployment(1).spec_replicas;
     (next, replicas)
-}
-
-fn enabled(model: &ClusterModel, s: &ClusterState) -> Vec<ClusterAction> {
-    let mut actions = Vec::new();
-    model.actions(s, &mut actions);
-    actions
 }
 
 /// `calculateScaleUpLimitWithScalingRules` with one `Pods: 1 per 60 s` policy: at 200 % of

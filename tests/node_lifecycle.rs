@@ -9,6 +9,7 @@
 //! `hostname`, `DoNotSchedule`; node 1 may fail.
 
 use crate::support::cli::kivi;
+use crate::support::enabled;
 use kivi::cluster::kube::of_model::snapshot;
 use kivi::cluster::{
     ClusterAction, ClusterState, NodeStatus, PodPhase, Queue, Recorder, Semantics, TaintEffect,
@@ -46,12 +47,6 @@ fn add_nodes(document: &mut Value, zones: &[u16]) {
             "numPod": 0, "status": 1, "labels": {"zone": zone}
         }));
     }
-}
-
-fn enabled(model: &ClusterModel, state: &ClusterState) -> Vec<ClusterAction> {
-    let mut actions = Vec::new();
-    model.actions(state, &mut actions);
-    actions
 }
 
 /// The node lifecycle and taint eviction steps among `enabled`.

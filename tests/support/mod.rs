@@ -8,6 +8,7 @@ pub mod random_config;
 pub mod scratch;
 pub mod vectors;
 
+use kivi::cluster::{ClusterAction, ClusterState};
 use kivi::input::load_uniform_file;
 use kivi::model::{ClusterModel, ModelOptions};
 use kivi::scaler::sweep::topology_model;
@@ -45,4 +46,11 @@ pub fn cluster_at(
     );
     let template = template.clone().admitting(&topology).unwrap();
     topology_model(&template, &topology, options).unwrap()
+}
+
+/// The actions `model` lists as enabled in `state`, in its order.
+pub fn enabled(model: &ClusterModel, state: &ClusterState) -> Vec<ClusterAction> {
+    let mut actions = Vec::new();
+    model.actions(state, &mut actions);
+    actions
 }
