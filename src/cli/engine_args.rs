@@ -70,6 +70,7 @@ impl EngineArgs {
             cancel: None,
             expected_states: self.expect_states.unwrap_or(0),
             trace: self.trace,
+            partial_order: defaults.partial_order,
         }
     }
 }

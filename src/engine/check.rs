@@ -88,6 +88,9 @@ fn check_with<M: Model, V: VisitedSet>(
         deadline: options.timeout.map(|timeout| started + timeout),
         memory: Some(options.memory.clone()),
     };
+    // A breadth-first search finds shortest traces of the graph it explores: the whole graph
+    // unless some state was expanded by an ample set alone.
+    let shortest = options.strategy == Strategy::Bfs && stats.ample_expansions == 0;
     let violations = findings
         .violations
         .into_iter()
@@ -96,9 +99,9 @@ fn check_with<M: Model, V: VisitedSet>(
                 failure,
                 trace: replayed.trace,
                 unchecked: replayed.unchecked,
-                length: match options.strategy {
-                    Strategy::Bfs => TraceLength::Shortest,
-                    Strategy::Dfs | Strategy::Swarm => TraceLength::AsFound,
+                length: match shortest {
+                    true => TraceLength::Shortest,
+                    false => TraceLength::AsFound,
                 },
                 unavoidable_from: None,
             })

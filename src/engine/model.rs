@@ -289,6 +289,32 @@ pub trait Model: Sync {
     #[inline]
     fn successors_taken(&self, _worker: &mut Self::Worker) {}
 
+    /// Partial-order reduction's hook: where the model knows an *ample set* of `state`, calls
+    /// `visit` with each of its actions and the state it leads to, as [`Model::successors`]
+    /// does, and returns true; otherwise returns false having called nothing, and the state is
+    /// expanded in full. The default offers none.
+    ///
+    /// An ample set is a subset of the enabled actions that is (C0) not empty, (C1) such that
+    /// on every path from `state` no action dependent on one of the set's (not commuting with
+    /// it, or enabling or disabling it) is taken before one of the set's, and (C2) invisible,
+    /// when it is not every enabled action: no action of it changes whether a property holds.
+    /// The engine adds the cycle condition (C3) itself: it keeps an ample expansion only when
+    /// every state it leads to is new to the visited set, and otherwise expands the state in
+    /// full ([`crate::engine::search`]'s `Expansion`). Together they preserve every
+    /// reachable violation of a property and every state without successors (Peled, "All
+    /// from one, one for all", CAV 1993; Clarke, Grumberg and Peled, *Model Checking*, ch. 10).
+    /// Searches whose claims are about the whole graph (the shortest trace, the point of no
+    /// return, the loop search) never ask.
+    fn ample_successors(
+        &self,
+        _worker: &mut Self::Worker,
+        _state: &Self::State,
+        _buffers: &mut StepBuffers<Self::Action, Self::State>,
+        _visit: impl FnMut(Self::Action, Self::State),
+    ) -> bool {
+        false
+    }
+
     /// Appends the canonical byte encoding of `state` to `out` (which may already hold other
     /// states' encodings: append, never clear or overwrite).
     /// Two states that behave the same must encode to the same bytes and different states to

@@ -25,8 +25,9 @@ pub enum Strategy {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum TraceMode {
-    /// A shortest one: after a strategy other than `bfs` finds a violation, a breadth-first
-    /// search bounded by its depth looks for a shortest path to the same failure
+    /// A shortest one: after a strategy other than `bfs` (or `bfs` over a graph that
+    /// partial-order reduction cut) finds a violation, a breadth-first search of the whole
+    /// graph bounded by its depth looks for a shortest path to the same failure
     /// ([`crate::engine::shortest`]), and the step after which every run fails is marked
     /// ([`crate::engine::no_return`]).
     Shortest,
@@ -96,6 +97,10 @@ pub struct CheckOptions {
     pub expected_states: u64,
     /// Whether counterexamples are shortened after the search ([`TraceMode`]).
     pub trace: TraceMode,
+    /// Whether states are expanded by the model's ample sets where it offers them
+    /// (partial-order reduction, [`crate::engine::model::Model::ample_successors`]); `--no-por`
+    /// turns it off.
+    pub partial_order: bool,
 }
 
 impl Default for CheckOptions {
@@ -112,6 +117,7 @@ impl Default for CheckOptions {
             cancel: None,
             expected_states: 0,
             trace: TraceMode::Shortest,
+            partial_order: true,
         }
     }
 }

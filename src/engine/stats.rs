@@ -14,6 +14,8 @@ pub struct WorkerStats {
     pub transitions: u64,
     /// Deepest state this worker stored.
     pub max_depth: u32,
+    /// States this worker expanded by an ample set alone (partial-order reduction).
+    pub ample: u64,
 }
 
 impl WorkerStats {
@@ -23,6 +25,7 @@ impl WorkerStats {
         self.stored += other.stored;
         self.transitions += other.transitions;
         self.max_depth = self.max_depth.max(other.max_depth);
+        self.ample += other.ample;
     }
 }
 
@@ -37,6 +40,8 @@ pub struct Statistics {
     pub revisits: u64,
     /// Deepest state stored (initial states are at depth 0).
     pub max_depth: u32,
+    /// States expanded by an ample set alone (partial-order reduction).
+    pub ample_expansions: u64,
     /// Wall-clock time of the search.
     pub elapsed_s: f64,
     /// Stored states per second.
@@ -70,6 +75,7 @@ impl Statistics {
             transitions: total.transitions,
             revisits: total.transitions - total.stored,
             max_depth: total.max_depth,
+            ample_expansions: total.ample,
             elapsed_s,
             states_per_s: if elapsed_s > 0.0 {
                 states_stored as f64 / elapsed_s
@@ -99,6 +105,12 @@ impl Statistics {
             self.visited.omission_probability,
         );
         let expanded: u64 = self.workers.iter().map(|w| w.expanded).sum();
+        if self.ample_expansions > 0 {
+            text.push_str(&format!(
+                "partial-order reduction: {} of {} states expanded by an ample set\n",
+                self.ample_expansions, expanded
+            ));
+        }
         if self.workers.len() > 1 && expanded > 0 {
             let shares: Vec<String> = self
                 .workers

@@ -21,7 +21,7 @@
 //! level's log. All of it is charged to the memory budget, which the visited set charges too
 //! ([`FrontierMemory`]); a search the budget refuses stops as incomplete.
 
-use super::{path_from, LargeBatch, Poll, Search, Spare, SuccessorBatch, Via};
+use super::{path_from, Expansion, LargeBatch, Poll, Search, Spare, SuccessorBatch, Via};
 use crate::engine::memory::Charge;
 use crate::engine::model::Model;
 use crate::engine::stats::WorkerStats;
@@ -324,45 +324,62 @@ impl<M: Model, V: VisitedSet> LevelJob<'_, '_, '_, M, V> {
                     spare.keep(state);
                     continue;
                 }
-                successors.fill(model, worker, &state, &pin, spare, |_| {});
                 stats.expanded += 1;
-                if successors.entries.is_empty() {
-                    search.check_end_state(&state, || self.path_to(parent, None));
-                    spare.keep(state);
-                    continue;
-                }
-                spare.keep(state);
-                stats.transitions += successors.entries.len() as u64;
-                let Some(batch) = LargeBatch::charge(search, self.memory.held, successors) else {
-                    break 'chunks;
-                };
-                for (successor, key) in successors.drain() {
-                    match pin.insert_if_new(key) {
-                        Insertion::Seen => spare.keep(successor.state),
-                        Insertion::Full => {
-                            search.record_full();
-                            break 'chunks;
-                        }
-                        Insertion::New => {
-                            stats.stored += 1;
-                            stats.max_depth = stats.max_depth.max(self.depth + 1);
-                            let action = &successor.action;
-                            if !search.check_new_state(worker, &successor.state, || {
-                                self.path_to(parent, Some(action))
-                            }) {
-                                unreported.states += state_bytes(model, &successor.state);
-                                unreported.links += link_size;
-                                let link = Link {
-                                    parent: parent as u64,
-                                    via: Via::Action(successor.action),
-                                };
-                                part.push(successor.state, link);
+                // Under partial-order reduction the model's ample set comes first, and the
+                // state is expanded again in full when one of its successors was known.
+                let mut expansion = search.first_expansion();
+                loop {
+                    expansion =
+                        successors.fill(model, worker, &state, &pin, spare, &mut |_| {}, expansion);
+                    let computed = successors.entries.len() as u64;
+                    if computed == 0 {
+                        search.check_end_state(&state, || self.path_to(parent, None));
+                        break;
+                    }
+                    let Some(batch) = LargeBatch::charge(search, self.memory.held, successors)
+                    else {
+                        break 'chunks;
+                    };
+                    let mut known = false;
+                    for (successor, key) in successors.drain() {
+                        match pin.insert_if_new(key) {
+                            Insertion::Seen => {
+                                known = true;
+                                spare.keep(successor.state);
+                            }
+                            Insertion::Full => {
+                                search.record_full();
+                                break 'chunks;
+                            }
+                            Insertion::New => {
+                                stats.stored += 1;
+                                stats.max_depth = stats.max_depth.max(self.depth + 1);
+                                let action = &successor.action;
+                                if !search.check_new_state(worker, &successor.state, || {
+                                    self.path_to(parent, Some(action))
+                                }) {
+                                    unreported.states += state_bytes(model, &successor.state);
+                                    unreported.links += link_size;
+                                    let link = Link {
+                                        parent: parent as u64,
+                                        via: Via::Action(successor.action),
+                                    };
+                                    part.push(successor.state, link);
+                                }
                             }
                         }
                     }
+                    drop(batch);
+                    model.successors_taken(worker);
+                    if expansion == Expansion::Ample && known {
+                        expansion = Expansion::Full;
+                        continue;
+                    }
+                    stats.transitions += computed;
+                    stats.ample += u64::from(expansion == Expansion::Ample);
+                    break;
                 }
-                drop(batch);
-                model.successors_taken(worker);
+                spare.keep(state);
                 if unreported.states + unreported.links >= REPORT_BYTES
                     && !self.report_memory(&mut unreported)
                 {

@@ -28,7 +28,9 @@
 //! donation, so work is always counted somewhere, and the counter reaches zero only when no
 //! state is left anywhere.
 
-use super::{path_from, LargeBatch, Poll, Search, Spare, Successor, SuccessorBatch, Via};
+use super::{
+    path_from, Expansion, LargeBatch, Poll, Search, Spare, Successor, SuccessorBatch, Via,
+};
 use crate::engine::memory::Tally;
 use crate::engine::model::Model;
 use crate::engine::options::Strategy;
@@ -61,6 +63,33 @@ pub fn computes_children_again(bytes: usize) -> bool {
 enum Pending<S> {
     State(S),
     Child(Arc<S>),
+}
+
+/// The state being expanded: owned, or shared with the children that keep it (a large state,
+/// whose children are computed again when popped).
+enum Parent<S> {
+    Owned(S),
+    Shared(Arc<S>),
+}
+
+impl<S> Parent<S> {
+    fn state(&self) -> &S {
+        match self {
+            Parent::Owned(state) => state,
+            Parent::Shared(state) => state,
+        }
+    }
+}
+
+/// What inserting one batch of successors did.
+#[derive(Default)]
+struct Pass {
+    /// Bytes the pushed states hold on the heap.
+    held: u64,
+    /// Whether a successor was in the visited set already.
+    known: bool,
+    /// Whether the visited set was full (the search stops).
+    stopped: bool,
 }
 
 /// A state waiting on a worker's stack.
@@ -268,7 +297,9 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
     }
 
     /// Generates the successors of `state` (the last node of the current path) and pushes the
-    /// new ones; returns the bytes they hold on the heap.
+    /// new ones; returns the bytes they hold on the heap. Under partial-order reduction the
+    /// model's ample set comes first, and the state is expanded again in full when one of its
+    /// successors was known ([`Expansion`]).
     fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
@@ -283,40 +314,96 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             self.spare.give_back_actions(actions);
             return 0;
         }
-        let shuffle = &mut self.shuffle;
-        // Inserted in reverse so that the first successor ends on top of the stack.
-        let order = |entries: &mut [Successor<M>]| {
-            if let Some(rng) = shuffle {
-                rng.shuffle(entries);
-            }
-            entries.reverse();
-        };
-        let (worker, spare) = (&mut self.model_worker, &mut self.spare);
-        self.successors
-            .fill(model, worker, &state, pin, spare, order);
         self.stats.expanded += 1;
-        if self.successors.entries.is_empty() {
-            let path = &self.path;
-            search.check_end_state(&state, || path_from(path.iter().cloned()));
-            return 0;
-        }
-        self.stats.transitions += self.successors.entries.len() as u64;
-        let Some(_batch) = LargeBatch::charge(search, &search.held, &self.successors) else {
-            return 0;
+        let large = computes_children_again(
+            std::mem::size_of::<M::State>() + model.state_heap_bytes(&state),
+        );
+        let parent = match large {
+            true => Parent::Shared(Arc::new(state)),
+            false => Parent::Owned(state),
         };
-        if computes_children_again(std::mem::size_of::<M::State>() + model.state_heap_bytes(&state))
-        {
-            let held = self.push_lazily(pin, state, depth);
-            model.successors_taken(&mut self.model_worker);
-            return held;
-        }
+        let mut expansion = search.first_expansion();
         let mut held = 0;
+        loop {
+            let shuffle = &mut self.shuffle;
+            // Inserted in reverse so that the first successor ends on top of the stack.
+            let mut order = |entries: &mut [Successor<M>]| {
+                if let Some(rng) = shuffle {
+                    rng.shuffle(entries);
+                }
+                entries.reverse();
+            };
+            let (worker, spare) = (&mut self.model_worker, &mut self.spare);
+            expansion = self.successors.fill(
+                model,
+                worker,
+                parent.state(),
+                pin,
+                spare,
+                &mut order,
+                expansion,
+            );
+            let computed = self.successors.entries.len() as u64;
+            if computed == 0 {
+                let path = &self.path;
+                search.check_end_state(parent.state(), || path_from(path.iter().cloned()));
+                break;
+            }
+            let Some(batch) = LargeBatch::charge(search, &search.held, &self.successors) else {
+                return held;
+            };
+            let pass = self.insert_successors(pin, &parent, depth);
+            drop(batch);
+            model.successors_taken(&mut self.model_worker);
+            held += pass.held;
+            if pass.stopped {
+                return held;
+            }
+            if expansion == Expansion::Ample && pass.known {
+                expansion = Expansion::Full;
+                continue;
+            }
+            self.stats.transitions += computed;
+            self.stats.ample += u64::from(expansion == Expansion::Ample);
+            break;
+        }
+        match parent {
+            Parent::Owned(state) => self.spare.keep(state),
+            // A child that keeps the state makes it held until the last such child is popped.
+            Parent::Shared(parent) => {
+                let bytes = parent_bytes(model, &parent);
+                if Arc::into_inner(parent).is_none() {
+                    held += bytes;
+                }
+            }
+        }
+        held
+    }
+
+    /// Inserts the batch's successors of `parent` (at depth `depth`) and pushes the new ones:
+    /// as states, or, for a large parent, as the parent and their action, to be computed again
+    /// when popped.
+    fn insert_successors(
+        &mut self,
+        pin: &mut V::Pin<'_>,
+        parent: &Parent<M::State>,
+        depth: u32,
+    ) -> Pass {
+        let search = self.search;
+        let model = search.model;
+        let mut pass = Pass::default();
         for (successor, key) in self.successors.drain() {
             match pin.insert_if_new(key) {
-                Insertion::Seen => self.spare.keep(successor.state),
+                Insertion::Seen => {
+                    pass.known = true;
+                    if let Parent::Owned(_) = parent {
+                        self.spare.keep(successor.state);
+                    }
+                }
                 Insertion::Full => {
                     search.record_full();
-                    return held;
+                    pass.stopped = true;
+                    return pass;
                 }
                 Insertion::New => {
                     let action = &successor.action;
@@ -331,9 +418,15 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                         action,
                         depth,
                     ) {
-                        held += model.state_heap_bytes(&successor.state) as u64;
+                        let pending = match parent {
+                            Parent::Owned(_) => {
+                                pass.held += model.state_heap_bytes(&successor.state) as u64;
+                                Pending::State(successor.state)
+                            }
+                            Parent::Shared(parent) => Pending::Child(parent.clone()),
+                        };
                         self.stack.push_back(Task {
-                            pending: Pending::State(successor.state),
+                            pending,
                             depth: depth + 1,
                             via: Via::Action(successor.action),
                         });
@@ -341,52 +434,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                 }
             }
         }
-        self.spare.keep(state);
-        model.successors_taken(&mut self.model_worker);
-        held
-    }
-
-    /// [`Worker::expand`] for a large state, whose successors are in the batch: the new ones
-    /// are pushed as the state (shared) and their action, and computed again when popped.
-    /// Returns the bytes of the state when a child keeps it.
-    fn push_lazily(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
-        let search = self.search;
-        let model = search.model;
-        let parent = Arc::new(state);
-        let held = parent_bytes(model, &parent);
-        for (successor, key) in self.successors.drain() {
-            match pin.insert_if_new(key) {
-                Insertion::Seen => {}
-                Insertion::Full => {
-                    search.record_full();
-                    break;
-                }
-                Insertion::New => {
-                    let (next, action) = (&successor.state, &successor.action);
-                    let worker = &mut self.model_worker;
-                    if admit(
-                        search,
-                        worker,
-                        &mut self.stats,
-                        &self.path,
-                        next,
-                        action,
-                        depth,
-                    ) {
-                        self.stack.push_back(Task {
-                            pending: Pending::Child(parent.clone()),
-                            depth: depth + 1,
-                            via: Via::Action(successor.action),
-                        });
-                    }
-                }
-            }
-        }
-        // A child that keeps the state makes it held until the last such child is popped.
-        match Arc::into_inner(parent) {
-            Some(_) => 0,
-            None => held,
-        }
+        pass
     }
 
     /// Hands the bottom half of the stack to hungry workers.

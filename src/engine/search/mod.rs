@@ -92,6 +92,28 @@ pub fn path_from<A: Clone>(vias: impl IntoIterator<Item = Via<A>>) -> Path<A> {
     Path { init, actions }
 }
 
+/// How a state is expanded: by an ample set of its actions (partial-order reduction,
+/// [`Model::ample_successors`]) or by all of them.
+///
+/// The cycle condition is the searches' part: an ample expansion is kept only when every
+/// successor it gives is new, inserted into the visited set by this expansion; where one was
+/// there already the state is expanded again in full (the ample successors, inserted, are not
+/// explored twice). Along a cycle of states each kept to its ample set, every edge would then
+/// lead to a state first inserted while its source was expanded, after the source itself was
+/// inserted: insertion times would rise all round the cycle, which cannot be. So every cycle
+/// of the explored graph holds a fully expanded state, and no action is put off for ever
+/// (the "ignoring problem"). The argument needs only that an insert is atomic and that a
+/// state is expanded after its insert, so it holds for every search order and thread count
+/// (Evangelista and Pajault, "Solving the ignoring problem for partial order reduction",
+/// STTT 2010, compare this closed-set proviso with the stack and queue provisos).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// The model's ample set, where it offers one.
+    Ample,
+    /// Every enabled action.
+    Full,
+}
+
 /// One successor of the state being expanded, fingerprinted but not yet inserted.
 pub struct Successor<M: Model> {
     /// The successor state.
@@ -134,11 +156,14 @@ impl<M: Model> SuccessorBatch<M> {
         }
     }
 
-    /// Computes the successors of `state` ([`Model::successors`] on `worker`), writing them
-    /// over `spare` states while there are any, and puts them in the order they are to be
-    /// inserted (`order` rearranges the model's order) before fingerprinting them: each
-    /// visited-set line is prefetched in insertion order, so that the first insert waits
-    /// least for its line.
+    /// Computes the successors of `state` on `worker`, writing them over `spare` states while
+    /// there are any, and puts them in the order they are to be inserted (`order` rearranges
+    /// the model's order) before fingerprinting them: each visited-set line is prefetched in
+    /// insertion order, so that the first insert waits least for its line. Asked for an
+    /// [`Expansion::Ample`] one, it takes the model's ample set
+    /// ([`Model::ample_successors`]) where the model offers a non-empty one, else every
+    /// successor ([`Model::successors`]); returns which it took.
+    #[allow(clippy::too_many_arguments)]
     pub fn fill<P: VisitedPin>(
         &mut self,
         model: &M,
@@ -146,24 +171,35 @@ impl<M: Model> SuccessorBatch<M> {
         state: &M::State,
         pin: &P,
         spare: &mut Spare<M>,
-        order: impl FnOnce(&mut [Successor<M>]),
-    ) {
+        order: &mut impl FnMut(&mut [Successor<M>]),
+        expansion: Expansion,
+    ) -> Expansion {
         self.entries.clear();
         self.entries.shrink_to(KEPT_SUCCESSORS);
         self.encodings.clear();
         self.encodings.shrink_to(KEPT_SUCCESSORS * 64);
         let entries = &mut self.entries;
-        let encodings = &mut self.encodings;
-        let scratch = &mut self.scratch;
-        model.successors(worker, state, spare, |action, next| {
+        let push = |entries: &mut Vec<Successor<M>>, action, next| {
             entries.push(Successor {
                 state: next,
                 action,
                 fingerprint: 0,
                 encoding: 0..0,
             });
-        });
+        };
+        let ample = expansion == Expansion::Ample
+            && model.ample_successors(worker, state, spare, |action, next| {
+                push(entries, action, next)
+            })
+            && !entries.is_empty();
+        if !ample {
+            model.successors(worker, state, spare, |action, next| {
+                push(entries, action, next)
+            });
+        }
         order(entries);
+        let encodings = &mut self.encodings;
+        let scratch = &mut self.scratch;
         for successor in entries.iter_mut() {
             let next = &successor.state;
             if P::NEEDS_BYTES {
@@ -176,6 +212,10 @@ impl<M: Model> SuccessorBatch<M> {
                 successor.fingerprint = model.fingerprint(worker, next, scratch);
             }
             pin.prefetch(successor.fingerprint);
+        }
+        match ample {
+            true => Expansion::Ample,
+            false => Expansion::Full,
         }
     }
 
@@ -352,6 +392,15 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
             Strategy::Bfs => bounds,
             Strategy::Dfs | Strategy::Swarm => bounds.recomputing_above(dfs::LAZY_STATE_BYTES),
         })
+    }
+
+    /// How a state is expanded first: by the model's ample set under partial-order reduction,
+    /// else in full.
+    pub fn first_expansion(&self) -> Expansion {
+        match self.options.partial_order {
+            true => Expansion::Ample,
+            false => Expansion::Full,
+        }
     }
 
     /// Whether workers should stop now.

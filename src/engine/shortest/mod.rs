@@ -84,6 +84,8 @@ impl Bounds {
             cancel: self.cancel.clone(),
             expected_states: 0,
             trace: TraceMode::First,
+            // A shortest trace is one of the whole graph's.
+            partial_order: false,
         }
     }
 }
@@ -169,7 +171,7 @@ pub fn shorten_violations<M: Model>(
     if violations.is_empty() || options.trace == TraceMode::First {
         return Ok(());
     }
-    if options.strategy == Strategy::Bfs {
+    if violations.iter().all(|v| v.length == TraceLength::Shortest) {
         return Ok(());
     }
     let depth = violations.iter().map(|v| v.trace.len()).max().unwrap_or(0);

@@ -6,14 +6,18 @@
 //!   managers and 8,832 with 5 (the figures the Stateright checker publishes).
 //! - [`PanickingCounters`]: counters whose successor function panics half-way (fault
 //!   injection for the engine's panic handling).
+//! - [`IndependentSteps`] and [`SpinOrExit`]: models that offer ample sets, for partial-order
+//!   reduction (one with a violation that only the cycle condition keeps in reach).
 //! - [`StoppableChain`]: a chain whose states stop listing successors once the search is told
 //!   to stop (cut searches and replays).
 
+mod ample_sets;
 mod counters;
 mod faulty;
 mod stoppable_chain;
 mod two_phase_commit;
 
+pub use ample_sets::{IndependentSteps, SpinAction, SpinOrExit, SpinState};
 pub use counters::{CounterValues, Counters, OrderedCounters, MAX_COUNTERS};
 pub use faulty::PanickingCounters;
 pub use stoppable_chain::StoppableChain;
