@@ -11,6 +11,7 @@ mod support;
 mod audit_inputs;
 mod autoscaler_node_groups;
 mod autoscaler_soft_taint;
+mod autoscaler_sweep;
 mod autoscaler_with_operators;
 mod bench_sweeps;
 mod ci_formats;

@@ -6,7 +6,8 @@
 //! come from one counter starting at 0: nodes first (each node's `name` is its
 //! `id`), then per deployment type its deployment, its two replica sets and
 //! its pods. Every deployment also gets a `createTargetDeployment` user
-//! command appended to `userCommand`.
+//! command appended to `userCommand`, and a cluster autoscaler's node group
+//! made of a node type gets that type's nodes ([`super::node_groups`]).
 //!
 //! Kivi sizes deployments the same way whatever `dScaleType` says (its
 //! proportional branch is never taken), and so does this module: spec
@@ -172,5 +173,9 @@ pub fn instantiate(template: &Template, topology: &Topology) -> Value {
     if let Value::Array(existing) = user_commands {
         existing.extend(commands);
     }
-    Value::Object(document)
+    let mut document = Value::Object(document);
+    template
+        .node_groups
+        .bind_json(template, topology, &mut document);
+    document
 }

@@ -23,6 +23,7 @@ pub mod instantiate;
 pub mod jobs;
 pub mod journal;
 pub mod merge;
+pub mod node_groups;
 pub mod search;
 pub mod shard;
 pub mod sweep;

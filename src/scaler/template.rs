@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::TemplateError;
+use super::node_groups::NodeTypeGroups;
 use super::topology::Topology;
 use super::typed_instance::TypedTemplate;
 use crate::input::Origins;
@@ -78,6 +79,8 @@ pub struct Template {
     /// The document's sections and the types' instances as records, read once for every
     /// topology's typed instance ([`super::typed_instance`]).
     pub(crate) typed: TypedTemplate,
+    /// The cluster autoscaler's node groups made of node types ([`super::node_groups`]).
+    pub(crate) node_groups: NodeTypeGroups,
 }
 
 /// The path that names the whole document in errors.
@@ -380,6 +383,7 @@ impl Template {
             ));
         }
         require_something_to_sweep(&node_types, &deployment_types)?;
+        let node_groups = NodeTypeGroups::read(root.object, &node_types)?;
         let typed = TypedTemplate::read(
             root.object,
             node_types.iter().map(|t| &t.template),
@@ -387,6 +391,7 @@ impl Template {
         );
         Ok(Template {
             typed,
+            node_groups,
             document: root.object.clone(),
             node_types,
             deployment_types,
@@ -435,6 +440,7 @@ impl Template {
                 ));
             }
         }
+        self.node_groups.check_sizes(&self.node_types)?;
         Ok(self)
     }
 
@@ -494,6 +500,7 @@ impl Template {
             deployment_type.min_size = deployment_type.min_size.min(count);
             deployment_type.max_size = deployment_type.max_size.max(count);
         }
+        self.node_groups.check_sizes(&self.node_types)?;
         Ok(self)
     }
 }

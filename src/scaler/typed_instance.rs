@@ -171,6 +171,9 @@ pub fn typed_instance(template: &Template, topology: &Topology) -> Option<Docume
         .user_command
         .get_or_insert_with(Vec::new)
         .extend(commands);
+    template
+        .node_groups
+        .bind_typed(template, topology, &typed.nodes, &mut document)?;
     Some(document)
 }
 
@@ -181,7 +184,8 @@ mod tests {
     use crate::scaler::instantiate::instantiate;
     use crate::scaler::sweep::topology_model;
 
-    /// Every case's scaling template, both variants, and the node-failure benchmark's.
+    /// Every case's scaling template, both variants, one with the cluster autoscaler's node
+    /// groups made of node types, and the node-failure benchmark's (last).
     fn templates() -> Vec<(String, Value)> {
         let mut all = Vec::new();
         for case in crate::cases::CASES.iter() {
@@ -191,10 +195,20 @@ mod tests {
                 all.push((name, serde_json::from_str(text).unwrap()));
             }
         }
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("bench-configs/models/c3-four-node-failures.json");
-        let text = std::fs::read_to_string(path).unwrap();
-        all.push(("node failures".into(), serde_json::from_str(&text).unwrap()));
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (name, path) in [
+            (
+                "autoscaler groups by node type",
+                "tests/data/autoscaler-model/sweep-group-per-zone.json",
+            ),
+            (
+                "node failures",
+                "bench-configs/models/c3-four-node-failures.json",
+            ),
+        ] {
+            let text = std::fs::read_to_string(root.join(path)).unwrap();
+            all.push((name.into(), serde_json::from_str(&text).unwrap()));
+        }
         all
     }
 
@@ -230,7 +244,7 @@ mod tests {
                 compared += 1;
             }
         }
-        assert_eq!(compared, 17 * 6);
+        assert_eq!(compared, 18 * 6);
     }
 
     /// A deployment instance named `null` keeps its null name, as the JSON instance does, and

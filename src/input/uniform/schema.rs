@@ -611,6 +611,10 @@ pub struct AutoscalerNodeGroup {
     /// from (the cloud provider's `TemplateNodeInfo`): `cpu`, `memory`, `labels`, `taint`, and
     /// optionally `cpuLeft`/`memLeft` for the load its system pods reserve.
     pub template: Option<Node>,
+    /// kivi's addition, in a scaling template only: the group is a node type's nodes (a
+    /// 1-based position in `userDefined.nodesTypes`), in each topology of the sweep the nodes
+    /// made of that type, or that type's node when it has none ([`crate::scaler::node_groups`]).
+    pub node_type: Option<i64>,
 }
 
 /// The descheduler's configuration.

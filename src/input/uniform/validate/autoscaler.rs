@@ -85,6 +85,16 @@ pub(super) fn check_cluster_autoscaler(
     let (mut names, mut members, mut slots) = (BTreeSet::new(), BTreeSet::new(), nodes);
     for (g, group) in groups.iter().enumerate() {
         let at = format!("{path}.nodeGroups[{g}]");
+        if group.node_type.is_some() {
+            problems.add(
+                format!("{at}.nodeType"),
+                "a node type names a group's nodes in a sweep's topologies, but this document is \
+                 checked as it is (with --original, or as a single topology)",
+                "list the group's nodes (positions in setup.nodes), or sweep the template \
+                 without --original",
+            );
+            continue;
+        }
         match group.name.as_deref() {
             None | Some("") => problems.add(format!("{at}.name"), "missing", "name the group"),
             Some(name) if !names.insert(name) => problems.add(
