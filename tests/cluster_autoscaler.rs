@@ -553,8 +553,8 @@ fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
     m.actions(&after, &mut actions);
     assert!(!actions.contains(&failure), "the event is over");
     // Node 3 fails while being removed and is deleted while down: it does not come back.
+    // (Under kubernetes a failure is two steps, down and back: no node controller's queue.)
     let down = m.next_state(&removing, &failure).unwrap();
-    let down = m.next_state(&down, &failure).unwrap();
     let deleted = m
         .next_state(&down, &ClusterAction::AutoscalerDeletesNode { node: 3 })
         .unwrap();
@@ -564,8 +564,9 @@ fn a_group_node_fails_and_a_node_the_autoscaler_removed_does_not() {
     doc["events"] = json!([{"name": "nodeFailure", "para": 1}]);
     let (code, states, output) = check_document(&doc, "ca-node-failure", "1");
     assert_eq!(code, Some(0), "{output}");
-    // 10,577 without the soft taint, whose marks lag the unneeded nodes.
-    assert_eq!(states, Some(47_618));
+    // 10,577 without the soft taint, whose marks lag the unneeded nodes; 47,618 while the
+    // failure queued its node for Kivi's node controller, a step that does nothing here.
+    assert_eq!(states, Some(21_247));
 }
 
 /// Two groups, `small` (2 CPUs a node) and `big` (8 CPUs), each with one node that is not

@@ -7,11 +7,12 @@
 //! the order in which the kubelet later removes them and re-queues their deployments, which
 //! cannot show when the cluster has one deployment (see [`crate::model::symmetry`]).
 //!
-//! Under `--semantics kubernetes` the step evicts nothing: a node that failed or
-//! kernel-panicked keeps its pods until the node lifecycle controller taints it and the taint
-//! eviction controller's timer runs out ([`super::node_lifecycle`], [`super::taint_eviction`]),
-//! and a node taken down for maintenance was drained through the Eviction API first
-//! ([`crate::events::maintenance`]).
+//! Under `--semantics kubernetes` it has no counterpart: a node that failed or kernel-panicked
+//! keeps its pods until the node lifecycle controller taints it and the taint eviction
+//! controller's timer runs out ([`super::node_lifecycle`], [`super::taint_eviction`]), and a
+//! node taken down for maintenance was drained through the Eviction API first
+//! ([`crate::events::maintenance`]). So no event queues a node for it there, and a step on a
+//! queued node would evict nothing.
 
 use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, PodPhase, PodState};
 use crate::cluster::{ItemClock, Queue, Semantics};

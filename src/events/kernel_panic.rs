@@ -8,7 +8,7 @@
 
 use crate::cluster::timing::LOOP_TIMES;
 use crate::cluster::Queue;
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder};
+use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, NodeStatus, Recorder, Semantics};
 
 fn exhausted(spec: &ClusterSpec, state: &ClusterState, n: usize) -> bool {
     let cpu = spec.node(n).cpu;
@@ -38,14 +38,18 @@ pub fn for_each(
     true
 }
 
-/// Node `n` panics: it turns unhealthy and is queued for the node controller. The count of
-/// panics saturates at Kivi's `LOOP_TIMES`, where `no_kernel_panic` is violated.
+/// Node `n` panics: it turns unhealthy and is queued for the node controller (under
+/// `--semantics kubernetes`, which has no node controller's queue, it is not: see
+/// [`super::node_failure`]). The count of panics saturates at Kivi's `LOOP_TIMES`, where
+/// `no_kernel_panic` is violated.
 pub fn panic(spec: &ClusterSpec, state: &mut ClusterState, n: usize, rec: &mut Recorder) {
     let node = state.node_mut(n);
     node.panics = (node.panics + 1).min(LOOP_TIMES);
     node.status = NodeStatus::Unhealthy;
     let times = node.panics;
-    state.enqueue(Queue::Node, n);
+    if spec.semantics == Semantics::Kivi {
+        state.enqueue(Queue::Node, n);
+    }
     rec.log(None, || format!("node {n} kernel panic, times {times}"));
     if times >= LOOP_TIMES {
         state.violate_no_kernel_panic(spec, n, rec);

@@ -121,7 +121,7 @@ pub fn run(
         }
         ClusterAction::NodeFailure { event } => {
             if let EventKind::NodeFailure { node } = spec.events[event as usize].kind {
-                node_failure::step(state, event as usize, node as usize, rec);
+                node_failure::step(spec, state, event as usize, node as usize, rec);
             }
         }
         ClusterAction::MissEvent { .. } | ClusterAction::Resync { .. } => {

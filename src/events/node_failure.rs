@@ -1,6 +1,11 @@
 //! Node failure (Kivi's `nodeFailure`): the node turns not ready, is queued for the node
 //! controller, and turns ready again — three separate steps, so the node controller may or may
-//! not see the node down, and other controllers may act in between. A node of a cluster
+//! not see the node down, and other controllers may act in between. Under `--semantics
+//! kubernetes` there is no node controller's queue to join (Kivi's node controller evicts
+//! nothing there: the node lifecycle controller's taint and the taint eviction controller's
+//! timers act instead, [`crate::controllers::node_controller`]), so the failure is two steps,
+//! down and back; the queue's only other reader, a quiet cluster's guard, has no counterpart
+//! in Kubernetes either. A node of a cluster
 //! autoscaler's group may be gone: one the autoscaler deleted before the failure does not fail
 //! (the event ends at once), and one it deleted while down does not come back.
 //!
@@ -9,14 +14,19 @@
 //! permuted together with its event, so which of several alike nodes fails first is explored
 //! once ([`crate::cluster::interchangeable`]).
 
-use crate::cluster::Queue;
-use crate::cluster::{ClusterState, NodeStatus, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, NodeStatus, Queue, Recorder, Semantics};
 
 /// The steps of a node failure, in order.
 const STEPS: u16 = 3;
 
 /// Takes node failure event `event`'s next step on node `n`.
-pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder) {
+pub fn step(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    event: usize,
+    n: usize,
+    rec: &mut Recorder,
+) {
     let taken = state.events().progress[event];
     match taken {
         0 if !state.node(n).status.exists() => {
@@ -41,8 +51,13 @@ pub fn step(state: &mut ClusterState, event: usize, n: usize, rec: &mut Recorder
             rec.log(Some("nodeFailure"), || format!("Node {n} is back"));
         }
     }
-    state.events_mut().progress[event] = taken + 1;
-    if taken + 1 >= STEPS {
+    let next = match (taken, spec.semantics) {
+        // No node controller's queue to join.
+        (0, Semantics::Kubernetes) => taken + 2,
+        _ => taken + 1,
+    };
+    state.events_mut().progress[event] = next;
+    if next >= STEPS {
         state.events_mut().done |= 1 << event;
     }
 }
@@ -55,15 +70,32 @@ mod tests {
     #[test]
     fn fails_queues_and_recovers_in_three_steps() {
         let cluster = cases::c6();
+        let spec = &cluster.spec;
         let mut state = cluster.state.clone();
-        step(&mut state, 0, 2, &mut Recorder::off());
+        step(spec, &mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::NotReady);
         assert!(state.queue_is_empty(Queue::Node));
-        step(&mut state, 0, 2, &mut Recorder::off());
+        step(spec, &mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.pending(Queue::Node), [2]);
         assert_eq!({ state.events().done }, 0);
-        step(&mut state, 0, 2, &mut Recorder::off());
+        step(spec, &mut state, 0, 2, &mut Recorder::off());
         assert_eq!(state.node(2).status, NodeStatus::Ready);
+        assert_eq!({ state.events().done }, 1);
+    }
+
+    #[test]
+    fn under_kubernetes_fails_and_recovers_in_two_steps_without_the_node_queue() {
+        let cluster = cases::c6();
+        let mut spec = cluster.spec.clone();
+        spec.semantics = Semantics::Kubernetes;
+        let mut state = cluster.state.clone();
+        step(&spec, &mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::NotReady);
+        assert!(state.queue_is_empty(Queue::Node));
+        assert_eq!({ state.events().done }, 0);
+        step(&spec, &mut state, 0, 2, &mut Recorder::off());
+        assert_eq!(state.node(2).status, NodeStatus::Ready);
+        assert!(state.queue_is_empty(Queue::Node));
         assert_eq!({ state.events().done }, 1);
     }
 }
