@@ -305,4 +305,169 @@ mod tests {
             }
         }
     }
+
+    /// Processes with random local transition graphs: the first `visible` ones are read by
+    /// the property (never all at their targets at once) and the others by nothing, so an
+    /// invisible process's enabled steps, which touch its own state alone, form an ample set.
+    /// Some models also take a state without steps as a deadlock.
+    struct LocalProcesses {
+        /// Per process, per local state, the local states a step leads to.
+        steps: Vec<Vec<Vec<u8>>>,
+        visible: usize,
+        targets: Vec<u8>,
+        deadlocks: bool,
+    }
+
+    impl LocalProcesses {
+        fn random(seed: u64) -> Self {
+            let mut rng = crate::engine::rng::SplitMix64::new(seed);
+            let processes = 2 + rng.below(3);
+            let visible = 1 + rng.below(processes - 1);
+            let steps = (0..processes)
+                .map(|_| {
+                    let states = 2 + rng.below(3);
+                    (0..states)
+                        .map(|_| {
+                            let out = rng.below(3);
+                            (0..out).map(|_| rng.below(states) as u8).collect()
+                        })
+                        .collect()
+                })
+                .collect::<Vec<Vec<Vec<u8>>>>();
+            let targets = steps[..visible]
+                .iter()
+                .map(|local| rng.below(local.len()) as u8)
+                .collect();
+            Self {
+                steps,
+                visible,
+                targets,
+                deadlocks: rng.below(2) == 0,
+            }
+        }
+    }
+
+    impl Model for LocalProcesses {
+        type State = [u8; MAX_PROCESSES];
+        type Action = (u8, u8);
+        type Worker = ();
+
+        fn worker(&self, _: WorkerBounds) {}
+
+        fn init_states(&self) -> Vec<Self::State> {
+            vec![[0; MAX_PROCESSES]]
+        }
+
+        fn actions(&self, _: &mut (), state: &Self::State, actions: &mut Vec<(u8, u8)>) {
+            for (p, local) in self.steps.iter().enumerate() {
+                let next = &local[state[p] as usize];
+                actions.extend(next.iter().map(|&to| (p as u8, to)));
+            }
+        }
+
+        fn next_state(
+            &self,
+            _: &mut (),
+            state: &Self::State,
+            &(p, to): &(u8, u8),
+        ) -> Option<Self::State> {
+            let mut next = *state;
+            next[p as usize] = to;
+            Some(next)
+        }
+
+        fn ample_successors(
+            &self,
+            worker: &mut (),
+            state: &Self::State,
+            _: &mut StepBuffers<(u8, u8), Self::State>,
+            mut visit: impl FnMut((u8, u8), Self::State),
+        ) -> bool {
+            let invisible = (self.visible..self.steps.len())
+                .find(|&p| !self.steps[p][state[p] as usize].is_empty());
+            let Some(p) = invisible else {
+                return false;
+            };
+            for &to in &self.steps[p][state[p] as usize] {
+                let action = (p as u8, to);
+                visit(action, self.next_state(worker, state, &action).unwrap());
+            }
+            true
+        }
+
+        fn encode(&self, _: &mut (), state: &Self::State, out: &mut Vec<u8>) {
+            out.extend_from_slice(&state[..self.steps.len()]);
+        }
+
+        fn properties(&self) -> Vec<Property> {
+            vec![Property::always("never all visible at their targets")]
+        }
+
+        fn holds(&self, _: &mut (), _: usize, state: &Self::State) -> bool {
+            !self.targets.iter().enumerate().all(|(p, &t)| state[p] == t)
+        }
+
+        fn checks_deadlock(&self) -> bool {
+            self.deadlocks
+        }
+
+        fn is_valid_end_state(&self, _: &Self::State) -> bool {
+            false
+        }
+    }
+
+    /// On 300 random models, every search with the reduction gives the verdict and the
+    /// failures the full search gives, storing no more states where nothing fails.
+    #[test]
+    fn random_models_keep_their_verdicts_under_the_reduction() {
+        let mut reduced_somewhere = 0;
+        for seed in 0..300 {
+            let model = LocalProcesses::random(seed);
+            let full = check(&model, &options(Strategy::Bfs, 1, false)).unwrap();
+            let failures = |o: &crate::engine::Outcome<LocalProcesses>| {
+                let mut failures: Vec<String> = o
+                    .violations
+                    .iter()
+                    .map(|v| format!("{:?}", v.failure))
+                    .collect();
+                failures.sort();
+                failures
+            };
+            for strategy in STRATEGIES {
+                for threads in [1, 2, 4] {
+                    let options = CheckOptions {
+                        all_violations: true,
+                        ..options(strategy, threads, true)
+                    };
+                    let reduced = check(&model, &options).unwrap();
+                    assert_eq!(
+                        reduced.verdict(),
+                        full.verdict(),
+                        "seed {seed} {strategy:?}"
+                    );
+                    let all = CheckOptions {
+                        all_violations: true,
+                        ..self::options(Strategy::Bfs, 1, false)
+                    };
+                    let every = check(&model, &all).unwrap();
+                    assert_eq!(
+                        failures(&reduced),
+                        failures(&every),
+                        "seed {seed} {strategy:?}"
+                    );
+                    // A search stops once it has met every kind of failure, so the counts
+                    // compare where there is none.
+                    if every.verdict() == Verdict::NoViolation {
+                        assert!(
+                            reduced.stats.states_stored <= every.stats.states_stored,
+                            "seed {seed} {strategy:?} {threads}"
+                        );
+                    }
+                    reduced_somewhere += u64::from(reduced.stats.ample_expansions > 0);
+                }
+            }
+        }
+        // About a quarter of the 2,700 searches (684 here) keep some state to its ample set.
+        assert!(reduced_somewhere > 500, "{reduced_somewhere}");
+    }
 }
