@@ -166,6 +166,14 @@ fn groups_a_sweep_cannot_give_nodes_are_refused_with_the_fix() {
             && error.contains("below the node type's maxSize 2"),
         "{error}"
     );
+    let error = refused("min-size-above-the-type", |d| {
+        d.pointer_mut(group).unwrap()["minSize"] = json!(2);
+    });
+    assert!(
+        error.contains("nodeGroups[0].minSize")
+            && error.contains("above the node type's minSize 1"),
+        "{error}"
+    );
     let error = refused("group-by-position", |d| {
         let group = d.pointer_mut(group).unwrap().as_object_mut().unwrap();
         group.remove("nodeType");
