@@ -128,79 +128,68 @@ fn each_topology_gives_a_group_its_type_s_nodes_or_its_type_s_node() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
-/// `template` with `edit` applied, written to a scratch file, checked by a sweep under
-/// kubernetes: exit 2 and its message.
-fn refused(name: &str, edit: impl FnOnce(&mut Value)) -> String {
-    let mut document = template(ONE_GROUP);
-    edit(&mut document);
+/// The document at `path` with its first node group edited by `edit`, written to a scratch
+/// file and checked under kubernetes: exit 2, with a message that says each of `expected`.
+fn refused(path: &str, name: &str, edit: impl FnOnce(&mut Value), expected: [&str; 2]) {
+    let mut document = template(path);
+    edit(
+        document
+            .pointer_mut("/controllers/clusterAutoscaler/nodeGroups/0")
+            .unwrap(),
+    );
     let dir = crate::support::scratch::scratch(name);
-    let path = dir.join("template.json");
-    std::fs::write(&path, document.to_string()).unwrap();
-    let out = kivi(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    stderr(&out)
-}
-
-#[test]
-fn groups_a_sweep_cannot_give_nodes_are_refused_with_the_fix() {
-    let group = "/controllers/clusterAutoscaler/nodeGroups/0";
-    let error = refused("node-type-out-of-range", |d| {
-        d.pointer_mut(group).unwrap()["nodeType"] = json!(3);
-    });
-    assert!(
-        error.contains("nodeGroups[0].nodeType") && error.contains("from 1 to 2"),
-        "{error}"
-    );
-    let error = refused("node-type-beside-nodes", |d| {
-        d.pointer_mut(group).unwrap()["nodes"] = json!([1]);
-    });
-    assert!(
-        error.contains("nodeGroups[0].nodes") && error.contains("either `nodeType` or `nodes`"),
-        "{error}"
-    );
-    let error = refused("max-size-below-the-type", |d| {
-        d.pointer_mut(group).unwrap()["maxSize"] = json!(1);
-    });
-    assert!(
-        error.contains("nodeGroups[0].maxSize")
-            && error.contains("below the node type's maxSize 2"),
-        "{error}"
-    );
-    let error = refused("min-size-above-the-type", |d| {
-        d.pointer_mut(group).unwrap()["minSize"] = json!(2);
-    });
-    assert!(
-        error.contains("nodeGroups[0].minSize")
-            && error.contains("above the node type's minSize 1"),
-        "{error}"
-    );
-    let error = refused("group-by-position", |d| {
-        let group = d.pointer_mut(group).unwrap().as_object_mut().unwrap();
-        group.remove("nodeType");
-        group.insert("nodes".into(), json!([1]));
-    });
-    assert!(
-        error.contains("nodeGroups[0] lists the input's own nodes")
-            && error.contains("give the group a `nodeType`"),
-        "{error}"
-    );
-}
-
-#[test]
-fn a_node_type_in_a_single_topology_document_is_refused() {
-    let mut document = template(crate::cluster_autoscaler::ZONE_SPREAD);
-    let group = document
-        .pointer_mut("/controllers/clusterAutoscaler/nodeGroups/0")
-        .unwrap();
-    group["nodeType"] = json!(1);
-    let dir = crate::support::scratch::scratch("node-type-single-topology");
     let path = dir.join("cluster.json");
     std::fs::write(&path, document.to_string()).unwrap();
     let out = kivi(&["check", path.to_str().unwrap(), "--semantics", "kubernetes"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let error = stderr(&out);
-    assert!(
-        error.contains("nodeGroups[0].nodeType") && error.contains("sweep the template"),
-        "{error}"
+    assert!(expected.iter().all(|e| error.contains(e)), "{error}");
+}
+
+#[test]
+fn groups_a_sweep_cannot_give_nodes_are_refused_with_the_fix() {
+    let refused =
+        |name, edit: &dyn Fn(&mut Value), expected| refused(ONE_GROUP, name, edit, expected);
+    refused(
+        "node-type-out-of-range",
+        &|g| g["nodeType"] = json!(3),
+        ["nodeGroups[0].nodeType", "from 1 to 2"],
+    );
+    refused(
+        "node-type-beside-nodes",
+        &|g| g["nodes"] = json!([1]),
+        ["nodeGroups[0].nodes", "either `nodeType` or `nodes`"],
+    );
+    refused(
+        "max-size-below-the-type",
+        &|g| g["maxSize"] = json!(1),
+        ["nodeGroups[0].maxSize", "below the node type's maxSize 2"],
+    );
+    refused(
+        "min-size-above-the-type",
+        &|g| g["minSize"] = json!(2),
+        ["nodeGroups[0].minSize", "above the node type's minSize 1"],
+    );
+    refused(
+        "group-by-position",
+        &|g| {
+            let group = g.as_object_mut().unwrap();
+            group.remove("nodeType");
+            group.insert("nodes".into(), json!([1]));
+        },
+        [
+            "nodeGroups[0] lists the input's own nodes",
+            "give the group a `nodeType`",
+        ],
+    );
+}
+
+#[test]
+fn a_node_type_in_a_single_topology_document_is_refused() {
+    refused(
+        crate::cluster_autoscaler::ZONE_SPREAD,
+        "node-type-single-topology",
+        |g| g["nodeType"] = json!(1),
+        ["nodeGroups[0].nodeType", "sweep the template"],
     );
 }

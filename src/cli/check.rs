@@ -120,14 +120,14 @@ impl CheckArgs {
         for warning in input.unused_under(model_options.semantics) {
             eprintln!("warning: {warning}");
         }
-        let by_position = input.node_groups_by_position();
-        if input.is_template() && !self.original && !by_position.is_empty() {
+        let swept = input.is_template() && !self.original;
+        if let Some(group) = input.node_group_by_position().filter(|_| swept) {
             return Err(format!(
                 "{}: controllers.clusterAutoscaler.nodeGroups[{}] lists the input's own nodes, \
                  which a sweep replaces with its topologies; give the group a `nodeType` (a \
                  position in userDefined.nodesTypes: its nodes in each topology are that \
                  type's), or check the input as it is with --original",
-                input.name, by_position[0]
+                input.name, group
             )
             .into());
         }

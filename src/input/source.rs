@@ -246,16 +246,15 @@ impl Opened {
         !self.document["controllers"]["clusterAutoscaler"].is_null()
     }
 
-    /// The positions of the cluster autoscaler's node groups that list their own nodes (or a
-    /// template node) rather than a node type (`nodeType`): a sweep, which replaces the
-    /// document's nodes with each topology's, cannot keep them.
-    pub fn node_groups_by_position(&self) -> Vec<usize> {
+    /// The position of the first of the cluster autoscaler's node groups that lists its own
+    /// nodes (or a template node) rather than a node type (`nodeType`): a sweep, which
+    /// replaces the document's nodes with each topology's, cannot keep it.
+    pub fn node_group_by_position(&self) -> Option<usize> {
         let groups = self.document["controllers"]["clusterAutoscaler"]["nodeGroups"].as_array();
-        let groups = groups.into_iter().flatten().enumerate();
         groups
-            .filter(|(_, group)| group.get("nodeType").is_none())
-            .map(|(g, _)| g)
-            .collect()
+            .into_iter()
+            .flatten()
+            .position(|group| group.get("nodeType").is_none())
     }
 
     /// Whether the document is a scaling template, to be swept.

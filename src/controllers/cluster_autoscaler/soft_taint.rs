@@ -45,26 +45,25 @@ use crate::cluster::{ClusterAutoscalerSpec, ClusterSpec, ClusterState, Recorder}
 /// then the nodes to mark, at most `--max-bulk-soft-taint-count`
 /// ([`ClusterAutoscalerSpec::max_bulk_soft_taint_count`]; 0: none, the soft taint is off).
 /// Nodes without a Node or being removed are passed over.
-pub fn changes(
+pub fn changes<'a>(
     spec: &ClusterSpec,
     autoscaler: &ClusterAutoscalerSpec,
-    state: &ClusterState,
-    unneeded: &[usize],
-) -> Vec<(usize, bool)> {
-    let differs = |n: usize, on: bool| {
+    state: &'a ClusterState,
+    unneeded: &'a [usize],
+) -> impl Iterator<Item = (usize, bool)> + 'a {
+    let differs = move |n: usize, on: bool| {
         let node = state.node(n);
         node.status.exists()
             && !node.maintenance.removing()
             && node.deletion_candidate() != on
             && unneeded.binary_search(&n).is_ok() == on
     };
-    let clean = (1..=spec.nodes.len()).filter(|&n| differs(n, false));
-    let mark = unneeded.iter().copied().filter(|&n| differs(n, true));
+    let clean = (1..=spec.nodes.len()).filter(move |&n| differs(n, false));
+    let mark = unneeded.iter().copied().filter(move |&n| differs(n, true));
     clean
         .map(|n| (n, false))
         .chain(mark.map(|n| (n, true)))
         .take(autoscaler.max_bulk_soft_taint_count)
-        .collect()
 }
 
 /// Whether an update would change a soft taint in `state` given the `unneeded` nodes.
@@ -74,8 +73,7 @@ pub fn due(
     state: &ClusterState,
     unneeded: &[usize],
 ) -> bool {
-    autoscaler.max_bulk_soft_taint_count > 0
-        && !changes(spec, autoscaler, state, unneeded).is_empty()
+    changes(spec, autoscaler, state, unneeded).next().is_some()
 }
 
 /// The loop updates the soft taints of `state` from the nodes its planner finds unneeded.
@@ -86,7 +84,7 @@ pub fn update(
     rec: &mut Recorder,
 ) {
     let unneeded = plan(spec, autoscaler, state).unneeded;
-    let changes = changes(spec, autoscaler, state, &unneeded);
+    let changes: Vec<_> = changes(spec, autoscaler, state, &unneeded).collect();
     for &(n, on) in &changes {
         state.node_mut(n).set_deletion_candidate(on);
     }

@@ -114,6 +114,16 @@ pub enum Expansion {
     Full,
 }
 
+impl Expansion {
+    /// [`Expansion::Ample`] when `ample`, else [`Expansion::Full`].
+    fn ample_if(ample: bool) -> Self {
+        match ample {
+            true => Expansion::Ample,
+            false => Expansion::Full,
+        }
+    }
+}
+
 /// One successor of the state being expanded, fingerprinted but not yet inserted.
 pub struct Successor<M: Model> {
     /// The successor state.
@@ -213,10 +223,7 @@ impl<M: Model> SuccessorBatch<M> {
             }
             pin.prefetch(successor.fingerprint);
         }
-        match ample {
-            true => Expansion::Ample,
-            false => Expansion::Full,
-        }
+        Expansion::ample_if(ample)
     }
 
     /// The visited-set key of `state` alone, for a set like `_pin`'s (bytes only when it
@@ -397,10 +404,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     /// How a state is expanded first: by the model's ample set under partial-order reduction,
     /// else in full.
     pub fn first_expansion(&self) -> Expansion {
-        match self.options.partial_order {
-            true => Expansion::Ample,
-            false => Expansion::Full,
-        }
+        Expansion::ample_if(self.options.partial_order)
     }
 
     /// Whether workers should stop now.
