@@ -24,7 +24,7 @@
 //! pod that still carries the input's labels is only interchangeable with the slots whose input
 //! labels and criticality are alike.
 
-use crate::cluster::{ClusterSpec, ClusterState, EventKind};
+use crate::cluster::{ClusterSpec, ClusterState, EventKind, Semantics};
 use std::collections::HashMap;
 
 /// The classes of interchangeable nodes of a spec, and the failure events that travel with
@@ -42,8 +42,13 @@ pub struct NodeClasses {
 impl NodeClasses {
     /// The classes of `spec`'s nodes (see the module documentation).
     pub fn of(spec: &ClusterSpec) -> Self {
+        // Under Kivi's semantics only spread constraints read node labels; under Kubernetes'
+        // the node lifecycle controller reads zones, the system default spread constraints
+        // read the zone and hostname labels, and the snapshot carries every label: only
+        // identity labels (a domain per node) leave a node's class.
+        let kubernetes = spec.semantics == Semantics::Kubernetes;
         let ignored: Vec<bool> = (0..spec.label_keys.len())
-            .map(|key| !is_topology_key(spec, key) || is_identity_label(spec, key))
+            .map(|key| (!kubernetes && !is_topology_key(spec, key)) || is_identity_label(spec, key))
             .collect();
         let failing = failures(spec);
         let failure_events: Vec<Option<u8>> = failing
@@ -99,6 +104,11 @@ impl NodeClasses {
 fn node_key(spec: &ClusterSpec, n: usize, ignored: &[bool]) -> Vec<i64> {
     let node = spec.node(n);
     let mut key = vec![node.cpu as i64, node.memory as i64, node.taint_type as i64];
+    if spec.semantics == Semantics::Kubernetes {
+        // The reserved load is a pod of the node's own in Kubernetes' snapshot; under Kivi's
+        // semantics it is in the node's record.
+        key.extend([node.reserved_cpu as i64, node.reserved_memory as i64]);
+    }
     key.extend(node.labels.iter().enumerate().map(|(k, &v)| {
         if ignored.get(k) == Some(&true) {
             -1

@@ -229,8 +229,6 @@ impl ClusterModel {
             SymmetryStatus::Off(NO_SYMMETRY.into())
         } else if options.perturbations.stale_view {
             SymmetryStatus::Off("--perturb stale-view".into())
-        } else if options.semantics == Semantics::Kubernetes {
-            SymmetryStatus::Off("--semantics kubernetes".into())
         } else {
             SymmetryStatus::of(&self.spec)
         };

@@ -93,6 +93,31 @@
 //!   cannot crash (`--perturb restart`).
 //! - **Intents** count pods and replicas per deployment or compare nodes' loads: invariant.
 //!
+//! # Under `--semantics kubernetes`
+//!
+//! The argument above holds step by step, with these differences:
+//! - **Scheduler.** One kube-scheduler cycle per step, for the pod at the head of the
+//!   queue; filters and scores read the snapshot ([`crate::cluster::kube::of_model`]), where
+//!   a node carries every label of its spec, its reserved load as a pod, and taints from its
+//!   record; every node is filtered and scored (no `percentageOfNodesToScore` window, whose
+//!   start would rotate by node order), and every top-scored node is a successor. So a
+//!   node's class agrees on every label but identity labels (the node lifecycle controller
+//!   reads zones, the system default spread constraints read zone and hostname) and on its
+//!   reserved load ([`NodeClasses`]). The queue's order stands for timestamps: data, renamed.
+//! - **Node lifecycle and toleration timers.** A taint is a bit of the node's record, its
+//!   step is offered for every node, and a zone is a set of nodes that agree on the zone
+//!   labels: permuted offers. The timer of a node's pods is named by the node.
+//! - **ReplicaSets and the HPA.** A pod's replica set is in its record; victims of a
+//!   scale-down tied on every key the model has are all explored under `any`; the HPA reads
+//!   counts. An old replica set takes the template of its lowest-id pod, and unschedulable
+//!   pods are queued again in id order, both of which show when pods differ: pods are
+//!   permuted only with a single pod template and no CPU usage patterns.
+//! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
+//!   DaemonSets' pods (placed node by node in the spec), the cluster autoscaler (slots by id),
+//!   PodDisruptionBudgets (pods named by id) and the descheduler. `reduction_tests` checks
+//!   the reduced search against the unreduced one on both node-failure models and on the
+//!   cases and their scaled templates under Kubernetes' semantics.
+//!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
 //! ([`crate::model::scheduler_steps::for_each_choice`]), so the alike outcomes of a tie are
 //! not even computed. Where the queues are sets, a listing labels the nodes once from the
@@ -154,7 +179,7 @@ pub use step_classes::StepClasses;
 
 use crate::cluster::{
     interchangeable::{self, NodeClasses},
-    ClusterSpec, EventKind, TieBreak,
+    ClusterSpec, EventKind, Semantics, TieBreak,
 };
 use crate::controllers::descheduler::evictor;
 
@@ -275,6 +300,9 @@ impl Symmetry {
         {
             return Err("an upgrade walks the nodes in id order".into());
         }
+        if spec.semantics == Semantics::Kubernetes {
+            kubernetes_obstacle(spec)?;
+        }
         let node_classes = NodeClasses::of(spec);
         let mut sizes = std::collections::BTreeMap::<u32, usize>::new();
         for &class in node_classes.classes() {
@@ -284,7 +312,7 @@ impl Symmetry {
         let pods_kept = match (spec.deployments.len() > 1, spec.has_taints()) {
             (true, _) => Some("more than one deployment"),
             (false, true) => Some("taints"),
-            (false, false) => None,
+            (false, false) => kubernetes_pods_kept(spec),
         };
         let pods = pods_kept.is_none() && spec.pods.len() > 1;
         if groups.is_empty() && !pods {
@@ -308,5 +336,46 @@ impl Symmetry {
             queues_as_sets,
             summary: parts.join("; "),
         })
+    }
+}
+
+/// Under `--semantics kubernetes`, what keeps node ids or pod ids in the state or the spec
+/// where a renaming would not follow them: a preempting pod's nominated node, the nodes each
+/// DaemonSet's pods were placed on, the cluster autoscaler's slots, the pods a
+/// PodDisruptionBudget names and the descheduler's node-by-node plugins, none of which the
+/// argument above covers (see the module documentation's "Under `--semantics kubernetes`").
+fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
+    let obstacle = if spec.may_preempt() {
+        Some("preemption nominates nodes by id")
+    } else if !spec.daemon_sets.is_empty() {
+        Some("DaemonSet pods are placed node by node")
+    } else if spec.cluster_autoscaler.is_some() {
+        Some("the cluster autoscaler adds and removes nodes by id")
+    } else if !spec.pdbs.is_empty() {
+        Some("PodDisruptionBudgets are checked against pods by id")
+    } else if spec.descheduler.is_some() {
+        Some("the descheduler's plugins walk the nodes in id order")
+    } else {
+        None
+    };
+    match obstacle {
+        Some(why) => Err(format!("--semantics kubernetes: {why}")),
+        None => Ok(()),
+    }
+}
+
+/// Under `--semantics kubernetes`, why pods are not permuted where one deployment and no
+/// taints would allow it under Kivi's semantics: an old replica set takes the template of its
+/// lowest-id pod, and unschedulable pods are queued again in id order, which a renaming of
+/// pods that differ (by template, or by age under CPU usage patterns) would not keep.
+fn kubernetes_pods_kept(spec: &ClusterSpec) -> Option<&'static str> {
+    if spec.semantics != Semantics::Kubernetes {
+        None
+    } else if spec.pod_templates.len() > 1 {
+        Some("more than one pod template")
+    } else if spec.max_pattern_time > 0 {
+        Some("CPU usage patterns")
+    } else {
+        None
     }
 }

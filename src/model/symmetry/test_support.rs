@@ -4,7 +4,7 @@
 
 use super::scratch::Scratch;
 use super::{Symmetry, SymmetryStatus};
-use crate::cluster::{ClusterState, Renaming, TieBreak};
+use crate::cluster::{ClusterState, Renaming, Semantics, TieBreak};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::{MemoryBudget, Model, StepBuffers, WorkerBounds};
 use crate::model::{ClusterModel, ModelOptions};
@@ -22,8 +22,26 @@ pub(super) fn node_failures_with(
     symmetry: bool,
     deployments: usize,
 ) -> ClusterModel {
+    failure_model(
+        "c3-four-node-failures",
+        Semantics::Kivi,
+        topology,
+        symmetry,
+        deployments,
+    )
+}
+
+/// Benchmark model `bench-configs/models/{file}.json` at `topology` under `semantics` and
+/// `any`, with `deployments` alike deployment types, with or without symmetry.
+pub(super) fn failure_model(
+    file: &str,
+    semantics: Semantics,
+    topology: &str,
+    symmetry: bool,
+    deployments: usize,
+) -> ClusterModel {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench-configs/models/c3-four-node-failures.json");
+        .join(format!("bench-configs/models/{file}.json"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let types = json["userDefined"]["dTypes"].as_array_mut().unwrap();
@@ -37,6 +55,7 @@ pub(super) fn node_failures_with(
     let template = template.admitting(&topology).unwrap();
     let options = ModelOptions {
         tie_break: TieBreak::Any,
+        semantics,
         symmetry,
         ..ModelOptions::default()
     };
