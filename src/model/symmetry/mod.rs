@@ -116,7 +116,7 @@
 //!   DaemonSets' pods (placed node by node in the spec), the cluster autoscaler (slots by id),
 //!   PodDisruptionBudgets (pods named by id) and the descheduler. `reduction_tests` checks
 //!   the reduced search against the unreduced one on both node-failure models and on the
-//!   cases and their scaled templates under Kubernetes' semantics.
+//!   cases' scaled templates under Kubernetes' semantics.
 //!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
 //! ([`crate::model::scheduler_steps::for_each_choice`]), so the alike outcomes of a tie are
@@ -312,7 +312,8 @@ impl Symmetry {
         let pods_kept = match (spec.deployments.len() > 1, spec.has_taints()) {
             (true, _) => Some("more than one deployment"),
             (false, true) => Some("taints"),
-            (false, false) => kubernetes_pods_kept(spec),
+            (false, false) if spec.semantics == Semantics::Kubernetes => kubernetes_pods_kept(spec),
+            (false, false) => None,
         };
         let pods = pods_kept.is_none() && spec.pods.len() > 1;
         if groups.is_empty() && !pods {
@@ -369,9 +370,7 @@ fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
 /// lowest-id pod, and unschedulable pods are queued again in id order, which a renaming of
 /// pods that differ (by template, or by age under CPU usage patterns) would not keep.
 fn kubernetes_pods_kept(spec: &ClusterSpec) -> Option<&'static str> {
-    if spec.semantics != Semantics::Kubernetes {
-        None
-    } else if spec.pod_templates.len() > 1 {
+    if spec.pod_templates.len() > 1 {
         Some("more than one pod template")
     } else if spec.max_pattern_time > 0 {
         Some("CPU usage patterns")
