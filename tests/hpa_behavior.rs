@@ -248,30 +248,50 @@ fn a_seventh_scale_event_within_the_period_makes_the_check_incomplete() {
     assert!(note.contains("more than 6 times"), "{note}");
 }
 
-/// A window keeps recommendations capped at maxReplicas, which bounds every count above it
-/// the same way: at 800 % of a 91 % target the metrics ask 44 of an HPA of at most 20, and the
-/// window keeps 20. Past 63, which a window cannot keep apart, the check is incomplete.
+/// A window keeps recommendations within minReplicas and maxReplicas, which bound every count
+/// beyond them the same way: at 800 % of a 91 % target the metrics ask 44 of an HPA of at most
+/// 20, and the window keeps 20. An HPA over more than 63 replicas keeps exact counts, up to
+/// four distinct ones in a window; a fifth makes the check incomplete.
 #[test]
-fn windows_keep_recommendations_up_to_max_replicas() {
+fn windows_keep_recommendations_within_the_replica_bounds() {
+    use kivi::controllers::hpa_window::{Bounds, Window};
     use kivi::engine::Model;
     let (model, s) = c3_up_to(serde_json::Value::Null, 64, (20, 91));
     let (scaled, replicas) = evaluate(&model, &s);
     assert_eq!(replicas, 10, "2 × 5: calculateScaleUpLimit");
-    assert_eq!(
-        { scaled.deployment(1).hpa_window },
-        1 << 20,
-        "20 above the seed 5"
+    let narrow = Bounds { min: 1, max: 20 };
+    let window = Window(scaled.deployment(1).hpa_window);
+    assert_eq!(window.largest(narrow), 20, "44 kept as 20");
+    assert!(
+        !window.can_expire(narrow),
+        "20 above the seed 5 replaced it"
     );
     assert_eq!(model.left_out(), None);
 
-    let (model, s) = c3_up_to(serde_json::Value::Null, 64, (100, 50));
+    let (model, mut s) = c3_up_to(serde_json::Value::Null, 64, (100, 50));
+    let wide = Bounds { min: 1, max: 100 };
     let (scaled, replicas) = evaluate(&model, &s);
     assert_eq!(replicas, 10);
+    let window = Window(scaled.deployment(1).hpa_window);
     assert_eq!(
-        { scaled.deployment(1).hpa_window },
-        1 << 63,
-        "ceil(5 × 800 / 50) = 80 kept as 63"
+        window.largest(wide),
+        80,
+        "ceil(5 × 800 / 50) = 80, kept exactly"
     );
+    assert_eq!(model.left_out(), None);
+
+    let mut window = Window::default();
+    for r in [99, 95, 90, 85] {
+        window.record(wide, 5, r);
+    }
+    s.deployment_mut(1).hpa_window = window.0;
+    let (scaled, replicas) = evaluate(&model, &s);
+    assert_eq!(replicas, 10);
+    let window = Window(scaled.deployment(1).hpa_window);
+    assert_eq!(window.largest(wide), 95, "80 is a fifth step: 99 dropped");
     let note = model.left_out().expect("a note");
-    assert!(note.contains("recommendation of 63 or more"), "{note}");
+    assert!(
+        note.contains("more than 4 distinct recommendations"),
+        "{note}"
+    );
 }

@@ -29,12 +29,14 @@
 //! `calculateScaleUpLimit` (`max(2 × current, 4)`, the scale-up policy of an HPA without
 //! `behavior`) in `convertDesiredReplicasWithRules`.
 //!
-//! Time without clocks: the window is a timer ([`Window`]). Its oldest recommendations leave it
+//! Time without clocks: the window is a timer ([`Window`], kept as
+//! [`super::hpa_window`] describes). Its oldest recommendations leave it
 //! in order of age, each at any later step (the model's HPA records one recommendation per
 //! evaluation; Kubernetes records one every 15 s sync), which covers every timing of the
 //! 300 s window, shorter and longer; the latest recommendation never leaves (the next sync
 //! records a new one well within 300 s).
 
+use super::hpa_window::{self, Bounds, Window};
 use crate::cluster::timing::{HPA_SCALE_UP_LIMIT_FACTOR, HPA_SCALE_UP_LIMIT_MIN};
 use crate::cluster::{
     ClusterSpec, ClusterState, HpaMetric, MetricResource, MetricTarget, PodPhase, Queue, Recorder,
@@ -43,57 +45,6 @@ use crate::cluster::{
 
 /// `--horizontal-pod-autoscaler-tolerance`'s default, both ways.
 pub const TOLERANCE: f64 = 0.1;
-
-/// The largest recommendation a window keeps. Recommendations are kept capped at the HPA's
-/// maxReplicas, which decides the same (every count above it is bounded to it), so a window
-/// is exact up to 63 replicas; an HPA allowing more whose window reaches 63 makes the check
-/// incomplete ([`window_saturated`]).
-pub const WINDOW_MAX: i32 = 63;
-
-/// A deployment's scale-down stabilisation window, as the recommendations that still bound a
-/// scale-down: after each evaluation, the largest recommendation of every suffix of the
-/// evaluations so far (a falling staircase whose last step is the latest recommendation).
-/// As samples leave the window oldest first, the window's maximum is always one of these
-/// steps, so the set of them is all a timer needs: bit `r` stands for `r` replicas.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Window(pub u64);
-
-impl Window {
-    /// Records `recommendation` (`stabilizeRecommendation`): every kept step at or below it
-    /// becomes it. An empty window first records `current` (`recordInitialRecommendation`).
-    /// Returns the window's largest recommendation, the stabilised one.
-    pub fn record(&mut self, current: i32, recommendation: i32) -> i32 {
-        if self.0 == 0 {
-            self.0 = bit(current);
-        }
-        let r = recommendation.clamp(0, WINDOW_MAX) as u32;
-        self.0 &= !((bit(r as i32) << 1).wrapping_sub(1));
-        self.0 |= bit(r as i32);
-        self.largest().max(recommendation)
-    }
-
-    /// The largest recommendation in the window.
-    pub fn largest(self) -> i32 {
-        63 - self.0.leading_zeros() as i32
-    }
-
-    /// Whether an older recommendation still holds a scale-down back: leaving it changes what
-    /// the HPA decides next.
-    pub fn can_expire(self) -> bool {
-        self.0.count_ones() >= 2
-    }
-
-    /// The oldest (largest) recommendation leaves the window.
-    pub fn expire(&mut self) {
-        if self.can_expire() {
-            self.0 &= !bit(self.largest());
-        }
-    }
-}
-
-fn bit(replicas: i32) -> u64 {
-    1u64 << replicas.clamp(0, WINDOW_MAX)
-}
 
 /// What a metric is compared with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,13 +235,13 @@ fn normalize(
     hpa: &crate::cluster::HpaSpec,
 ) -> (i32, String) {
     let mut window = Window(dep.hpa_window);
-    let stabilised = window.record(current, proposed.min(hpa.max_replicas));
+    let stabilised = window.record(Bounds::of(hpa), current, proposed);
     dep.hpa_window = window.0;
     let scale_up_limit = (HPA_SCALE_UP_LIMIT_FACTOR * current).max(HPA_SCALE_UP_LIMIT_MIN);
     let desired = stabilised
         .min(hpa.max_replicas.min(scale_up_limit))
         .max(hpa.min_replicas);
-    let why = if stabilised > proposed {
+    let why = if stabilised > proposed.max(hpa.min_replicas) {
         format!("the metrics ask {proposed}, the stabilisation window holds {stabilised}")
     } else if desired > current {
         format!("the metrics ask {proposed}, above target")
@@ -300,58 +251,42 @@ fn normalize(
     (desired, why)
 }
 
-/// Whether a deployment's HPA allows more than [`WINDOW_MAX`] replicas and one of its windows
-/// holds a recommendation of [`WINDOW_MAX`] or more, which the window cannot tell apart.
+/// Whether one of the deployments' stabilisation windows dropped a recommendation it still
+/// needed ([`hpa_window::saturated`]): an HPA over a range of more than 63 replicas whose
+/// window held more than [`hpa_window::LISTED_STEPS`] steps.
 pub fn window_saturated(spec: &ClusterSpec, state: &ClusterState) -> bool {
     state.deployments().iter().any(|dep| {
-        let top = 1u64 << WINDOW_MAX;
-        spec.hpa_specs[dep.hpa as usize].max_replicas > WINDOW_MAX
-            && (dep.hpa_window | dep.hpa_up_window) & top != 0
+        let bounds = Bounds::of(&spec.hpa_specs[dep.hpa as usize]);
+        hpa_window::saturated(bounds, dep.hpa_window)
+            || hpa_window::saturated(bounds, dep.hpa_up_window)
     })
 }
 
 /// The deployments whose stabilisation window may lose its oldest recommendation now.
-pub fn expirable(state: &ClusterState) -> impl Iterator<Item = usize> + '_ {
-    (1..=state.deployments().len()).filter(|&d| Window(state.deployment(d).hpa_window).can_expire())
+pub fn expirable<'a>(
+    spec: &'a ClusterSpec,
+    state: &'a ClusterState,
+) -> impl Iterator<Item = usize> + 'a {
+    (1..=state.deployments().len()).filter(|&d| {
+        let dep = state.deployment(d);
+        Window(dep.hpa_window).can_expire(Bounds::of(&spec.hpa_specs[dep.hpa as usize]))
+    })
 }
 
 /// The oldest recommendation of deployment `d`'s window leaves it; the HPA evaluates the
 /// deployment again (its next 15 s sync).
 pub fn expire(spec: &ClusterSpec, state: &mut ClusterState, d: usize, rec: &mut Recorder) {
-    let mut window = Window(state.deployment(d).hpa_window);
-    let left = window.largest();
-    window.expire();
+    let dep = state.deployment(d);
+    let bounds = Bounds::of(&spec.hpa_specs[dep.hpa as usize]);
+    let mut window = Window(dep.hpa_window);
+    let left = window.largest(bounds);
+    window.expire(bounds);
     state.deployment_mut(d).hpa_window = window.0;
     rec.log(Some("HPA"), || {
         format!(
             "Recommendation {left} of deployment {d} leaves the stabilisation window, which now holds {}",
-            window.largest()
+            window.largest(bounds)
         )
     });
     state.enqueue_hpa(spec, d);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_window_keeps_the_largest_recommendation_of_every_suffix() {
-        let mut w = Window::default();
-        assert_eq!(w.record(5, 3), 5, "seeded with the current count");
-        assert_eq!(w.record(5, 4), 5);
-        assert_eq!(w.0, bit(5) | bit(4));
-        assert_eq!(w.record(5, 2), 5);
-        w.expire();
-        assert_eq!(w.largest(), 4, "5 left first; 4 came after it");
-        w.expire();
-        assert_eq!(w.largest(), 2);
-        assert!(!w.can_expire(), "the latest never leaves");
-        assert_eq!(w.record(2, 6), 6);
-        assert_eq!(
-            w.0,
-            bit(6),
-            "a larger recommendation replaces every smaller one"
-        );
-    }
 }

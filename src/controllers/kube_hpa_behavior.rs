@@ -33,52 +33,12 @@
 //! one of that direction, which may take out a newer outdated event before an older one; the
 //! model lets events leave oldest first only.
 
-use super::kube_hpa::Window;
+use super::hpa_window::{Bounds, UpWindow, Window};
 use crate::cluster::hpa_behavior::HPA_SYNC_PERIOD_SECONDS;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, DeploymentState, HpaBehavior, PolicyKind, Recorder,
     ScaleEvents, ScalingRules, SelectPolicy, MAX_SCALE_EVENTS,
 };
-
-/// A scale-up stabilisation window: the smallest recommendation of every suffix of the
-/// evaluations so far (a rising staircase whose last step is the latest recommendation), bit
-/// `r` standing for `r` replicas, as [`Window`] keeps the largest.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UpWindow(pub u64);
-
-impl UpWindow {
-    /// Records `recommendation`: every kept step at or above it becomes it. An empty window
-    /// first records `current`.
-    pub fn record(&mut self, current: i32, recommendation: i32) {
-        if self.0 == 0 {
-            self.0 = bit(current);
-        }
-        let b = bit(recommendation);
-        self.0 &= b.wrapping_sub(1);
-        self.0 |= b;
-    }
-
-    /// The smallest recommendation in the window.
-    pub fn smallest(self) -> i32 {
-        self.0.trailing_zeros() as i32
-    }
-
-    /// Whether an older recommendation still holds a scale-up back.
-    pub fn can_expire(self) -> bool {
-        self.0.count_ones() >= 2
-    }
-
-    /// The oldest (smallest) recommendation leaves the window.
-    pub fn expire(&mut self) {
-        if self.can_expire() {
-            self.0 &= self.0 - 1;
-        }
-    }
-}
-
-fn bit(replicas: i32) -> u64 {
-    1u64 << replicas.clamp(0, super::kube_hpa::WINDOW_MAX)
-}
 
 /// How the model keeps a window of `seconds`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,14 +67,13 @@ const EVALUATED: u64 = 1;
 
 /// `stabilizeRecommendationWithBehaviors` on deployment record `dep`: the current count
 /// brought within the windows' bounds, the recommendation `desired` recorded in both.
-/// The windows keep `desired` capped at `max_replicas` (see [`super::kube_hpa::WINDOW_MAX`]).
+/// The windows keep `desired` within `bounds` ([`super::hpa_window`]).
 fn stabilize(
     behavior: &HpaBehavior,
     dep: &mut DeploymentState,
     (current, desired): (i32, i32),
-    max_replicas: i32,
+    bounds: Bounds,
 ) -> i32 {
-    let kept_value = desired.min(max_replicas);
     let (mut up, mut down) = (UpWindow(dep.hpa_up_window), Window(dep.hpa_window));
     let mut lowest = desired;
     match kept(behavior.scale_up.window_seconds) {
@@ -126,8 +85,8 @@ fn stabilize(
             up.0 = EVALUATED;
         }
         Kept::Staircase => {
-            up.record(current, kept_value);
-            lowest = lowest.min(up.smallest());
+            up.record(bounds, current, desired);
+            lowest = lowest.min(up.smallest(bounds));
         }
     }
     let mut highest = desired;
@@ -139,7 +98,7 @@ fn stabilize(
             }
             down.0 = EVALUATED;
         }
-        Kept::Staircase => highest = down.record(current, kept_value).max(desired),
+        Kept::Staircase => highest = down.record(bounds, current, desired),
     }
     dep.hpa_up_window = up.0;
     dep.hpa_window = down.0;
@@ -206,7 +165,11 @@ pub fn normalize(
     desired: i32,
     (min_replicas, max_replicas): (i32, i32),
 ) -> (i32, String) {
-    let stabilized = stabilize(behavior, dep, (current, desired), max_replicas);
+    let bounds = Bounds {
+        min: min_replicas,
+        max: max_replicas.max(min_replicas),
+    };
+    let stabilized = stabilize(behavior, dep, (current, desired), bounds);
     let events = dep.hpa_scale_events;
     let held = if stabilized != desired {
         format!("the metrics ask {desired}, the stabilisation windows hold {stabilized}")
@@ -291,7 +254,8 @@ pub fn for_each_timer(
         };
         let dep = state.deployment(d);
         let deployment = d as u8;
-        if UpWindow(dep.hpa_up_window).can_expire()
+        let bounds = Bounds::of(&spec.hpa_specs[dep.hpa as usize]);
+        if UpWindow(dep.hpa_up_window).can_expire(bounds)
             && kept(behavior.scale_up.window_seconds) == Kept::Staircase
             && !visit(ClusterAction::HpaUpWindowExpires { deployment })
         {
@@ -320,15 +284,17 @@ pub fn expire_up_window(
     d: usize,
     rec: &mut Recorder,
 ) {
-    let mut window = UpWindow(state.deployment(d).hpa_up_window);
-    let left = window.smallest();
-    window.expire();
+    let dep = state.deployment(d);
+    let bounds = Bounds::of(&spec.hpa_specs[dep.hpa as usize]);
+    let mut window = UpWindow(dep.hpa_up_window);
+    let left = window.smallest(bounds);
+    window.expire(bounds);
     state.deployment_mut(d).hpa_up_window = window.0;
     rec.log(Some("HPA"), || {
         format!(
             "Recommendation {left} of deployment {d} leaves the scale-up stabilisation window, \
              which now holds {}",
-            window.smallest()
+            window.smallest(bounds)
         )
     });
     state.enqueue_hpa(spec, d);
@@ -482,9 +448,10 @@ mod tests {
             5,
             "5 is in the scale-up window"
         );
+        let bounds = Bounds { min: 1, max: 10 };
         let mut window = UpWindow(dep.hpa_up_window);
-        assert_eq!(window.smallest(), 5);
-        window.expire();
+        assert_eq!(window.smallest(bounds), 5);
+        window.expire(bounds);
         dep.hpa_up_window = window.0;
         assert_eq!(normalize(&behavior, &mut dep, 5, 8, (1, 10)).0, 8);
         assert_eq!(
@@ -506,7 +473,7 @@ mod tests {
             8,
             "and nothing at the next"
         );
-        assert!(!UpWindow(dep.hpa_up_window).can_expire());
+        assert!(!UpWindow(dep.hpa_up_window).can_expire(Bounds { min: 1, max: 10 }));
     }
 
     /// `convertDesiredReplicasWithBehaviorRate`: maxReplicas and minReplicas bound the

@@ -8,6 +8,7 @@ pub mod daemon_set;
 pub mod deployment;
 pub mod descheduler;
 pub mod hpa;
+pub mod hpa_window;
 pub mod kube_descheduler;
 pub mod kube_hpa;
 pub mod kube_hpa_behavior;

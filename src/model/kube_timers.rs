@@ -15,7 +15,7 @@ pub(super) fn for_each(
 ) -> bool {
     controllers::node_lifecycle::for_each(spec, s, visit)
         && controllers::taint_eviction::for_each(spec, s, visit)
-        && controllers::kube_hpa::expirable(s).all(|d| {
+        && controllers::kube_hpa::expirable(spec, s).all(|d| {
             visit(ClusterAction::HpaWindowExpires {
                 deployment: d as u8,
             })
@@ -23,12 +23,14 @@ pub(super) fn for_each(
         && controllers::kube_hpa_behavior::for_each_timer(spec, s, visit)
 }
 
-/// What a check whose HPA window reached [`controllers::kube_hpa::WINDOW_MAX`] leaves out.
+/// What a check whose HPA window dropped a step leaves out
+/// ([`controllers::hpa_window::saturated`]).
 pub(super) fn saturated_window_note() -> String {
     format!(
-        "an HPA allowing more than {max} replicas recorded a recommendation of {max} or more in \
-         a stabilisation window, which keeps recommendations up to {max} apart",
-        max = controllers::kube_hpa::WINDOW_MAX
+        "an HPA over a range of more than 63 replicas held more than {steps} distinct \
+         recommendations in a stabilisation window; the model kept the newest {steps} and did not \
+         explore the runs in which the oldest still holds the HPA back",
+        steps = controllers::hpa_window::LISTED_STEPS
     )
 }
 
