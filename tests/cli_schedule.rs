@@ -389,3 +389,52 @@ fn a_nominated_pod_holds_its_room_against_a_pod_of_equal_priority() {
     let without = kivi(&["schedule", VICTIMS]);
     assert!(stdout(&without).contains("kube-scheduler nominates node-b"));
 }
+
+/// `victims_with_a_nominated_rival` with batch-b1 terminating on rival's nominated node-b,
+/// with `condition` (a `DisruptionTarget` reason) in its status.
+fn rival_beside_a_terminating_pod(reason: Option<&str>) -> String {
+    let mut list: Value = serde_json::from_str(&victims_with_a_nominated_rival()).unwrap();
+    let items = list["items"].as_array_mut().unwrap();
+    let leaving = items
+        .iter_mut()
+        .find(|item| item["metadata"]["name"] == "batch-b1")
+        .expect("batch-b1");
+    leaving["metadata"]["deletionTimestamp"] = "2026-11-28T00:00:00Z".into();
+    if let Some(reason) = reason {
+        leaving["status"]["conditions"] =
+            json!([{"type": "DisruptionTarget", "status": "True", "reason": reason}]);
+    }
+    list.to_string()
+}
+
+/// `PodEligibleToPreemptOthers` waits only for pods a preemption is deleting
+/// (`podTerminatingByPreemption`: the `DisruptionTarget` condition with reason
+/// `PreemptionByScheduler`): batch-b1 terminating for another reason, or evicted through the
+/// Eviction API, does not hold rival back, and it preempts again.
+#[test]
+fn a_nominated_pod_waits_only_for_pods_a_preemption_deletes() {
+    let rival_of = |list: &str| {
+        let output = kivi_with_stdin(&["schedule", "-"], Some(list));
+        assert_eq!(output.status.code(), Some(1), "{output:?}");
+        let text = stdout(&output);
+        text.split("Pod default/rival")
+            .nth(1)
+            .expect("rival's decision")
+            .to_string()
+    };
+    for reason in [None, Some("EvictionByEvictionAPI")] {
+        let rival = rival_of(&rival_beside_a_terminating_pod(reason));
+        assert!(
+            rival.contains("Preemption: evicting lower-priority pods makes room on node-a, node-b"),
+            "{reason:?}: {rival}"
+        );
+    }
+    let rival = rival_of(&rival_beside_a_terminating_pod(Some(
+        "PreemptionByScheduler",
+    )));
+    assert!(
+        rival.contains("preemption: not eligible due to a terminating pod on the nominated node."),
+        "{rival}"
+    );
+    assert!(!rival.contains("Victims"), "{rival}");
+}

@@ -94,6 +94,8 @@ fn remove(spec: &ClusterSpec, state: &mut ClusterState, pod: usize, rec: &mut Re
         pod_state.cpu_index = 0;
         pod_state.phase = PodPhase::Idle;
     }
+    // A free slot has no nomination, nor a preemption's mark.
+    state.nominate(pod, 0);
     if (1..=state.deployments().len()).contains(&d) {
         let was_member = state.leave_replica_set(d, pod);
         let dep = state.deployment_mut(d);

@@ -19,12 +19,13 @@
 //! waits keeps it. The snapshot's Pod carries it as `status.nominatedNodeName`
 //! ([`crate::cluster::kube::of_model`]), and the framework acts on it as upstream:
 //! - `PodEligibleToPreemptOthers` (`default_preemption.go`): a pod nominated to a node where
-//!   pods of lower priority are terminating preempts nothing more and waits
+//!   pods of lower priority are terminating because a preemption deleted them
+//!   (`podTerminatingByPreemption`, the `DisruptionTarget` condition, which [`preempt`] marks
+//!   in the state: [`ClusterState::mark_preempted`](crate::cluster::ClusterState::mark_preempted))
+//!   preempts nothing more and waits
 //!   ([`AwaitsVictims`](super::kube_scheduling::Cycle::AwaitsVictims)), unless the filters
-//!   found that node `UnschedulableAndUnresolvable`; terminating pods on other nodes do not
-//!   hold it back. Upstream counts only pods terminating because of a preemption
-//!   (`podTerminatingByPreemption`, the `DisruptionTarget` condition); the model does not
-//!   tell why a pod terminates, so any terminating pod of lower priority there counts.
+//!   found that node `UnschedulableAndUnresolvable`; terminating pods on other nodes, and pods
+//!   deleted for another reason (scaled down, evicted), do not hold it back.
 //! - `evaluateNominatedNode` (`findNodesThatFitPod` in `schedule_one.go`): the nominated node
 //!   is filtered first, and when it passes the pod goes there, no other node scored.
 //! - `addGENominatedPods` (`RunFilterPluginsWithNominatedPods` in
@@ -121,8 +122,8 @@ fn model_pod(spec: &ClusterSpec, state: &ClusterState, victim: &Victim) -> Optio
 /// Pod `pod` preempts `victims` on node `node` and is nominated there (`prepareCandidate`
 /// in `preemption.go`, then `handleSchedulingFailure` writes `status.nominatedNodeName` and
 /// the nominator's `AddNominatedPod` records it): each victim is deleted gracefully
-/// (terminating, queued for the kubelet), and a `no_preemption_of` intent naming its
-/// deployment is violated. A victim already terminating (deleted for another reason: a pod
+/// (terminating, queued for the kubelet, marked as preempted: the `DisruptionTarget`
+/// condition), and a `no_preemption_of` intent naming its deployment is violated. A victim already terminating (deleted for another reason: a pod
 /// without a nomination there does not wait for it) is left as it is, its deletion under way.
 pub fn preempt(
     spec: &ClusterSpec,
@@ -146,6 +147,7 @@ pub fn preempt(
         }
         let deployment = state.pod(victim).deployment;
         state.mark_for_deletion(deployment as usize, victim);
+        state.mark_preempted(victim);
         if state.pod(victim).owned {
             state.violate_no_preemption_of(spec, deployment);
         }

@@ -117,12 +117,41 @@ fn a_pod_waits_only_for_the_terminating_pods_of_its_nominated_node() {
             cycle_in(&model, &state)
         );
     }
-    // Nominated to node 2, it waits for pod 3.
+    // Nominated to node 2, it waits for pod 3 only if a preemption deleted it
+    // (`podTerminatingByPreemption`): deleted for another reason, pod 3 does not hold pod 5
+    // back, and it preempts again.
     state.nominate(5, 2);
+    assert!(
+        matches!(cycle_in(&model, &state), Cycle::Preempt(..)),
+        "{:?}",
+        cycle_in(&model, &state)
+    );
+    state.mark_preempted(3);
     assert!(matches!(
         cycle_in(&model, &state),
         Cycle::AwaitsVictims(_, 2)
     ));
+}
+
+/// A victim is marked as preempted while it terminates; the kubelet's removal frees its slot
+/// of the mark.
+#[test]
+fn a_preemption_marks_its_victims_until_the_kubelet_removes_them() {
+    let model = two_spare_pods();
+    let mut state = model.initial_state().clone();
+    super::kube_preemption::preempt(model.spec(), &mut state, 5, 1, &[1], &mut Recorder::off());
+    assert_eq!(state.pod(1).phase, PodPhase::Terminating);
+    assert!(state.terminating_by_preemption(1));
+    assert!(!state.terminating_by_preemption(3));
+    assert_eq!(state.nominated_node(5), 1);
+    crate::controllers::kubelet::run(
+        model.spec(),
+        &mut state,
+        &mut Vec::new(),
+        &mut Recorder::off(),
+    );
+    assert_eq!(state.pod(1).phase, PodPhase::Idle);
+    assert!(!state.terminating_by_preemption(1));
 }
 
 #[test]

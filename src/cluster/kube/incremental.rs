@@ -53,7 +53,7 @@ impl IncrementalSnapshot {
         let same_tables = self.generation != 0
             && self.nodes.len() == state.nodes().len()
             && self.pods.len() == state.pods().len()
-            && self.nominations.len() == state.nominations().len();
+            && self.nominations.len() == state.nomination_entries().len();
         match same_tables
             .then(|| self.nodes_changed(spec, state))
             .flatten()
@@ -68,7 +68,7 @@ impl IncrementalSnapshot {
                 self.snapshot = of_model::snapshot(spec, state);
                 self.nodes = state.nodes().to_vec();
                 self.pods = state.pods().to_vec();
-                self.nominations = state.nominations().collect();
+                self.nominations = state.nomination_entries().collect();
                 self.generation += 1;
             }
         }
@@ -106,7 +106,7 @@ impl IncrementalSnapshot {
     fn pods_changed(&mut self, spec: &ClusterSpec, state: &ClusterState) -> bool {
         let now = state.pods();
         self.nominations_now.clear();
-        self.nominations_now.extend(state.nominations());
+        self.nominations_now.extend(state.nomination_entries());
         let readiness = &self.readiness_changed;
         let (nominated_was, nominated_now) = (&self.nominations, &self.nominations_now);
         let stale = |slot: usize, was: &PodState, now: &PodState| {

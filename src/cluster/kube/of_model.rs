@@ -397,6 +397,7 @@ pub(super) fn pod(spec: &ClusterSpec, state: &ClusterState, p: usize) -> Option<
     pod.priority = template.priority;
     pod.preemption_policy = template.preemption_policy;
     pod.terminating = now.phase == Phase::Terminating;
+    pod.terminating_by_preemption = pod.terminating && state.terminating_by_preemption(p);
     // The node lifecycle controller marks the pods of a node that stopped reporting not ready
     // (`MarkPodsNotReady`), as `budget_status` counts them.
     pod.ready = now.phase == Phase::Running

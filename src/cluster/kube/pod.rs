@@ -112,6 +112,10 @@ pub struct Pod {
     pub qos_class: Option<String>,
     /// `metadata.deletionTimestamp` is set: the pod is terminating.
     pub terminating: bool,
+    /// Terminating because a preemption deleted it: `podTerminatingByPreemption` in
+    /// `default_preemption.go` (the deletion timestamp, and the `DisruptionTarget` condition
+    /// `True` with reason `PreemptionByScheduler`, which `prepareCandidate` patches in).
+    pub terminating_by_preemption: bool,
     /// `spec.nodeName`: the node the pod is bound to, or `None` while it waits.
     pub node_name: Option<String>,
     /// `status.nominatedNodeName`: the node a preemption reserved for the pod.
@@ -161,6 +165,7 @@ impl Pod {
             local_storage: false,
             qos_class: None,
             terminating: false,
+            terminating_by_preemption: false,
             node_name: None,
             nominated_node_name: None,
             phase: PodPhase::Pending,

@@ -120,7 +120,8 @@ impl ClusterState {
                 } else {
                     renaming.node_new[node]
                 };
-                out.extend_from_slice(&(node as u16).to_le_bytes());
+                let preempted = u16::from(self.terminating_by_preemption(old as usize)) << 15;
+                out.extend_from_slice(&(node as u16 | preempted).to_le_bytes());
             }
         }
         out.extend_from_slice(&self.queue_lengths());

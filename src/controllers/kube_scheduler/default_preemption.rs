@@ -7,7 +7,8 @@
 //! `findCandidates`/`DryRunPreemption`, `SelectCandidate`, `pickOneNodeForPreemption`).
 //!
 //! - A pod with `preemptionPolicy: Never` preempts nothing, nor does one nominated to a node
-//!   where pods of lower priority are terminating ([`eligible_to_preempt`]).
+//!   where pods of lower priority are terminating because a preemption deleted them
+//!   ([`eligible_to_preempt`]).
 //! - The nodes tried are those the PostFilter found helpful ([`super::preemption`]: a filter
 //!   rejected them as `Unschedulable`, and without every lower-priority pod the pod fits).
 //! - On a node, every pod of lower priority is removed; the pods are then put back one by
@@ -152,9 +153,10 @@ impl Eligibility {
 /// for it, unless this cycle's filters found the nominated node `UnschedulableAndUnresolvable`
 /// (`code` gives a node's status by name: the first rejection's code, or
 /// `UnschedulableAndUnresolvable` for a node the filters did not run on, as upstream's
-/// `NodeToStatus` answers for an absent node). Upstream counts only pods terminating because a
-/// preemption deleted them (`podTerminatingByPreemption`: the `DisruptionTarget` condition);
-/// the snapshot does not tell why a pod terminates, so any terminating pod counts.
+/// `NodeToStatus` answers for an absent node). Only pods terminating because a preemption
+/// deleted them count (`podTerminatingByPreemption`: the `DisruptionTarget` condition); a pod
+/// deleted for another reason (scaled down, evicted, its node drained) does not hold the
+/// preemptor back.
 pub fn eligible_to_preempt(
     snapshot: &Snapshot,
     pod: &Pod,
@@ -172,7 +174,9 @@ pub fn eligible_to_preempt(
         return Eligibility::Eligible;
     }
     let terminating = snapshot.pods.iter().any(|p| {
-        p.node_name.as_deref() == Some(nominated) && p.priority < pod.priority && p.terminating
+        p.node_name.as_deref() == Some(nominated)
+            && p.priority < pod.priority
+            && p.terminating_by_preemption
     });
     if terminating {
         Eligibility::AwaitsNominatedNode(nominated.to_string())

@@ -167,6 +167,15 @@ pub fn read(
         .iter()
         .flatten()
         .any(|c| c.type_ == "Ready" && c.status == "True");
+    // `podTerminatingByPreemption`: the first `DisruptionTarget` condition decides.
+    let preempted = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "DisruptionTarget")
+        .is_some_and(|c| {
+            c.status == "True" && c.reason.as_deref() == Some("PreemptionByScheduler")
+        });
     let local_storage = spec
         .volumes
         .iter()
@@ -214,6 +223,7 @@ pub fn read(
         local_storage,
         qos_class: status.qos_class.clone().filter(|q| !q.is_empty()),
         terminating: meta.deletion_timestamp.is_some(),
+        terminating_by_preemption: meta.deletion_timestamp.is_some() && preempted,
         node_name,
         nominated_node_name: status.nominated_node_name.clone().filter(|n| !n.is_empty()),
         phase,

@@ -185,8 +185,10 @@ fn only_the_nominated_nodes_terminating_pods_of_lower_priority_make_a_pod_wait()
     // preempt.
     let mut low = pod("low", 1, 1, Some("n1"));
     low.terminating = true;
+    low.terminating_by_preemption = true;
     let mut high = pod("high", 1, 20, Some("n2"));
     high.terminating = true;
+    high.terminating_by_preemption = true;
     let s = snapshot(
         vec![node("n1", 4), node("n2", 4)],
         vec![low, high, pod("other", 1, 1, Some("n2"))],
@@ -215,6 +217,29 @@ fn only_the_nominated_nodes_terminating_pods_of_lower_priority_make_a_pod_wait()
     assert_eq!(
         eligible_to_preempt(&s, &p, unschedulable),
         Eligibility::Eligible
+    );
+}
+
+/// `podTerminatingByPreemption`: a pod of lower priority terminating on the nominated node
+/// for another reason (scaled down, evicted) does not make the pod wait; one a preemption
+/// deleted does.
+#[test]
+fn only_pods_a_preemption_deleted_make_a_nominated_pod_wait() {
+    let mut leaving = pod("leaving", 1, 1, Some("n1"));
+    leaving.terminating = true;
+    let mut p = pod("p", 1, 10, None);
+    p.nominated_node_name = Some("n1".into());
+    let unschedulable = |_: &str| Code::Unschedulable;
+    let s = snapshot(vec![node("n1", 4)], vec![leaving.clone()]);
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::Eligible
+    );
+    leaving.terminating_by_preemption = true;
+    let s = snapshot(vec![node("n1", 4)], vec![leaving]);
+    assert_eq!(
+        eligible_to_preempt(&s, &p, unschedulable),
+        Eligibility::AwaitsNominatedNode("n1".into())
     );
 }
 
