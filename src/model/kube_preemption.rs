@@ -39,24 +39,30 @@
 //!
 //! Neither a preempting cycle nor a waiting one violates `pod_always_schedulable`: the pod
 //! has a node to go to once its victims are gone. A victim of a deployment named by
-//! `no_preemption_of` violates that intent. Under `--tie-break any` each node
-//! `pickOneNodeForPreemption` finds equally good is an outcome of its own; under `lowest`,
-//! the first (the lowest node id).
+//! `no_preemption_of` violates that intent. Under `--tie-break any` the pods' start times,
+//! which the model does not keep, are any: each victim set some order of a node's pods of
+//! equal priority gives, on each node some start times let `pickOneNodeForPreemption` pick,
+//! is an outcome of its own (`victim_sets_on_node`, `possible_picks`; more than
+//! [`VICTIM_SETS`] on a node make the check incomplete). Under `lowest`, pods of equal
+//! priority keep the snapshot's order (the lowest id first) and the first equally good node
+//! (the lowest node id) is taken.
 
 use crate::cluster::kube::of_model::{budgets, node_id, pod_id, pod_namespace};
 use crate::cluster::kube::{Pod, Snapshot};
 use crate::cluster::state::PodPhase;
-use crate::cluster::{ClusterSpec, ClusterState, Recorder};
+use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
 use crate::controllers::kube_scheduler::default_preemption::{
-    eligible_to_preempt, find_candidates, pick_one_node, Eligibility, Victim,
+    eligible_to_preempt, find_candidates, possible_picks, victim_sets_on_node, Candidate,
+    Eligibility, Victim,
 };
 use crate::controllers::kube_scheduler::{Code, Decision};
 
 /// What DefaultPreemption does for a pod that no node fits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Preemption {
-    /// It preempts: each equally good node (ascending ids) with the pods it deletes there.
-    Victims(Vec<(usize, Vec<usize>)>),
+    /// It preempts: each equally good node (ascending ids) with the pods it deletes there,
+    /// and whether some victim sets were left out ([`VICTIM_SETS`]).
+    Victims(Vec<(usize, Vec<usize>)>, bool),
     /// It waits for lower-priority pods terminating on a node it would take.
     Awaits(usize),
 }
@@ -84,20 +90,42 @@ pub fn preemption(
         Eligibility::Eligible => {}
     }
     let budgets = budgets(spec, state);
-    // A DaemonSet's pods are placed once, when the model starts: a node whose victims would
-    // include one is not a candidate here (left out; upstream the DaemonSet controller
-    // recreates the pod, which then waits for room like any other).
-    let candidates: Vec<_> =
-        find_candidates(snapshot, subject, &budgets, &decision.preemption_candidates)
-            .into_iter()
-            .filter(|c| {
-                c.victims
-                    .iter()
-                    .all(|v| model_pod(spec, state, v).is_some())
-            })
-            .collect();
-    let mut best: Vec<(usize, Vec<usize>)> = pick_one_node(&candidates)
-        .nodes
+    let nodes = &decision.preemption_candidates;
+    // Under `--tie-break any`, every victim set some start times give; under `lowest`, the
+    // snapshot's order (the lowest pod id first among equal priorities).
+    let (per_node, cut): (Vec<Vec<Candidate>>, bool) = match spec.tie_break {
+        TieBreak::Any => {
+            let sets: Vec<_> = nodes
+                .iter()
+                .map(|node| victim_sets_on_node(snapshot, subject, &budgets, node, VICTIM_SETS))
+                .collect();
+            let cut = sets.iter().any(|s| s.cut);
+            (sets.into_iter().map(|s| s.candidates).collect(), cut)
+        }
+        TieBreak::Lowest => (
+            find_candidates(snapshot, subject, &budgets, nodes)
+                .into_iter()
+                .map(|c| vec![c])
+                .collect(),
+            false,
+        ),
+    };
+    // A DaemonSet's pods are placed once, when the model starts: a victim set that would
+    // include one is left out (upstream the DaemonSet controller recreates the pod, which then
+    // waits for room like any other).
+    let per_node: Vec<Vec<Candidate>> = per_node
+        .into_iter()
+        .map(|sets| {
+            sets.into_iter()
+                .filter(|c| {
+                    c.victims
+                        .iter()
+                        .all(|v| model_pod(spec, state, v).is_some())
+                })
+                .collect()
+        })
+        .collect();
+    let mut best: Vec<(usize, Vec<usize>)> = possible_picks(&per_node)
         .into_iter()
         .filter_map(|c| {
             let victims = c
@@ -109,7 +137,19 @@ pub fn preemption(
         })
         .collect();
     best.sort_by_key(|(node, _)| *node);
-    (!best.is_empty()).then_some(Preemption::Victims(best))
+    (!best.is_empty()).then_some(Preemption::Victims(best, cut))
+}
+
+/// The most orders of one node's pods, and the most victim sets of one node, a cycle under
+/// `--tie-break any` lists ([`victim_sets_on_node`]); a check that needed more is incomplete.
+pub const VICTIM_SETS: usize = 4096;
+
+/// What a check whose preemption left victim sets out leaves out.
+pub fn victim_sets_note() -> String {
+    format!(
+        "a preemption under --tie-break any had more than {VICTIM_SETS} orders of a node's pods of \
+         equal priority (their start times) or victim sets to explore; the others were left out"
+    )
 }
 
 /// The model pod a victim is, `None` for a pod the model does not keep as a record (a

@@ -77,7 +77,7 @@ fn a_model_whose_pods_may_preempt_keeps_a_nomination_per_pod() {
     let without_priorities = kubernetes(load("c3", "original"));
     assert!(!without_priorities.initial_state().keeps_nominations());
     // Preempting nominates pod 5 to the node it preempts on.
-    let Cycle::Preempt(_, choices) = cycle_in(&model, state) else {
+    let Cycle::Preempt(_, choices, _) = cycle_in(&model, state) else {
         panic!("pod 5 preempts");
     };
     assert_eq!(choices, [(1, vec![1]), (2, vec![3])]);
@@ -112,7 +112,7 @@ fn a_pod_waits_only_for_the_terminating_pods_of_its_nominated_node() {
     for nominated in [0, 1] {
         state.nominate(5, nominated);
         assert!(
-            matches!(cycle_in(&model, &state), Cycle::Preempt(_, ref c) if c[0] == (1, vec![1])),
+            matches!(cycle_in(&model, &state), Cycle::Preempt(_, ref c, _) if c[0] == (1, vec![1])),
             "nominated to {nominated}: {:?}",
             cycle_in(&model, &state)
         );
@@ -173,4 +173,31 @@ fn the_nominated_node_is_chosen_over_an_equally_scored_one() {
         &mut CycleCache::default(),
     );
     assert_eq!((state.pod(5).loc, state.nominated_node(5)), (2, 0));
+}
+
+/// `tests/data/preemption/equal-priority-victims.json`: one full 4-core node with two 2-core
+/// pods of priority 0 from different templates (pods 1 and 2), and pod 3 (2 cores, priority
+/// 1000) pending. Upstream deletes whichever of pods 1 and 2 started last
+/// (`MoreImportantPod`); the model keeps no start times, so under `--tie-break any` either is
+/// a victim, and under `lowest` the one listed last, pod 2.
+#[test]
+fn start_times_make_either_pod_of_equal_priority_the_victim_under_any() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/preemption/equal-priority-victims.json");
+    let load = || crate::input::load_uniform_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    let lowest = kubernetes(load());
+    let Cycle::Preempt(_, choices, cut) = cycle_in(&lowest, lowest.initial_state()) else {
+        panic!("pod 3 preempts");
+    };
+    assert_eq!((choices, cut), (vec![(1, vec![2])], false));
+    let any = load().with_options(ModelOptions {
+        semantics: Semantics::Kubernetes,
+        symmetry: false,
+        tie_break: crate::cluster::TieBreak::Any,
+        ..Default::default()
+    });
+    let Cycle::Preempt(_, choices, cut) = cycle_in(&any, any.initial_state()) else {
+        panic!("pod 3 preempts");
+    };
+    assert_eq!((choices, cut), (vec![(1, vec![2]), (1, vec![1])], false));
 }

@@ -41,9 +41,10 @@ pub enum Cycle {
     Skip,
     /// No node fits the pod: kube-scheduler's FitError.
     Unschedulable(FitError),
-    /// No node fits the pod, and it preempts: per equally good node (ascending ids), the node
-    /// and the pods deleted there.
-    Preempt(FitError, Vec<(usize, Vec<usize>)>),
+    /// No node fits the pod, and it preempts: per equally good choice (ascending node ids),
+    /// the node and the pods deleted there; and whether some choices were left out
+    /// ([`kube_preemption::VICTIM_SETS`]).
+    Preempt(FitError, Vec<(usize, Vec<usize>)>, bool),
     /// No node fits the pod, and it waits for the lower-priority pods terminating on this node,
     /// its nominated node (`PodEligibleToPreemptOthers`); it keeps the nomination.
     AwaitsVictims(FitError, usize),
@@ -149,7 +150,7 @@ fn cycle_on(
             match kube_preemption::preemption(spec, state, snapshot, subject, &decision) {
                 None => Cycle::Unschedulable(error),
                 Some(Preemption::Awaits(node)) => Cycle::AwaitsVictims(error, node),
-                Some(Preemption::Victims(choices)) => Cycle::Preempt(error, choices),
+                Some(Preemption::Victims(choices, cut)) => Cycle::Preempt(error, choices, cut),
             },
         );
     }
@@ -240,24 +241,26 @@ fn fit_error(pod: usize, decision: &Decision) -> FitError {
 pub fn choices(spec: &ClusterSpec, state: &ClusterState, cache: &mut CycleCache) -> usize {
     match cycle(spec, state, cache) {
         Some(Cycle::Top(_, top)) => top.len(),
-        Some(Cycle::Preempt(_, nodes)) => nodes.len(),
+        Some(Cycle::Preempt(_, nodes, _)) => nodes.len(),
         _ => 1,
     }
 }
 
 /// Takes one scheduling cycle in `state`: binds the head of the queue to its `choice`-th
 /// top-scored node (in ascending ids), or, when no node fits, preempts on its `choice`-th
-/// equally good node or leaves it Pending.
+/// equally good choice or leaves it Pending. Returns whether the cycle's preemption left
+/// some choices out ([`kube_preemption::VICTIM_SETS`]).
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     choice: usize,
     rec: &mut Recorder,
     cache: &mut CycleCache,
-) {
+) -> bool {
     let Some(cycle) = cycle(spec, state, cache) else {
-        return;
+        return false;
     };
+    let cut = matches!(cycle, Cycle::Preempt(_, _, true));
     let mut clock = ItemClock::default();
     if let Some(pod) = head(spec, state) {
         state.move_to_head(Queue::Scheduler, pod);
@@ -282,7 +285,7 @@ pub fn run(
             state.nominate(error.pod, 0);
             state.found_no_node(spec);
         }
-        Cycle::Preempt(error, nodes) => {
+        Cycle::Preempt(error, nodes, _) => {
             let (node, victims) = &nodes[choice.min(nodes.len() - 1)];
             let pod = error.pod;
             state.dequeue(Queue::Scheduler);
@@ -315,6 +318,7 @@ pub fn run(
     }
     clock.tick(spec, state);
     clock.settle(spec, state);
+    cut
 }
 
 /// What the informers' initial lists start with: every pod waiting for a node in the

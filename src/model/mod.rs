@@ -342,7 +342,9 @@ impl ClusterModel {
             let before = next.clone();
             if action.is_scheduler() {
                 let choice = action.scheduler_choices() as usize;
-                kube_scheduling::run(spec, next, choice, rec, &mut w.kube);
+                if kube_scheduling::run(spec, next, choice, rec, &mut w.kube) {
+                    self.left_out.get_or_init(kube_preemption::victim_sets_note);
+                }
                 intents::observe(spec, next, rec);
                 stale_view::after_step(spec, next, action);
             } else {

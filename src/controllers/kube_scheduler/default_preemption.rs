@@ -21,11 +21,12 @@
 //!   the caller's choice (upstream: the latest start time of the highest-priority victims, then
 //!   the first node of a Go map's iteration, so one at random).
 //!
-//! What this leaves out: pods' start times (upstream's `MoreImportantPod` orders pods of equal
-//! priority by how long they have run, and `pickOneNodeForPreemption` compares start times
-//! last); here pods of equal priority keep the snapshot's order and the start-time criterion
-//! is a tie ([`Candidate::start_times_may_decide`] marks the nodes where the order could
-//! matter). Nominated pods of at least the preemptor's priority are added to a node while
+//! Start times: upstream's `MoreImportantPod` orders pods of equal priority by how long they
+//! have run, and `pickOneNodeForPreemption` compares start times last. [`select_victims_on_node`]
+//! keeps the snapshot's order among equal priorities (what `kivi schedule` shows,
+//! [`Candidate::start_times_may_decide`] marking the nodes where the order could matter);
+//! [`victim_sets_on_node`] and [`possible_picks`] give every victim set and pick some start
+//! times allow, for the model under `--tie-break any` ([`start_times`]). Nominated pods of at least the preemptor's priority are added to a node while
 //! its victims are chosen, as `SelectVictimsOnNode` runs `RunFilterPluginsWithNominatedPods`
 //! ([`super::nominated_pods`]).
 //! A budget's `DisruptedPods` are taken as empty. Every node the PostFilter found helpful is a
@@ -200,13 +201,23 @@ pub fn find_candidates(
 }
 
 /// `SelectVictimsOnNode`: the fewest pods of lower priority on `node` whose deletion lets
-/// `pod` fit there, or `None` when there are none or removing them all does not help.
+/// `pod` fit there, or `None` when there are none or removing them all does not help. Pods of
+/// equal priority are taken in the snapshot's order (upstream: their start times; every order
+/// is [`victim_sets_on_node`]'s).
 pub fn select_victims_on_node(
     snapshot: &Snapshot,
     pod: &Pod,
     budgets: &[PodDisruptionBudget],
     node: &str,
 ) -> Option<Candidate> {
+    let potential = potential_victims(snapshot, pod, node)?;
+    Some(victims_in_order(snapshot, pod, budgets, node, &potential))
+}
+
+/// The pods of lower priority on `node`, most important first (higher priority first, the
+/// snapshot's order among equals: a stable sort), or `None` when there are none or `pod` does
+/// not fit even without them all.
+fn potential_victims<'s>(snapshot: &'s Snapshot, pod: &Pod, node: &str) -> Option<Vec<&'s Pod>> {
     let mut potential: Vec<&Pod> = snapshot
         .pods
         .iter()
@@ -215,14 +226,24 @@ pub fn select_victims_on_node(
     if potential.is_empty() {
         return None;
     }
-    // `MoreImportantPod`: higher priority first (a stable sort keeps equal ones in order).
     potential.sort_by_key(|p| std::cmp::Reverse(p.priority));
-    let mut removed: Vec<&Pod> = potential.clone();
-    if !fits_without(snapshot, pod, node, &removed) {
-        return None;
-    }
-    let start_times_may_decide = potential.windows(2).any(|w| w[0].priority == w[1].priority);
-    let (violating, non_violating) = split_by_budget_violation(&potential, budgets);
+    fits_without(snapshot, pod, node, &potential).then_some(potential)
+}
+
+/// `SelectVictimsOnNode` past its first check, with the node's pods of lower priority taken in
+/// `order` of importance (`MoreImportantPod`): every one removed, then put back one by one,
+/// those whose deletion breaks a budget first, each staying a victim when `pod` no longer fits
+/// with it back.
+fn victims_in_order(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    budgets: &[PodDisruptionBudget],
+    node: &str,
+    order: &[&Pod],
+) -> Candidate {
+    let start_times_may_decide = order.windows(2).any(|w| w[0].priority == w[1].priority);
+    let mut removed: Vec<&Pod> = order.to_vec();
+    let (violating, non_violating) = split_by_budget_violation(order, budgets);
     let mut victims: Vec<&Pod> = Vec::new();
     let mut pdb_violations = 0;
     for (group, counts) in [(violating, true), (non_violating, false)] {
@@ -236,7 +257,7 @@ pub fn select_victims_on_node(
         }
     }
     victims.sort_by_key(|p| std::cmp::Reverse(p.priority));
-    Some(Candidate {
+    Candidate {
         node: node.to_string(),
         victims: victims
             .iter()
@@ -248,7 +269,7 @@ pub fn select_victims_on_node(
             .collect(),
         pdb_violations,
         start_times_may_decide,
-    })
+    }
 }
 
 /// Whether `pod` passes every filter on `node` once the pods `removed` (of the snapshot) are
@@ -334,6 +355,9 @@ pub fn pick_one_node(candidates: &[Candidate]) -> Nomination<'_> {
         decided_by: None,
     }
 }
+
+mod start_times;
+pub use start_times::{possible_picks, victim_sets_on_node, VictimSets};
 
 #[cfg(test)]
 mod tests;

@@ -365,3 +365,107 @@ fn the_nominated_node_is_taken_when_it_fits_though_another_scores_higher() {
     assert_eq!(decision.top, ["n2"]);
     assert!(!decision.scoring_run_by_scheduler);
 }
+
+/// The victims' names of each set, in order.
+fn victim_names(sets: &[Candidate]) -> Vec<Vec<&str>> {
+    sets.iter()
+        .map(|c| c.victims.iter().map(|v| v.name.as_str()).collect())
+        .collect()
+}
+
+/// `MoreImportantPod` orders pods of equal priority by start time, which the model does not
+/// know: on a full 4-core node with two 2-core pods of priority 1 (a 1-core one of priority
+/// 5 beside them on a 5-core node), a 2-core preemptor deletes whichever of the two started
+/// last, so both are victim sets; the priority-5 pod is reprieved first in every order.
+#[test]
+fn start_times_make_each_pod_of_equal_priority_a_possible_victim() {
+    let s = snapshot(
+        vec![node("n1", 5)],
+        vec![
+            pod("a", 2, 1, Some("n1")),
+            pod("b", 2, 1, Some("n1")),
+            pod("c", 1, 5, Some("n1")),
+        ],
+    );
+    let p = pod("p", 2, 10, None);
+    let sets = victim_sets_on_node(&s, &p, &[], "n1", 100);
+    assert_eq!(victim_names(&sets.candidates), [vec!["b"], vec!["a"]]);
+    assert!(!sets.cut);
+    assert_eq!(
+        select_victims_on_node(&s, &p, &[], "n1").map(|c| c.victims[0].name.clone()),
+        Some("b".to_string()),
+        "the snapshot's order: b listed last, so b is the victim"
+    );
+    // Alike pods (one class): one order, and each choice of the pod that started last.
+    let mut alike = s.clone();
+    for pod in &mut alike.pods {
+        pod.labels.insert("app".into(), "same".into());
+    }
+    let sets = victim_sets_on_node(&alike, &p, &[], "n1", 100);
+    assert_eq!(victim_names(&sets.candidates), [vec!["b"], vec!["a"]]);
+    // Too many to list: the first set, and the cut said.
+    let sets = victim_sets_on_node(&s, &p, &[], "n1", 1);
+    assert_eq!(victim_names(&sets.candidates), [vec!["b"]]);
+    assert!(sets.cut);
+}
+
+/// Orders that reach the same victims are one set: two 2-core pods under a budget allowing
+/// one disruption, a 4-core preemptor: whichever started first, both go, and the one past
+/// the budget's allowance breaks it.
+#[test]
+fn orders_that_reach_the_same_victims_are_one_set() {
+    let mut s = snapshot(
+        vec![node("n1", 4)],
+        vec![pod("a", 2, 1, Some("n1")), pod("b", 2, 1, Some("n1"))],
+    );
+    for pod in &mut s.pods {
+        pod.labels.insert("team".into(), "x".into());
+    }
+    let mut shared = budget("x", 1);
+    shared.selector.as_mut().unwrap().match_labels = [("team".to_string(), "x".to_string())]
+        .into_iter()
+        .collect();
+    let p = pod("p", 4, 10, None);
+    let sets = victim_sets_on_node(&s, &p, &[shared], "n1", 100);
+    let mut names = victim_names(&sets.candidates);
+    names[0].sort_unstable();
+    assert_eq!(names, [vec!["a", "b"]]);
+    assert_eq!(sets.candidates[0].pdb_violations, 1);
+}
+
+/// `pickOneNodeForPreemption` over nodes whose victim sets depend on start times: a set is
+/// picked when every other node has some set no better. n1 deletes one pod of priority 1 or
+/// one of priority 3 (by start times); n2 one of priority 2. n1's priority-1 set beats n2; n2
+/// beats n1's priority-3 set; both may be picked, but not n1's worse set.
+#[test]
+fn a_node_is_picked_when_every_other_node_may_do_no_better() {
+    let set = |node: &str, priorities: &[i32]| Candidate {
+        node: node.into(),
+        victims: priorities
+            .iter()
+            .map(|&priority| Victim {
+                namespace: "default".into(),
+                name: format!("{node}-{priority}"),
+                priority,
+            })
+            .collect(),
+        pdb_violations: 0,
+        start_times_may_decide: true,
+    };
+    let per_node = vec![
+        vec![set("n1", &[1]), set("n1", &[3])],
+        vec![set("n2", &[2])],
+    ];
+    let picked: Vec<&str> = possible_picks(&per_node)
+        .iter()
+        .map(|c| c.victims[0].name.as_str())
+        .collect();
+    assert_eq!(picked, ["n1-1", "n2-2"]);
+    let single = vec![vec![set("n1", &[1])], vec![set("n2", &[2])]];
+    let candidates: Vec<Candidate> = single.iter().flatten().cloned().collect();
+    assert_eq!(
+        possible_picks(&single).len(),
+        pick_one_node(&candidates).nodes.len(),
+        "one set a node: the nodes pick_one_node leaves"
+    );
+}

@@ -1,0 +1,275 @@
+//! Which pods a preemption deletes when their start times decide, for `--tie-break any`.
+//!
+//! `SelectVictimsOnNode` takes a node's pods of lower priority most important first
+//! (`MoreImportantPod` in `pkg/scheduler/util/utils.go`: the higher priority, then the earlier
+//! start time) and puts them back in that order, so among pods of equal priority the start
+//! times decide which stay; `pickOneNodeForPreemption` then compares the start times of the
+//! candidates' highest-priority victims after its other criteria. The model keeps no start
+//! times, so under `--tie-break any` every order of a node's pods of equal priority is a run
+//! Kubernetes may take, and so is every pick among the nodes those orders allow.
+//!
+//! Orders are enumerated by *class*: pods alike in everything a filter or a budget reads (all
+//! but their name and uid) are interchangeable in `SelectVictimsOnNode`, so only the distinct
+//! sequences of classes are run; which pods of a class are the victims is then any choice of
+//! as many of them (those that started last), and each choice is listed
+//! ([`victim_sets_on_node`]). Start times on different nodes are independent, so a victim set
+//! of one node may be picked exactly when every other node has an order whose candidate is no
+//! better by the criteria in turn ([`possible_picks`]).
+
+use super::{potential_victims, victims_in_order, Candidate, Criterion, Victim};
+use crate::cluster::kube::{Pod, PodDisruptionBudget, Snapshot};
+use std::collections::HashSet;
+
+/// The victim sets one node may give.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VictimSets {
+    /// Each distinct set, the one of the snapshot's order first.
+    pub candidates: Vec<Candidate>,
+    /// Whether there were more orders or sets than the limit allowed: some were left out.
+    pub cut: bool,
+}
+
+/// Every victim set `SelectVictimsOnNode` may choose on `node` for some start times of its
+/// pods (none when preemption does not help there), at most `limit` orders of classes run and
+/// `limit` sets listed.
+pub fn victim_sets_on_node(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    budgets: &[PodDisruptionBudget],
+    node: &str,
+    limit: usize,
+) -> VictimSets {
+    let mut sets = VictimSets::default();
+    let Some(potential) = potential_victims(snapshot, pod, node) else {
+        return sets;
+    };
+    let (class_of, members) = classes(&potential);
+    let runs = equal_priority_runs(&potential);
+    let mut sequence = class_of.clone();
+    for &(start, end) in &runs {
+        sequence[start..end].sort_unstable();
+    }
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
+    let first = victims_in_order(snapshot, pod, budgets, node, &potential);
+    seen.insert(names(&first.victims));
+    sets.candidates.push(first);
+    let mut orders = 0;
+    loop {
+        if orders == limit {
+            sets.cut = true;
+            return sets;
+        }
+        orders += 1;
+        let order = concrete_order(&potential, &members, &sequence);
+        let found = victims_in_order(snapshot, pod, budgets, node, &order);
+        if !every_choice_of_victims(
+            &potential, &class_of, &members, found, limit, &mut seen, &mut sets,
+        ) {
+            sets.cut = true;
+            return sets;
+        }
+        if !next_sequence(&mut sequence, &runs) {
+            return sets;
+        }
+    }
+}
+
+/// The candidates `pickOneNodeForPreemption` may pick when each node's victims are any of
+/// its sets (`per_node`, one list a node): a set is picked exactly when, for every other node,
+/// that node's worst set is no better by the modelled criteria in turn (the start times,
+/// compared next, may then favour either, and a Go map's order after them). With one set a
+/// node these are the nodes [`super::pick_one_node`] leaves.
+pub fn possible_picks(per_node: &[Vec<Candidate>]) -> Vec<&Candidate> {
+    let key = |c: &Candidate| Criterion::MODELLED.map(|criterion| criterion.score(c));
+    let worst: Vec<Option<[i64; 4]>> = per_node
+        .iter()
+        .map(|sets| sets.iter().map(key).min())
+        .collect();
+    per_node
+        .iter()
+        .enumerate()
+        .flat_map(|(i, sets)| sets.iter().map(move |c| (i, c)))
+        .filter(|&(i, c)| {
+            let k = key(c);
+            worst
+                .iter()
+                .enumerate()
+                .all(|(j, w)| j == i || w.is_none_or(|w| w <= k))
+        })
+        .map(|(_, c)| c)
+        .collect()
+}
+
+/// Each pod's class (pods alike for every filter and budget share one) and each class's pods,
+/// as positions in `pods`, ascending.
+fn classes(pods: &[&Pod]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut class_of: Vec<usize> = Vec::with_capacity(pods.len());
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for (i, pod) in pods.iter().enumerate() {
+        let class = match (0..i).find(|&j| alike(pods[j], pod)) {
+            Some(j) => class_of[j],
+            None => {
+                members.push(Vec::new());
+                members.len() - 1
+            }
+        };
+        class_of.push(class);
+        members[class].push(i);
+    }
+    (class_of, members)
+}
+
+/// Whether two pods differ only by name and uid.
+fn alike(a: &Pod, b: &Pod) -> bool {
+    let mut renamed = b.clone();
+    renamed.name.clone_from(&a.name);
+    renamed.uid.clone_from(&a.uid);
+    *a == renamed
+}
+
+/// The runs of equal priority in `pods` (sorted by priority), as `[start, end)` positions.
+fn equal_priority_runs(pods: &[&Pod]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for end in 1..=pods.len() {
+        if end == pods.len() || pods[end].priority != pods[start].priority {
+            runs.push((start, end));
+            start = end;
+        }
+    }
+    runs
+}
+
+/// The pods in the order `sequence` gives by class, each class's pods in their own order.
+fn concrete_order<'s>(
+    pods: &[&'s Pod],
+    members: &[Vec<usize>],
+    sequence: &[usize],
+) -> Vec<&'s Pod> {
+    let mut taken = vec![0; members.len()];
+    sequence
+        .iter()
+        .map(|&class| {
+            let pod = pods[members[class][taken[class]]];
+            taken[class] += 1;
+            pod
+        })
+        .collect()
+}
+
+/// Lists `found`'s victims with every other choice of as many pods of each class (the ones
+/// that started last may be any of them), skipping sets already `seen`. Returns false when
+/// `limit` sets are listed with some still to list.
+fn every_choice_of_victims(
+    pods: &[&Pod],
+    class_of: &[usize],
+    members: &[Vec<usize>],
+    found: Candidate,
+    limit: usize,
+    seen: &mut HashSet<Vec<String>>,
+    sets: &mut VictimSets,
+) -> bool {
+    let position = |v: &Victim| {
+        pods.iter()
+            .position(|p| p.name == v.name && p.namespace == v.namespace)
+            .expect("a victim is one of the node's pods")
+    };
+    let mut wanted = vec![0; members.len()];
+    for victim in &found.victims {
+        wanted[class_of[position(victim)]] += 1;
+    }
+    let mut choice: Vec<Vec<usize>> = wanted.iter().map(|&k| (0..k).collect()).collect();
+    loop {
+        let mut chosen: Vec<usize> = choice
+            .iter()
+            .enumerate()
+            .flat_map(|(class, picks)| picks.iter().map(move |&i| members[class][i]))
+            .collect();
+        chosen.sort_unstable();
+        let victims: Vec<Victim> = chosen
+            .iter()
+            .map(|&i| Victim {
+                namespace: pods[i].namespace.clone(),
+                name: pods[i].name.clone(),
+                priority: pods[i].priority,
+            })
+            .collect();
+        if seen.insert(names(&victims)) {
+            if sets.candidates.len() == limit {
+                return false;
+            }
+            sets.candidates.push(Candidate {
+                victims,
+                ..found.clone()
+            });
+        }
+        if !next_choices(&mut choice, members) {
+            return true;
+        }
+    }
+}
+
+/// A victim set's identity: its pods' namespaced names, sorted.
+fn names(victims: &[Victim]) -> Vec<String> {
+    let mut names: Vec<String> = victims
+        .iter()
+        .map(|v| format!("{}/{}", v.namespace, v.name))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// The next sequence of classes: the next distinct permutation of the last run that has one
+/// (the runs after it back to their first), as an odometer; false after the last.
+fn next_sequence(sequence: &mut [usize], runs: &[(usize, usize)]) -> bool {
+    for &(start, end) in runs.iter().rev() {
+        if next_permutation(&mut sequence[start..end]) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The next permutation of `items` in lexicographic order, equal items not told apart; on the
+/// last, sorts them back and returns false.
+fn next_permutation(items: &mut [usize]) -> bool {
+    let Some(i) = (1..items.len()).rev().find(|&i| items[i - 1] < items[i]) else {
+        items.sort_unstable();
+        return false;
+    };
+    let j = (i..items.len())
+        .rev()
+        .find(|&j| items[j] > items[i - 1])
+        .expect("items[i] is larger");
+    items.swap(i - 1, j);
+    items[i..].reverse();
+    true
+}
+
+/// The next choice of pods per class (each an ascending combination of positions in its
+/// class, of fixed size), as an odometer over the classes; false after the last.
+fn next_choices(choice: &mut [Vec<usize>], members: &[Vec<usize>]) -> bool {
+    for (class, picks) in choice.iter_mut().enumerate().rev() {
+        if next_combination(picks, members[class].len()) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The next `picks.len()`-combination of `0..n` in lexicographic order; on the last, resets
+/// to the first and returns false.
+fn next_combination(picks: &mut [usize], n: usize) -> bool {
+    let k = picks.len();
+    let Some(i) = (0..k).rev().find(|&i| picks[i] < n - k + i) else {
+        for (i, pick) in picks.iter_mut().enumerate() {
+            *pick = i;
+        }
+        return false;
+    };
+    picks[i] += 1;
+    for j in i + 1..k {
+        picks[j] = picks[j - 1] + 1;
+    }
+    true
+}
