@@ -52,8 +52,8 @@ use crate::cluster::kube::{Pod, Snapshot};
 use crate::cluster::state::PodPhase;
 use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
 use crate::controllers::kube_scheduler::default_preemption::{
-    eligible_to_preempt, find_candidates, possible_picks, victim_sets_on_node, Candidate,
-    Eligibility, Victim,
+    candidates_to_find, eligible_to_preempt, find_candidates, possible_picks, victim_sets_on_node,
+    Candidate, Eligibility, Victim,
 };
 use crate::controllers::kube_scheduler::{Code, Decision};
 
@@ -125,7 +125,20 @@ pub fn preemption(
                 .collect()
         })
         .collect();
-    let mut best: Vec<(usize, Vec<usize>)> = possible_picks(&per_node)
+    // Under `lowest` the dry run holds every candidate (its best picks are what an offset
+    // whose window holds the best node gives); under `any` it may stop early.
+    let enough = match spec.tie_break {
+        TieBreak::Any => {
+            let potential = decision
+                .first_rejection
+                .values()
+                .filter(|r| r.code == Code::Unschedulable)
+                .count();
+            candidates_to_find(potential)
+        }
+        TieBreak::Lowest => usize::MAX,
+    };
+    let mut best: Vec<(usize, Vec<usize>)> = possible_picks(&per_node, enough)
         .into_iter()
         .filter_map(|c| {
             let victims = c

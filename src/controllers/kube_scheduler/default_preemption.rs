@@ -29,9 +29,11 @@
 //! times allow, for the model under `--tie-break any` ([`start_times`]). Nominated pods of at least the preemptor's priority are added to a node while
 //! its victims are chosen, as `SelectVictimsOnNode` runs `RunFilterPluginsWithNominatedPods`
 //! ([`super::nominated_pods`]).
-//! A budget's `DisruptedPods` are taken as empty. Every node the PostFilter found helpful is a
-//! candidate: upstream dry-runs at least 100 of them (`minCandidateNodesAbsolute`) or 10 %
-//! (`minCandidateNodesPercentage`) from a random offset, so this is exact up to 100 nodes.
+//! A budget's `DisruptedPods` are taken as empty. [`find_candidates`] tries every node the
+//! PostFilter found helpful: upstream dry-runs until it holds at least 100 candidates
+//! (`minCandidateNodesAbsolute`) or 10 % (`minCandidateNodesPercentage`), from a random
+//! offset, so `kivi schedule` is exact up to 100 such nodes; the model under `--tie-break
+//! any` also takes the nodes a shorter dry run would pick ([`possible_picks`]).
 
 use super::framework::Scheduler;
 use super::plugin::Code;
@@ -357,7 +359,7 @@ pub fn pick_one_node(candidates: &[Candidate]) -> Nomination<'_> {
 }
 
 mod start_times;
-pub use start_times::{possible_picks, victim_sets_on_node, VictimSets};
+pub use start_times::{candidates_to_find, possible_picks, victim_sets_on_node, VictimSets};
 
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
-//! Which pods a preemption deletes when their start times decide, for `--tie-break any`.
+//! Which pods a preemption deletes, and where, when what the model does not know decides:
+//! the pods' start times and the dry run's random offset, for `--tie-break any`.
 //!
 //! `SelectVictimsOnNode` takes a node's pods of lower priority most important first
 //! (`MoreImportantPod` in `pkg/scheduler/util/utils.go`: the higher priority, then the earlier
@@ -15,6 +16,14 @@
 //! ([`victim_sets_on_node`]). Start times on different nodes are independent, so a victim set
 //! of one node may be picked exactly when every other node has an order whose candidate is no
 //! better by the criteria in turn ([`possible_picks`]).
+//!
+//! The dry run (`DryRunPreemption` in `preemption.go`) checks the nodes where preemption might
+//! help from a random offset, in parallel, and stops once it holds `calculateNumCandidates`
+//! candidates (10 % of those nodes, at least 100: [`candidates_to_find`]) with one that breaks
+//! no budget; `pickOneNodeForPreemption` sees only those. Past 100 nodes a node may be picked
+//! because better ones were never checked: [`possible_picks`] allows it whenever enough other
+//! nodes may do no better (any set of that many, a superset of the windows an offset and the
+//! workers' timing give).
 
 use super::{potential_victims, victims_in_order, Candidate, Criterion, Victim};
 use crate::cluster::kube::{Pod, PodDisruptionBudget, Snapshot};
@@ -75,11 +84,14 @@ pub fn victim_sets_on_node(
 }
 
 /// The candidates `pickOneNodeForPreemption` may pick when each node's victims are any of
-/// its sets (`per_node`, one list a node): a set is picked exactly when, for every other node,
-/// that node's worst set is no better by the modelled criteria in turn (the start times,
-/// compared next, may then favour either, and a Go map's order after them). With one set a
-/// node these are the nodes [`super::pick_one_node`] leaves.
-pub fn possible_picks(per_node: &[Vec<Candidate>]) -> Vec<&Candidate> {
+/// its sets (`per_node`, one list a node) and the dry run stops once it holds `enough`
+/// candidates with one breaking no budget. A set is picked when, for every other node, that
+/// node's worst set is no better by the modelled criteria in turn (the start times, compared
+/// next, may then favour either, and a Go map's order after them); or when it breaks no
+/// budget and at least `enough − 1` other nodes may do no better (the dry run held it with
+/// them and not the better ones). With one set a node and `enough` past the number of nodes
+/// these are the nodes [`super::pick_one_node`] leaves.
+pub fn possible_picks(per_node: &[Vec<Candidate>], enough: usize) -> Vec<&Candidate> {
     let key = |c: &Candidate| Criterion::MODELLED.map(|criterion| criterion.score(c));
     let worst: Vec<Option<[i64; 4]>> = per_node
         .iter()
@@ -91,13 +103,25 @@ pub fn possible_picks(per_node: &[Vec<Candidate>]) -> Vec<&Candidate> {
         .flat_map(|(i, sets)| sets.iter().map(move |c| (i, c)))
         .filter(|&(i, c)| {
             let k = key(c);
-            worst
+            let others = worst
                 .iter()
                 .enumerate()
-                .all(|(j, w)| j == i || w.is_none_or(|w| w <= k))
+                .filter(|&(j, w)| j != i && w.is_some());
+            let no_better = others
+                .clone()
+                .filter(|(_, w)| w.is_some_and(|w| w <= k))
+                .count();
+            no_better == others.count() || (c.pdb_violations == 0 && no_better + 1 >= enough)
         })
         .map(|(_, c)| c)
         .collect()
+}
+
+/// `calculateNumCandidates` with DefaultPreemption's defaults: how many candidates the dry
+/// run collects among `potential` nodes where preemption might help (10 %, at least 100, at
+/// most all of them).
+pub fn candidates_to_find(potential: usize) -> usize {
+    (potential / 10).max(100).min(potential)
 }
 
 /// Each pod's class (pods alike for every filter and budget share one) and each class's pods,

@@ -456,16 +456,48 @@ fn a_node_is_picked_when_every_other_node_may_do_no_better() {
         vec![set("n1", &[1]), set("n1", &[3])],
         vec![set("n2", &[2])],
     ];
-    let picked: Vec<&str> = possible_picks(&per_node)
+    let picked: Vec<&str> = possible_picks(&per_node, usize::MAX)
         .iter()
         .map(|c| c.victims[0].name.as_str())
         .collect();
     assert_eq!(picked, ["n1-1", "n2-2"]);
+    // The dry run stops at `enough` candidates: with 2, n2 may be picked (checked with n3,
+    // not n1), n3 may not (each other node does better); a set breaking a budget only where
+    // it is the best of all.
+    let three = vec![
+        vec![set("n1", &[1])],
+        vec![set("n2", &[2])],
+        vec![set("n3", &[3])],
+    ];
+    let picked = |per_node: &[Vec<Candidate>], enough| -> Vec<String> {
+        possible_picks(per_node, enough)
+            .iter()
+            .map(|c| c.victims[0].name.clone())
+            .collect()
+    };
+    assert_eq!(picked(&three, usize::MAX), ["n1-1"]);
+    assert_eq!(picked(&three, 3), ["n1-1"]);
+    assert_eq!(picked(&three, 2), ["n1-1", "n2-2"]);
+    let mut breaking = three.clone();
+    breaking[1][0].pdb_violations = 1;
+    breaking[0][0].pdb_violations = 1;
+    assert_eq!(picked(&breaking, 2), ["n3-3"], "n3 alone breaks no budget");
     let single = vec![vec![set("n1", &[1])], vec![set("n2", &[2])]];
     let candidates: Vec<Candidate> = single.iter().flatten().cloned().collect();
     assert_eq!(
-        possible_picks(&single).len(),
+        possible_picks(&single, usize::MAX).len(),
         pick_one_node(&candidates).nodes.len(),
         "one set a node: the nodes pick_one_node leaves"
     );
+}
+
+/// `calculateNumCandidates` with `minCandidateNodesPercentage` 10 and
+/// `minCandidateNodesAbsolute` 100: every node up to 100, then 100 up to 1,000, then 10 %.
+#[test]
+fn the_dry_run_collects_ten_percent_of_the_nodes_and_at_least_100() {
+    let found: Vec<usize> = [50, 100, 500, 1_000, 5_000]
+        .into_iter()
+        .map(candidates_to_find)
+        .collect();
+    assert_eq!(found, [50, 100, 100, 100, 500]);
 }
