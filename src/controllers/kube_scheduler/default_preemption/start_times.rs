@@ -13,7 +13,11 @@
 //! but their name and uid) are interchangeable in `SelectVictimsOnNode`, so only the distinct
 //! sequences of classes are run; which pods of a class are the victims is then any choice of
 //! as many of them (those that started last), and each choice is listed
-//! ([`victim_sets_on_node`]). Start times on different nodes are independent, so a victim set
+//! ([`victim_sets_on_node`]). Where no pod can break a budget (the usual case) the reprieve is
+//! one pass whose next step depends only on how many pods of each class it has taken and put
+//! back, so a search over those counts replaces the orders ([`victims_per_class`]): a node
+//! of ten pods of different workloads at one priority takes a few hundred steps, not 10!
+//! orders. Start times on different nodes are independent, so a victim set
 //! of one node may be picked exactly when every other node has an order whose candidate is no
 //! better by the criteria in turn ([`possible_picks`]).
 //!
@@ -25,9 +29,12 @@
 //! nodes may do no better (any set of that many, a superset of the windows an offset and the
 //! workers' timing give).
 
-use super::{potential_victims, victims_in_order, Candidate, Criterion, Victim};
+use super::{
+    fits_without, potential_victims, split_by_budget_violation, victims_in_order, Candidate,
+    Criterion, Victim,
+};
 use crate::cluster::kube::{Pod, PodDisruptionBudget, Snapshot};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The victim sets one node may give.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,8 +46,8 @@ pub struct VictimSets {
 }
 
 /// Every victim set `SelectVictimsOnNode` may choose on `node` for some start times of its
-/// pods (none when preemption does not help there), at most `limit` orders of classes run and
-/// `limit` sets listed.
+/// pods (none when preemption does not help there), at most `limit` sets listed and, where a
+/// budget is in play, `limit` orders of classes run.
 pub fn victim_sets_on_node(
     snapshot: &Snapshot,
     pod: &Pod,
@@ -54,14 +61,38 @@ pub fn victim_sets_on_node(
     };
     let (class_of, members) = classes(&potential);
     let runs = equal_priority_runs(&potential);
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
+    let first = victims_in_order(snapshot, pod, budgets, node, &potential);
+    seen.insert(names(&first.victims));
+    let flag = first.start_times_may_decide;
+    sets.candidates.push(first);
+    let classes = Classes {
+        pods: &potential,
+        of: &class_of,
+        members: &members,
+    };
+    if split_by_budget_violation(&potential, budgets).0.is_empty() {
+        // No budget selects more of these pods than it allows: none breaks one in any order.
+        let (outcomes, cut) = victims_per_class(snapshot, pod, node, &classes, &runs, limit);
+        for kept in outcomes {
+            let found = Candidate {
+                node: node.to_string(),
+                victims: classes.first_victims(&kept),
+                pdb_violations: 0,
+                start_times_may_decide: flag,
+            };
+            if !every_choice_of_victims(&classes, found, limit, &mut seen, &mut sets) {
+                sets.cut = true;
+                return sets;
+            }
+        }
+        sets.cut |= cut;
+        return sets;
+    }
     let mut sequence = class_of.clone();
     for &(start, end) in &runs {
         sequence[start..end].sort_unstable();
     }
-    let mut seen: HashSet<Vec<String>> = HashSet::new();
-    let first = victims_in_order(snapshot, pod, budgets, node, &potential);
-    seen.insert(names(&first.victims));
-    sets.candidates.push(first);
     let mut orders = 0;
     loop {
         if orders == limit {
@@ -71,15 +102,104 @@ pub fn victim_sets_on_node(
         orders += 1;
         let order = concrete_order(&potential, &members, &sequence);
         let found = victims_in_order(snapshot, pod, budgets, node, &order);
-        if !every_choice_of_victims(
-            &potential, &class_of, &members, found, limit, &mut seen, &mut sets,
-        ) {
+        if !every_choice_of_victims(&classes, found, limit, &mut seen, &mut sets) {
             sets.cut = true;
             return sets;
         }
         if !next_sequence(&mut sequence, &runs) {
             return sets;
         }
+    }
+}
+
+/// A node's pods of lower priority in importance order, by class.
+struct Classes<'a, 's> {
+    pods: &'a [&'s Pod],
+    /// Each pod's class.
+    of: &'a [usize],
+    /// Each class's pods, as positions in `pods`, ascending.
+    members: &'a [Vec<usize>],
+}
+
+impl Classes<'_, '_> {
+    /// The victims when `kept[c]` pods of each class `c` are put back: the first ones of each
+    /// class are kept, the rest deleted, most important first.
+    fn first_victims(&self, kept: &[usize]) -> Vec<Victim> {
+        let mut deleted: Vec<usize> = self
+            .members
+            .iter()
+            .enumerate()
+            .flat_map(|(c, pods)| pods[kept[c]..].iter().copied())
+            .collect();
+        deleted.sort_unstable();
+        deleted.iter().map(|&i| victim(self.pods[i])).collect()
+    }
+}
+
+/// The reprieve without budgets, for every order of the pods of equal priority: one pass, and
+/// what it does next depends only on how many pods of each class it has taken and put back
+/// (alike pods fit alike), so a search over those counts, trying each class next within a run
+/// of equal priority, reaches every outcome without running each order. Returns each
+/// outcome's pods put back per class, and whether more than `limit` × 16 counts were met
+/// (the rest left out).
+fn victims_per_class(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    node: &str,
+    classes: &Classes,
+    runs: &[(usize, usize)],
+    limit: usize,
+) -> (Vec<Vec<usize>>, bool) {
+    let count = classes.members.len();
+    let run_of = |c: usize| {
+        let first = classes.members[c][0];
+        runs.iter()
+            .position(|&(start, end)| (start..end).contains(&first))
+    };
+    let mut fits: HashMap<Vec<usize>, bool> = HashMap::new();
+    let mut met: HashSet<(Vec<usize>, Vec<usize>)> = HashSet::new();
+    let mut outcomes: Vec<Vec<usize>> = Vec::new();
+    let mut todo = vec![(vec![0; count], vec![0; count])];
+    while let Some((taken, kept)) = todo.pop() {
+        let open = |c: &usize| taken[*c] < classes.members[*c].len();
+        let Some(run) = (0..count).filter(open).filter_map(run_of).min() else {
+            if !outcomes.contains(&kept) {
+                outcomes.push(kept);
+            }
+            continue;
+        };
+        for c in (0..count).filter(open).filter(|&c| run_of(c) == Some(run)) {
+            let mut back = kept.clone();
+            back[c] += 1;
+            let fit = *fits.entry(back.clone()).or_insert_with(|| {
+                let removed: Vec<&Pod> = classes
+                    .members
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(class, pods)| pods[back[class]..].iter())
+                    .map(|&i| classes.pods[i])
+                    .collect();
+                fits_without(snapshot, pod, node, &removed)
+            });
+            let mut next_taken = taken.clone();
+            next_taken[c] += 1;
+            let next_kept = if fit { back } else { kept.clone() };
+            if met.len() >= limit * 16 {
+                return (outcomes, true);
+            }
+            if met.insert((next_taken.clone(), next_kept.clone())) {
+                todo.push((next_taken, next_kept));
+            }
+        }
+    }
+    (outcomes, false)
+}
+
+fn victim(pod: &Pod) -> Victim {
+    Victim {
+        namespace: pod.namespace.clone(),
+        name: pod.name.clone(),
+        priority: pod.priority,
     }
 }
 
@@ -185,39 +305,32 @@ fn concrete_order<'s>(
 /// that started last may be any of them), skipping sets already `seen`. Returns false when
 /// `limit` sets are listed with some still to list.
 fn every_choice_of_victims(
-    pods: &[&Pod],
-    class_of: &[usize],
-    members: &[Vec<usize>],
+    classes: &Classes,
     found: Candidate,
     limit: usize,
     seen: &mut HashSet<Vec<String>>,
     sets: &mut VictimSets,
 ) -> bool {
     let position = |v: &Victim| {
-        pods.iter()
+        classes
+            .pods
+            .iter()
             .position(|p| p.name == v.name && p.namespace == v.namespace)
             .expect("a victim is one of the node's pods")
     };
-    let mut wanted = vec![0; members.len()];
+    let mut wanted = vec![0; classes.members.len()];
     for victim in &found.victims {
-        wanted[class_of[position(victim)]] += 1;
+        wanted[classes.of[position(victim)]] += 1;
     }
     let mut choice: Vec<Vec<usize>> = wanted.iter().map(|&k| (0..k).collect()).collect();
     loop {
         let mut chosen: Vec<usize> = choice
             .iter()
             .enumerate()
-            .flat_map(|(class, picks)| picks.iter().map(move |&i| members[class][i]))
+            .flat_map(|(class, picks)| picks.iter().map(move |&i| classes.members[class][i]))
             .collect();
         chosen.sort_unstable();
-        let victims: Vec<Victim> = chosen
-            .iter()
-            .map(|&i| Victim {
-                namespace: pods[i].namespace.clone(),
-                name: pods[i].name.clone(),
-                priority: pods[i].priority,
-            })
-            .collect();
+        let victims: Vec<Victim> = chosen.iter().map(|&i| victim(classes.pods[i])).collect();
         if seen.insert(names(&victims)) {
             if sets.candidates.len() == limit {
                 return false;
@@ -227,7 +340,7 @@ fn every_choice_of_victims(
                 ..found.clone()
             });
         }
-        if !next_choices(&mut choice, members) {
+        if !next_choices(&mut choice, classes.members) {
             return true;
         }
     }

@@ -374,9 +374,9 @@ fn victim_names(sets: &[Candidate]) -> Vec<Vec<&str>> {
 }
 
 /// `MoreImportantPod` orders pods of equal priority by start time, which the model does not
-/// know: on a full 4-core node with two 2-core pods of priority 1 (a 1-core one of priority
-/// 5 beside them on a 5-core node), a 2-core preemptor deletes whichever of the two started
-/// last, so both are victim sets; the priority-5 pod is reprieved first in every order.
+/// know: on a full 5-core node holding two 2-core pods of priority 1 and a 1-core pod of
+/// priority 5, a 2-core preemptor deletes whichever of the two started last, so both are
+/// victim sets; the priority-5 pod is reprieved first in every order.
 #[test]
 fn start_times_make_each_pod_of_equal_priority_a_possible_victim() {
     let s = snapshot(
@@ -500,4 +500,19 @@ fn the_dry_run_collects_ten_percent_of_the_nodes_and_at_least_100() {
         .map(candidates_to_find)
         .collect();
     assert_eq!(found, [50, 100, 100, 100, 500]);
+}
+
+/// Ten 1-core pods of ten workloads at one priority fill a node; a 3-core preemptor deletes
+/// the three that started last, any three: C(10, 3) = 120 sets, found by the search over
+/// counts (10! orders would be cut).
+#[test]
+fn every_choice_of_the_pods_that_started_last_is_a_victim_set() {
+    let pods: Vec<Pod> = (0..10)
+        .map(|i| pod(&format!("w{i}"), 1, 0, Some("n1")))
+        .collect();
+    let s = snapshot(vec![node("n1", 10)], pods);
+    let sets = victim_sets_on_node(&s, &pod("p", 3, 10, None), &[], "n1", 4096);
+    assert!(!sets.cut);
+    assert_eq!(sets.candidates.len(), 120);
+    assert!(sets.candidates.iter().all(|c| c.victims.len() == 3));
 }
