@@ -516,3 +516,100 @@ fn every_choice_of_the_pods_that_started_last_is_a_victim_set() {
     assert_eq!(sets.candidates.len(), 120);
     assert!(sets.candidates.iter().all(|c| c.victims.len() == 3));
 }
+
+/// Every permutation of `items`, in any order.
+fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut all = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut tail in permutations(&rest) {
+            tail.insert(0, first.clone());
+            all.push(tail);
+        }
+    }
+    all
+}
+
+/// The victim sets on random small nodes against every start-time order run one by one: each
+/// permutation of the pods within their runs of equal priority, through `SelectVictimsOnNode`.
+/// Pods draw their size, priority and workload (their labels, so some are alike) from small
+/// ranges; half the nodes have a budget over one workload.
+#[test]
+fn victim_sets_are_those_of_every_start_time_order() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut draw = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let (mut several, mut budgeted) = (0, 0);
+    for case in 0..200 {
+        let count = 2 + draw(5) as usize;
+        let pods: Vec<Pod> = (0..count)
+            .map(|i| {
+                let mut p = pod(&format!("p{i}"), 1 + draw(2), draw(2) as i32, Some("n1"));
+                p.labels.insert("app".into(), format!("w{}", draw(3)));
+                p
+            })
+            .collect();
+        let used: u64 = pods
+            .iter()
+            .map(|p| p.containers[0].requests["cpu"].value() as u64)
+            .sum();
+        let s = snapshot(vec![node("n1", used)], pods);
+        let preemptor = pod("new", 1 + draw(3), 10, None);
+        let budgets: Vec<PodDisruptionBudget> = if draw(2) == 0 {
+            vec![budget("w0", draw(2) as i32)]
+        } else {
+            Vec::new()
+        };
+        let name_set = |c: &Candidate| {
+            let mut names: Vec<String> = c.victims.iter().map(|v| v.name.clone()).collect();
+            names.sort();
+            names
+        };
+        let mut expected: Vec<Vec<String>> = Vec::new();
+        if let Some(potential) = potential_victims(&s, &preemptor, "n1") {
+            let runs: Vec<Vec<&Pod>> = potential
+                .chunk_by(|a, b| a.priority == b.priority)
+                .map(<[&Pod]>::to_vec)
+                .collect();
+            let mut orders: Vec<Vec<&Pod>> = vec![Vec::new()];
+            for run in &runs {
+                orders = orders
+                    .iter()
+                    .flat_map(|prefix| {
+                        permutations(run).into_iter().map(move |tail| {
+                            let mut order = prefix.clone();
+                            order.extend(tail);
+                            order
+                        })
+                    })
+                    .collect();
+            }
+            for order in orders {
+                let names = name_set(&victims_in_order(&s, &preemptor, &budgets, "n1", &order));
+                if !expected.contains(&names) {
+                    expected.push(names);
+                }
+            }
+        }
+        let sets = victim_sets_on_node(&s, &preemptor, &budgets, "n1", 4096);
+        assert!(!sets.cut);
+        let mut got: Vec<Vec<String>> = sets.candidates.iter().map(name_set).collect();
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected, "case {case}: {:?}", s.pods);
+        several += usize::from(expected.len() > 1);
+        budgeted += usize::from(expected.len() > 1 && !budgets.is_empty());
+    }
+    assert!(
+        several >= 80 && budgeted >= 30,
+        "{several} nodes with several sets, {budgeted} with a budget"
+    );
+}
