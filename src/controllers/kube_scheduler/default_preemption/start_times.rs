@@ -64,7 +64,7 @@ pub fn victim_sets_on_node(
     let mut seen: HashSet<Vec<String>> = HashSet::new();
     let first = victims_in_order(snapshot, pod, budgets, node, &potential);
     seen.insert(names(&first.victims));
-    let flag = first.start_times_may_decide;
+    let start_times_may_decide = first.start_times_may_decide;
     sets.candidates.push(first);
     let classes = Classes {
         pods: &potential,
@@ -79,7 +79,7 @@ pub fn victim_sets_on_node(
                 node: node.to_string(),
                 victims: classes.first_victims(&kept),
                 pdb_violations: 0,
-                start_times_may_decide: flag,
+                start_times_may_decide,
             };
             if !every_choice_of_victims(&classes, found, limit, &mut seen, &mut sets) {
                 sets.cut = true;
