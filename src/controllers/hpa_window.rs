@@ -47,9 +47,14 @@ pub struct Bounds {
 
 impl Bounds {
     pub fn of(hpa: &HpaSpec) -> Self {
+        Self::new(hpa.min_replicas, hpa.max_replicas)
+    }
+
+    /// The bounds `minReplicas` and `maxReplicas` (taken as `minReplicas` when below it).
+    pub fn new(min: i32, max: i32) -> Self {
         Self {
-            min: hpa.min_replicas,
-            max: hpa.max_replicas.max(hpa.min_replicas),
+            min,
+            max: max.max(min),
         }
     }
 
@@ -148,6 +153,46 @@ impl Steps {
         self.at[place] = at;
         self.len += 1;
     }
+
+    /// Window word `word`'s steps, or `current` alone for an empty window
+    /// (`recordInitialRecommendation`).
+    fn seeded(bounds: Bounds, word: u64, current: i32) -> Self {
+        let mut steps = Self::decode(bounds, word);
+        if word == 0 {
+            steps.push(bounds.offset(current));
+        }
+        steps
+    }
+
+    /// Records `recommendation` in the window word `word`: every step it supersedes (at or
+    /// below it when the newest is the lowest step, at or above it otherwise) becomes it.
+    fn record(
+        bounds: Bounds,
+        word: u64,
+        current: i32,
+        recommendation: i32,
+        newest_low: bool,
+    ) -> u64 {
+        let mut steps = Self::seeded(bounds, word, current);
+        let at = bounds.offset(recommendation);
+        steps.retain(|s| if newest_low { s > at } else { s < at });
+        steps.insert(at);
+        steps.encode(bounds, newest_low)
+    }
+
+    /// The window word `word` without its oldest step (the highest when the newest is the
+    /// lowest, else the lowest); the newest never leaves.
+    fn without_oldest(bounds: Bounds, word: u64, newest_low: bool) -> u64 {
+        let mut steps = Self::decode(bounds, word);
+        if steps.len < 2 {
+            return word;
+        }
+        if !newest_low {
+            steps.at.copy_within(1..steps.len, 0);
+        }
+        steps.len -= 1;
+        steps.encode(bounds, newest_low)
+    }
 }
 
 /// A scale-down stabilisation window: the largest recommendation of every suffix of the
@@ -161,20 +206,8 @@ impl Window {
     /// Returns the window's largest recommendation, the stabilised one, at least
     /// `recommendation` itself.
     pub fn record(&mut self, bounds: Bounds, current: i32, recommendation: i32) -> i32 {
-        let mut steps = self.seeded(bounds, current);
-        let at = bounds.offset(recommendation);
-        steps.retain(|s| s > at);
-        steps.insert(at);
-        self.0 = steps.encode(bounds, true);
+        self.0 = Steps::record(bounds, self.0, current, recommendation, true);
         self.largest(bounds).max(recommendation)
-    }
-
-    fn seeded(self, bounds: Bounds, current: i32) -> Steps {
-        let mut steps = Steps::decode(bounds, self.0);
-        if self.0 == 0 {
-            steps.push(bounds.offset(current));
-        }
-        steps
     }
 
     /// The largest recommendation in the window (`minReplicas` when it is empty).
@@ -191,11 +224,7 @@ impl Window {
 
     /// The oldest (largest) recommendation leaves the window.
     pub fn expire(&mut self, bounds: Bounds) {
-        let mut steps = Steps::decode(bounds, self.0);
-        if steps.len >= 2 {
-            steps.len -= 1;
-            self.0 = steps.encode(bounds, true);
-        }
+        self.0 = Steps::without_oldest(bounds, self.0, true);
     }
 }
 
@@ -208,14 +237,7 @@ impl UpWindow {
     /// Records `recommendation`: every kept step at or above it becomes it. An empty window
     /// first records `current`.
     pub fn record(&mut self, bounds: Bounds, current: i32, recommendation: i32) {
-        let mut steps = Steps::decode(bounds, self.0);
-        if self.0 == 0 {
-            steps.push(bounds.offset(current));
-        }
-        let at = bounds.offset(recommendation);
-        steps.retain(|s| s < at);
-        steps.insert(at);
-        self.0 = steps.encode(bounds, false);
+        self.0 = Steps::record(bounds, self.0, current, recommendation, false);
     }
 
     /// The smallest recommendation in the window (`minReplicas` when it is empty).
@@ -231,12 +253,7 @@ impl UpWindow {
 
     /// The oldest (smallest) recommendation leaves the window.
     pub fn expire(&mut self, bounds: Bounds) {
-        let mut steps = Steps::decode(bounds, self.0);
-        if steps.len >= 2 {
-            steps.at.copy_within(1..steps.len, 0);
-            steps.len -= 1;
-            self.0 = steps.encode(bounds, false);
-        }
+        self.0 = Steps::without_oldest(bounds, self.0, false);
     }
 }
 

@@ -165,10 +165,7 @@ pub fn normalize(
     desired: i32,
     (min_replicas, max_replicas): (i32, i32),
 ) -> (i32, String) {
-    let bounds = Bounds {
-        min: min_replicas,
-        max: max_replicas.max(min_replicas),
-    };
+    let bounds = Bounds::new(min_replicas, max_replicas);
     let stabilized = stabilize(behavior, dep, (current, desired), bounds);
     let events = dep.hpa_scale_events;
     let held = if stabilized != desired {

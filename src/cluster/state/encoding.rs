@@ -114,14 +114,8 @@ impl ClusterState {
         out.extend_from_slice(&self.bytes()[self.deployments_offset()..self.nominations_offset()]);
         if self.keeps_nominations() {
             for &old in renaming.pod_order {
-                let node = self.nominated_node(old as usize);
-                let node = if node == 0 {
-                    0
-                } else {
-                    renaming.node_new[node]
-                };
-                let preempted = u16::from(self.terminating_by_preemption(old as usize)) << 15;
-                out.extend_from_slice(&(node as u16 | preempted).to_le_bytes());
+                let entry = self.renamed_entry(old as usize, renaming.node_new);
+                out.extend_from_slice(&entry.to_le_bytes());
             }
         }
         out.extend_from_slice(&self.queue_lengths());

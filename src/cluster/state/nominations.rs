@@ -87,6 +87,16 @@ impl ClusterState {
         self.set_entry(pod, entry | PREEMPTED);
     }
 
+    /// Pod `pod`'s entry with its nominated node renamed by `node_new` (the mark kept), for
+    /// an encoding under a renaming.
+    pub(super) fn renamed_entry(&self, pod: usize, node_new: &[u32]) -> u16 {
+        let entry = self.entry(pod);
+        match entry & !PREEMPTED {
+            0 => entry,
+            node => node_new[node as usize] as u16 | (entry & PREEMPTED),
+        }
+    }
+
     /// Whether pod `pod` is terminating because a preemption deleted it.
     pub fn terminating_by_preemption(&self, pod: usize) -> bool {
         self.entry(pod) & PREEMPTED != 0
