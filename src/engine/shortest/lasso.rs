@@ -4,10 +4,9 @@
 //! (C4's eviction loop printed 256 lines). [`shorten_lasso`] explores the model breadth-first
 //! from its initial states, storing states by fingerprint with their transitions
 //! ([`Explored`]), and after a level looks for the shortest lasso among the states expanded
-//! (once they have grown by a quarter since it last looked): as soon as one takes no more
-//! steps than the levels expanded, no lasso of the model is shorter (see
-//! [`super::lasso_graph`]), and the search stops, having looked little deeper than that
-//! lasso. Its states are then walked on the model from its initial state, each step an action
+//! (once they have grown by a quarter since it last looked): as soon as one takes at most one
+//! step more than the levels expanded, no lasso of the model is shorter (see
+//! [`super::lasso_graph`]), and the search stops, having looked no deeper than that lasso. Its states are then walked on the model from its initial state, each step an action
 //! leading to the next state's encoding (under a symmetry reduction a stored state may be a
 //! renaming of the one the walk is in), so the lasso printed is a path of the model.
 //!
@@ -122,16 +121,17 @@ fn search<M: Model>(
             let best = explored.shortest_lasso(usize::MAX);
             return (best.map(|path| (path, explored)), None);
         }
-        // Every lasso of `deepest + 1` steps or fewer is among the expanded states.
+        // Every lasso of `deepest + 1` steps or fewer is among the expanded states, so one of
+        // `deepest + 2` steps among them is a shortest one.
         let within = explored
             .expanded_depth()
             .map_or(0, |deepest| deepest as usize + 1);
-        // The lasso in hand is among them too: none shorter is deeper.
-        let last_look = found <= within;
+        // The lasso in hand is a shortest one too when none of fewer steps is among them.
+        let last_look = found <= within + 1;
         if last_look || explored.expanded() >= looked_at + looked_at / LOOK_AGAIN {
             looked_at = explored.expanded();
-            if let Some(path) = explored.shortest_lasso(within) {
-                if path.len() <= within {
+            if let Some(path) = explored.shortest_lasso(within + 1) {
+                if path.len() <= within + 1 {
                     return (Some((path, explored)), None);
                 }
             }
