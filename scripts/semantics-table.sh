@@ -4,13 +4,15 @@
 # case (single topology, both variants), every models/ example, and the node-failure
 # topologies (bench-configs/models/c3-four-node-failures.json), and the state growth of the
 # node-failure topologies with a ScheduleAnyway spread, with four and with two failed nodes
-# (bench-configs/models/c3-{four,two}-node-failures-schedule-anyway.json at growing --topology).
+# (bench-configs/models/c3-{four,two}-node-failures-schedule-anyway.json at growing --topology),
+# and that of the two-failure model under --tie-break any, with and without symmetry reduction.
 # Writes results/semantics.csv and the tables between the markers of results/semantics.md.
 # Each check runs under --timeout (a check cut short reads "incomplete").
 # Usage: scripts/semantics-table.sh [KIVI] [TIMEOUT_SECS] [TOPOLOGY_TIMEOUT_SECS]
 # (TABLE_ONLY=1 rewrites the tables from the CSV without checking again; ONLY=growth checks
-# only the state-growth rows again and keeps the other rows of the CSV as they are; ONLY=main
-# checks every other row again and keeps the state-growth rows.)
+# only the state-growth rows again and keeps the other rows of the CSV as they are; ONLY=growth-any
+# the state-growth rows under --tie-break any; ONLY=main checks every other row again and keeps
+# the state-growth rows of both kinds.)
 set -euo pipefail
 kivi=${1:-target/release/kivi}
 limit=${2:-60}
@@ -54,6 +56,7 @@ check_all() {
   echo "$header" > "$csv"
   check_main
   check_growth
+  check_growth_any
 }
 check_main() {
   for c in c1 c2 c3 c4 c5 c6 c7 c8; do
@@ -97,24 +100,41 @@ check_growth() {
   growth "$growth_four" 2,2:6 2,2:12 3,3:12 4,4:12 4,4:24 + 5,5:24
   growth "$growth_two" 2,2:6 2,2:9 2,2:12 3,3:6 3,3:12 4,4:24 + 5,5:24
 }
-check_growth_only() { # the CSV's other rows as they are (a missing transitions column added)
-  python3 - "$csv" "$header" <<'PY'
+# The two-failure model under --tie-break any, each topology with symmetry reduction (the
+# default) and with --no-symmetry, under both semantics; the same topology limit.
+check_growth_any() {
+  for t in 2,2:6 2,2:9 2,2:12 3,3:6 3,3:12 4,4:24; do
+    both growth-any "$growth_two" "$t symmetry" "$topology_limit" "$growth_two" --topology "$t" \
+      --tie-break any
+    both growth-any "$growth_two" "$t no-symmetry" "$topology_limit" "$growth_two" --topology "$t" \
+      --tie-break any --no-symmetry
+  done
+}
+keep_all_but() { # GROUP: the CSV's rows of every other group as they are (a missing transitions column added)
+  python3 - "$csv" "$header" "$1" <<'PY'
 import csv, sys
-path, header = sys.argv[1], sys.argv[2].split(",")
-rows = [r for r in csv.DictReader(open(path)) if r["group"] != "growth"]
+path, header, group = sys.argv[1], sys.argv[2].split(","), sys.argv[3]
+rows = [r for r in csv.DictReader(open(path)) if r["group"] != group]
 with open(path, "w") as out:
     writer = csv.DictWriter(out, header, restval="", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
 PY
+}
+check_growth_only() {
+  keep_all_but growth
   check_growth
+}
+check_growth_any_only() {
+  keep_all_but growth-any
+  check_growth_any
 }
 check_main_only() { # the CSV's state-growth rows as they are, after every other row checked
   local kept
   kept=$(python3 - "$csv" "$header" <<'PY'
 import csv, sys
 path, header = sys.argv[1], sys.argv[2].split(",")
-rows = [r for r in csv.DictReader(open(path)) if r["group"] == "growth"]
+rows = [r for r in csv.DictReader(open(path)) if r["group"].startswith("growth")]
 writer = csv.DictWriter(sys.stdout, header, restval="", lineterminator="\n")
 writer.writerows(rows)
 PY
@@ -126,6 +146,7 @@ PY
 if [ "${TABLE_ONLY:-}" != 1 ]; then
   case "${ONLY:-}" in
     growth) check_growth_only ;;
+    growth-any) check_growth_any_only ;;
     main) check_main_only ;;
     *) check_all ;;
   esac
@@ -193,9 +214,35 @@ for i in range(0, len(rows), 2):
 print("\n".join(out))
 PY
 )
-python3 - "$md" "$tables" "$growth_table" <<'PY'
+growth_any_table=$(python3 - "$csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["group"] == "growth-any"]
+def cell(r):
+    if r["verdict"] == "none":
+        return "killed (exit %s)" % r["exit"]
+    states = "{:,}".format(int(r["states"])) if r["states"] else "?"
+    return "%s; %s states; %s s" % (r["verdict"].replace("_", " "), states, r["wall_s"])
+def reduced(sym, plain):
+    """States without symmetry over states with it; a lower bound ("> r") when only the check
+    without it was cut short."""
+    if not (sym["states"] and plain["states"]) or sym["verdict"] in ("none", "incomplete"):
+        return "?"
+    value = "{:,.1f}".format(int(plain["states"]) / int(sym["states"]))
+    return "> " + value if plain["verdict"] == "incomplete" else value
+by = {(r["variant"], r["semantics"]): r for r in rows}
+topologies = list(dict.fromkeys(r["variant"].split()[0] for r in rows))
+out = ["| topology | kivi, symmetry | kivi, no symmetry | kubernetes, symmetry "
+       "| kubernetes, no symmetry | kubernetes states: no symmetry / symmetry |",
+       "|---|---|---|---|---|--:|"]
+for t in topologies:
+    cells = [by[(t + " " + v, s)] for s in ("kivi", "kubernetes") for v in ("symmetry", "no-symmetry")]
+    out.append("| " + " | ".join([t] + [cell(c) for c in cells] + [reduced(cells[2], cells[3])]) + " |")
+print("\n".join(out))
+PY
+)
+python3 - "$md" "$tables" "$growth_table" "$growth_any_table" <<'PY'
 import sys
-path, table, growth = sys.argv[1], sys.argv[2], sys.argv[3]
+path, table, growth, growth_any = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 text = open(path).read()
 def between(text, start, end, body):
     head, rest = text.split(start, 1)
@@ -204,5 +251,7 @@ def between(text, start, end, body):
 text = between(text, "<!-- table: scripts/semantics-table.sh -->", "<!-- end of table -->", table)
 text = between(text, "<!-- growth table: scripts/semantics-table.sh -->",
                "<!-- end of growth table -->", growth)
+text = between(text, "<!-- growth-any table: scripts/semantics-table.sh -->",
+               "<!-- end of growth-any table -->", growth_any)
 open(path, "w").write(text)
 PY

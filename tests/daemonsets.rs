@@ -223,3 +223,62 @@ fn a_deployments_node_selector_and_required_affinity_both_hold() {
         "{stdout}"
     );
 }
+
+/// web, given a PriorityClass above the log agent's 0, fits on no worker beside the agent, so
+/// upstream preempts the agent (and its DaemonSet's new pod then waits for room). The model
+/// places DaemonSet pods once and keeps no record of them, so it cannot take that step: the
+/// check is incomplete and says why, where before web stayed Pending as if no node could be
+/// freed, a run that upstream never takes.
+#[test]
+fn a_preemption_that_would_delete_a_daemon_pod_is_left_out() {
+    const APP: &str = "yaml/app.yaml";
+    let app = std::fs::read_to_string(Path::new(EXAMPLE).join(APP))
+        .unwrap()
+        .replacen(
+            "    spec:\n      containers:",
+            "    spec:\n      priorityClassName: web\n      containers:",
+            1,
+        )
+        + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: web\n\
+           value: 1000\n";
+    let dir = variant("ds-preempted", &agent("600m", ""), None);
+    std::fs::write(dir.join(APP), app).unwrap();
+    for tie_break in ["lowest", "any"] {
+        let (code, stdout, stderr) = check(dir.to_str().unwrap(), &["--tie-break", tie_break]);
+        assert_eq!(code, Some(3), "{tie_break}: {stdout}{stderr}");
+        assert!(
+            stdout.contains(
+                "Incomplete: no violation found, but not every successor was explored: a \
+                 preemption would delete a DaemonSet's pod"
+            ),
+            "{tie_break}: {stdout}"
+        );
+    }
+}
+
+/// `tests/data/daemonsets/agent-is-the-cheapest-victim`: web (priority 1000) fits nowhere
+/// once batch (priority 100) runs; the log agent (priority 0) on worker-1 is the victim
+/// `pickOneNodeForPreemption` takes (lowest highest-priority victim), never batch. Before,
+/// the model dropped worker-1's victims for holding a DaemonSet pod and preempted batch on
+/// batch-1 instead: `no_preemption_of` batch violated by a run upstream never takes. Now that
+/// preemption is left out and said to be; batch's own Pending pod is a real failure.
+#[test]
+fn a_node_whose_victims_hold_a_daemon_pod_is_not_passed_over() {
+    let dir = "tests/data/daemonsets/agent-is-the-cheapest-victim";
+    for tie_break in ["lowest", "any"] {
+        let (code, stdout, stderr) = check(dir, &["--tie-break", tie_break]);
+        assert_eq!(code, Some(1), "{tie_break}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("Violating intent(s): pod_always_schedulable\n"),
+            "{tie_break}: {stdout}"
+        );
+        assert!(!stdout.contains("preempts"), "{tie_break}: {stdout}");
+        assert!(
+            stdout.contains(
+                "Not every run was explored, so the other intents are not proven: a preemption \
+                 would delete a DaemonSet's pod"
+            ),
+            "{tie_break}: {stdout}"
+        );
+    }
+}

@@ -61,10 +61,42 @@ use crate::controllers::kube_scheduler::{Code, Decision};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Preemption {
     /// It preempts: each equally good node (ascending ids) with the pods it deletes there,
-    /// and whether some victim sets were left out ([`VICTIM_SETS`]).
-    Victims(Vec<(usize, Vec<usize>)>, bool),
+    /// and which of its runs the model leaves out, if any.
+    Victims(Vec<(usize, Vec<usize>)>, Option<LeftOut>),
     /// It waits for lower-priority pods terminating on a node it would take.
     Awaits(usize),
+    /// It preempts, but every node it may pick has a victim the model keeps no record of (a
+    /// DaemonSet's pod): the model cannot take the step ([`LeftOut::DaemonPodVictims`]).
+    Unmodelled,
+}
+
+/// Runs of a preemption the model leaves out: a check that meets one cannot say that no run
+/// fails ([`crate::engine::Model::left_out`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeftOut {
+    /// More than [`VICTIM_SETS`] orders of a node's pods or victim sets.
+    VictimSets,
+    /// A pick whose victims include a DaemonSet's pod: DaemonSet pods are placed once, when
+    /// the model starts, so deleting one (and the DaemonSet controller's new pod, which then
+    /// waits for room like any other) is not modelled.
+    DaemonPodVictims,
+}
+
+impl LeftOut {
+    /// What a check that met it leaves out.
+    pub fn note(self) -> String {
+        match self {
+            LeftOut::VictimSets => format!(
+                "a preemption under --tie-break any had more than {VICTIM_SETS} orders of a \
+                 node's pods of equal priority (their start times) or victim sets to explore; \
+                 the others were left out"
+            ),
+            LeftOut::DaemonPodVictims => "a preemption would delete a DaemonSet's pod, which \
+                the model places once and keeps no record of; that preemption (and the \
+                DaemonSet's new pod) was left out"
+                .into(),
+        }
+    }
 }
 
 /// DefaultPreemption for `subject` (pod `pod` of `state`), which no node fits by `decision`
@@ -110,21 +142,6 @@ pub fn preemption(
             false,
         ),
     };
-    // A DaemonSet's pods are placed once, when the model starts: a victim set that would
-    // include one is left out (upstream the DaemonSet controller recreates the pod, which then
-    // waits for room like any other).
-    let per_node: Vec<Vec<Candidate>> = per_node
-        .into_iter()
-        .map(|sets| {
-            sets.into_iter()
-                .filter(|c| {
-                    c.victims
-                        .iter()
-                        .all(|v| model_pod(spec, state, v).is_some())
-                })
-                .collect()
-        })
-        .collect();
     // Under `lowest` the dry run holds every candidate (its best picks are what an offset
     // whose window holds the best node gives); under `any` it may stop early.
     let enough = match spec.tie_break {
@@ -138,32 +155,41 @@ pub fn preemption(
         }
         TieBreak::Lowest => usize::MAX,
     };
-    let mut best: Vec<(usize, Vec<usize>)> = possible_picks(&per_node, enough)
+    // Picked among every candidate, then those the model can take: a pick whose victims
+    // include a DaemonSet's pod (placed once, when the model starts) is left out, not passed
+    // over for a node upstream would not pick.
+    let mut picks: Vec<(usize, Option<Vec<usize>>)> = possible_picks(&per_node, enough)
         .into_iter()
         .filter_map(|c| {
-            let victims = c
+            let victims: Option<Vec<usize>> = c
                 .victims
                 .iter()
-                .filter_map(|v| model_pod(spec, state, v))
+                .map(|v| model_pod(spec, state, v))
                 .collect();
             Some((node_id(&c.node)?, victims))
         })
         .collect();
-    best.sort_by_key(|(node, _)| *node);
-    (!best.is_empty()).then_some(Preemption::Victims(best, cut))
+    picks.sort_by_key(|(node, _)| *node);
+    // Under `lowest` the first equally good node is the one taken, whatever the others hold.
+    let first_modelled = picks.first().map(|(_, victims)| victims.is_some())?;
+    let picked = picks.len();
+    let best: Vec<(usize, Vec<usize>)> = picks
+        .into_iter()
+        .filter_map(|(node, victims)| Some((node, victims?)))
+        .collect();
+    let left_out = match spec.tie_break {
+        TieBreak::Lowest if !first_modelled => return Some(Preemption::Unmodelled),
+        TieBreak::Lowest => None,
+        TieBreak::Any if best.is_empty() => return Some(Preemption::Unmodelled),
+        TieBreak::Any if cut => Some(LeftOut::VictimSets),
+        TieBreak::Any => (best.len() < picked).then_some(LeftOut::DaemonPodVictims),
+    };
+    Some(Preemption::Victims(best, left_out))
 }
 
 /// The most orders of one node's pods, and the most victim sets of one node, a cycle under
 /// `--tie-break any` lists ([`victim_sets_on_node`]); a check that needed more is incomplete.
 pub const VICTIM_SETS: usize = 4096;
-
-/// What a check whose preemption left victim sets out leaves out.
-pub fn victim_sets_note() -> String {
-    format!(
-        "a preemption under --tie-break any had more than {VICTIM_SETS} orders of a node's pods of \
-         equal priority (their start times) or victim sets to explore; the others were left out"
-    )
-}
 
 /// The model pod a victim is, `None` for a pod the model does not keep as a record (a
 /// DaemonSet's pod, a node's reserved load): one named as a model pod, in that pod's namespace.

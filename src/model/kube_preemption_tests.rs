@@ -189,7 +189,7 @@ fn start_times_make_either_pod_of_equal_priority_the_victim_under_any() {
     let Cycle::Preempt(_, choices, cut) = cycle_in(&lowest, lowest.initial_state()) else {
         panic!("pod 3 preempts");
     };
-    assert_eq!((choices, cut), (vec![(1, vec![2])], false));
+    assert_eq!((choices, cut), (vec![(1, vec![2])], None));
     let any = load().with_options(ModelOptions {
         semantics: Semantics::Kubernetes,
         symmetry: false,
@@ -199,5 +199,5 @@ fn start_times_make_either_pod_of_equal_priority_the_victim_under_any() {
     let Cycle::Preempt(_, choices, cut) = cycle_in(&any, any.initial_state()) else {
         panic!("pod 3 preempts");
     };
-    assert_eq!((choices, cut), (vec![(1, vec![2]), (1, vec![1])], false));
+    assert_eq!((choices, cut), (vec![(1, vec![2]), (1, vec![1])], None));
 }

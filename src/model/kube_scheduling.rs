@@ -24,7 +24,7 @@
 //! Kivi's scheduler ([`crate::controllers::scheduler`]) instead drains the whole queue in one
 //! step, fits on usage and scores over every node.
 
-use super::kube_preemption::{self, Preemption};
+use super::kube_preemption::{self, LeftOut, Preemption};
 use crate::cluster::kube::incremental::IncrementalSnapshot;
 use crate::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use crate::cluster::kube::Snapshot;
@@ -42,9 +42,11 @@ pub enum Cycle {
     /// No node fits the pod: kube-scheduler's FitError.
     Unschedulable(FitError),
     /// No node fits the pod, and it preempts: per equally good choice (ascending node ids),
-    /// the node and the pods deleted there; and whether some choices were left out
-    /// ([`kube_preemption::VICTIM_SETS`]).
-    Preempt(FitError, Vec<(usize, Vec<usize>)>, bool),
+    /// the node and the pods deleted there; and which choices were left out, if any.
+    Preempt(FitError, Vec<(usize, Vec<usize>)>, Option<LeftOut>),
+    /// No node fits the pod, and it would preempt, but on no node the model can take
+    /// ([`Preemption::Unmodelled`]): the cycle is not a step of the model.
+    Unmodelled(FitError),
     /// No node fits the pod, and it waits for the lower-priority pods terminating on this node,
     /// its nominated node (`PodEligibleToPreemptOthers`); it keeps the nomination.
     AwaitsVictims(FitError, usize),
@@ -96,7 +98,7 @@ pub fn cycle<'c>(
     // A preemption also reads the budgets' status, which the deployments' desired replicas
     // change without changing the snapshot: it is not kept where budgets exist.
     let kept = matches!(&cache.last, Some((g, p, c)) if (*g, *p) == (generation, pod)
-        && (spec.pdbs.is_empty() || !matches!(c, Cycle::Preempt(..))));
+        && (spec.pdbs.is_empty() || !matches!(c, Cycle::Preempt(..) | Cycle::Unmodelled(..))));
     if !kept {
         let cycle = cycle_on(spec, state, snapshot, pod, &mut cache.table)?;
         cache.last = Some((generation, pod, cycle));
@@ -150,7 +152,10 @@ fn cycle_on(
             match kube_preemption::preemption(spec, state, snapshot, subject, &decision) {
                 None => Cycle::Unschedulable(error),
                 Some(Preemption::Awaits(node)) => Cycle::AwaitsVictims(error, node),
-                Some(Preemption::Victims(choices, cut)) => Cycle::Preempt(error, choices, cut),
+                Some(Preemption::Victims(choices, left_out)) => {
+                    Cycle::Preempt(error, choices, left_out)
+                }
+                Some(Preemption::Unmodelled) => Cycle::Unmodelled(error),
             },
         );
     }
@@ -237,35 +242,41 @@ fn fit_error(pod: usize, decision: &Decision) -> FitError {
 
 /// How many successors the cycle in `state` has under `--tie-break any`: one per top-scored
 /// node, or per equally good node to preempt on (one when the pod fits nowhere or is
-/// skipped).
+/// skipped; none when it would preempt on no node the model can take, under either
+/// tie-break: [`Cycle::Unmodelled`]).
 pub fn choices(spec: &ClusterSpec, state: &ClusterState, cache: &mut CycleCache) -> usize {
     match cycle(spec, state, cache) {
         Some(Cycle::Top(_, top)) => top.len(),
         Some(Cycle::Preempt(_, nodes, _)) => nodes.len(),
+        Some(Cycle::Unmodelled(_)) => 0,
         _ => 1,
     }
 }
 
 /// Takes one scheduling cycle in `state`: binds the head of the queue to its `choice`-th
 /// top-scored node (in ascending ids), or, when no node fits, preempts on its `choice`-th
-/// equally good choice or leaves it Pending. Returns whether the cycle's preemption left
-/// some choices out ([`kube_preemption::VICTIM_SETS`]).
+/// equally good choice or leaves it Pending. Returns which of the cycle's runs the model
+/// leaves out, if any; a cycle the model cannot take ([`Cycle::Unmodelled`], never offered
+/// as a step) only moves the pod to the head of the queue.
 pub fn run(
     spec: &ClusterSpec,
     state: &mut ClusterState,
     choice: usize,
     rec: &mut Recorder,
     cache: &mut CycleCache,
-) -> bool {
-    let Some(cycle) = cycle(spec, state, cache) else {
-        return false;
+) -> Option<LeftOut> {
+    let cycle = cycle(spec, state, cache)?;
+    let left_out = match cycle {
+        Cycle::Preempt(_, _, left_out) => *left_out,
+        Cycle::Unmodelled(_) => Some(LeftOut::DaemonPodVictims),
+        _ => None,
     };
-    let cut = matches!(cycle, Cycle::Preempt(_, _, true));
     let mut clock = ItemClock::default();
     if let Some(pod) = head(spec, state) {
         state.move_to_head(Queue::Scheduler, pod);
     }
     match cycle {
+        Cycle::Unmodelled(_) => return left_out,
         Cycle::Skip => {
             state.dequeue(Queue::Scheduler);
         }
@@ -318,7 +329,7 @@ pub fn run(
     }
     clock.tick(spec, state);
     clock.settle(spec, state);
-    cut
+    left_out
 }
 
 /// What the informers' initial lists start with: every pod waiting for a node in the

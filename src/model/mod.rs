@@ -342,8 +342,8 @@ impl ClusterModel {
             let before = next.clone();
             if action.is_scheduler() {
                 let choice = action.scheduler_choices() as usize;
-                if kube_scheduling::run(spec, next, choice, rec, &mut w.kube) {
-                    self.left_out.get_or_init(kube_preemption::victim_sets_note);
+                if let Some(left_out) = kube_scheduling::run(spec, next, choice, rec, &mut w.kube) {
+                    self.left_out.get_or_init(|| left_out.note());
                 }
                 intents::observe(spec, next, rec);
                 stale_view::after_step(spec, next, action);

@@ -3,6 +3,7 @@
 //! partly placed states, the worker's remembered placements and the model's shared
 //! listings in front of the listing.
 
+use super::kube_preemption::LeftOut;
 use super::scheduler_steps::{self, Listed, Placements, Reduce};
 use super::symmetry::{self, SymmetryStatus};
 use super::{kube_scheduling, ClusterModel, ClusterWorker, NO_SYMMETRY};
@@ -64,7 +65,8 @@ impl ClusterModel {
     /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
     /// outcomes with symmetry), each outcome with the state it leads to. A step with more
     /// outcomes than the memory budget holds is noted in [`ClusterModel::left_out`] and visited in
-    /// part. With symmetry, a state whose listing key
+    /// part, and a kube-scheduler cycle the model cannot take (a preemption of a DaemonSet's
+    /// pod, [`kube_scheduling::Cycle::Unmodelled`]) is noted there and is no step. With symmetry, a state whose listing key
     /// ([`symmetry::Symmetry::listing_key`]) was listed completely before takes that
     /// listing's outcomes by binding their placements instead of listing the step again
     /// ([`SharedListings`]).
@@ -74,12 +76,24 @@ impl ClusterModel {
         s: &ClusterState,
         visit: &mut impl FnMut(ClusterAction, Option<ClusterState>) -> bool,
     ) -> bool {
-        if self.spec.tie_break == TieBreak::Lowest {
+        let kubernetes = self.spec.semantics == Semantics::Kubernetes;
+        // Only a pod that may preempt a DaemonSet's pod may meet a cycle the model cannot take.
+        let may_be_unmodelled =
+            kubernetes && self.spec.may_preempt() && !self.spec.daemon_pods.is_empty();
+        if self.spec.tie_break == TieBreak::Lowest && !may_be_unmodelled {
             return visit(ClusterAction::Scheduler, None);
         }
-        if self.spec.semantics == Semantics::Kubernetes {
+        if kubernetes {
             return match kube_scheduling::choices(&self.spec, s, &mut w.kube) {
+                0 => {
+                    self.left_out
+                        .get_or_init(|| LeftOut::DaemonPodVictims.note());
+                    true
+                }
                 1 => visit(ClusterAction::Scheduler, None),
+                _ if self.spec.tie_break == TieBreak::Lowest => {
+                    visit(ClusterAction::Scheduler, None)
+                }
                 top => (0..top as u64)
                     .all(|choices| visit(ClusterAction::SchedulerChoice { choices }, None)),
             };

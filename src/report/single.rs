@@ -126,6 +126,12 @@ pub fn to_text(
                 "    Violating intent(s): {}",
                 outcome.violated().join(", ")
             );
+            if let Some(reason) = &outcome.incomplete {
+                let _ = writeln!(
+                    text,
+                    "    Not every run was explored, so the other intents are not proven: {reason}"
+                );
+            }
         }
         Verdict::NoViolation => {
             let _ = writeln!(text, "    No failure is found!");
