@@ -275,10 +275,52 @@ fn a_node_whose_victims_hold_a_daemon_pod_is_not_passed_over() {
         assert!(!stdout.contains("preempts"), "{tie_break}: {stdout}");
         assert!(
             stdout.contains(
-                "Not every run was explored, so the other intents are not proven: a preemption \
+                "Not every run was explored, so no_preemption_of may fail too: a preemption \
                  would delete a DaemonSet's pod"
             ),
             "{tie_break}: {stdout}"
         );
     }
+}
+
+/// The same cluster with batch at priority 0, the agent's: worker-1's victim (the agent) and
+/// batch-1's (one batch pod, in the runs where the other has not started) are equally good, so
+/// upstream may preempt on either (start times decide). Under `--tie-break any` the batch
+/// preemption is an outcome, a real `no_preemption_of` violation, and the agent's is left out
+/// and said to be; under `lowest` the model takes the first equally good node, worker-1, which
+/// it cannot take.
+#[test]
+fn an_equally_good_node_without_daemon_victims_is_still_an_outcome_under_any() {
+    const APPS: &str = "yaml/apps.yaml";
+    let source = Path::new("tests/data/daemonsets/agent-is-the-cheapest-victim");
+    let dir = scratch("ds-equal-victims");
+    copy_tree(source, &dir);
+    let apps = std::fs::read_to_string(source.join(APPS)).unwrap();
+    assert!(apps.contains("      priorityClassName: batch\n"));
+    std::fs::write(
+        dir.join(APPS),
+        apps.replace("      priorityClassName: batch\n", ""),
+    )
+    .unwrap();
+    let path = dir.to_str().unwrap();
+    let (code, stdout, stderr) = check(path, &["--tie-break", "any"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): pod_always_schedulable, no_preemption_of\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("preempts pod 1 on node 2 (it is nominated there)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Not every run was explored: a preemption would delete"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = check(path, &["--tie-break", "lowest"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("Violating intent(s): pod_always_schedulable\n"),
+        "{stdout}"
+    );
 }

@@ -127,10 +127,21 @@ pub fn to_text(
                 outcome.violated().join(", ")
             );
             if let Some(reason) = &outcome.incomplete {
-                let _ = writeln!(
-                    text,
-                    "    Not every run was explored, so the other intents are not proven: {reason}"
-                );
+                let violated = outcome.violated();
+                let unproven: Vec<String> = model
+                    .intent_names()
+                    .into_iter()
+                    .filter(|name| !violated.contains(name))
+                    .collect();
+                let _ = if unproven.is_empty() {
+                    writeln!(text, "    Not every run was explored: {reason}")
+                } else {
+                    writeln!(
+                        text,
+                        "    Not every run was explored, so {} may fail too: {reason}",
+                        unproven.join(", ")
+                    )
+                };
             }
         }
         Verdict::NoViolation => {
