@@ -57,8 +57,8 @@ pub struct Descheduler<'a> {
     pub pods_on: Vec<Vec<usize>>,
     /// For each pod, the index of its node, when it is bound to one of the snapshot.
     pub node_of: Vec<Option<usize>>,
-    /// `NodeFit` of every pod on every ready node.
-    pub fit: FitTable,
+    /// `NodeFit` of any pod on any ready node.
+    pub fit: FitTable<'a>,
     /// Each profile's DefaultEvictor.
     evictors: Vec<Evictor>,
     /// Whether a cycle keeps the evictor's rejections of listed pods ([`Cycle::not_evictable`]):
@@ -73,13 +73,11 @@ impl<'a> Descheduler<'a> {
         let ready: Vec<usize> = (0..snapshot.nodes.len())
             .filter(|&n| snapshot.nodes[n].ready)
             .collect();
+        let index = node_fit::node_indices(snapshot);
         let node_of: Vec<Option<usize>> = snapshot
             .pods
             .iter()
-            .map(|pod| {
-                let name = pod.node_name.as_deref()?;
-                snapshot.nodes.iter().position(|n| n.name == name)
-            })
+            .map(|pod| index.get(pod.node_name.as_deref()?).copied())
             .collect();
         let mut pods_on = vec![Vec::new(); snapshot.nodes.len()];
         for (pod, node) in node_of.iter().enumerate() {

@@ -5,34 +5,41 @@
 //! and the required pod anti-affinity of the pod against the node's pods.
 //!
 //! Evicted pods stay on their nodes (terminating) for the rest of the cycle, so within one
-//! cycle the answer never changes: [`FitTable`] works it out once for every pod and ready node.
+//! cycle the answer never changes: [`FitTable`] works out once what every answer reads (each
+//! node's pods and their requests, each pod's requests) and answers a question when it is
+//! asked, since the strategies ask whether a pod fits some node and stop at the first that
+//! does (on 5,000 nodes the whole table took seconds a cycle).
 
 use crate::cluster::kube::amount::{add_into, max_into};
 use crate::cluster::kube::{Amount, Node, Pod, ResourceList, Selector, Snapshot};
 use crate::cluster::taints::{tolerated, TaintEffect};
+use std::collections::HashMap;
 
-/// `NodeFit` for every pod on every ready node.
+/// `NodeFit` of any pod on any ready node, for one cycle.
 #[derive(Clone, Debug)]
-pub struct FitTable {
-    /// `fits[pod][k]`: pod `pod` fits the `k`-th ready node.
-    fits: Vec<Vec<bool>>,
+pub struct FitTable<'a> {
+    snapshot: &'a Snapshot,
+    /// The ready nodes (indices into the snapshot's nodes).
+    ready: Vec<usize>,
+    /// Per node, its pods (terminating ones included).
+    on_node: Vec<Vec<&'a Pod>>,
+    /// Per node, its pods' requests summed.
+    used: Vec<ResourceList>,
+    /// Per pod, its requests.
+    requests: Vec<ResourceList>,
 }
 
-impl FitTable {
+impl<'a> FitTable<'a> {
     /// The table for `snapshot` over the nodes `ready` (indices into its nodes).
-    pub fn new(snapshot: &Snapshot, ready: &[usize]) -> Self {
-        let on_node: Vec<Vec<&Pod>> = snapshot
-            .nodes
-            .iter()
-            .map(|node| {
-                snapshot
-                    .pods
-                    .iter()
-                    .filter(|p| p.node_name.as_deref() == Some(node.name.as_str()))
-                    .collect()
-            })
-            .collect();
-        let used: Vec<ResourceList> = on_node
+    pub fn new(snapshot: &'a Snapshot, ready: &[usize]) -> Self {
+        let index = node_indices(snapshot);
+        let mut on_node: Vec<Vec<&Pod>> = vec![Vec::new(); snapshot.nodes.len()];
+        for pod in &snapshot.pods {
+            if let Some(&n) = pod.node_name.as_deref().and_then(|name| index.get(name)) {
+                on_node[n].push(pod);
+            }
+        }
+        let used = on_node
             .iter()
             .map(|pods| {
                 let mut sum = ResourceList::new();
@@ -42,26 +49,46 @@ impl FitTable {
                 sum
             })
             .collect();
-        let fits = snapshot
+        let requests = snapshot
             .pods
             .iter()
             .map(|pod| {
-                ready
-                    .iter()
-                    .map(|&n| {
-                        let node = &snapshot.nodes[n];
-                        node_fit(pod, node, &on_node[n], &used[n])
-                    })
-                    .collect()
+                let mut request = ResourceList::new();
+                add_pod_requests(&mut request, pod);
+                request
             })
             .collect();
-        Self { fits }
+        Self {
+            snapshot,
+            ready: ready.to_vec(),
+            on_node,
+            used,
+            requests,
+        }
     }
 
-    /// Whether `pod` fits the `k`-th ready node.
+    /// Whether pod `pod` (an index into the snapshot's pods) fits the `k`-th ready node.
     pub fn fits(&self, pod: usize, k: usize) -> bool {
-        self.fits[pod][k]
+        let n = self.ready[k];
+        node_fit(
+            &self.snapshot.pods[pod],
+            &self.requests[pod],
+            &self.snapshot.nodes[n],
+            &self.on_node[n],
+            &self.used[n],
+        )
     }
+}
+
+/// Each node's index in `snapshot`, by name (the first node of a name).
+pub fn node_indices(snapshot: &Snapshot) -> HashMap<&str, usize> {
+    snapshot
+        .nodes
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(n, node)| (node.name.as_str(), n))
+        .collect()
 }
 
 /// Adds `pod`'s requests to `sum` as the descheduler counts them (`PodRequestsAndLimits` in
@@ -79,12 +106,19 @@ pub fn add_pod_requests(sum: &mut ResourceList, pod: &Pod) {
     add_into(sum, &requests);
 }
 
-/// `NodeFit`: whether `pod` fits `node`, whose pods are `pods` and their requests `used`.
-pub fn node_fit(pod: &Pod, node: &Node, pods: &[&Pod], used: &ResourceList) -> bool {
+/// `NodeFit`: whether `pod`, requesting `request`, fits `node`, whose pods are `pods` and their
+/// requests `used`.
+fn node_fit(
+    pod: &Pod,
+    request: &ResourceList,
+    node: &Node,
+    pods: &[&Pod],
+    used: &ResourceList,
+) -> bool {
     required_node_affinity_matches(pod, node)
         && tolerates_scheduling_taints(pod, node)
         && (pod.node_name.as_deref() == Some(node.name.as_str())
-            || fits_request(pod, node, pods.len(), used))
+            || fits_request(request, node, pods.len(), used))
         && !node.unschedulable
         && !matches_anti_affinity(pod, node, pods)
 }
@@ -112,12 +146,10 @@ pub fn tolerates_scheduling_taints(pod: &Pod, node: &Node) -> bool {
         .all(|t| tolerated(&pod.tolerations, t))
 }
 
-/// `fitsRequest`: for `pods` and each resource the pod requests, the request (in
+/// `fitsRequest`: for `pods` and each resource the pod requests (`request`), the request (in
 /// thousandths) is at most what the node's `count` pods with requests `used` leave of its
 /// allocatable, and a pod slot is left.
-fn fits_request(pod: &Pod, node: &Node, count: usize, used: &ResourceList) -> bool {
-    let mut request = ResourceList::new();
-    add_pod_requests(&mut request, pod);
+fn fits_request(request: &ResourceList, node: &Node, count: usize, used: &ResourceList) -> bool {
     let allocatable = |name: &str| node.allocatable.get(name).copied().unwrap_or_default();
     let used_of = |name: &str| used.get(name).copied().unwrap_or_default();
     let pods_left = allocatable("pods").value() - count as i64;
