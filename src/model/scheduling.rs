@@ -61,29 +61,41 @@ impl ClusterModel {
         })
     }
 
+    /// Whether some kube-scheduler cycle may be one the model cannot take
+    /// ([`kube_scheduling::Cycle::Unmodelled`]): only a pod that may preempt a DaemonSet's pod
+    /// meets one.
+    fn may_withhold_steps(&self) -> bool {
+        self.spec.semantics == Semantics::Kubernetes
+            && self.spec.may_preempt()
+            && !self.spec.daemon_pods.is_empty()
+    }
+
+    /// Whether the model takes no scheduler step in `s` because the cycle there is one it
+    /// cannot take ([`kube_scheduling::Cycle::Unmodelled`]): a run that the model ends there
+    /// goes on upstream, so a liveness check must not take it as stopped.
+    pub fn withholds_step(&self, w: &mut ClusterWorker, s: &ClusterState) -> bool {
+        self.may_withhold_steps() && kube_scheduling::choices(&self.spec, s, &mut w.kube) == 0
+    }
+
     /// Calls `visit` on the scheduler steps enabled in `s` (a queued pod): one step under
     /// `--tie-break lowest`, one per outcome of the step's ties under `any` (one per class of
     /// outcomes with symmetry), each outcome with the state it leads to. A step with more
-    /// outcomes than the memory budget holds is noted in [`ClusterModel::left_out`] and visited in
-    /// part, and a kube-scheduler cycle the model cannot take (a preemption of a DaemonSet's
-    /// pod, [`kube_scheduling::Cycle::Unmodelled`]) is noted there and is no step. With symmetry, a state whose listing key
-    /// ([`symmetry::Symmetry::listing_key`]) was listed completely before takes that
-    /// listing's outcomes by binding their placements instead of listing the step again
-    /// ([`SharedListings`]).
+    /// outcomes than the memory budget holds is noted in [`ClusterModel::left_out`] and visited
+    /// in part, and a kube-scheduler cycle the model cannot take (a preemption of a DaemonSet's
+    /// pod, [`kube_scheduling::Cycle::Unmodelled`]) is noted there and is no step. With
+    /// symmetry, a state whose listing key ([`symmetry::Symmetry::listing_key`]) was listed
+    /// completely before takes that listing's outcomes by binding their placements instead of
+    /// listing the step again ([`SharedListings`]).
     pub(super) fn for_each_scheduler_step(
         &self,
         w: &mut ClusterWorker,
         s: &ClusterState,
         visit: &mut impl FnMut(ClusterAction, Option<ClusterState>) -> bool,
     ) -> bool {
-        let kubernetes = self.spec.semantics == Semantics::Kubernetes;
-        // Only a pod that may preempt a DaemonSet's pod may meet a cycle the model cannot take.
-        let may_be_unmodelled =
-            kubernetes && self.spec.may_preempt() && !self.spec.daemon_pods.is_empty();
-        if self.spec.tie_break == TieBreak::Lowest && !may_be_unmodelled {
+        if self.spec.tie_break == TieBreak::Lowest && !self.may_withhold_steps() {
             return visit(ClusterAction::Scheduler, None);
         }
-        if kubernetes {
+        if self.spec.semantics == Semantics::Kubernetes {
             return match kube_scheduling::choices(&self.spec, s, &mut w.kube) {
                 0 => {
                     self.left_out

@@ -6,7 +6,8 @@
 //! ([`Explored`]), and after a level looks for the shortest lasso among the states expanded
 //! (once they have grown by a quarter since it last looked): as soon as one takes at most one
 //! step more than the levels expanded, no lasso of the model is shorter (see
-//! [`super::lasso_graph`]), and the search stops, having looked no deeper than that lasso. Its states are then walked on the model from its initial state, each step an action
+//! [`super::lasso_graph`]), and the search stops, having looked no deeper than that lasso.
+//! Its states are then walked on the model from its initial state, each step an action
 //! leading to the next state's encoding (under a symmetry reduction a stored state may be a
 //! renaming of the one the walk is in), so the lasso printed is a path of the model.
 //!

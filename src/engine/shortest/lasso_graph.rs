@@ -5,11 +5,12 @@
 //! walks to each of them from an initial state in fewer than `L` steps. So once every state of
 //! depth at most `k` is expanded, the graph among those states holds every lasso of at most
 //! `k + 1` steps: if the shortest lasso among them takes at most `k + 2`, no lasso of the whole
-//! model is shorter (a shorter one would be among them). Among the expanded states, the shortest lasso entering its cycle at `x` through
-//! the marked transition `u → w` takes `depth(x) + d(x, u) + 1 + d(w, x)` steps; a lasso
-//! through `u → w` exists only when `u` and `w` lie in one strongly connected component, and
-//! both distances stay within it, so one breadth-first search forward from `w` and one
-//! backward to `u`, within the component, give every `x` at once.
+//! model is shorter (a shorter one would be among them). Among the expanded states, the
+//! shortest lasso entering its cycle at `x` through the marked transition `u → w` takes
+//! `depth(x) + d(x, u) + 1 + d(w, x)` steps; a lasso through `u → w` exists only when `u` and
+//! `w` lie in one strongly connected component, and both distances stay within it, so one
+//! breadth-first search forward from `w` and one backward to `u`, within the component, give
+//! every `x` at once.
 
 use crate::engine::model::{Model, StepBuffers, WorkerBounds};
 use crate::engine::scc::components;

@@ -63,7 +63,7 @@ impl Model for Retrying<'_> {
     fn actions(&self, w: &mut ClusterWorker, state: &ClusterState, actions: &mut Vec<Retry>) {
         let mut cluster = Vec::new();
         Model::actions(self.cluster, w, state, &mut cluster);
-        if cluster.is_empty() {
+        if cluster.is_empty() && !self.cluster.withholds_step(w, state) {
             actions.push(Retry::Stay);
         }
         actions.extend(cluster.into_iter().map(Retry::Cluster));
@@ -96,9 +96,15 @@ impl Model for Retrying<'_> {
                 any = true;
                 visit(Retry::Cluster(action), next);
             });
-        if !any {
+        if !any && !self.cluster.withholds_step(w, state) {
             visit(Retry::Stay, state.clone());
         }
+    }
+
+    /// What the cluster model left out of the states it listed: a lasso search that found
+    /// none is then incomplete, not a proof.
+    fn left_out(&self) -> Option<String> {
+        self.cluster.left_out()
     }
 
     fn encode(&self, w: &mut ClusterWorker, state: &ClusterState, out: &mut Vec<u8>) {

@@ -195,7 +195,8 @@ impl Model for Settling<'_> {
                 .filter(|action| self.taken(state, action))
                 .map(PhasedAction::Cluster),
         );
-        self.settle_or_stay(state, actions.is_empty(), |action| actions.push(action));
+        let stuck = actions.is_empty() && !self.cluster.withholds_step(w, &state.cluster);
+        self.settle_or_stay(state, stuck, |action| actions.push(action));
     }
 
     fn next_state(
@@ -239,7 +240,8 @@ impl Model for Settling<'_> {
                 }
             },
         );
-        self.settle_or_stay(state, !any, |action| {
+        let stuck = !any && !self.cluster.withholds_step(w, &state.cluster);
+        self.settle_or_stay(state, stuck, |action| {
             let next = match action {
                 PhasedAction::Settle => Phased {
                     cluster: state.cluster.clone(),
@@ -249,6 +251,12 @@ impl Model for Settling<'_> {
             };
             visit(action, next);
         });
+    }
+
+    /// What the cluster model left out of the states it listed: a lasso search that found
+    /// none is then incomplete, not a proof.
+    fn left_out(&self) -> Option<String> {
+        self.cluster.left_out()
     }
 
     fn encode(&self, w: &mut ClusterWorker, state: &Phased, out: &mut Vec<u8>) {
@@ -287,7 +295,8 @@ impl Settling<'_> {
     }
 
     /// Gives `add` the product's own step in `state`: settling, or for a settled run whose
-    /// cluster takes no step (`stuck`), staying.
+    /// cluster takes no step (`stuck`; not where the model withholds one it cannot take,
+    /// [`ClusterModel::withholds_step`]), staying.
     fn settle_or_stay(&self, state: &Phased, stuck: bool, mut add: impl FnMut(PhasedAction)) {
         if !state.settled {
             add(PhasedAction::Settle);
