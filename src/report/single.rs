@@ -120,14 +120,10 @@ pub fn to_text(
     let _ = writeln!(text, "Summary:");
     match outcome.verdict() {
         Verdict::Violation => {
+            let violated = outcome.violated();
             let _ = writeln!(text, "    {} failure(s) found!", outcome.violations.len());
-            let _ = writeln!(
-                text,
-                "    Violating intent(s): {}",
-                outcome.violated().join(", ")
-            );
+            let _ = writeln!(text, "    Violating intent(s): {}", violated.join(", "));
             if let Some(reason) = &outcome.incomplete {
-                let violated = outcome.violated();
                 let unproven: Vec<String> = model
                     .intent_names()
                     .into_iter()

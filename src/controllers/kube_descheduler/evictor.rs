@@ -234,7 +234,7 @@ mod tests {
             pods,
             ..Snapshot::default()
         };
-        Evictor::new(args, &snapshot, &[], &FitTable::new(&snapshot, &[])).unwrap()
+        Evictor::new(args, &snapshot, &[], &FitTable::new(&snapshot, &[], &[])).unwrap()
     }
 
     fn owned(name: &str, kind: &str) -> Pod {
@@ -298,7 +298,7 @@ mod tests {
         };
         let snapshot = Snapshot::default();
         let error =
-            Evictor::new(&args, &snapshot, &[], &FitTable::new(&snapshot, &[])).unwrap_err();
+            Evictor::new(&args, &snapshot, &[], &FitTable::new(&snapshot, &[], &[])).unwrap_err();
         assert!(error.contains("PriorityClass `gold`"), "{error}");
     }
 }

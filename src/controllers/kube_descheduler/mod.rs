@@ -40,6 +40,7 @@ use crate::cluster::kube::descheduler_policy::{DeschedulerPolicy, Namespaces, Pl
 use crate::cluster::kube::{LabelSelector, Selector, Snapshot};
 use evictor::Evictor;
 use node_fit::FitTable;
+use std::collections::HashMap;
 
 /// What the cycle's error says with fewer than two ready nodes (`runDeschedulerLoop`).
 pub const TOO_FEW_NODES: &str = "the cluster size is 0 or 1";
@@ -73,7 +74,14 @@ impl<'a> Descheduler<'a> {
         let ready: Vec<usize> = (0..snapshot.nodes.len())
             .filter(|&n| snapshot.nodes[n].ready)
             .collect();
-        let index = node_fit::node_indices(snapshot);
+        // Each node's index by name (the first node of a name).
+        let index: HashMap<&str, usize> = snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(n, node)| (node.name.as_str(), n))
+            .collect();
         let node_of: Vec<Option<usize>> = snapshot
             .pods
             .iter()
@@ -85,7 +93,7 @@ impl<'a> Descheduler<'a> {
                 pods_on[*node].push(pod);
             }
         }
-        let fit = FitTable::new(snapshot, &ready);
+        let fit = FitTable::new(snapshot, &ready, &pods_on);
         let evictors = policy
             .profiles
             .iter()

@@ -13,7 +13,6 @@
 use crate::cluster::kube::amount::{add_into, max_into};
 use crate::cluster::kube::{Amount, Node, Pod, ResourceList, Selector, Snapshot};
 use crate::cluster::taints::{tolerated, TaintEffect};
-use std::collections::HashMap;
 
 /// `NodeFit` of any pod on any ready node, for one cycle.
 #[derive(Clone, Debug)]
@@ -30,15 +29,13 @@ pub struct FitTable<'a> {
 }
 
 impl<'a> FitTable<'a> {
-    /// The table for `snapshot` over the nodes `ready` (indices into its nodes).
-    pub fn new(snapshot: &'a Snapshot, ready: &[usize]) -> Self {
-        let index = node_indices(snapshot);
-        let mut on_node: Vec<Vec<&Pod>> = vec![Vec::new(); snapshot.nodes.len()];
-        for pod in &snapshot.pods {
-            if let Some(&n) = pod.node_name.as_deref().and_then(|name| index.get(name)) {
-                on_node[n].push(pod);
-            }
-        }
+    /// The table for `snapshot` over the nodes `ready` (indices into its nodes), whose pods are
+    /// `pods_on` (per node, indices into the snapshot's pods).
+    pub fn new(snapshot: &'a Snapshot, ready: &[usize], pods_on: &[Vec<usize>]) -> Self {
+        let on_node: Vec<Vec<&Pod>> = pods_on
+            .iter()
+            .map(|pods| pods.iter().map(|&p| &snapshot.pods[p]).collect())
+            .collect();
         let used = on_node
             .iter()
             .map(|pods| {
@@ -78,17 +75,6 @@ impl<'a> FitTable<'a> {
             &self.used[n],
         )
     }
-}
-
-/// Each node's index in `snapshot`, by name (the first node of a name).
-pub fn node_indices(snapshot: &Snapshot) -> HashMap<&str, usize> {
-    snapshot
-        .nodes
-        .iter()
-        .enumerate()
-        .rev()
-        .map(|(n, node)| (node.name.as_str(), n))
-        .collect()
 }
 
 /// Adds `pod`'s requests to `sum` as the descheduler counts them (`PodRequestsAndLimits` in

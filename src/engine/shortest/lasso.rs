@@ -123,16 +123,16 @@ fn search<M: Model>(
             return (best.map(|path| (path, explored)), None);
         }
         // Every lasso of `deepest + 1` steps or fewer is among the expanded states, so one of
-        // `deepest + 2` steps among them is a shortest one.
-        let within = explored
+        // at most `proven` (`deepest + 2`) steps among them is a shortest one, and so is the
+        // lasso in hand when it is no longer and none shorter is among them.
+        let proven = explored
             .expanded_depth()
-            .map_or(0, |deepest| deepest as usize + 1);
-        // The lasso in hand is a shortest one too when none of fewer steps is among them.
-        let last_look = found <= within + 1;
+            .map_or(1, |deepest| deepest as usize + 2);
+        let last_look = found <= proven;
         if last_look || explored.expanded() >= looked_at + looked_at / LOOK_AGAIN {
             looked_at = explored.expanded();
-            if let Some(path) = explored.shortest_lasso(within + 1) {
-                if path.len() <= within + 1 {
+            if let Some(path) = explored.shortest_lasso(proven) {
+                if path.len() <= proven {
                     return (Some((path, explored)), None);
                 }
             }
