@@ -33,8 +33,9 @@ const ASK_EVERY: usize = 64;
 /// many successors) is charged as it grows and shrunk back once handed over.
 const KEPT_ACTIONS: usize = 1 << 12;
 
-/// One listed action, with the state it leads to when its listing computed it.
-type Listed = (ClusterAction, Option<ClusterState>);
+/// A state the listing of actions computed (a scheduler outcome), with the place of its
+/// action in the list.
+type Computed = (usize, ClusterState);
 
 /// Lists the actions of `state`, then hands each with the state it leads to to `visit`:
 /// a scheduler outcome as its listing computed it, any other computed here over a spare
@@ -49,28 +50,21 @@ pub(super) fn hand_over(
     if w.handed_over.is_some() {
         release_handed_over(w);
     }
-    let mut listed = std::mem::take(&mut w.successors);
+    let mut actions = buffers.take_actions();
+    let mut computed = std::mem::take(&mut w.computed);
     let mut account = Account::new(w.budget.take());
-    let mut fits = true;
-    model.for_each_action(w, state, |action, end| {
-        if listed.len() == listed.capacity() && !account.grow(&mut listed) {
-            fits = false;
-            return false;
-        }
-        listed.push((action, end));
-        true
-    });
-    if fits {
-        for (index, (action, end)) in listed.drain(..).enumerate() {
-            let next = match end {
-                Some(end) => end,
+    if list(model, w, state, &mut actions, &mut computed, &mut account) {
+        computed.reverse();
+        for (index, action) in actions.drain(..).enumerate() {
+            let next = match computed.pop_if(|(at, _)| *at == index) {
+                Some((_, end)) => end,
                 None if (matches!(action, ClusterAction::SchedulerChoice { .. })
                     || index % ASK_EVERY == ASK_EVERY - 1)
                     && w.bounds.stop_requested() =>
                 {
                     break
                 }
-                None => match buffers.next_state(model, w, state, &action) {
+                None => match step(model, w, state, &action, buffers) {
                     Some(next) => next,
                     None => continue,
                 },
@@ -84,13 +78,61 @@ pub(super) fn hand_over(
     } else {
         account.note_refused(model, &w.bounds);
     }
-    listed.clear();
-    listed.shrink_to(KEPT_ACTIONS);
-    w.successors = listed;
+    actions.clear();
+    actions.shrink_to(KEPT_ACTIONS);
+    buffers.give_back_actions(actions);
+    computed.clear();
+    computed.shrink_to(KEPT_ACTIONS);
+    w.computed = computed;
     w.budget = account.budget.take();
     if account.charge.is_some() {
         w.handed_over = account.charge.take();
     }
+}
+
+/// Lists the actions of `state` into `actions`, and the states the listing computed into
+/// `computed`; `false` when the budget cannot hold the lists. Out of line, as is [`step`]:
+/// inlined into [`hand_over`], the listing and every controller made it larger than the
+/// instruction cache, and a search spends most of its time in this loop.
+#[inline(never)]
+fn list(
+    model: &ClusterModel,
+    w: &mut ClusterWorker,
+    state: &ClusterState,
+    actions: &mut Vec<ClusterAction>,
+    computed: &mut Vec<Computed>,
+    account: &mut Account,
+) -> bool {
+    let mut fits = true;
+    model.for_each_action(w, state, |action, end| {
+        if actions.len() == actions.capacity() && !account.grow(actions) {
+            fits = false;
+            return false;
+        }
+        if let Some(end) = end {
+            if computed.len() == computed.capacity() && !account.grow(computed) {
+                fits = false;
+                return false;
+            }
+            computed.push((actions.len(), end));
+        }
+        actions.push(action);
+        true
+    });
+    fits
+}
+
+/// The state `action` leads to from `state`, over a spare state of `buffers` (out of line:
+/// see [`list`]).
+#[inline(never)]
+fn step(
+    model: &ClusterModel,
+    w: &mut ClusterWorker,
+    state: &ClusterState,
+    action: &ClusterAction,
+    buffers: &mut StepBuffers<ClusterAction, ClusterState>,
+) -> Option<ClusterState> {
+    buffers.next_state(model, w, state, action)
 }
 
 /// Gives back what the last successors handed over were charged, for a search that did not
@@ -120,18 +162,18 @@ impl Account {
         }
     }
 
-    /// Makes room in `listed` for more actions, charging the room past [`KEPT_ACTIONS`]
-    /// before it is allocated; `false` (nothing allocated) when the budget refuses it.
+    /// Makes room in `list` for more actions or states, charging the room past
+    /// [`KEPT_ACTIONS`] before it is allocated; `false` (nothing allocated) when the budget refuses it.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, listed: &mut Vec<Listed>) -> bool {
-        let more = listed.capacity().max(4);
-        let kept = KEPT_ACTIONS.saturating_sub(listed.capacity());
+    fn grow<T>(&mut self, list: &mut Vec<T>) -> bool {
+        let more = list.capacity().max(4);
+        let kept = KEPT_ACTIONS.saturating_sub(list.capacity());
         let charged = more.saturating_sub(kept);
-        if !self.add(charged * std::mem::size_of::<Listed>()) {
+        if !self.add(charged * std::mem::size_of::<T>()) {
             return false;
         }
-        listed.reserve_exact(more);
+        list.reserve_exact(more);
         true
     }
 

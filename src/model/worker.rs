@@ -7,7 +7,7 @@
 use super::kube_scheduling::CycleCache;
 use super::scheduler_steps::{RememberedPlacements, StepScratch};
 use super::symmetry;
-use crate::cluster::{ClusterAction, ClusterState};
+use crate::cluster::ClusterState;
 use crate::engine::memory::{Charge, MemoryBudget};
 use crate::engine::model::WorkerBounds;
 
@@ -26,9 +26,9 @@ pub struct ClusterWorker {
     /// The placements of the scheduler outcomes this worker listed from states whose
     /// children the search computes again.
     pub(super) placements: RememberedPlacements,
-    /// A state's actions, each with the state it leads to where listing it computed that
-    /// (a scheduler outcome): the successors being handed to the engine.
-    pub(super) successors: Vec<(ClusterAction, Option<ClusterState>)>,
+    /// The states the listing of a state's actions computed (scheduler outcomes), each with
+    /// its action's place in the list, while they are handed to the engine.
+    pub(super) computed: Vec<(usize, ClusterState)>,
     /// Bytes for fingerprints taken inside a step (outcomes told apart by their classes).
     pub(super) encoding: Vec<u8>,
     /// The search's memory budget (as `bounds` has it), which a state's successors are
@@ -50,7 +50,7 @@ impl ClusterWorker {
             kube: CycleCache::default(),
             kubelet: Vec::new(),
             symmetry: symmetry::Scratch::default(),
-            successors: Vec::new(),
+            computed: Vec::new(),
             encoding: Vec::new(),
             handed_over: None,
         }

@@ -308,10 +308,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             .depth_limit
             .is_some_and(|limit| depth >= limit)
         {
-            let mut actions = self.spare.take_actions();
-            model.actions(&mut self.model_worker, &state, &mut actions);
-            search.may_expand(depth, !actions.is_empty());
-            self.spare.give_back_actions(actions);
+            self.stop_at_depth_limit(&state, depth);
             return 0;
         }
         self.stats.expanded += 1;
@@ -380,6 +377,21 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         held
     }
 
+    /// Notes whether `state`, at the depth limit `depth`, has successors the search leaves
+    /// out. Out of line, as are [`child`] and [`Worker::donate`]: the depth-first loop runs
+    /// for every state, and these rare paths (each with a model call that inlines a whole
+    /// step) would make it larger than the instruction cache.
+    #[cold]
+    #[inline(never)]
+    fn stop_at_depth_limit(&mut self, state: &M::State, depth: u32) {
+        let mut actions = self.spare.take_actions();
+        self.search
+            .model
+            .actions(&mut self.model_worker, state, &mut actions);
+        self.search.may_expand(depth, !actions.is_empty());
+        self.spare.give_back_actions(actions);
+    }
+
     /// Inserts the batch's successors of `parent` (at depth `depth`) and pushes the new ones:
     /// as states, or, for a large parent, as the parent and their action, to be computed again
     /// when popped.
@@ -438,6 +450,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
     }
 
     /// Hands the bottom half of the stack to hungry workers.
+    #[inline(never)]
     fn donate(&mut self) {
         let pool = self.pool;
         if !pool.injector.is_empty() {
@@ -497,6 +510,8 @@ fn parent_bytes<M: Model>(model: &M, parent: &M::State) -> u64 {
 }
 
 /// Computes again the child of `parent` that `via` (an action) leads to.
+#[cold]
+#[inline(never)]
 fn child<M: Model>(
     model: &M,
     worker: &mut M::Worker,
