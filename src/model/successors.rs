@@ -92,8 +92,8 @@ pub(super) fn hand_over(
 
 /// Lists the actions of `state` into `actions`, and the states the listing computed into
 /// `computed`; `false` when the budget cannot hold the lists. Out of line, as is [`step`]:
-/// inlined into [`hand_over`], the listing and every controller made it larger than the
-/// instruction cache, and a search spends most of its time in this loop.
+/// inlined into [`hand_over`], the listing and every controller would make it larger than
+/// the instruction cache, and a search spends most of its time in that loop.
 #[inline(never)]
 fn list(
     model: &ClusterModel,
@@ -163,7 +163,8 @@ impl Account {
     }
 
     /// Makes room in `list` for more actions or states, charging the room past
-    /// [`KEPT_ACTIONS`] before it is allocated; `false` (nothing allocated) when the budget refuses it.
+    /// [`KEPT_ACTIONS`] before it is allocated; `false` (nothing allocated) when the budget
+    /// refuses it.
     #[cold]
     #[inline(never)]
     fn grow<T>(&mut self, list: &mut Vec<T>) -> bool {
