@@ -7,15 +7,23 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// how long freed pages stay committed before they go back to the system.
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
+/// Milliseconds freed pages stay committed: the budget test with a million successors
+/// (`tests/memory_budget.rs`, 512 MiB) peaks 20 MiB higher than with 0, well within its
+/// overhead.
+const PURGE_DELAY_MS: std::ffi::c_long = 10;
+
 fn main() {
     // `--memory` counts the bytes kivi holds, and the process must stay within it and a fixed
-    // overhead. mimalloc keeps the pages of freed blocks for a while (a second by default) in
-    // case they are reused; a state with millions of successors frees hundreds of MiB at once,
-    // and with them kept a 512 MiB budget's process peaked 150 MiB above its overhead.
-    // Returning them at once costs no measurable time on the node-failure benchmark.
+    // overhead. mimalloc keeps the pages of freed blocks for a while (a second in the version
+    // first used) in case they are reused; a state with millions of successors frees hundreds
+    // of MiB at once, and with them kept a 512 MiB budget's process peaked 150 MiB above its
+    // overhead. Returning them at once, though, made every large state's allocation fault its
+    // pages in again: on 1,000 nodes (`c3-four-node-failures` at 500,500:3000, `any`) a sixth
+    // of the time was the kernel's. [`PURGE_DELAY_MS`] keeps them just long enough for the
+    // next state of a search to reuse them.
     // SAFETY: set before any other thread exists (mimalloc's options are not thread-safe).
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
     }
     // Rust ignores SIGPIPE, so printing into a closed pipe (`kivi … | head`) would panic;
     // end quietly instead, as other command-line tools do.
