@@ -25,6 +25,11 @@ fn main() {
     unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, PURGE_DELAY_MS);
     }
+    // Budgets charge blocks as mimalloc rounds them.
+    kivi::engine::memory::set_allocation_size(|requested| {
+        // SAFETY: a pure function of the size, callable from any thread.
+        unsafe { libmimalloc_sys::mi_good_size(requested) }
+    });
     // Rust ignores SIGPIPE, so printing into a closed pipe (`kivi … | head`) would panic;
     // end quietly instead, as other command-line tools do.
     #[cfg(unix)]

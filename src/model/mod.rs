@@ -642,7 +642,7 @@ impl Model for ClusterModel {
     }
 
     fn state_heap_bytes(&self, state: &ClusterState) -> usize {
-        state.heap_bytes()
+        state.heap_bytes(crate::engine::memory::allocation_size)
     }
 
     fn describe_action(&self, state: &ClusterState, action: &ClusterAction) -> String {

@@ -8,6 +8,7 @@ use super::scheduler_steps::{self, Listed, Placements, Reduce};
 use super::symmetry::{self, SymmetryStatus};
 use super::{kube_scheduling, ClusterModel, ClusterWorker, NO_SYMMETRY};
 use crate::cluster::{ClusterAction, ClusterState, Recorder, Semantics, TieBreak};
+use crate::engine::memory::allocation_size;
 use std::cell::RefCell;
 
 impl ClusterModel {
@@ -301,8 +302,8 @@ impl StepClassing<'_> {
     }
 }
 
-/// The bytes `state` holds, inline and on the heap: what tells whether a search computes its
-/// children again.
+/// The bytes `state` holds, inline and on the heap (as the allocator rounds its blocks): what
+/// tells whether a search computes its children again, and what a successor is charged.
 pub(super) fn state_bytes(state: &ClusterState) -> usize {
-    std::mem::size_of::<ClusterState>() + state.heap_bytes()
+    std::mem::size_of::<ClusterState>() + state.heap_bytes(allocation_size)
 }

@@ -454,9 +454,11 @@ impl ClusterState {
 }
 
 impl ClusterState {
-    /// Bytes the state owns on the heap: its records and its queues' pending ids.
-    pub fn heap_bytes(&self) -> usize {
-        self.buffer.len() * 2 + self.queues.data.capacity() * std::mem::size_of::<u32>()
+    /// Bytes the state owns on the heap: its records and its queues' pending ids, each
+    /// allocation as `allocated` rounds its requested bytes (the allocator's block size).
+    pub fn heap_bytes(&self, allocated: fn(usize) -> usize) -> usize {
+        allocated(self.buffer.len() * 2)
+            + allocated(self.queues.data.capacity() * std::mem::size_of::<u32>())
     }
 
     /// Kivi's "cluster is stable" test: no work pending for the node controller, HPA,

@@ -167,18 +167,19 @@ pub struct MatchingCache {
 }
 
 impl MatchingCache {
-    /// Bytes the cache holds on the heap: what a copy kept beside a partly placed state costs.
-    pub fn heap_bytes(&self) -> usize {
-        let i32s = |v: &Vec<i32>| v.capacity() * std::mem::size_of::<i32>();
+    /// Bytes the cache holds on the heap, each block as `allocated` rounds it: what a copy kept
+    /// beside a partly placed state costs.
+    pub fn heap_bytes(&self, allocated: fn(usize) -> usize) -> usize {
+        let i32s = |v: &Vec<i32>| allocated(v.capacity() * std::mem::size_of::<i32>());
         let entry = |e: &MatchingPods| {
             i32s(&e.counts)
-                + e.hard
-                    .as_ref()
-                    .map_or(0, |h| i32s(&h.counts.counts) + h.reach.capacity())
+                + e.hard.as_ref().map_or(0, |h| {
+                    i32s(&h.counts.counts) + allocated(h.reach.capacity())
+                })
         };
-        self.entries.capacity() * std::mem::size_of::<MatchingPods>()
+        allocated(self.entries.capacity() * std::mem::size_of::<MatchingPods>())
             + self.entries.iter().map(entry).sum::<usize>()
-            + self.buffers.capacity() * std::mem::size_of::<Vec<i32>>()
+            + allocated(self.buffers.capacity() * std::mem::size_of::<Vec<i32>>())
             + self.buffers.iter().map(i32s).sum::<usize>()
     }
 

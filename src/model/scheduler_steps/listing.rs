@@ -5,7 +5,7 @@ use super::drain::{Probe, Tie};
 use super::{start, Listed, Reduce, StepScratch, Track, Use};
 use crate::cluster::{ClusterSpec, ClusterState};
 use crate::controllers::scheduler::MatchingCache;
-use crate::engine::memory::{Charge, Tally};
+use crate::engine::memory::{allocation_size, Charge, Tally};
 use crate::engine::WorkerBounds;
 
 /// Calls `visit` with every outcome of a scheduler step in `state`, numbered from 0: the
@@ -115,7 +115,7 @@ pub fn for_each_choice(
                 let beside = match partial {
                     true => {
                         digits.len() * std::mem::size_of::<u16>()
-                            + matching.heap_bytes()
+                            + matching.heap_bytes(allocation_size)
                             + track.as_ref().map_or(0, Track::heap_bytes)
                     }
                     false => 0,
@@ -176,7 +176,8 @@ impl<'a> Held<'a> {
     /// placed state followed to the next pod when `partial` (its choices, matching-pod counts
     /// and labels beside it), else an outcome. `false` when the budget refuses it.
     fn add(&mut self, state: &ClusterState, beside: usize, partial: bool) -> bool {
-        let bytes = (std::mem::size_of::<Partial>() + state.heap_bytes() + beside) as u64;
+        let bytes =
+            (std::mem::size_of::<Partial>() + state.heap_bytes(allocation_size) + beside) as u64;
         match partial {
             true => self.further += bytes,
             false => self.outcomes += bytes,

@@ -36,7 +36,7 @@ pub use placements::{replay_placements, Placements};
 use crate::cluster::{ClusterSpec, ClusterState, Recorder, TieBreak};
 use crate::controllers::scheduler;
 use crate::controllers::scheduler::fit_error::{self, FitError};
-use crate::engine::memory::Use;
+use crate::engine::memory::{allocation_size, Use};
 use crate::engine::WorkerBounds;
 use drain::{drain, Digits, Labelled};
 
@@ -103,10 +103,10 @@ pub struct Track {
 }
 
 impl Track {
-    /// Bytes the labels and sums hold on the heap.
+    /// Bytes the labels and sums hold on the heap, as the allocator rounds their blocks.
     pub fn heap_bytes(&self) -> usize {
-        self.labels.capacity() * std::mem::size_of::<u32>()
-            + self.sums.capacity() * std::mem::size_of::<[u64; 2]>()
+        allocation_size(self.labels.capacity() * std::mem::size_of::<u32>())
+            + allocation_size(self.sums.capacity() * std::mem::size_of::<[u64; 2]>())
     }
 }
 
