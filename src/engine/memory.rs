@@ -353,14 +353,35 @@ pub fn set_allocation_size(size: fn(usize) -> usize) {
 
 /// The bytes an allocation of `requested` bytes takes: as the allocator rounds it
 /// ([`set_allocation_size`]), else rounded up to 16 bytes, the smallest block alignment of
-/// common allocators; 0 for no allocation.
+/// common allocators; 0 for no allocation. A search asks it for every state it stores and
+/// takes, of the few sizes one model's states have: answers are kept in [`ROUNDED`].
 pub fn allocation_size(requested: usize) -> usize {
-    match (requested, ALLOCATION_SIZE.get()) {
-        (0, _) => 0,
-        (_, Some(size)) => size(requested).max(requested),
-        (_, None) => requested.next_multiple_of(16),
+    if requested == 0 {
+        return 0;
     }
+    let Some(size) = ALLOCATION_SIZE.get() else {
+        return requested.next_multiple_of(16);
+    };
+    let key = requested as u64;
+    if key >> 32 != 0 {
+        return size(requested).max(requested);
+    }
+    let slot = &ROUNDED[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize];
+    let known = slot.load(Ordering::Relaxed);
+    if known >> 32 == key {
+        return (known & 0xFFFF_FFFF) as usize;
+    }
+    let rounded = size(requested).max(requested);
+    if rounded >> 32 == 0 {
+        slot.store(key << 32 | rounded as u64, Ordering::Relaxed);
+    }
+    rounded
 }
+
+/// The allocator's recent answers to [`allocation_size`], `requested << 32 | rounded` in the
+/// slot the requested size hashes to (0: none; a request is never 0). Written only when a
+/// size is new to its slot, so once a search's sizes are in, its workers only read them.
+static ROUNDED: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 
 /// What a process holds besides what it charges to its budget, at most: the program and its
 /// libraries, the model, the allocator's slack beyond its blocks' rounding (charged: [`allocation_size`]), and each worker thread's stack and the
@@ -412,6 +433,14 @@ fn cgroup_limit() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The library's tests run on the system allocator, whose rounding no one sets: blocks of
+    /// 16 bytes.
+    #[test]
+    fn without_the_allocators_rounding_blocks_are_whole_sixteen_bytes() {
+        let sizes = [0, 1, 16, 17, 120 << 10].map(allocation_size);
+        assert_eq!(sizes, [0, 16, 16, 32, 120 << 10]);
+    }
 
     #[test]
     fn charges_stay_within_the_limit_and_are_given_back_when_dropped() {
