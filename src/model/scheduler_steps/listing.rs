@@ -57,7 +57,6 @@ pub fn for_each_choice(
             false => Listed::Stopped,
         };
     };
-    let mut seen = std::collections::HashSet::new();
     let mut listed = 0;
     let charge = bounds.memory().map(|budget| budget.charge(Use::Listings));
     let mut held = Held::new(charge.as_ref());
@@ -99,13 +98,19 @@ pub fn for_each_choice(
                         .drain(spec, &mut next, reduce, &mut track, matching, scratch);
                     matching = Some(bound);
                     resume = Probe::new(None, true);
-                    if class(&track, &next).is_some_and(|class| !seen.insert(class)) {
-                        continue;
+                    match class(&track, &next).map(|class| held.first_of_class(class)) {
+                        Some(Some(false)) => continue,
+                        Some(None) => return held.out_of_memory(listed),
+                        _ => {}
                     }
                 }
                 let matching = resume.drain(spec, &mut next, reduce, &mut track, matching, scratch);
-                if alone && class(&track, &next).is_some_and(|class| !seen.insert(class)) {
-                    continue;
+                if alone {
+                    match class(&track, &next).map(|class| held.first_of_class(class)) {
+                        Some(Some(false)) => continue,
+                        Some(None) => return held.out_of_memory(listed),
+                        _ => {}
+                    }
                 }
                 let mut digits = digits.clone();
                 if tie.candidates.len() > 1 {
@@ -121,10 +126,7 @@ pub fn for_each_choice(
                     false => 0,
                 };
                 if !held.add(&next, beside, partial) {
-                    return Listed::OutOfMemory {
-                        listed,
-                        held: held.bytes(),
-                    };
+                    return held.out_of_memory(listed);
                 }
                 match resume.tie {
                     Some(tie) => further.push(Partial {
@@ -151,9 +153,14 @@ pub fn for_each_choice(
 
 /// What a listing holds, charged to the search's budget when it has one: the partly placed
 /// states of the pod at hand and of the next one (the round at hand frees the first as it
-/// follows them), and every outcome listed (until the listing ends and the search takes them).
+/// follows them), every outcome listed (until the listing ends and the search takes them),
+/// and the classes of the partly placed states followed.
 struct Held<'a> {
     tally: Option<Tally<'a>>,
+    /// The classes of the partly placed states followed: one is followed per class.
+    classes: std::collections::HashSet<u64>,
+    /// Bytes of the class set's table.
+    class_bytes: u64,
     /// Bytes of the partly placed states this round follows.
     frontier: u64,
     /// Bytes of the partly placed states this round has followed to the next pod.
@@ -166,6 +173,8 @@ impl<'a> Held<'a> {
     fn new(charge: Option<&'a Charge>) -> Self {
         Self {
             tally: charge.map(Tally::new),
+            classes: std::collections::HashSet::new(),
+            class_bytes: 0,
             frontier: 0,
             further: 0,
             outcomes: 0,
@@ -185,6 +194,31 @@ impl<'a> Held<'a> {
         self.tally.as_mut().is_none_or(|tally| tally.add(bytes))
     }
 
+    /// Whether `class` is new to the listing (it is kept); `None` when the budget refuses
+    /// the room the class set grows by. The set's table holds a value and a control byte per
+    /// slot.
+    fn first_of_class(&mut self, class: u64) -> Option<bool> {
+        let before = self.classes.capacity();
+        let new = self.classes.insert(class);
+        let grown = self.classes.capacity().saturating_sub(before);
+        if grown > 0 {
+            let bytes = (grown * (std::mem::size_of::<u64>() + 1)) as u64;
+            self.class_bytes += bytes;
+            if !self.tally.as_mut().is_none_or(|tally| tally.add(bytes)) {
+                return None;
+            }
+        }
+        Some(new)
+    }
+
+    /// How a listing the budget refused ends, with `listed` outcomes listed.
+    fn out_of_memory(&self, listed: u64) -> Listed {
+        Listed::OutOfMemory {
+            listed,
+            held: self.bytes(),
+        }
+    }
+
     /// Ends a round: the states it followed are freed, those it followed to the next pod are
     /// the next round's.
     fn next_round(&mut self) {
@@ -196,7 +230,7 @@ impl<'a> Held<'a> {
 
     /// What the listing holds now, in bytes.
     fn bytes(&self) -> u64 {
-        self.frontier + self.further + self.outcomes
+        self.frontier + self.further + self.outcomes + self.class_bytes
     }
 }
 
