@@ -6,12 +6,16 @@
 # side-by-side ratio) RUNS times each and prints a Markdown table on stdout: verdict, states,
 # transitions, wall and CPU seconds, cores busy ((user + sys) / wall) and peak memory, then
 # the median wall time of each binary.
-# Usage: scripts/thousand-nodes.sh [KIVI] [RUNS] [BASE] [TIMEOUT_SECS]
+# With CSV=FILE, also writes the rows to FILE (binary, run, verdict, states, transitions,
+# wall_s, cpu_s, cores_busy, peak_mb).
+# Usage: [CSV=FILE] scripts/thousand-nodes.sh [KIVI] [RUNS] [BASE] [TIMEOUT_SECS]
 set -euo pipefail
 kivi=${1:-target/release/kivi}
 runs=${2:-3}
 base=${3:-}
 limit=${4:-300}
+csv=${CSV:-}
+[ -n "$csv" ] && echo "binary,run,verdict,states,transitions,wall_s,cpu_s,cores_busy,peak_mb" > "$csv"
 model=bench-configs/models/c3-four-node-failures.json
 binaries=("$kivi")
 [ -n "$base" ] && binaries+=("$base")
@@ -24,14 +28,16 @@ for run in $(seq 1 "$runs"); do
       --tie-break any --timeout "$limit" --format json -q; } 2>&1 || true)
     json=$(printf '%s\n' "$out" | grep '^{')
     read -r wall user sys peak < <(printf '%s\n' "$out" | sed -n 's/^time //p')
-    row=$(printf '%s' "$json" | python3 -c '
+    read -r verdict states transitions < <(printf '%s' "$json" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 s = r["stats"]
-print("%s | {:,} | {:,}".format(s["states_stored"], s["transitions"]) % r["verdict"])')
+print(r["verdict"], s["states_stored"], s["transitions"])')
     busy=$(python3 -c "print(f'{($user + $sys) / $wall:.2f}')")
     cpu=$(python3 -c "print(f'{$user + $sys:.1f}')")
-    echo "| $(basename "$bin") | $run | $row | $wall | $cpu | $busy | $((peak / 1024)) |"
+    commas() { python3 -c "print(f'{$1:,}')"; }
+    echo "| $(basename "$bin") | $run | $verdict | $(commas "$states") | $(commas "$transitions") | $wall | $cpu | $busy | $((peak / 1024)) |"
+    [ -n "$csv" ] && echo "$(basename "$bin"),$run,$verdict,$states,$transitions,$wall,$cpu,$busy,$((peak / 1024))" >> "$csv"
     walls[$bin]+="$wall "
   done
 done
