@@ -355,27 +355,41 @@ pub fn set_allocation_size(size: fn(usize) -> usize) {
 /// ([`set_allocation_size`]), else rounded up to 16 bytes, the smallest block alignment of
 /// common allocators; 0 for no allocation. A search asks it for every state it stores and
 /// takes, of the few sizes one model's states have: answers are kept in [`ROUNDED`].
+#[inline]
 pub fn allocation_size(requested: usize) -> usize {
-    if requested == 0 {
+    let key = requested as u64;
+    if key == 0 {
         return 0;
     }
+    if let (Some(_), ..=0xFFFF_FFFF) = (ALLOCATION_SIZE.get(), key) {
+        let known = ROUNDED[slot_of(key)].load(Ordering::Relaxed);
+        if known >> 32 == key {
+            return (known & 0xFFFF_FFFF) as usize;
+        }
+    }
+    ask_allocation_size(requested)
+}
+
+/// [`allocation_size`] of a size whose answer is not kept: asked of the allocator's rounding
+/// and kept where it fits.
+#[cold]
+#[inline(never)]
+fn ask_allocation_size(requested: usize) -> usize {
     let Some(size) = ALLOCATION_SIZE.get() else {
         return requested.next_multiple_of(16);
     };
-    let key = requested as u64;
-    if key >> 32 != 0 {
-        return size(requested).max(requested);
-    }
-    let slot = &ROUNDED[(key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize];
-    let known = slot.load(Ordering::Relaxed);
-    if known >> 32 == key {
-        return (known & 0xFFFF_FFFF) as usize;
-    }
     let rounded = size(requested).max(requested);
-    if rounded >> 32 == 0 {
-        slot.store(key << 32 | rounded as u64, Ordering::Relaxed);
+    let key = requested as u64;
+    if key >> 32 == 0 && rounded >> 32 == 0 {
+        ROUNDED[slot_of(key)].store(key << 32 | rounded as u64, Ordering::Relaxed);
     }
     rounded
+}
+
+/// The slot of [`ROUNDED`] that requests of `key` bytes keep their answer in.
+#[inline]
+fn slot_of(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
 }
 
 /// The allocator's recent answers to [`allocation_size`], `requested << 32 | rounded` in the
