@@ -398,8 +398,9 @@ fn slot_of(key: u64) -> usize {
 static ROUNDED: [AtomicU64; 64] = [const { AtomicU64::new(0) }; 64];
 
 /// What a process holds besides what it charges to its budget, at most: the program and its
-/// libraries, the model, the allocator's slack beyond its blocks' rounding (charged: [`allocation_size`]), and each worker thread's stack and the
-/// successors of the state it is expanding. [`process_overhead`] is this much and
+/// libraries, the model, the allocator's slack beyond its blocks' rounding (which is charged:
+/// [`allocation_size`]), and each worker thread's stack and the successors of the state it is
+/// expanding. [`process_overhead`] is this much and
 /// [`OVERHEAD_PER_THREAD`] a worker; measured (peak resident memory less the budget) on the
 /// built-in cases at budgets of 16 MiB to 1 GiB and 1 to 6 threads, with room to spare.
 pub const OVERHEAD_BASE: u64 = 64 << 20;

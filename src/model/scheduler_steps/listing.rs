@@ -98,18 +98,18 @@ pub fn for_each_choice(
                         .drain(spec, &mut next, reduce, &mut track, matching, scratch);
                     matching = Some(bound);
                     resume = Probe::new(None, true);
-                    match class(&track, &next).map(|class| held.first_of_class(class)) {
-                        Some(Some(false)) => continue,
-                        Some(None) => return held.out_of_memory(listed),
-                        _ => {}
+                    match held.repeats(class(&track, &next), listed) {
+                        Ok(true) => continue,
+                        Ok(false) => {}
+                        Err(end) => return end,
                     }
                 }
                 let matching = resume.drain(spec, &mut next, reduce, &mut track, matching, scratch);
                 if alone {
-                    match class(&track, &next).map(|class| held.first_of_class(class)) {
-                        Some(Some(false)) => continue,
-                        Some(None) => return held.out_of_memory(listed),
-                        _ => {}
+                    match held.repeats(class(&track, &next), listed) {
+                        Ok(true) => continue,
+                        Ok(false) => {}
+                        Err(end) => return end,
                     }
                 }
                 let mut digits = digits.clone();
@@ -194,10 +194,14 @@ impl<'a> Held<'a> {
         self.tally.as_mut().is_none_or(|tally| tally.add(bytes))
     }
 
-    /// Whether `class` is new to the listing (it is kept); `None` when the budget refuses
-    /// the room the class set grows by. The set's table holds a value and a control byte per
-    /// slot.
-    fn first_of_class(&mut self, class: u64) -> Option<bool> {
+    /// Whether a partly placed state of class `class` (none: unclassed) repeats one the
+    /// listing followed; a new class is kept. `Err` ends a listing of `listed` outcomes whose
+    /// budget refuses the room the class set grows by (its table holds a value and a control
+    /// byte per slot).
+    fn repeats(&mut self, class: Option<u64>, listed: u64) -> Result<bool, Listed> {
+        let Some(class) = class else {
+            return Ok(false);
+        };
         let before = self.classes.capacity();
         let new = self.classes.insert(class);
         let grown = self.classes.capacity().saturating_sub(before);
@@ -205,10 +209,10 @@ impl<'a> Held<'a> {
             let bytes = (grown * (std::mem::size_of::<u64>() + 1)) as u64;
             self.class_bytes += bytes;
             if !self.tally.as_mut().is_none_or(|tally| tally.add(bytes)) {
-                return None;
+                return Err(self.out_of_memory(listed));
             }
         }
-        Some(new)
+        Ok(!new)
     }
 
     /// How a listing the budget refused ends, with `listed` outcomes listed.
