@@ -256,21 +256,23 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         while let Some(task) = self.stack.pop_back() {
             self.path.truncate(task.depth as usize);
             let model = search.model;
-            let state = match task.pending {
+            let (state, heap) = match task.pending {
                 Pending::State(state) => {
-                    self.tally.sub(model.state_heap_bytes(&state) as u64);
-                    state
+                    let heap = model.state_heap_bytes(&state);
+                    self.tally.sub(heap as u64);
+                    (state, heap)
                 }
                 Pending::Child(parent) => {
                     let state = child(model, &mut self.model_worker, &parent, &task.via);
                     if let Some(parent) = Arc::into_inner(parent) {
                         self.tally.sub(parent_bytes(model, &parent));
                     }
-                    state
+                    let heap = model.state_heap_bytes(&state);
+                    (state, heap)
                 }
             };
             self.path.push(task.via);
-            let held = self.expand(&mut pin, state, task.depth);
+            let held = self.expand(&mut pin, state, heap, task.depth);
             if !self.charge(held) || search.stopped() {
                 return;
             }
@@ -296,11 +298,12 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         false
     }
 
-    /// Generates the successors of `state` (the last node of the current path) and pushes the
-    /// new ones; returns the bytes they hold on the heap. Under partial-order reduction the
+    /// Generates the successors of `state` (the last node of the current path), which holds
+    /// `heap` bytes on the heap, and pushes the new ones; returns the bytes they hold on the
+    /// heap. Under partial-order reduction the
     /// model's ample set comes first, and the state is expanded again in full when one of its
     /// successors was known ([`Expansion`]).
-    fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, depth: u32) -> u64 {
+    fn expand(&mut self, pin: &mut V::Pin<'_>, state: M::State, heap: usize, depth: u32) -> u64 {
         let search = self.search;
         let model = search.model;
         if search
@@ -312,9 +315,7 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
             return 0;
         }
         self.stats.expanded += 1;
-        let large = computes_children_again(
-            std::mem::size_of::<M::State>() + model.state_heap_bytes(&state),
-        );
+        let large = computes_children_again(std::mem::size_of::<M::State>() + heap);
         let parent = match large {
             true => Parent::Shared(Arc::new(state)),
             false => Parent::Owned(state),
