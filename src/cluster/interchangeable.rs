@@ -37,6 +37,9 @@ pub struct NodeClasses {
     /// Per node (index = node id - 1): the `nodeFailure` event that names it, when it is the
     /// only one and no `nodeName` does.
     failure_events: Vec<Option<u8>>,
+    /// Per event (index = event index): the node whose failure progress it is (0: none), the
+    /// inverse of `failure_events`.
+    event_nodes: Vec<u32>,
 }
 
 impl NodeClasses {
@@ -73,9 +76,16 @@ impl NodeClasses {
                 *classes.entry(key).or_insert(next)
             })
             .collect();
+        let mut event_nodes = vec![0; spec.events.len()];
+        for (i, event) in failure_events.iter().enumerate() {
+            if let Some(e) = event {
+                event_nodes[*e as usize] = i as u32 + 1;
+            }
+        }
         Self {
             classes,
             failure_events,
+            event_nodes,
         }
     }
 
@@ -87,6 +97,15 @@ impl NodeClasses {
     /// Per node (index = node id - 1): the failure event that is renamed with it.
     pub fn failure_events(&self) -> &[Option<u8>] {
         &self.failure_events
+    }
+
+    /// The node whose key ([`NodeClasses::key`]) holds event `event`'s progress, if any: the
+    /// only node whose key a change of that progress changes.
+    pub fn node_of_event(&self, event: usize) -> Option<usize> {
+        match self.event_nodes.get(event) {
+            Some(&n) if n != 0 => Some(n as usize),
+            _ => None,
+        }
     }
 
     /// What node `n` is in `state` beyond its record: its class and, for a node named by a

@@ -23,7 +23,7 @@ impl Symmetry {
     /// never keep two fingerprints of one state, and no sort or renamed copy of the state is
     /// made. The parts are kept in `scratch` with what they were computed from ([`Summed`]), and
     /// the next state hashes again only the pods and nodes that changed: one comparison of the
-    /// pods' records a block at a time, one pass over the nodes. `out` is scratch.
+    /// pods' and the nodes' records a block at a time. `out` is scratch.
     pub fn fingerprint(
         &self,
         state: &ClusterState,
@@ -119,23 +119,25 @@ impl Symmetry {
         summed.nodes.clear();
         summed.nodes.push(NodeState::default());
         summed.nodes.extend_from_slice(state.nodes());
-        summed.node_class.clear();
-        summed.node_class.push((0, 0));
-        summed.node_place.clear();
+        summed.progress.clear();
         summed
-            .node_place
-            .extend_from_slice(&scratch.node_place[..=nodes]);
+            .progress
+            .extend_from_slice(&{ state.events().progress });
+        summed.queued_nodes.clear();
+        summed
+            .queued_nodes
+            .extend_from_slice(state.pending(Queue::Node));
         summed.node_part.clear();
         summed.node_part.push(0);
         summed.node_total = 0;
         for n in 1..=nodes {
-            summed.node_class.push(self.node_classes.key(state, n));
             let part = node_element(self.node_key(state, n, scratch, summed.node_sum[n]));
             summed.node_part.push(part);
             summed.node_total = summed.node_total.wrapping_add(part);
         }
-        summed.resummed.clear();
-        summed.resummed.resize(nodes + 1, false);
+        summed.listed.clear();
+        summed.listed.resize(nodes + 1, false);
+        summed.listed_nodes.clear();
         summed.keep_unflagged(state);
     }
 
@@ -145,7 +147,6 @@ impl Symmetry {
     /// sums are wrapping sums, so taking a part out and putting its new value in gives what
     /// summing afresh gives ([`Symmetry::sum_afresh`]); the tests compare the two.
     fn sum_changes(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed) {
-        let nodes = state.nodes().len();
         // Pods whose record changed, found a block of records at a time.
         const BLOCK: usize = 32;
         let now = state.pods();
@@ -180,21 +181,46 @@ impl Symmetry {
         }
         summed.unflagged = unflagged;
         summed.keep_unflagged(state);
-        for n in 1..=nodes {
-            let record = state.node(n);
-            let class = self.node_classes.key(state, n);
-            let place = scratch.node_place[n];
-            if !summed.resummed[n]
-                && bytemuck::bytes_of(record) == bytemuck::bytes_of(&summed.nodes[n])
-                && class == summed.node_class[n]
-                && place == summed.node_place[n]
+        // Nodes whose part may have changed: those whose pods' sum changed (`resum_pod` listed
+        // them), whose record changed (found a block of records at a time), whose failure
+        // event took a step (its progress is in the node's class key), and those in the node
+        // controller's queue now or in the last state (the place is in the part).
+        let now = state.nodes();
+        for start in (0..now.len()).step_by(BLOCK) {
+            let end = (start + BLOCK).min(now.len());
+            let then = &summed.nodes[start + 1..end + 1];
+            if bytemuck::cast_slice::<_, u8>(&now[start..end])
+                == bytemuck::cast_slice::<_, u8>(then)
             {
                 continue;
             }
-            summed.resummed[n] = false;
-            summed.nodes[n] = *record;
-            summed.node_class[n] = class;
-            summed.node_place[n] = place;
+            for (i, node) in now.iter().enumerate().take(end).skip(start) {
+                if bytemuck::bytes_of(node) != bytemuck::bytes_of(&summed.nodes[i + 1]) {
+                    summed.list_node(i + 1);
+                }
+            }
+        }
+        let progress_now = state.events().progress;
+        for (event, &progress) in progress_now.iter().enumerate() {
+            if progress != summed.progress[event] {
+                summed.progress[event] = progress;
+                if let Some(n) = self.node_classes.node_of_event(event) {
+                    summed.list_node(n);
+                }
+            }
+        }
+        let mut queued = std::mem::take(&mut summed.queued_nodes);
+        for &n in queued.iter().chain(state.pending(Queue::Node)) {
+            summed.list_node(n as usize);
+        }
+        queued.clear();
+        queued.extend_from_slice(state.pending(Queue::Node));
+        summed.queued_nodes = queued;
+        let mut listed = std::mem::take(&mut summed.listed_nodes);
+        for &node in &listed {
+            let n = node as usize;
+            summed.listed[n] = false;
+            summed.nodes[n] = *state.node(n);
             let part = node_element(self.node_key(state, n, scratch, summed.node_sum[n]));
             summed.node_total = summed
                 .node_total
@@ -202,6 +228,8 @@ impl Symmetry {
                 .wrapping_add(part);
             summed.node_part[n] = part;
         }
+        listed.clear();
+        summed.listed_nodes = listed;
     }
 
     /// Hashes pod `id` of `state` again into `summed` (taking its old part out of its old
@@ -218,7 +246,7 @@ impl Symmetry {
             let sum = match node {
                 0 => &mut summed.unplaced_sum,
                 n => {
-                    summed.resummed[n as usize] = true;
+                    summed.list_node(n as usize);
                     &mut summed.node_sum[n as usize]
                 }
             };
@@ -245,15 +273,19 @@ pub(super) struct Summed {
     pods: Vec<PodState>,
     /// Each pod's part ([`Symmetry::pod_part`], index: id - 1).
     parts: Vec<(u32, u64)>,
-    /// Per node id (index 0 unused): its record, class key and place in the node
-    /// controller's queue, the sum of its pods' hashes and its part of the node sum.
+    /// Per node id (index 0 unused): its record, the sum of its pods' hashes and its part of
+    /// the node sum.
     nodes: Vec<NodeState>,
-    node_class: Vec<(u32, u16)>,
-    node_place: Vec<u32>,
     node_sum: Vec<u64>,
     node_part: Vec<u64>,
-    /// Per node id: whether its pods' sum changed since its part was computed.
-    resummed: Vec<bool>,
+    /// Per event: its progress (a failure event's is in its node's class key).
+    progress: Vec<u16>,
+    /// The node controller's queue (a node's place in it is in the node's part).
+    queued_nodes: Vec<u32>,
+    /// The nodes whose part may have changed, to hash again ([`Summed::list_node`]), and per
+    /// node id whether it is listed.
+    listed_nodes: Vec<u32>,
+    listed: Vec<bool>,
     /// The pods named in the scheduler, kubelet or taint queue whose record's flag for that
     /// queue is clear ([`Summed::keep_unflagged`]).
     unflagged: Vec<u32>,
@@ -263,6 +295,14 @@ pub(super) struct Summed {
 }
 
 impl Summed {
+    /// Lists node `n` for its part to be hashed again (once).
+    fn list_node(&mut self, n: usize) {
+        if !self.listed[n] {
+            self.listed[n] = true;
+            self.listed_nodes.push(n as u32);
+        }
+    }
+
     /// Keeps the pods that `state`'s pod queues name although their records' flags say they
     /// are not there: such a pod leaves the queue without a change to its record, so
     /// [`Symmetry::sum_changes`] must look for it (most states have none: only the taint
