@@ -4,7 +4,7 @@
 //! filter that rejected it, the reasons sorted. Kivi prints only "No feasible node!".
 
 use super::pod_topology_spread::{self, MatchingPods};
-use super::{run_filters, Buffers, Cycle, Filter, Scratch};
+use super::{run_filters, Buffers, Cycle, CycleNodes, Filter, Scratch};
 use crate::cluster::timing::NODE_ALLOWED_PODS;
 use crate::cluster::{ClusterSpec, ClusterState, Taint, TaintEffect};
 use std::collections::BTreeMap;
@@ -147,7 +147,8 @@ pub struct FitError {
 /// The `FitError` for `pod` in `state`, or `None` when some node fits it.
 pub fn fit_error(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<FitError> {
     let mut scratch = Scratch::default();
-    let mut c = Cycle::new(spec, state, pod, &mut Buffers::default());
+    let nodes = CycleNodes::every_of(spec);
+    let mut c = Cycle::new(spec, state, pod, &mut Buffers::default(), &nodes, None);
     let nodes = spec.nodes.len();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut rejected_by: Vec<Option<Filter>> = vec![None; nodes + 1];

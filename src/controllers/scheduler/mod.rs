@@ -20,6 +20,7 @@
 //! queued (`PrioritySort`); kivi's queue is FIFO in the order pods were queued, under both
 //! settings, which is that order for pods of equal priority (kivi models no priorities).
 
+mod alike;
 pub mod fit_error;
 mod node_affinity;
 mod node_name;
@@ -32,6 +33,8 @@ use crate::cluster::{
     ClusterSpec, ClusterState, NodeStatus, PodPhase, PodTemplate, Recorder, TieBreak,
 };
 use crate::cluster::{ItemClock, Queue};
+pub use alike::Alike;
+use alike::CycleNodes;
 #[cfg(test)]
 pub(crate) use pod_topology_spread::count_check::schedule_and_compare;
 pub use pod_topology_spread::MatchingCache;
@@ -48,6 +51,10 @@ struct Buffers {
 }
 
 /// Per-node scratch values of one scheduling cycle (index = node id; index 0 unused).
+///
+/// The filters and scores run on the cycle's nodes ([`Cycle::node_ids`]): every node, or,
+/// where the caller knows nodes that are alike ([`Alike`]), the first node of each kind, whose
+/// results stand for the others'.
 pub struct Cycle<'a> {
     /// The cluster.
     pub spec: &'a ClusterSpec,
@@ -68,6 +75,10 @@ pub struct Cycle<'a> {
     pub tainted: Vec<bool>,
     /// Scratch for the topology spread plugin's per-domain counts.
     domains: Vec<i32>,
+    /// The nodes the filters and scores run on, in ascending id order.
+    nodes: &'a [u16],
+    /// Where `nodes` holds one node per kind: each node's kind and each kind's node.
+    alike: Option<(&'a [u32], &'a [u16])>,
 }
 
 impl<'a> Cycle<'a> {
@@ -78,6 +89,8 @@ impl<'a> Cycle<'a> {
         state: &'a ClusterState,
         pod: usize,
         buffers: &mut Buffers,
+        nodes: &'a CycleNodes,
+        alike: Option<Alike<'a>>,
     ) -> Self {
         let slots = spec.nodes.len() + 1;
         // Buffers already the cluster's size are cleared in place (every pod after the first).
@@ -102,6 +115,8 @@ impl<'a> Cycle<'a> {
             affinity: unmarked(std::mem::take(&mut buffers.affinity)),
             tainted: unmarked(std::mem::take(&mut buffers.tainted)),
             domains: std::mem::take(&mut buffers.domains),
+            nodes: &nodes.ids,
+            alike: alike.map(|alike| (alike.kinds, &nodes.first[..])),
         };
         for n in cycle.node_ids() {
             if state.node(n).status != NodeStatus::Ready {
@@ -121,9 +136,30 @@ impl<'a> Cycle<'a> {
         buffers.domains = self.domains;
     }
 
-    /// Node ids 1..=N.
-    pub fn node_ids(&self) -> std::ops::RangeInclusive<usize> {
-        1..=self.spec.nodes.len()
+    /// The ids of the nodes the cycle filters and scores, ascending: every node, or the first
+    /// of each kind where nodes are [`Alike`].
+    pub fn node_ids(&self) -> impl Iterator<Item = usize> + 'a {
+        self.nodes.iter().map(|&n| usize::from(n))
+    }
+
+    /// The node whose results stand for node `n`'s: `n` itself, or the first of its kind.
+    fn standing_for(&self, n: usize) -> usize {
+        match self.alike {
+            Some((kinds, first)) => usize::from(first[kinds[n] as usize]),
+            None => n,
+        }
+    }
+
+    /// Whether node `n` passed the node-affinity filter (read for every node, also where the
+    /// cycle filters one node per kind).
+    pub fn affinity_of(&self, n: usize) -> bool {
+        self.affinity[self.standing_for(n)]
+    }
+
+    /// Whether node `n` has a taint the pod does not tolerate (read as
+    /// [`Cycle::affinity_of`]).
+    pub fn tainted_of(&self, n: usize) -> bool {
+        self.tainted[self.standing_for(n)]
     }
 
     /// Whether no filter has rejected node `n` yet.
@@ -134,7 +170,7 @@ impl<'a> Cycle<'a> {
     /// Turns the "passing nodes marked 1" convention into "rejected nodes at -1" (Kivi's
     /// `helperFilter`).
     fn settle_marks(&mut self) {
-        for n in 1..=self.spec.nodes.len() {
+        for n in self.node_ids() {
             self.score[n] = match self.score[n] {
                 1 => 0,
                 0 => -1,
@@ -189,16 +225,26 @@ impl<'a> Cycle<'a> {
 pub struct Scratch {
     buffers: Buffers,
     matching: MatchingCache,
+    nodes: CycleNodes,
     /// Under [`TieBreak::Any`], the top-scored nodes of the last pod [`select`] placed, in
-    /// ascending id order.
+    /// ascending id order (the first of each kind where it was given [`Alike`] nodes).
     tied: Vec<u16>,
+    /// How many nodes share the top score: `tied`'s, counting every node of their kinds.
+    tie_size: usize,
 }
 
 impl Scratch {
     /// The top-scored nodes of the last pod [`select`] placed, in ascending id order, under
-    /// [`TieBreak::Any`] (empty under `Lowest`).
+    /// [`TieBreak::Any`] (empty under `Lowest`): every one, or the first of each kind where
+    /// [`select`] was given [`Alike`] nodes.
     pub fn tied(&self) -> &[u16] {
         &self.tied
+    }
+
+    /// How many nodes share the top score of the last pod [`select`] placed, under
+    /// [`TieBreak::Any`] (0 under `Lowest`).
+    pub fn tie_size(&self) -> usize {
+        self.tie_size
     }
 
     /// Counts pod `pod`, about to be bound to node `node` in `state`, in the matching-pod
@@ -225,7 +271,7 @@ impl Scratch {
 /// Runs the filters and scoring plugins for `pod`; the chosen node id, or `None` when no node
 /// is feasible.
 pub fn schedule_one(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> Option<usize> {
-    select(spec, state, pod, &mut Scratch::default())
+    select(spec, state, pod, &mut Scratch::default(), None)
 }
 
 /// A step of the filtering phase, for telling which one rejected a node.
@@ -269,14 +315,30 @@ fn run_filters<'m>(
 /// [`schedule_one`] on `scratch`, whose matching-pod counts must describe `state`: the lowest
 /// top-scored node; under [`TieBreak::Any`] every top-scored node is left in `scratch`
 /// ([`Scratch::tied`]; under `Lowest` it is left empty: the scheduling cycle's hot path
-/// collects nothing).
+/// collects nothing). Given `alike` nodes, the cycle filters and scores one node of each kind
+/// and leaves the first top-scored node of each kind, unless the pod's template has
+/// ScheduleAnyway spread constraints (whose score counts the feasible domains, node by node).
 pub fn select(
     spec: &ClusterSpec,
     state: &ClusterState,
     pod: usize,
     scratch: &mut Scratch,
+    alike: Option<Alike>,
 ) -> Option<usize> {
-    let mut c = Cycle::new(spec, state, pod, &mut scratch.buffers);
+    let template = spec.template_or_none(state.pod(pod).template);
+    let alike = alike.filter(|_| !pod_topology_spread::scores_every_node(template));
+    match alike {
+        Some(alike) => scratch.nodes.one_per_kind(alike.kinds),
+        None => scratch.nodes.every(spec.nodes.len()),
+    }
+    let mut c = Cycle::new(
+        spec,
+        state,
+        pod,
+        &mut scratch.buffers,
+        &scratch.nodes,
+        alike,
+    );
     let taints = spec.nodes.iter().any(|n| n.taint_type != 0);
     let matching = run_filters(&mut c, &mut scratch.matching, taints, |_, _| {});
 
@@ -296,13 +358,23 @@ pub fn select(
         }
     }
     scratch.tied.clear();
+    scratch.tie_size = 0;
     if spec.tie_break == TieBreak::Any && best.is_some() {
-        let tied = c
-            .node_ids()
-            .filter(|&n| state.node(n).status == NodeStatus::Ready && c.score[n] == max);
-        scratch.tied.extend(tied.map(|n| n as u16));
+        for n in c.node_ids() {
+            if state.node(n).status == NodeStatus::Ready && c.score[n] == max {
+                scratch.tied.push(n as u16);
+                scratch.tie_size += match alike {
+                    Some(alike) => scratch.nodes.count[alike.kinds[n] as usize] as usize,
+                    None => 1,
+                };
+            }
+        }
     }
     c.release(&mut scratch.buffers);
+    #[cfg(test)]
+    if let Some(alike) = alike {
+        alike::check::same_as_every_node(spec, state, pod, scratch, alike, best);
+    }
     best
 }
 
@@ -322,11 +394,11 @@ pub fn run(
         let pod = head as usize;
         let phase = state.pod(pod).phase;
         if phase != PodPhase::Running && phase != PodPhase::Terminating {
-            let Some(n) = select(spec, state, pod, scratch) else {
+            let Some(n) = select(spec, state, pod, scratch, None) else {
                 fits_nowhere(spec, state, rec);
                 break;
             };
-            log_binding(rec, pod, n, scratch.tied.len());
+            log_binding(rec, pod, n, scratch.tie_size);
             scratch.assume(spec, state, pod, n);
             bind(spec, state, pod, n);
         } else {

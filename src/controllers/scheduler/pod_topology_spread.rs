@@ -235,6 +235,12 @@ fn hard(con: &TopologySpreadConstraint) -> bool {
     con.when_unsatisfiable == WhenUnsatisfiable::DoNotSchedule
 }
 
+/// Whether the plugin's score for `template` reads every feasible node, not only the domains'
+/// counts: a ScheduleAnyway constraint's weight is the number of feasible domains.
+pub fn scores_every_node(template: &crate::cluster::PodTemplate) -> bool {
+    template.spread.iter().any(|con| !hard(con))
+}
+
 /// The DoNotSchedule constraints' matching pods per domain over the nodes they count (those
 /// the constraint's node-affinity and taint policies admit), with each topology key's number
 /// of domains and fewest matching pods in one.
@@ -258,11 +264,12 @@ impl HardDomains {
             min_match: [0; MAX_LABEL_KEYS],
             reach: vec![0; c.spec.nodes.len() + 1],
         };
-        for n in c.node_ids() {
+        // Every node, also where the cycle filters one node per kind.
+        for n in 1..=c.spec.nodes.len() {
             let mut reach = 0;
             for (j, con) in spread.iter().enumerate().filter(|(_, con)| hard(con)) {
-                if (con.honor_node_affinity && !c.affinity[n])
-                    || (con.honor_node_taints && c.tainted[n])
+                if (con.honor_node_affinity && !c.affinity_of(n))
+                    || (con.honor_node_taints && c.tainted_of(n))
                 {
                     break;
                 }
@@ -525,7 +532,7 @@ pub fn score(c: &mut Cycle, matching: &MatchingPods) {
 #[cfg(test)]
 pub(crate) mod count_check {
     use super::super::{
-        node_affinity, node_name, select, taint_toleration, Buffers, Cycle, Scratch,
+        node_affinity, node_name, select, taint_toleration, Buffers, Cycle, CycleNodes, Scratch,
     };
     use super::*;
     use crate::cluster::Queue;
@@ -545,14 +552,16 @@ pub(crate) mod count_check {
             if phase == PodPhase::Running || phase == PodPhase::Terminating {
                 continue;
             }
-            let Some(node) = select(spec, &s, pod, &mut scratch) else {
+            let Some(node) = select(spec, &s, pod, &mut scratch, None) else {
                 break;
             };
             scratch.matching.bind(spec, &s, pod, node);
             s.pod_mut(pod).loc = node as u16;
             scheduled.push(pod);
             for &earlier in &scheduled {
-                let mut cycle = Cycle::new(spec, &s, earlier, &mut Buffers::default());
+                let nodes = CycleNodes::every_of(spec);
+                let mut cycle =
+                    Cycle::new(spec, &s, earlier, &mut Buffers::default(), &nodes, None);
                 let fresh = MatchingPods::count_into(&cycle, Vec::new());
                 let cached = scratch.matching.for_template(&cycle);
                 assert_eq!(

@@ -43,7 +43,7 @@ pub fn score(c: &mut Cycle) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Buffers, Cycle};
+    use super::super::{Buffers, Cycle, CycleNodes};
     use super::*;
     use crate::cluster::fixture::cases::{self, with_new_pod};
     use crate::cluster::fixture::Fixture;
@@ -77,7 +77,8 @@ mod tests {
     /// Which of nodes 1–3 the filter lets pod 6 onto.
     fn feasible(cluster: &Fixture) -> [bool; 3] {
         let s = with_new_pod(&cluster.state);
-        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
+        let nodes = CycleNodes::every_of(&cluster.spec);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default(), &nodes, None);
         filter(&mut c);
         [1, 2, 3].map(|n| c.feasible(n))
     }
@@ -85,7 +86,8 @@ mod tests {
     /// Each node's TaintToleration score for pod 6, weighted.
     fn scores(cluster: &Fixture) -> [i32; 3] {
         let s = with_new_pod(&cluster.state);
-        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
+        let nodes = CycleNodes::every_of(&cluster.spec);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default(), &nodes, None);
         score(&mut c);
         [1, 2, 3].map(|n| c.score[n])
     }
@@ -118,7 +120,8 @@ mod tests {
     fn untolerated_no_execute_taints_mark_the_node_for_spread_policies() {
         let cluster = one_of_each_effect(&[]);
         let s = with_new_pod(&cluster.state);
-        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default());
+        let nodes = CycleNodes::every_of(&cluster.spec);
+        let mut c = Cycle::new(&cluster.spec, &s, 6, &mut Buffers::default(), &nodes, None);
         filter(&mut c);
         assert_eq!([1, 2, 3].map(|n| c.tainted[n]), [true, true, false]);
     }

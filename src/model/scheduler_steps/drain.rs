@@ -210,6 +210,18 @@ impl Step<'_, '_> {
         }
     }
 
+    /// The nodes a scheduling cycle may take as alike: those of equal labels, which are
+    /// interchangeable in the state at hand (what narrowing a tie to one node per label rests
+    /// on), so they filter and score alike.
+    fn alike(&self) -> Option<scheduler::Alike<'_>> {
+        match (self.reduce, &*self.track) {
+            (Reduce::Labels(_), Some(track)) => Some(scheduler::Alike {
+                kinds: &track.labels,
+            }),
+            _ => None,
+        }
+    }
+
     /// Keeps the labels up to date after pod `pod` was bound to node `node` in `state`.
     fn bound(&mut self, state: &ClusterState, pod: usize, node: usize) {
         if let (Reduce::Labels(labels), Some(track)) = (self.reduce, &mut *self.track) {
@@ -268,12 +280,14 @@ fn drain_items(
             let (n, tied) = match choose.head() {
                 Some(head) => head,
                 None => {
-                    let Some(lowest) = scheduler::select(spec, state, pod, &mut scratch.cycle)
+                    let alike = step.alike();
+                    let Some(lowest) =
+                        scheduler::select(spec, state, pod, &mut scratch.cycle, alike)
                     else {
                         scheduler::fits_nowhere(spec, state, rec);
                         return Drained::Unschedulable { pod };
                     };
-                    let tied = scratch.cycle.tied().len();
+                    let tied = scratch.cycle.tie_size();
                     if tied <= 1 && !choose.asked_at_every_pod() {
                         (lowest, tied)
                     } else {
