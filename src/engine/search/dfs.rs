@@ -16,7 +16,10 @@
 //! stack as the parent (shared) and the action, not as states; a child is computed again when
 //! it is popped. A model step is deterministic, so this is the same state; the stack then holds
 //! one copy of each large state on the current path instead of one per pending child, which is
-//! what lets a 5,000-node cluster, with thousands of children per state, run in memory.
+//! what lets a 5,000-node cluster, with thousands of children per state, run in memory. The
+//! child pushed last is kept as its state: it is popped next, so it would be computed again
+//! at once (on a 1,000-node cluster, where most states have one new child, that was a
+//! twelfth of the search).
 //!
 //! Memory: each worker tallies what its stack and path hold (the stack's slots, each pending
 //! state's heap, each parent kept for its children once) and charges it to the memory budget
@@ -405,6 +408,10 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
         let search = self.search;
         let model = search.model;
         let mut pass = Pass::default();
+        // Under a large parent, the new child pushed last (popped next) is kept as its state,
+        // the earlier ones as the parent: the child on top is expanded right away, so keeping
+        // it holds no more than computing it again would, and saves that.
+        let mut on_top: Option<usize> = None;
         for (successor, key) in self.successors.drain() {
             match pin.insert_if_new(key) {
                 Insertion::Seen => {
@@ -431,13 +438,21 @@ impl<'s, 'm, M: Model, V: VisitedSet> Worker<'s, 'm, M, V> {
                         action,
                         depth,
                     ) {
-                        let pending = match parent {
-                            Parent::Owned(_) => {
-                                pass.held += model.state_heap_bytes(&successor.state) as u64;
-                                Pending::State(successor.state)
+                        if let (Parent::Shared(parent), Some(below)) = (parent, on_top) {
+                            let task = &mut self.stack[below];
+                            let kept = std::mem::replace(
+                                &mut task.pending,
+                                Pending::Child(parent.clone()),
+                            );
+                            if let Pending::State(state) = kept {
+                                pass.held -= model.state_heap_bytes(&state) as u64;
                             }
-                            Parent::Shared(parent) => Pending::Child(parent.clone()),
-                        };
+                        }
+                        if let Parent::Shared(_) = parent {
+                            on_top = Some(self.stack.len());
+                        }
+                        pass.held += model.state_heap_bytes(&successor.state) as u64;
+                        let pending = Pending::State(successor.state);
                         self.stack.push_back(Task {
                             pending,
                             depth: depth + 1,
