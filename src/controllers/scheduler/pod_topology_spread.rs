@@ -69,13 +69,19 @@ impl DomainCounts {
         self.counts[key * self.stride + value as usize] = count;
     }
 
-    /// The defined counts of key `key` over domains 1..=values.
-    fn defined(&self, key: usize, values: u16) -> impl Iterator<Item = i32> + '_ {
+    /// How many of key `key`'s domains 1..=values are defined, and the fewest matching pods
+    /// in one of them (`at_most` when none is fewer). Without a branch per domain, so that a
+    /// key with a domain per node (a hostname) is settled in a few passes of vector
+    /// instructions on every binding.
+    fn defined_and_fewest(&self, key: usize, values: u16, at_most: i32) -> (i32, i32) {
         let row = key * self.stride;
-        self.counts[row + 1..=row + values as usize]
+        let counts = &self.counts[row + 1..=row + values as usize];
+        let defined = counts.iter().map(|&c| i32::from(c != UNDEFINED)).sum();
+        let fewest = counts
             .iter()
-            .copied()
-            .filter(|&c| c != UNDEFINED)
+            .map(|&c| if c == UNDEFINED { i32::MAX } else { c })
+            .fold(at_most, i32::min);
+        (defined, fewest)
     }
 }
 
@@ -327,11 +333,9 @@ impl HardDomains {
             let key = keys.trailing_zeros() as usize;
             keys &= keys - 1;
             let values = spec.label_value_counts[key];
-            let (mut domains, mut min_match) = (0, spec.pods.len() as i32);
-            for count in self.counts.defined(key, values) {
-                domains += 1;
-                min_match = min_match.min(count);
-            }
+            let (domains, min_match) =
+                self.counts
+                    .defined_and_fewest(key, values, spec.pods.len() as i32);
             self.domains[key] = domains;
             self.min_match[key] = min_match;
         }

@@ -10,6 +10,11 @@ use crate::cluster::{ClusterState, NodeState, Queue};
 use crate::model::scheduler_steps::Track;
 use std::cell::RefCell;
 
+/// A map keyed by node keys, hashed with xxh3 rather than the standard SipHash: the keys are
+/// the model's own (no untrusted input), and a listing looks one up for every node and every
+/// pod it binds.
+type KeyMap<K, V> = std::collections::HashMap<K, V, xxhash_rust::xxh3::Xxh3Builder>;
+
 impl Symmetry {
     /// A 128-bit key of what a listing of the scheduler step from `state`
     /// ([`crate::model::scheduler_steps::for_each_choice`] with this reduction's narrowing
@@ -52,7 +57,7 @@ impl Symmetry {
         for &node in state.pending(Queue::Node) {
             scratch.node_place[node as usize] = 1;
         }
-        let mut first = std::collections::HashMap::new();
+        let mut first = KeyMap::default();
         let mut last: Option<((u32, u16), u32, u32)> = None;
         for n in 1..=nodes {
             let part = (self.node_classes.key(state, n), scratch.node_place[n]);
@@ -174,7 +179,7 @@ struct StepLabels {
     /// Per node id: the sum of the hashes of its pods in the source, as `narrow` hashes them.
     pod_sum: Vec<u64>,
     /// The label given to each key met so far: labels are numbered as keys are met.
-    given: RefCell<std::collections::HashMap<NodeKey, u32>>,
+    given: RefCell<KeyMap<NodeKey, u32>>,
 }
 
 impl StepLabels {
