@@ -42,6 +42,7 @@ pub const MAX_INTENTS: usize = 16;
 mod encoding;
 mod nominations;
 mod pod_set;
+mod pod_writes;
 mod queues;
 mod records;
 mod scale_events;
@@ -50,6 +51,7 @@ mod tests;
 
 pub use encoding::Renaming;
 pub use pod_set::PodSet;
+use pod_writes::PodWrites;
 pub use queues::Queue;
 use queues::{Queues, QUEUES};
 use records::Header;
@@ -77,6 +79,8 @@ pub struct ClusterState {
     /// preempt, none otherwise ([`ClusterState::keep_nominations`]).
     nominations: u32,
     queues: Queues,
+    /// The pod records written since the state was copied (not part of the state).
+    pod_writes: PodWrites,
 }
 
 impl Clone for ClusterState {
@@ -89,6 +93,7 @@ impl Clone for ClusterState {
             views: self.views,
             nominations: self.nominations,
             queues: self.queues.clone(),
+            pod_writes: self.pod_writes.of_copy(),
         }
     }
 
@@ -102,6 +107,7 @@ impl Clone for ClusterState {
         self.views = source.views;
         self.nominations = source.nominations;
         self.queues.clone_from(&source.queues);
+        self.pod_writes = source.pod_writes.of_copy();
     }
 }
 
@@ -141,6 +147,7 @@ impl ClusterState {
             views: 0,
             nominations: 0,
             queues: Queues::default(),
+            pod_writes: PodWrites::default(),
         }
     }
 
@@ -161,6 +168,7 @@ impl ClusterState {
     pub fn load_records(&mut self, records: &[u8]) {
         let end = HEADER_BYTES + self.records_bytes();
         self.bytes_mut()[HEADER_BYTES..end].copy_from_slice(records);
+        self.pod_writes.wrote(0, self.pods as usize);
     }
 
     /// Makes room for `views` copies of the record tables after them, each starting as a copy
@@ -182,6 +190,7 @@ impl ClusterState {
     /// Makes `bytes` (the header, records, views and nomination table) the buffer, with a
     /// zero byte at the end when their number is odd.
     fn set_bytes(&mut self, mut bytes: Vec<u8>) {
+        self.pod_writes.wrote(0, self.pods as usize);
         if bytes.len() % 2 == 1 {
             bytes.push(0);
         }
@@ -348,7 +357,15 @@ impl ClusterState {
 
     /// The pod records, mutable.
     pub fn pods_mut(&mut self) -> &mut [PodState] {
+        self.pod_writes.wrote(0, self.pods as usize);
         self.records_mut(self.pods_offset(), self.pods as usize)
+    }
+
+    /// The token of the state this one was copied from and the pod records (0-based
+    /// indices `low..high`) written since, or `None` when it was not copied: two states
+    /// copied from one token hold the same pod records outside the ranges they wrote.
+    pub fn pod_writes_since_copy(&self) -> Option<(u64, usize, usize)> {
+        self.pod_writes.since_copy()
     }
 
     /// The deployment records, by id - 1.
@@ -407,6 +424,7 @@ impl ClusterState {
 
     /// Mutable pod with id `id` (1-based).
     pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
+        self.pod_writes.wrote(id.wrapping_sub(1), id);
         self.record_mut(self.pods_offset(), self.pods as usize, id)
     }
 

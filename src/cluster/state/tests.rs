@@ -142,3 +142,42 @@ fn the_taint_bits_of_a_node_are_set_and_cleared_apart_and_the_no_execute_taint_i
         "no byte added to a node's record"
     );
 }
+
+/// Two copies of one state hold the same pod records outside the ranges each wrote since
+/// (what the fingerprint's comparison with the last state skips); a write to the source gives
+/// its later copies another source, and a state never copied knows nothing.
+#[test]
+fn copies_of_one_state_differ_only_in_the_pod_records_they_wrote() {
+    let mut parent = ClusterState::new(1, 8, 1);
+    assert_eq!(parent.pod_writes_since_copy(), None);
+    parent.pod_mut(3).cpu = 5;
+    let (mut a, mut b) = (parent.clone(), parent.clone());
+    a.pod_mut(2).cpu = 1;
+    b.pod_mut(6).cpu = 2;
+    b.pod_mut(7).memory = 3;
+    let (from_a, low_a, high_a) = a.pod_writes_since_copy().expect("a copy");
+    let (from_b, low_b, high_b) = b.pod_writes_since_copy().expect("a copy");
+    assert_eq!(from_a, from_b, "copied from one state");
+    assert_eq!((low_a, high_a, low_b, high_b), (1, 2, 5, 7));
+    for i in (0..8).filter(|i| !(1..2).contains(i) && !(5..7).contains(i)) {
+        assert_eq!(
+            bytemuck::bytes_of(&a.pods()[i]),
+            bytemuck::bytes_of(&b.pods()[i])
+        );
+    }
+    parent.pod_mut(4).cpu = 7;
+    let later = parent.clone();
+    assert_ne!(later.pod_writes_since_copy().expect("a copy").0, from_a);
+    assert_eq!(
+        later.pod_writes_since_copy().map(|(_, l, h)| l < h),
+        Some(false)
+    );
+    let mut whole = a.clone();
+    whole.pods_mut();
+    assert_eq!(
+        whole
+            .pod_writes_since_copy()
+            .map(|(_, low, high)| (low, high)),
+        Some((0, 8))
+    );
+}

@@ -23,7 +23,9 @@ impl Symmetry {
     /// never keep two fingerprints of one state, and no sort or renamed copy of the state is
     /// made. The parts are kept in `scratch` with what they were computed from ([`Summed`]), and
     /// the next state hashes again only the pods and nodes that changed: one comparison of the
-    /// pods' and the nodes' records a block at a time. `out` is scratch.
+    /// pods' and the nodes' records a block at a time (of the pod records only those either
+    /// state wrote since its copy, where both are copies of one state, as a search's
+    /// successors of one state are). `out` is scratch.
     pub fn fingerprint(
         &self,
         state: &ClusterState,
@@ -101,6 +103,7 @@ impl Symmetry {
         summed.owner = Some((self.id, nodes, pods));
         summed.pods.clear();
         summed.pods.extend_from_slice(state.pods());
+        summed.writes = state.pod_writes_since_copy();
         summed.parts.clear();
         summed.node_sum.clear();
         summed.node_sum.resize(nodes + 1, 0);
@@ -147,10 +150,22 @@ impl Symmetry {
     /// sums are wrapping sums, so taking a part out and putting its new value in gives what
     /// summing afresh gives ([`Symmetry::sum_afresh`]); the tests compare the two.
     fn sum_changes(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed) {
-        // Pods whose record changed, found a block of records at a time.
+        // Pods whose record changed, found a block of records at a time; where this state and
+        // the last one were copied from one state, only among the records either wrote since.
         const BLOCK: usize = 32;
         let now = state.pods();
-        for start in (0..now.len()).step_by(BLOCK) {
+        let writes = state.pod_writes_since_copy();
+        let (low, high) = match (writes, summed.writes) {
+            (Some((from, low, high)), Some((last_from, last_low, last_high)))
+                if from == last_from =>
+            {
+                (low.min(last_low), high.max(last_high).min(now.len()))
+            }
+            _ => (0, now.len()),
+        };
+        summed.writes = writes;
+        let first_block = low / BLOCK * BLOCK;
+        for start in (first_block..high.max(first_block)).step_by(BLOCK) {
             let end = (start + BLOCK).min(now.len());
             let then = &summed.pods[start..end];
             if bytemuck::cast_slice::<_, u8>(&now[start..end])
@@ -271,6 +286,9 @@ pub(super) struct Summed {
     owner: Option<(u64, usize, usize)>,
     /// The pods' records (index: id - 1).
     pods: Vec<PodState>,
+    /// Where the state whose records these are was copied from and which pod records it
+    /// had written since ([`ClusterState::pod_writes_since_copy`]).
+    writes: Option<(u64, usize, usize)>,
     /// Each pod's part ([`Symmetry::pod_part`], index: id - 1).
     parts: Vec<(u32, u64)>,
     /// Per node id (index 0 unused): its record, the sum of its pods' hashes and its part of
