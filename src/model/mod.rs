@@ -545,13 +545,7 @@ impl Model for ClusterModel {
     }
 
     fn init_states(&self) -> Vec<ClusterState> {
-        let mut init = self.init.clone();
-        // The symmetry reduction's fingerprint compares a state's pod records with the last
-        // state's, only those written since a common copy where it knows them.
-        if let SymmetryStatus::On(_) = self.symmetry {
-            init.note_pod_writes();
-        }
-        vec![init]
+        vec![self.init.clone()]
     }
 
     fn actions(

@@ -362,18 +362,10 @@ impl ClusterState {
     }
 
     /// The token of the state this one was copied from and the pod records (0-based
-    /// indices `low..high`) written since, or `None` when it was not copied or its writes
-    /// are not noted ([`ClusterState::note_pod_writes`]): two states
+    /// indices `low..high`) written since, or `None` when it was not copied: two states
     /// copied from one token hold the same pod records outside the ranges they wrote.
     pub fn pod_writes_since_copy(&self) -> Option<(u64, usize, usize)> {
         self.pod_writes.since_copy()
-    }
-
-    /// Notes which pod records this state and its copies write from now on
-    /// ([`ClusterState::pod_writes_since_copy`]): for a model whose fingerprint compares a
-    /// state's pod records with the last state's.
-    pub fn note_pod_writes(&mut self) {
-        self.pod_writes.note();
     }
 
     /// The deployment records, by id - 1.

@@ -2,9 +2,6 @@
 //! beside the buffer and not part of the state: two states copied from one state hold the
 //! same pod records outside the ranges they wrote, so a fingerprint that sums its parts from
 //! the last state's compares only those ranges (a step writes a few of thousands of records).
-//! Only states whose writes are noted ([`PodWrites::note`], passed on to their copies) keep
-//! them: a model whose fingerprint hashes the whole state reads none, and a step's pod writes
-//! cost nothing more there.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,8 +11,6 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 /// What a state knows of the pod records it wrote since it was copied.
 #[derive(Debug, Default)]
 pub struct PodWrites {
-    /// Whether the state and its copies note their pod writes.
-    noted: bool,
     /// This state's token as a source of copies: given when it is first copied after its
     /// last pod write (0: none yet), so that two copies made while it holds one started from
     /// the same pod records. Atomic: a state shared between workers is copied by several.
@@ -32,11 +27,7 @@ impl PodWrites {
     /// What a copy of the state holding `self` knows: it was copied from this state's token,
     /// and has written nothing yet.
     pub(super) fn of_copy(&self) -> Self {
-        if !self.noted {
-            return Self::default();
-        }
         Self {
-            noted: true,
             token: AtomicU64::new(0),
             copied_from: self.token(),
             low: u32::MAX,
@@ -63,17 +54,9 @@ impl PodWrites {
     /// Notes that pod records `low..high` were written: the state's copies from now on start
     /// from other records.
     pub(super) fn wrote(&mut self, low: usize, high: usize) {
-        if !self.noted {
-            return;
-        }
         *self.token.get_mut() = 0;
         self.low = self.low.min(low as u32);
         self.high = self.high.max(high as u32);
-    }
-
-    /// Notes the state's pod writes from now on, and its copies'.
-    pub(super) fn note(&mut self) {
-        self.noted = true;
     }
 
     /// The token of the state this one was copied from and the pod records written since

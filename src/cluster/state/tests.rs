@@ -145,13 +145,10 @@ fn the_taint_bits_of_a_node_are_set_and_cleared_apart_and_the_no_execute_taint_i
 
 /// Two copies of one state hold the same pod records outside the ranges each wrote since
 /// (what the fingerprint's comparison with the last state skips); a write to the source gives
-/// its later copies another source, and a state never copied, or whose writes are not noted,
-/// knows nothing.
+/// its later copies another source, and a state never copied knows nothing.
 #[test]
 fn copies_of_one_state_differ_only_in_the_pod_records_they_wrote() {
     let mut parent = ClusterState::new(1, 8, 1);
-    assert_eq!(parent.clone().pod_writes_since_copy(), None, "not noted");
-    parent.note_pod_writes();
     assert_eq!(parent.pod_writes_since_copy(), None);
     parent.pod_mut(3).cpu = 5;
     let (mut a, mut b) = (parent.clone(), parent.clone());
