@@ -99,6 +99,15 @@ impl NodeClasses {
         &self.failure_events
     }
 
+    /// The failure events renamed with their nodes, as a mask (bit `e`: event `e`).
+    pub fn failure_event_mask(&self) -> u16 {
+        self.event_nodes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &node)| node != 0)
+            .fold(0, |mask, (e, _)| mask | 1 << e)
+    }
+
     /// The node whose key ([`NodeClasses::key`]) holds event `event`'s progress, if any: the
     /// only node whose key a change of that progress changes.
     pub fn node_of_event(&self, event: usize) -> Option<usize> {

@@ -47,9 +47,9 @@ pub use node_groups::{ClusterAutoscalerSpec, Expander, NodeGroup};
 pub use ops::ItemClock;
 pub use spec::*;
 pub use state::{
-    pod_queue, Clock, ClusterState, DeploymentState, MaintenancePhase, NodeState, NodeStatus,
-    PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState, ScaleEvents,
-    MAX_SCALE_EVENTS,
+    pod_queue, Clock, ClusterState, DeploymentState, Differing, MaintenancePhase, NodeState,
+    NodeStatus, PerturbationState, PodPhase, PodSet, PodState, Queue, Renaming, ReplicaSetState,
+    ScaleEvents, WritesSinceCopy, MAX_SCALE_EVENTS,
 };
 pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};
 pub use trace::{Recorder, TraceLine, Why};

@@ -149,6 +149,13 @@ impl<A, S> StepBuffers<A, S> {
         }
     }
 
+    /// Keeps `state` for reuse if fewer than `most` states are kept (drops it otherwise).
+    pub fn keep_up_to(&mut self, state: S, most: usize) {
+        if self.states.len() < most.min(Self::MAX) {
+            self.states.push(state);
+        }
+    }
+
     /// The actions list, cleared, for the caller to fill and give back
     /// ([`StepBuffers::give_back_actions`]).
     pub fn take_actions(&mut self) -> Vec<A> {

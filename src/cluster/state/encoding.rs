@@ -98,7 +98,12 @@ impl ClusterState {
     /// bytes when each is renamed to a canonical order.
     pub fn encode_renamed(&self, renaming: &Renaming, out: &mut Vec<u8>) {
         let events = self.events();
-        self.encode_header_without(renaming.node_events, out);
+        let node_events = renaming
+            .node_events
+            .iter()
+            .flatten()
+            .fold(0, |mask, &e| mask | 1 << e);
+        self.encode_header_without(node_events, out);
         let nodes = self.nodes();
         for &old in renaming.node_order {
             out.extend_from_slice(bytemuck::bytes_of(&nodes[old as usize - 1]));
@@ -138,12 +143,12 @@ impl ClusterState {
     }
 
     /// Writes what [`ClusterState::encode_renamed`] writes that no renaming changes: the
-    /// header (each event in `node_events`, which travels with its node, left out), the
+    /// header (each event in the mask `node_events`, which travels with its node, left out), the
     /// deployment records and what follows them, the queues' lengths, and the queues that
     /// hold no node or pod ids. A fingerprint under renamings adds the nodes and pods as
     /// multisets ([`crate::model::symmetry`]). The nomination table, kept only under
     /// `--semantics kubernetes` where symmetry is off, is written as it is.
-    pub fn encode_unnamed(&self, node_events: &[Option<u8>], out: &mut Vec<u8>) {
+    pub fn encode_unnamed(&self, node_events: u16, out: &mut Vec<u8>) {
         self.encode_header_without(node_events, out);
         out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);
         out.extend_from_slice(&self.queue_lengths());
@@ -152,17 +157,22 @@ impl ClusterState {
         }
     }
 
-    /// Writes the header with each event in `node_events` cleared (its progress and done
-    /// bit), as events that travel with their nodes are written with them.
-    fn encode_header_without(&self, node_events: &[Option<u8>], out: &mut Vec<u8>) {
-        if node_events.is_empty() {
+    /// Writes the header with each event in the mask `node_events` (bit `e`: event `e`)
+    /// cleared (its progress and done bit), as events that travel with their nodes are
+    /// written with them.
+    fn encode_header_without(&self, node_events: u16, out: &mut Vec<u8>) {
+        if node_events == 0 {
             out.extend_from_slice(&self.bytes()[..HEADER_BYTES]);
         } else {
             let mut header = *self.header();
-            for &e in node_events.iter().flatten() {
-                header.events.done &= !(1 << e);
-                header.events.progress[e as usize] = 0;
+            header.events.done &= !node_events;
+            let mut progress = header.events.progress;
+            for (e, progress) in progress.iter_mut().enumerate() {
+                if node_events & 1 << e != 0 {
+                    *progress = 0;
+                }
             }
+            header.events.progress = progress;
             out.extend_from_slice(bytemuck::bytes_of(&header));
         }
     }

@@ -42,8 +42,8 @@ pub const MAX_INTENTS: usize = 16;
 mod encoding;
 mod nominations;
 mod pod_set;
-mod pod_writes;
 mod queues;
+mod record_writes;
 mod records;
 mod scale_events;
 #[cfg(test)]
@@ -51,12 +51,18 @@ mod tests;
 
 pub use encoding::Renaming;
 pub use pod_set::PodSet;
-use pod_writes::PodWrites;
 pub use queues::Queue;
 use queues::{Queues, QUEUES};
+use record_writes::RecordWrites;
+pub use record_writes::{Differing, WritesSinceCopy};
 use records::Header;
 pub use records::*;
 pub use scale_events::{ScaleEvents, MAX_SCALE_EVENTS};
+
+/// Buffers of this many `u16`s or more are copied over a related state by the records that
+/// differ ([`ClusterState::copy_differing_from`]); smaller ones whole, which costs less than
+/// finding out (every buffer under `cfg(test)`, so that the tests check the partial copies).
+const LARGE_BUFFER: usize = if cfg!(test) { 0 } else { 8 * 1024 };
 
 /// Byte sizes of the header and the three kinds of record.
 const HEADER_BYTES: usize = std::mem::size_of::<Header>();
@@ -79,8 +85,8 @@ pub struct ClusterState {
     /// preempt, none otherwise ([`ClusterState::keep_nominations`]).
     nominations: u32,
     queues: Queues,
-    /// The pod records written since the state was copied (not part of the state).
-    pod_writes: PodWrites,
+    /// The node and pod records written since the state was copied (not part of the state).
+    record_writes: RecordWrites,
 }
 
 impl Clone for ClusterState {
@@ -93,21 +99,26 @@ impl Clone for ClusterState {
             views: self.views,
             nominations: self.nominations,
             queues: self.queues.clone(),
-            pod_writes: self.pod_writes.of_copy(),
+            record_writes: self.record_writes.of_copy(),
         }
     }
 
     /// Copies `source` into this state's allocations when they fit (a state of the same
     /// cluster always does), so that a search that reuses spent states allocates nothing.
+    /// Where both are copies of one state, or this one is a copy of `source`, and the pod
+    /// table is large, only the node and pod records either wrote since their copy are
+    /// copied, with the rest of the buffer ([`ClusterState::copy_differing_from`]).
     fn clone_from(&mut self, source: &Self) {
-        self.buffer.clone_from(&source.buffer);
+        if self.buffer.len() < LARGE_BUFFER || !self.copy_differing_from(source) {
+            self.buffer.clone_from(&source.buffer);
+        }
         self.nodes = source.nodes;
         self.pods = source.pods;
         self.deployments = source.deployments;
         self.views = source.views;
         self.nominations = source.nominations;
         self.queues.clone_from(&source.queues);
-        self.pod_writes = source.pod_writes.of_copy();
+        self.record_writes = source.record_writes.of_copy();
     }
 }
 
@@ -147,7 +158,7 @@ impl ClusterState {
             views: 0,
             nominations: 0,
             queues: Queues::default(),
-            pod_writes: PodWrites::default(),
+            record_writes: RecordWrites::default(),
         }
     }
 
@@ -168,7 +179,8 @@ impl ClusterState {
     pub fn load_records(&mut self, records: &[u8]) {
         let end = HEADER_BYTES + self.records_bytes();
         self.bytes_mut()[HEADER_BYTES..end].copy_from_slice(records);
-        self.pod_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote_nodes(0, self.nodes as usize);
     }
 
     /// Makes room for `views` copies of the record tables after them, each starting as a copy
@@ -190,7 +202,8 @@ impl ClusterState {
     /// Makes `bytes` (the header, records, views and nomination table) the buffer, with a
     /// zero byte at the end when their number is odd.
     fn set_bytes(&mut self, mut bytes: Vec<u8>) {
-        self.pod_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote_nodes(0, self.nodes as usize);
         if bytes.len() % 2 == 1 {
             bytes.push(0);
         }
@@ -347,6 +360,7 @@ impl ClusterState {
 
     /// The node records, mutable.
     pub fn nodes_mut(&mut self) -> &mut [NodeState] {
+        self.record_writes.wrote_nodes(0, self.nodes as usize);
         self.records_mut(self.nodes_offset(), self.nodes as usize)
     }
 
@@ -357,15 +371,52 @@ impl ClusterState {
 
     /// The pod records, mutable.
     pub fn pods_mut(&mut self) -> &mut [PodState] {
-        self.pod_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote(0, self.pods as usize);
         self.records_mut(self.pods_offset(), self.pods as usize)
     }
 
-    /// The token of the state this one was copied from and the pod records (0-based
-    /// indices `low..high`) written since, or `None` when it was not copied: two states
-    /// copied from one token hold the same pod records outside the ranges they wrote.
-    pub fn pod_writes_since_copy(&self) -> Option<(u64, usize, usize)> {
-        self.pod_writes.since_copy()
+    /// Makes this state's buffer `source`'s by copying the header, what follows the pod
+    /// table, and of the node and pod tables only the records that may differ: those either
+    /// state wrote since both were copied from one state, or this one wrote since it was
+    /// copied from `source` as `source` is now ([`RecordWrites::differing`]). Returns `false`, copying
+    /// nothing, when neither holds, the buffers differ in length, or the pod table is small
+    /// enough that one copy of the whole buffer costs less (the caller asks only for buffers
+    /// of [`LARGE_BUFFER`] or more; under `cfg(test)` for every buffer, and the copy is
+    /// checked against the whole buffer). Out of line: small states never take it.
+    #[inline(never)]
+    fn copy_differing_from(&mut self, source: &Self) -> bool {
+        if self.buffer.len() != source.buffer.len() || self.pods != source.pods {
+            return false;
+        }
+        let Some(differing) = self.record_writes.differing(&source.record_writes) else {
+            return false;
+        };
+        let (nodes, pods) = (self.nodes_offset(), self.pods_offset());
+        let end = self.deployments_offset();
+        let (to, from) = (self.bytes_mut(), source.bytes());
+        let mut copy = |range: std::ops::Range<usize>| {
+            to[range.clone()].copy_from_slice(&from[range]);
+        };
+        copy(0..nodes);
+        let records = |start: usize, size: usize, written: std::ops::Range<usize>| {
+            start + written.start * size..start + written.end * size
+        };
+        copy(records(nodes, NODE_BYTES, differing.nodes));
+        copy(records(pods, POD_BYTES, differing.pods));
+        copy(end..from.len());
+        #[cfg(test)]
+        assert!(
+            self.buffer == source.buffer,
+            "a node or pod record was written without a note (RecordWrites)"
+        );
+        true
+    }
+
+    /// The token of the state this one was copied from and the node and pod records
+    /// written since, or `None` when it was not copied: two states copied from one token
+    /// hold the same records outside the hulls of what they wrote.
+    pub fn writes_since_copy(&self) -> Option<WritesSinceCopy> {
+        self.record_writes.since_copy()
     }
 
     /// The deployment records, by id - 1.
@@ -414,6 +465,7 @@ impl ClusterState {
 
     /// Mutable node with id `id` (1-based).
     pub fn node_mut(&mut self, id: usize) -> &mut NodeState {
+        self.record_writes.wrote_nodes(id.wrapping_sub(1), id);
         self.record_mut(self.nodes_offset(), self.nodes as usize, id)
     }
 
@@ -424,7 +476,7 @@ impl ClusterState {
 
     /// Mutable pod with id `id` (1-based).
     pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
-        self.pod_writes.wrote(id.wrapping_sub(1), id);
+        self.record_writes.wrote(id.wrapping_sub(1), id);
         self.record_mut(self.pods_offset(), self.pods as usize, id)
     }
 

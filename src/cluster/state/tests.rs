@@ -143,41 +143,77 @@ fn the_taint_bits_of_a_node_are_set_and_cleared_apart_and_the_no_execute_taint_i
     );
 }
 
-/// Two copies of one state hold the same pod records outside the ranges each wrote since
-/// (what the fingerprint's comparison with the last state skips); a write to the source gives
-/// its later copies another source, and a state never copied knows nothing.
+/// Two copies of one state hold the same node and pod records outside the ranges each wrote
+/// since (what the fingerprint's comparison with the last state skips, and what a copy over a
+/// sibling copies); a write to the source gives its later copies another source, and a state
+/// never copied knows nothing.
 #[test]
-fn copies_of_one_state_differ_only_in_the_pod_records_they_wrote() {
-    let mut parent = ClusterState::new(1, 8, 1);
-    assert_eq!(parent.pod_writes_since_copy(), None);
+fn copies_of_one_state_differ_only_in_the_records_they_wrote() {
+    let mut parent = ClusterState::new(4, 8, 1);
+    assert_eq!(parent.writes_since_copy(), None);
     parent.pod_mut(3).cpu = 5;
     let (mut a, mut b) = (parent.clone(), parent.clone());
     a.pod_mut(2).cpu = 1;
+    a.node_mut(4).cpu_left = 9;
     b.pod_mut(6).cpu = 2;
     b.pod_mut(7).memory = 3;
-    let (from_a, low_a, high_a) = a.pod_writes_since_copy().expect("a copy");
-    let (from_b, low_b, high_b) = b.pod_writes_since_copy().expect("a copy");
-    assert_eq!(from_a, from_b, "copied from one state");
-    assert_eq!((low_a, high_a, low_b, high_b), (1, 2, 5, 7));
-    for i in (0..8).filter(|i| !(1..2).contains(i) && !(5..7).contains(i)) {
+    let (wa, wb) = (a.writes_since_copy(), b.writes_since_copy());
+    let (wa, wb) = (wa.expect("a copy"), wb.expect("a copy"));
+    assert_eq!(wa.from, wb.from, "copied from one state");
+    assert_eq!(
+        (wa.written.clone(), wb.written.clone()),
+        (
+            Differing {
+                nodes: 3..4,
+                pods: 1..2
+            },
+            Differing {
+                nodes: 0..0,
+                pods: 5..7
+            }
+        )
+    );
+    let hull = wa.written.hull(&wb.written);
+    assert_eq!(
+        hull,
+        Differing {
+            nodes: 3..4,
+            pods: 1..7
+        }
+    );
+    for i in (0..8).filter(|i| !hull.pods.contains(i)) {
         assert_eq!(
             bytemuck::bytes_of(&a.pods()[i]),
             bytemuck::bytes_of(&b.pods()[i])
         );
     }
+    // A copy over a sibling copies what differs (checked against the whole buffer in tests).
+    let mut over = b.clone();
+    over.clone_from(&a);
+    assert_eq!(over, a);
+    let mut child = a.clone();
+    child.pod_mut(8).cpu = 4;
+    child.clone_from(&a);
+    assert_eq!(child, a);
     parent.pod_mut(4).cpu = 7;
     let later = parent.clone();
-    assert_ne!(later.pod_writes_since_copy().expect("a copy").0, from_a);
+    let written = later.writes_since_copy().expect("a copy");
+    assert_ne!(written.from, wa.from);
     assert_eq!(
-        later.pod_writes_since_copy().map(|(_, l, h)| l < h),
-        Some(false)
+        written.written,
+        Differing {
+            nodes: 0..0,
+            pods: 0..0
+        }
     );
     let mut whole = a.clone();
     whole.pods_mut();
+    whole.nodes_mut();
     assert_eq!(
-        whole
-            .pod_writes_since_copy()
-            .map(|(_, low, high)| (low, high)),
-        Some((0, 8))
+        whole.writes_since_copy().map(|w| w.written),
+        Some(Differing {
+            nodes: 0..4,
+            pods: 0..8
+        })
     );
 }

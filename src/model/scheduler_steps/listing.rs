@@ -82,11 +82,25 @@ pub fn for_each_choice(
                 digits,
             } = partial;
             let mut kept = Some((state, matching, track));
+            // A candidate's state that repeated a class, for the next candidate to be copied
+            // over: a copy of the kept state, so only the records it wrote are copied back.
+            let mut repeated: Option<ClusterState> = None;
             let last = tie.candidates.len() - 1;
             for (digit, &node) in tie.candidates.iter().enumerate() {
                 let (mut next, matching, mut track) = match digit == last {
                     true => kept.take().expect("the last candidate takes the state"),
-                    false => kept.clone().expect("kept for the last candidate"),
+                    false => {
+                        let (state, matching, track) =
+                            kept.as_ref().expect("kept for the last candidate");
+                        let next = match repeated.take() {
+                            Some(mut over) => {
+                                over.clone_from(state);
+                                over
+                            }
+                            None => state.clone(),
+                        };
+                        (next, matching.clone(), track.clone())
+                    }
                 };
                 let head = (node as usize, tie.tied);
                 let mut resume = Probe::new(Some(head), !alone);
@@ -99,7 +113,10 @@ pub fn for_each_choice(
                     matching = Some(bound);
                     resume = Probe::new(None, true);
                     match held.repeats(class(&track, &next), listed) {
-                        Ok(true) => continue,
+                        Ok(true) => {
+                            repeated = Some(next);
+                            continue;
+                        }
                         Ok(false) => {}
                         Err(end) => return end,
                     }
@@ -107,7 +124,10 @@ pub fn for_each_choice(
                 let matching = resume.drain(spec, &mut next, reduce, &mut track, matching, scratch);
                 if alone {
                     match held.repeats(class(&track, &next), listed) {
-                        Ok(true) => continue,
+                        Ok(true) => {
+                            repeated = Some(next);
+                            continue;
+                        }
                         Ok(false) => {}
                         Err(end) => return end,
                     }

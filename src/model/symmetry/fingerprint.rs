@@ -5,7 +5,7 @@
 use super::keys::node_element;
 use super::scratch::Scratch;
 use super::Symmetry;
-use crate::cluster::{ClusterState, NodeState, PodState, Queue};
+use crate::cluster::{ClusterState, Differing, NodeState, PodState, Queue, WritesSinceCopy};
 
 impl Symmetry {
     /// A 64-bit fingerprint of `state`'s class under the reduction: equal for states that
@@ -53,7 +53,7 @@ impl Symmetry {
             }
             self.clear_places(state, scratch);
             out.clear();
-            state.encode_unnamed(self.node_classes.failure_events(), out);
+            state.encode_unnamed(self.node_classes.failure_event_mask(), out);
             out.extend_from_slice(&summed.node_total.to_le_bytes());
             out.extend_from_slice(&summed.unplaced_sum.to_le_bytes());
             xxhash_rust::xxh3::xxh3_64(out)
@@ -103,7 +103,7 @@ impl Symmetry {
         summed.owner = Some((self.id, nodes, pods));
         summed.pods.clear();
         summed.pods.extend_from_slice(state.pods());
-        summed.writes = state.pod_writes_since_copy();
+        summed.writes = state.writes_since_copy();
         summed.parts.clear();
         summed.node_sum.clear();
         summed.node_sum.resize(nodes + 1, 0);
@@ -150,20 +150,21 @@ impl Symmetry {
     /// sums are wrapping sums, so taking a part out and putting its new value in gives what
     /// summing afresh gives ([`Symmetry::sum_afresh`]); the tests compare the two.
     fn sum_changes(&self, state: &ClusterState, scratch: &Scratch, summed: &mut Summed) {
-        // Pods whose record changed, found a block of records at a time; where this state and
-        // the last one were copied from one state, only among the records either wrote since.
+        // Pods and nodes whose record changed, found a block of records at a time; where this
+        // state and the last one were copied from one state, only among the records either
+        // wrote since.
         const BLOCK: usize = 32;
         let now = state.pods();
-        let writes = state.pod_writes_since_copy();
-        let (low, high) = match (writes, summed.writes) {
-            (Some((from, low, high)), Some((last_from, last_low, last_high)))
-                if from == last_from =>
-            {
-                (low.min(last_low), high.max(last_high).min(now.len()))
-            }
-            _ => (0, now.len()),
+        let writes = state.writes_since_copy();
+        let differing = match (&writes, &summed.writes) {
+            (Some(mine), Some(last)) if mine.from == last.from => mine.written.hull(&last.written),
+            _ => Differing {
+                nodes: 0..state.nodes().len(),
+                pods: 0..now.len(),
+            },
         };
         summed.writes = writes;
+        let (low, high) = (differing.pods.start, differing.pods.end.min(now.len()));
         let first_block = low / BLOCK * BLOCK;
         for start in (first_block..high.max(first_block)).step_by(BLOCK) {
             let end = (start + BLOCK).min(now.len());
@@ -201,7 +202,9 @@ impl Symmetry {
         // event took a step (its progress is in the node's class key), and those in the node
         // controller's queue now or in the last state (the place is in the part).
         let now = state.nodes();
-        for start in (0..now.len()).step_by(BLOCK) {
+        let (low, high) = (differing.nodes.start, differing.nodes.end.min(now.len()));
+        let first_block = low / BLOCK * BLOCK;
+        for start in (first_block..high.max(first_block)).step_by(BLOCK) {
             let end = (start + BLOCK).min(now.len());
             let then = &summed.nodes[start + 1..end + 1];
             if bytemuck::cast_slice::<_, u8>(&now[start..end])
@@ -286,9 +289,9 @@ pub(super) struct Summed {
     owner: Option<(u64, usize, usize)>,
     /// The pods' records (index: id - 1).
     pods: Vec<PodState>,
-    /// Where the state whose records these are was copied from and which pod records it
-    /// had written since ([`ClusterState::pod_writes_since_copy`]).
-    writes: Option<(u64, usize, usize)>,
+    /// Where the state whose records these are was copied from and which node and pod
+    /// records it had written since ([`ClusterState::writes_since_copy`]).
+    writes: Option<WritesSinceCopy>,
     /// Each pod's part ([`Symmetry::pod_part`], index: id - 1).
     parts: Vec<(u32, u64)>,
     /// Per node id (index 0 unused): its record, the sum of its pods' hashes and its part of
