@@ -62,7 +62,7 @@ pub use scale_events::{ScaleEvents, MAX_SCALE_EVENTS};
 /// Buffers of this many `u16`s or more are copied over a related state by the records that
 /// differ ([`ClusterState::copy_differing_from`]); smaller ones whole, which costs less than
 /// finding out (every buffer under `cfg(test)`, so that the tests check the partial copies).
-const LARGE_BUFFER: usize = if cfg!(test) { 0 } else { 8 * 1024 };
+const LARGE_BUFFER: usize = 8 * 1024;
 
 /// Byte sizes of the header and the three kinds of record.
 const HEADER_BYTES: usize = std::mem::size_of::<Header>();
@@ -109,7 +109,8 @@ impl Clone for ClusterState {
     /// table is large, only the node and pod records either wrote since their copy are
     /// copied, with the rest of the buffer ([`ClusterState::copy_differing_from`]).
     fn clone_from(&mut self, source: &Self) {
-        if self.buffer.len() < LARGE_BUFFER || !self.copy_differing_from(source) {
+        let small = !cfg!(test) && self.buffer.len() < LARGE_BUFFER;
+        if small || !self.copy_differing_from(source) {
             self.buffer.clone_from(&source.buffer);
         }
         self.nodes = source.nodes;
