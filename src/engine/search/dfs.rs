@@ -62,7 +62,7 @@ pub const LAZY_STATE_BYTES: usize = 16 * 1024;
 ///
 /// [`StepBuffers`]: crate::engine::model::StepBuffers
 const LARGE_SPARES: usize = 4;
-const LARGE_SPARE_BYTES: usize = 1024 * 1024;
+const LARGE_SPARE_BYTES: usize = 256 * 1024;
 
 /// Whether the search keeps the children of a state of `bytes` bytes (inline and on the heap)
 /// as the state and their actions, computing each again when it is popped (see the module
