@@ -180,7 +180,7 @@ impl ClusterState {
     pub fn load_records(&mut self, records: &[u8]) {
         let end = HEADER_BYTES + self.records_bytes();
         self.bytes_mut()[HEADER_BYTES..end].copy_from_slice(records);
-        self.record_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote_pods(0, self.pods as usize);
         self.record_writes.wrote_nodes(0, self.nodes as usize);
     }
 
@@ -203,7 +203,7 @@ impl ClusterState {
     /// Makes `bytes` (the header, records, views and nomination table) the buffer, with a
     /// zero byte at the end when their number is odd.
     fn set_bytes(&mut self, mut bytes: Vec<u8>) {
-        self.record_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote_pods(0, self.pods as usize);
         self.record_writes.wrote_nodes(0, self.nodes as usize);
         if bytes.len() % 2 == 1 {
             bytes.push(0);
@@ -372,18 +372,17 @@ impl ClusterState {
 
     /// The pod records, mutable.
     pub fn pods_mut(&mut self) -> &mut [PodState] {
-        self.record_writes.wrote(0, self.pods as usize);
+        self.record_writes.wrote_pods(0, self.pods as usize);
         self.records_mut(self.pods_offset(), self.pods as usize)
     }
 
     /// Makes this state's buffer `source`'s by copying the header, what follows the pod
     /// table, and of the node and pod tables only the records that may differ: those either
     /// state wrote since both were copied from one state, or this one wrote since it was
-    /// copied from `source` as `source` is now ([`RecordWrites::differing`]). Returns `false`, copying
-    /// nothing, when neither holds, the buffers differ in length, or the pod table is small
-    /// enough that one copy of the whole buffer costs less (the caller asks only for buffers
-    /// of [`LARGE_BUFFER`] or more; under `cfg(test)` for every buffer, and the copy is
-    /// checked against the whole buffer). Out of line: small states never take it.
+    /// copied from `source` as `source` is now ([`RecordWrites::differing`]). Returns
+    /// `false`, copying nothing, when neither holds or the buffers differ in length. Asked
+    /// only for buffers of [`LARGE_BUFFER`] or more, so out of line (under `cfg(test)` for
+    /// every buffer, and the copy is checked against the whole buffer).
     #[inline(never)]
     fn copy_differing_from(&mut self, source: &Self) -> bool {
         if self.buffer.len() != source.buffer.len() || self.pods != source.pods {
@@ -477,7 +476,7 @@ impl ClusterState {
 
     /// Mutable pod with id `id` (1-based).
     pub fn pod_mut(&mut self, id: usize) -> &mut PodState {
-        self.record_writes.wrote(id.wrapping_sub(1), id);
+        self.record_writes.wrote_pods(id.wrapping_sub(1), id);
         self.record_mut(self.pods_offset(), self.pods as usize, id)
     }
 

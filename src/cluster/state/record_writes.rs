@@ -124,12 +124,12 @@ impl RecordWrites {
 
     /// Notes that pod records `low..high` were written: the state's copies from now on start
     /// from other records.
-    pub(super) fn wrote(&mut self, low: usize, high: usize) {
+    pub(super) fn wrote_pods(&mut self, low: usize, high: usize) {
         *self.token.get_mut() = 0;
         self.pods.add(low, high);
     }
 
-    /// Notes that node records `low..high` were written (as [`RecordWrites::wrote`]).
+    /// Notes that node records `low..high` were written (as [`RecordWrites::wrote_pods`]).
     pub(super) fn wrote_nodes(&mut self, low: usize, high: usize) {
         *self.token.get_mut() = 0;
         self.nodes.add(low, high);
