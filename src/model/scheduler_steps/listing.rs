@@ -103,35 +103,57 @@ pub fn for_each_choice(
                     }
                 };
                 let head = (node as usize, tie.tied);
-                let mut resume = Probe::new(Some(head), !alone);
-                let mut matching = Some(matching);
-                if !alone {
-                    // Told apart right after the tied pod is bound: the next pod is scheduled
-                    // only in the partly placed states of new classes.
-                    let bound = Probe::binding(head)
-                        .drain(spec, &mut next, reduce, &mut track, matching, scratch);
-                    matching = Some(bound);
-                    resume = Probe::new(None, true);
-                    match held.repeats(class(&track, &next), listed) {
-                        Ok(true) => {
-                            repeated = Some(next);
-                            continue;
-                        }
-                        Ok(false) => {}
-                        Err(end) => return end,
+                // Alone, the pods are all placed before the state is told apart; else it is
+                // told apart right after the tied pod is bound, and the next pod is scheduled
+                // only in the partly placed states of new classes.
+                let (matching, drained) = match alone {
+                    true => {
+                        let mut resume = Probe::new(Some(head), false);
+                        let matching = resume.drain(
+                            spec,
+                            &mut next,
+                            reduce,
+                            &mut track,
+                            Some(matching),
+                            scratch,
+                        );
+                        (matching, Some(resume))
                     }
-                }
-                let matching = resume.drain(spec, &mut next, reduce, &mut track, matching, scratch);
-                if alone {
-                    match held.repeats(class(&track, &next), listed) {
-                        Ok(true) => {
-                            repeated = Some(next);
-                            continue;
-                        }
-                        Ok(false) => {}
-                        Err(end) => return end,
+                    false => {
+                        let bound = Probe::binding(head).drain(
+                            spec,
+                            &mut next,
+                            reduce,
+                            &mut track,
+                            Some(matching),
+                            scratch,
+                        );
+                        (bound, None)
                     }
+                };
+                match held.repeats(class(&track, &next), listed) {
+                    Ok(true) => {
+                        repeated = Some(next);
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(end) => return end,
                 }
+                let (matching, resume) = match drained {
+                    Some(resume) => (matching, resume),
+                    None => {
+                        let mut resume = Probe::new(None, true);
+                        let matching = resume.drain(
+                            spec,
+                            &mut next,
+                            reduce,
+                            &mut track,
+                            Some(matching),
+                            scratch,
+                        );
+                        (matching, resume)
+                    }
+                };
                 let mut digits = digits.clone();
                 if tie.candidates.len() > 1 {
                     digits.push(digit as u16);
