@@ -40,6 +40,8 @@ pub struct NodeClasses {
     /// Per event (index = event index): the node whose failure progress it is (0: none), the
     /// inverse of `failure_events`.
     event_nodes: Vec<u32>,
+    /// The events of `event_nodes` as a mask (bit `e`: event `e`), asked per fingerprint.
+    failure_event_mask: u16,
 }
 
 impl NodeClasses {
@@ -82,10 +84,16 @@ impl NodeClasses {
                 event_nodes[*e as usize] = i as u32 + 1;
             }
         }
+        let failure_event_mask = event_nodes
+            .iter()
+            .enumerate()
+            .filter(|&(_, &node)| node != 0)
+            .fold(0, |mask, (e, _)| mask | 1 << e);
         Self {
             classes,
             failure_events,
             event_nodes,
+            failure_event_mask,
         }
     }
 
@@ -101,11 +109,7 @@ impl NodeClasses {
 
     /// The failure events renamed with their nodes, as a mask (bit `e`: event `e`).
     pub fn failure_event_mask(&self) -> u16 {
-        self.event_nodes
-            .iter()
-            .enumerate()
-            .filter(|&(_, &node)| node != 0)
-            .fold(0, |mask, (e, _)| mask | 1 << e)
+        self.failure_event_mask
     }
 
     /// The node whose key ([`NodeClasses::key`]) holds event `event`'s progress, if any: the
