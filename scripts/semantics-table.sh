@@ -34,9 +34,15 @@ import csv, json, sys
 text = sys.stdin.read()
 if text:
     r = json.loads(text)
-    found = [r["verdict"], " ".join(r.get("violatedIntents") or []),
-             str(r["stats"]["states_stored"])]
-    transitions = str(r["stats"]["transitions"])
+    if "stats" in r:
+        intents = r.get("violatedIntents") or []
+        states, transitions = r["stats"]["states_stored"], r["stats"]["transitions"]
+    else:  # a sweep: the states of every topology it checked, the intents of the minimal one
+        intents = (r.get("minimal") or {}).get("intents") or []
+        states = sum(row.get("states") or 0 for row in r["rows"])
+        transitions = sum(row.get("transitions") or 0 for row in r["rows"])
+    found = [r["verdict"], " ".join(intents), str(states)]
+    transitions = str(transitions)
 else:
     found = ["none", "", ""]
     transitions = ""
@@ -70,6 +76,7 @@ check_main() {
   both model models/live-cluster-dump "as it runs" "$limit" models/live-cluster-dump
   both model models/shop-5000-nodes "--topology 2500,2500:1000,500,500" "$limit" \
     models/shop-5000-nodes --topology 2500,2500:1000,500,500
+  both model models/shop-5000-nodes "as it runs" "$limit" models/shop-5000-nodes
   both model models/spread-after-node-failure "as it runs" "$limit" \
     models/spread-after-node-failure
   for m in preemption-of-critical-service preemption-of-critical-service/fixed \

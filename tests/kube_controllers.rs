@@ -9,6 +9,7 @@
 use crate::support::random_config::{any_ties, Config, Shape};
 use kivi::cluster::kube::of_model::{node_id, pod_name, snapshot};
 use kivi::cluster::{ClusterAction, ClusterState, PodPhase, Queue, Recorder, Semantics, TieBreak};
+use kivi::engine::Model;
 use kivi::model::{decide_pending, ClusterModel, ModelOptions};
 use std::collections::BTreeSet;
 
@@ -258,6 +259,73 @@ fn rolling_update_keeps_within_max_surge_and_max_unavailable() {
     });
     assert_eq!((fewest_available, most_active), (4, 5));
     assert_rolled_out(&done);
+}
+
+/// A second `kubectl apply` (pod template 3) while the rollout to template 2 of `rollout.json`
+/// is under way: Kubernetes would keep three replica sets and scale the oldest down first
+/// (`scaleDownOldReplicaSetsForRollingUpdate`); the model keeps two and merges the older
+/// ones, so it notes the runs after that apply as approximate and the check is incomplete.
+/// The same apply before the rollout starts, or after it has ended, merges nothing.
+#[test]
+fn a_third_template_during_a_rollout_leaves_the_check_incomplete() {
+    let third = |document: &mut serde_json::Value| {
+        let setup = &mut document["setup"];
+        let pod_templates = setup["podTemplates"].as_array_mut().unwrap();
+        let mut template = pod_templates[1].clone();
+        template["cpuRequested"] = 2.into();
+        pod_templates.push(template);
+        let deployment_templates = setup["deploymentTemplates"].as_array_mut().unwrap();
+        let mut template = deployment_templates[0].clone();
+        template["id"] = 34.into();
+        template["podTemplateId"] = 3.into();
+        deployment_templates.push(template);
+        document["userCommand"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"name": "applyDeployment", "para": 2}));
+    };
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        third,
+    );
+    let second = ClusterAction::UserCommand { event: 1 };
+    let merges = |s: &ClusterState| {
+        let kind = &model.spec().events[1].kind;
+        kivi::events::user_command::merges_replica_sets(model.spec(), s, kind)
+    };
+    let init = model.initial_state().clone();
+    assert!(!merges(&init), "no rollout yet: the other set is empty");
+    let applied = step(&model, &init, ClusterAction::UserCommand { event: 0 });
+    let surged = step(&model, &applied, ClusterAction::DeploymentController);
+    assert!(
+        !merges(&applied),
+        "template 2's set is still empty: template 1's stays the old one"
+    );
+    assert_eq!(model.left_out(), None);
+    assert!(merges(&surged), "template 2's set holds its surge pod");
+    step(&model, &surged, second);
+    let note = model.left_out().expect("the merge is noted");
+    assert!(note.contains("third pod template"), "{note}");
+
+    let model = load(
+        "tests/data/kube-controllers/rollout.json",
+        TieBreak::Lowest,
+        third,
+    );
+    let applied = step(
+        &model,
+        model.initial_state(),
+        ClusterAction::UserCommand { event: 0 },
+    );
+    let done = run_controllers(&model, applied, 200, |_, _, _| {});
+    assert_rolled_out(&done);
+    step(&model, &done, second);
+    assert_eq!(
+        model.left_out(),
+        None,
+        "template 1's set is empty once rolled out"
+    );
 }
 
 /// The rollout of `rollout.json` has ended: four running pods of the new template, the new

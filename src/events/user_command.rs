@@ -2,7 +2,9 @@
 //! `scaleDeployment`, each queueing the deployment for its controller.
 
 use crate::cluster::Queue;
-use crate::cluster::{ClusterAction, ClusterSpec, ClusterState, EventKind, Recorder, Semantics};
+use crate::cluster::{
+    ClusterAction, ClusterSpec, ClusterState, EventKind, PodPhase, Recorder, Semantics,
+};
 
 /// Visits every choice of `scaleDeployment` number `event`: a deployment id in
 /// `1..=max_deployment` and a change in `-3..=3`. Returns false when `visit` asked to stop.
@@ -107,20 +109,15 @@ fn apply(spec: &ClusterSpec, state: &mut ClusterState, template: usize, rec: &mu
 /// `pkg/controller/deployment/sync.go`): the set that is not current becomes the new set.
 /// When its pods have the new template already (a rollback), it keeps its desired count;
 /// otherwise its pods join the old set, which the model keeps for every older template, and
-/// the new set starts from 0.
+/// the new set starts from 0 (see [`merges_replica_sets`] for when that is not Kubernetes'
+/// behaviour).
 fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {
-    let t = &spec.deployment_templates[template - 1];
-    let dep = *state.deployment(d);
-    if t.pod_template == 0 || t.pod_template == dep.template {
+    let Some(rollout) = Rollout::of(spec, state, d, template) else {
         return;
-    }
-    let old = dep.cur_version as usize;
-    let new = 1 - old;
-    let members: Vec<usize> = state.replica_set_members(d, new).collect();
-    let rollback = members
-        .iter()
-        .any(|&p| state.pod(p).template == t.pod_template);
-    if !rollback {
+    };
+    let (old, new) = (rollout.old, rollout.new);
+    if !rollout.rollback {
+        let members: Vec<usize> = state.replica_set_members(d, new).collect();
         for pod in members {
             state.leave_replica_set(d, pod);
             state.join_replica_set(d, old, pod);
@@ -136,6 +133,79 @@ fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, templat
         sets[new].spec_replicas = 0;
     }
     state.deployment_mut(d).cur_version = new as u8;
+}
+
+/// The rollout that deployment template `template` starts on deployment `d`: the current
+/// set becomes `old`, the other one `new`; `None` when the template names no new pod
+/// template.
+struct Rollout {
+    old: usize,
+    new: usize,
+    /// Whether the new set's pods have the template already (a rollback).
+    rollback: bool,
+}
+
+impl Rollout {
+    fn of(spec: &ClusterSpec, state: &ClusterState, d: usize, template: usize) -> Option<Self> {
+        let t = &spec.deployment_templates[template - 1];
+        let dep = state.deployment(d);
+        if t.pod_template == 0 || t.pod_template == dep.template {
+            return None;
+        }
+        let old = dep.cur_version as usize;
+        let new = 1 - old;
+        let rollback = state
+            .replica_set_members(d, new)
+            .any(|p| state.pod(p).template == t.pod_template);
+        Some(Self { old, new, rollback })
+    }
+}
+
+/// Whether `kubectl apply` event `kind` in `state` gives a deployment a third pod template
+/// while both its sets, of two older ones, still want replicas or hold pods that are not
+/// terminating (a second apply during a rollout). Kubernetes keeps a replica set per
+/// template (`getNewReplicaSet` creates one, `FindOldReplicaSets` keeps the others) and
+/// scales the oldest down first (`scaleDownOldReplicaSetsForRollingUpdate` sorts them by
+/// creation time); the model keeps two sets per deployment, so [`start_rollout`] merges the
+/// two older ones, and the runs after that step only approximate Kubernetes'
+/// ([`merged_replica_sets_note`]). Where one of the two is empty, the merge is the other
+/// set alone, as in Kubernetes.
+pub fn merges_replica_sets(spec: &ClusterSpec, state: &ClusterState, kind: &EventKind) -> bool {
+    let EventKind::ApplyDeployment { template } = *kind else {
+        return false;
+    };
+    let template = template as usize;
+    if spec.semantics != Semantics::Kubernetes {
+        return false;
+    }
+    let Some(d) = existing(spec, state, template) else {
+        return false;
+    };
+    let Some(rollout) = Rollout::of(spec, state, d, template) else {
+        return false;
+    };
+    let occupied = |set: usize| {
+        state.deployment(d).replica_sets[set].spec_replicas != 0
+            || (1..=state.pods().len()).any(|p| {
+                let pod = state.pod(p);
+                pod.owned
+                    && pod.deployment as usize == d
+                    && !matches!(pod.phase, PodPhase::Idle | PodPhase::Terminating)
+                    && state.kube_replica_set_of(p) == set
+            })
+    };
+    !rollout.rollback && occupied(rollout.new) && occupied(rollout.old)
+}
+
+/// What a check leaves out once a `kubectl apply` merged two replica sets
+/// ([`merges_replica_sets`]).
+pub fn merged_replica_sets_note() -> String {
+    "a kubectl apply gave a deployment a third pod template while the replica set of an older \
+     one still held pods; Kubernetes keeps a replica set per template and scales the oldest \
+     down first, the model keeps two and merged the older ones, so the runs after that apply \
+     only approximate Kubernetes' (apply the templates one rollout at a time, or check each \
+     apply in a model of its own)"
+        .to_string()
 }
 
 fn activate(spec: &ClusterSpec, state: &mut ClusterState, d: usize, template: usize) {

@@ -348,6 +348,13 @@ impl ClusterModel {
                 intents::observe(spec, next, rec);
                 stale_view::after_step(spec, next, action);
             } else {
+                if let ClusterAction::UserCommand { event } = *action {
+                    let kind = &spec.events[event as usize].kind;
+                    if events::user_command::merges_replica_sets(spec, next, kind) {
+                        self.left_out
+                            .get_or_init(events::user_command::merged_replica_sets_note);
+                    }
+                }
                 self.apply_controllers_and_events(w, next, action, rec);
             }
             if *action == ClusterAction::Hpa
