@@ -135,9 +135,7 @@ fn start_rollout(spec: &ClusterSpec, state: &mut ClusterState, d: usize, templat
     state.deployment_mut(d).cur_version = new as u8;
 }
 
-/// The rollout that deployment template `template` starts on deployment `d`: the current
-/// set becomes `old`, the other one `new`; `None` when the template names no new pod
-/// template.
+/// A rollout a new pod template starts: the current set becomes `old`, the other one `new`.
 struct Rollout {
     old: usize,
     new: usize,
@@ -146,6 +144,8 @@ struct Rollout {
 }
 
 impl Rollout {
+    /// The rollout deployment template `template` starts on deployment `d`; `None` when the
+    /// template names no new pod template.
     fn of(spec: &ClusterSpec, state: &ClusterState, d: usize, template: usize) -> Option<Self> {
         let t = &spec.deployment_templates[template - 1];
         let dep = state.deployment(d);
