@@ -32,8 +32,10 @@
 //! checked and passed, i.e. whether the answer is the one Kivi's exhaustive
 //! search would give.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use super::enumeration::{enumerate, EnumerationOptions, FastFind};
 use super::template::Template;
@@ -102,22 +104,35 @@ impl std::error::Error for ReportError {}
 pub struct Search {
     mode: FastFind,
     candidates: Vec<Topology>,
+    /// The index in `candidates` of each topology handed out so far (the others have no
+    /// verdict to report, so a look-up that misses is one that is not issued).
     positions: HashMap<Topology, usize>,
     verdicts: Vec<Verdict>,
-    reference: Vec<Topology>,
+    /// Kivi's level-0 order, which decides whether the answer is the minimal one.
+    reference: Arc<[Topology]>,
     probes: Vec<usize>,
     next_probe: usize,
     next_in_order: usize,
     first_violation: Option<usize>,
     window: usize,
+    /// How many verdicts are [`Verdict::Pending`].
+    pending: usize,
+    /// No candidate before this index is undecided (unissued or pending): a decided verdict
+    /// never goes back, so [`Search::is_finished`] moves it on instead of looking at every
+    /// verdict again.
+    settled: Cell<usize>,
 }
 
 impl Search {
     /// A search over `template` in the mode of `options.fast_find`, keeping at
     /// most `window` checks outstanding (at least 1; Kivi's own behaviour is 1).
     pub fn new(template: &Template, options: &EnumerationOptions, window: usize) -> Search {
+        let exhaustive = EnumerationOptions {
+            fast_find: FastFind::Exhaustive,
+            ..*options
+        };
         Search::among(
-            template,
+            enumerate(template, &exhaustive).into(),
             options,
             window,
             mode_candidates(template, options),
@@ -125,29 +140,21 @@ impl Search {
     }
 
     /// A search like [`Search::new`] over `candidates` only: a sub-list, in order, of the
-    /// topologies the mode hands out (a shard's share, `--shard`). Its answer is the first
-    /// violation among them.
+    /// topologies the mode hands out (a shard's share, `--shard`), with `reference`, the
+    /// template's topologies in Kivi's level-0 order ([`enumerate`] at level 0). Its answer
+    /// is the first violation among them.
     pub fn among(
-        template: &Template,
+        reference: Arc<[Topology]>,
         options: &EnumerationOptions,
         window: usize,
         candidates: Vec<Topology>,
     ) -> Search {
-        let exhaustive = EnumerationOptions {
-            fast_find: FastFind::Exhaustive,
-            ..*options
-        };
-        let reference = enumerate(template, &exhaustive);
         let probes = if options.fast_find == FastFind::Gallop {
             gallop_probes(candidates.len())
         } else {
             Vec::new()
         };
-        let positions = candidates
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), i))
-            .collect();
+        let positions = HashMap::new();
         Search {
             mode: options.fast_find,
             verdicts: vec![Verdict::Unissued; candidates.len()],
@@ -159,6 +166,8 @@ impl Search {
             next_in_order: 0,
             first_violation: None,
             window: window.max(1),
+            pending: 0,
+            settled: Cell::new(0),
         }
     }
 
@@ -176,14 +185,14 @@ impl Search {
     /// waiting for verdicts on the outstanding ones.
     pub fn next_batch(&mut self) -> Vec<Topology> {
         let mut batch = Vec::new();
-        let mut outstanding = self.count(Verdict::Pending);
-        while outstanding < self.window && !self.is_finished() {
+        while self.pending < self.window && !self.is_finished() {
             let Some(index) = self.next_index() else {
                 break;
             };
             self.verdicts[index] = Verdict::Pending;
+            self.pending += 1;
+            self.positions.insert(self.candidates[index].clone(), index);
             batch.push(self.candidates[index].clone());
-            outstanding += 1;
         }
         batch
     }
@@ -200,6 +209,7 @@ impl Search {
             }
             Verdict::Pending => {}
         }
+        self.pending -= 1;
         self.verdicts[index] = match verdict {
             JobVerdict::Violation => {
                 if self.first_violation.is_none_or(|first| index < first) {
@@ -220,6 +230,7 @@ impl Search {
         if let Some(&index) = self.positions.get(topology) {
             if self.verdicts[index] == Verdict::Pending && !self.still_needed(topology) {
                 self.verdicts[index] = Verdict::Unissued;
+                self.pending -= 1;
             }
         }
     }
@@ -237,9 +248,14 @@ impl Search {
     /// was decided without one (passed, or cut short), or every candidate was.
     pub fn is_finished(&self) -> bool {
         let bound = self.first_violation.unwrap_or(self.candidates.len());
-        self.verdicts[..bound]
-            .iter()
-            .all(|&v| v == Verdict::Passed || v == Verdict::CutShort)
+        let mut settled = self.settled.get();
+        while settled < bound
+            && matches!(self.verdicts[settled], Verdict::Passed | Verdict::CutShort)
+        {
+            settled += 1;
+        }
+        self.settled.set(settled);
+        settled >= bound
     }
 
     /// The answer, once the search is finished.

@@ -252,7 +252,7 @@ pub fn run(
     interrupt: &CancelToken,
     mut on_decided: impl FnMut(Decided<'_>),
 ) -> Result<SweepResult, SweepError> {
-    let order = level0_order(template, settings);
+    let order: Arc<[Topology]> = level0_order(template, settings).into();
     // Every topology this run may decide, in order.
     let candidates = {
         let all = sweep_candidates(template, settings, &order);
@@ -349,7 +349,7 @@ pub fn run(
         (reports, true, None)
     } else {
         let share = candidates.clone();
-        let mut search = Search::among(template, &settings.enumeration, threads, share);
+        let mut search = Search::among(order.clone(), &settings.enumeration, threads, share);
         let reports = run_plan(pool, threads, &mut search, job, on_report, interrupt);
         let (guaranteed, first) = match search.outcome() {
             Some(outcome) => (outcome.guaranteed_minimal, outcome.violation),
@@ -366,11 +366,7 @@ pub fn run(
     {
         return Err(error);
     }
-    let positions: HashMap<&Topology, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(index, topology)| (topology, index + 1))
-        .collect();
+    let positions = level0_positions(&order, reports.iter().map(|report| &report.topology));
     let mut result = assemble(reports, &positions, template, settings, first);
     let shortening = CheckOptions {
         timeout: deadline.left(),
@@ -381,7 +377,11 @@ pub fn run(
     result.guaranteed_minimal = guaranteed_minimal;
     result.interrupted = interrupt.is_cancelled();
     result.undecided = if result.interrupted {
-        undecided_before_answer(&result, &candidates, &positions)
+        undecided_before_answer(
+            &result,
+            &candidates,
+            &level0_positions(&order, order.iter()),
+        )
     } else {
         0
     };
@@ -423,11 +423,29 @@ pub(super) fn sweep_candidates(
     settings: &SweepSettings,
     order: &[Topology],
 ) -> Vec<Topology> {
-    if settings.all_violations {
-        order.to_vec()
-    } else {
-        mode_candidates(template, &settings.enumeration)
+    match settings.enumeration.fast_find {
+        _ if settings.all_violations => order.to_vec(),
+        // These modes hand out the level-0 order itself (`mode_candidates`).
+        FastFind::Exhaustive | FastFind::Gallop => order.to_vec(),
+        FastFind::StepTwo | FastFind::ProportionalRamp => {
+            mode_candidates(template, &settings.enumeration)
+        }
     }
+}
+
+/// The 1-based places in the level-0 `order` of the topologies `wanted` names (a sweep's
+/// reported ones: a few of what may be millions).
+fn level0_positions<'a, 'b>(
+    order: &'a [Topology],
+    wanted: impl Iterator<Item = &'b Topology>,
+) -> HashMap<&'a Topology, usize> {
+    let wanted: std::collections::HashSet<&Topology> = wanted.collect();
+    order
+        .iter()
+        .enumerate()
+        .filter(|(_, topology)| wanted.contains(topology))
+        .map(|(index, topology)| (topology, index + 1))
+        .collect()
 }
 
 /// How many topologies of `candidates` before the first violation of `result` (all of them
