@@ -181,6 +181,11 @@ impl Search {
         &self.candidates
     }
 
+    /// The candidates ([`Search::candidates`]), once the search is done with them.
+    pub fn into_candidates(self) -> Vec<Topology> {
+        self.candidates
+    }
+
     /// The next topologies to check; empty when the search is finished or
     /// waiting for verdicts on the outstanding ones.
     pub fn next_batch(&mut self) -> Vec<Topology> {

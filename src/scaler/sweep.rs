@@ -321,12 +321,13 @@ pub fn run(
     };
     let started = Instant::now();
     let mut journal_error = None;
+    let candidate_count = candidates.len();
     let on_report = |report: &JobReport<TopologyCheck>| {
         largest.fetch_max(report.output.states, Ordering::Relaxed);
         on_decided(Decided {
             topology: &report.topology,
             states: report.output.states,
-            candidates: candidates.len(),
+            candidates: candidate_count,
         });
         if let (Some(journal), false) = (&mut journal, report.output.from_journal) {
             let decision = Decision {
@@ -343,19 +344,18 @@ pub fn run(
         }
     };
     let threads = settings.check.threads;
-    let (reports, guaranteed_minimal, first) = if settings.all_violations {
+    let (reports, guaranteed_minimal, first, candidates) = if settings.all_violations {
         let mut plan = Exhaustive::new(candidates.clone());
         let reports = run_plan(pool, threads, &mut plan, job, on_report, interrupt);
-        (reports, true, None)
+        (reports, true, None, candidates)
     } else {
-        let share = candidates.clone();
-        let mut search = Search::among(order.clone(), &settings.enumeration, threads, share);
+        let mut search = Search::among(order.clone(), &settings.enumeration, threads, candidates);
         let reports = run_plan(pool, threads, &mut search, job, on_report, interrupt);
         let (guaranteed, first) = match search.outcome() {
             Some(outcome) => (outcome.guaranteed_minimal, outcome.violation),
             None => (false, search.smallest_violation()),
         };
-        (reports, guaranteed, first)
+        (reports, guaranteed, first, search.into_candidates())
     };
     if let Some(error) = journal_error {
         return Err(SweepError::Input(error));
