@@ -22,8 +22,8 @@ use super::journal::{self, JournalContents, JournalEntry, JournalHeader, JOURNAL
 use super::search::{passed_before, JobVerdict};
 use super::shard::{owners, Shard};
 use super::sweep::{
-    assemble, check_topology, level0_order, sizes, sweep_candidates, SweepError, SweepInput,
-    SweepResult, SweepSettings, TopologyCheck,
+    assemble, check_topology, level0_order, level0_positions, sizes, sweep_candidates, SweepError,
+    SweepInput, SweepResult, SweepSettings, TopologyCheck,
 };
 use super::template::Template;
 use super::topology::Topology;
@@ -137,11 +137,7 @@ pub fn merge(
             output,
         });
     }
-    let positions: HashMap<&Topology, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(index, topology)| (topology, index + 1))
-        .collect();
+    let positions = level0_positions(&order, reports.iter().map(|report| &report.topology));
     let first_violation = answer.map(|index| candidates[index].clone());
     let mut result = assemble(reports, &positions, &template, &settings, first_violation);
     result.candidates = candidates.len();

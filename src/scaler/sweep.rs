@@ -435,7 +435,7 @@ pub(super) fn sweep_candidates(
 
 /// The 1-based places in the level-0 `order` of the topologies `wanted` names (a sweep's
 /// reported ones: a few of what may be millions).
-fn level0_positions<'a, 'b>(
+pub(super) fn level0_positions<'a, 'b>(
     order: &'a [Topology],
     wanted: impl Iterator<Item = &'b Topology>,
 ) -> HashMap<&'a Topology, usize> {
