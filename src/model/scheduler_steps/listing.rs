@@ -106,31 +106,12 @@ pub fn for_each_choice(
                 // Alone, the pods are all placed before the state is told apart; else it is
                 // told apart right after the tied pod is bound, and the next pod is scheduled
                 // only in the partly placed states of new classes.
-                let (matching, drained) = match alone {
-                    true => {
-                        let mut resume = Probe::new(Some(head), false);
-                        let matching = resume.drain(
-                            spec,
-                            &mut next,
-                            reduce,
-                            &mut track,
-                            Some(matching),
-                            scratch,
-                        );
-                        (matching, Some(resume))
-                    }
-                    false => {
-                        let bound = Probe::binding(head).drain(
-                            spec,
-                            &mut next,
-                            reduce,
-                            &mut track,
-                            Some(matching),
-                            scratch,
-                        );
-                        (bound, None)
-                    }
+                let mut probe = match alone {
+                    true => Probe::new(Some(head), false),
+                    false => Probe::binding(head),
                 };
+                let matching =
+                    probe.drain(spec, &mut next, reduce, &mut track, Some(matching), scratch);
                 match held.repeats(class(&track, &next), listed) {
                     Ok(true) => {
                         repeated = Some(next);
@@ -139,9 +120,10 @@ pub fn for_each_choice(
                     Ok(false) => {}
                     Err(end) => return end,
                 }
-                let (matching, resume) = match drained {
-                    Some(resume) => (matching, resume),
-                    None => {
+                // Alone, the probe placed every pod; else the rest are placed now.
+                let (matching, resume) = match alone {
+                    true => (matching, probe),
+                    false => {
                         let mut resume = Probe::new(None, true);
                         let matching = resume.drain(
                             spec,
