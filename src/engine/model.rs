@@ -143,6 +143,7 @@ impl<A, S> StepBuffers<A, S> {
     }
 
     /// Keeps `state` for reuse (drops it when enough are kept).
+    #[inline]
     pub fn keep(&mut self, state: S) {
         if self.states.len() < Self::MAX {
             self.states.push(state);
@@ -150,6 +151,7 @@ impl<A, S> StepBuffers<A, S> {
     }
 
     /// Keeps `state` for reuse if fewer than `most` states are kept (drops it otherwise).
+    #[inline]
     pub fn keep_up_to(&mut self, state: S, most: usize) {
         if self.states.len() < most.min(Self::MAX) {
             self.states.push(state);

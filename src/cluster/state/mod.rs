@@ -119,7 +119,7 @@ impl Clone for ClusterState {
         self.views = source.views;
         self.nominations = source.nominations;
         self.queues.clone_from(&source.queues);
-        self.record_writes = source.record_writes.of_copy();
+        self.record_writes.copy_of(&source.record_writes);
     }
 }
 
@@ -147,11 +147,12 @@ impl ClusterState {
         if bytes.len() % 2 == 1 {
             bytes.push(0);
         }
-        let buffer = bytes
+        let buffer: Box<[u16]> = bytes
             .chunks_exact(2)
             .map(|pair| u16::from_ne_bytes([pair[0], pair[1]]))
             .collect();
         Self {
+            record_writes: RecordWrites::for_buffer(buffer.len()),
             buffer,
             nodes: nodes as u32,
             pods: pods as u32,
@@ -159,7 +160,6 @@ impl ClusterState {
             views: 0,
             nominations: 0,
             queues: Queues::default(),
-            record_writes: RecordWrites::default(),
         }
     }
 
@@ -201,10 +201,9 @@ impl ClusterState {
     }
 
     /// Makes `bytes` (the header, records, views and nomination table) the buffer, with a
-    /// zero byte at the end when their number is odd.
+    /// zero byte at the end when their number is odd; the state then knows nothing of its
+    /// record writes, as if it had not been copied.
     fn set_bytes(&mut self, mut bytes: Vec<u8>) {
-        self.record_writes.wrote_pods(0, self.pods as usize);
-        self.record_writes.wrote_nodes(0, self.nodes as usize);
         if bytes.len() % 2 == 1 {
             bytes.push(0);
         }
@@ -212,6 +211,7 @@ impl ClusterState {
             .chunks_exact(2)
             .map(|pair| u16::from_ne_bytes([pair[0], pair[1]]))
             .collect();
+        self.record_writes = RecordWrites::for_buffer(self.buffer.len());
     }
 
     /// The number of views kept.

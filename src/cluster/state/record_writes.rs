@@ -42,9 +42,20 @@ impl Default for Written {
     }
 }
 
-/// What a state knows of the node and pod records it wrote since it was copied.
+/// What a state knows of the node and pod records it wrote since it was copied: kept only
+/// for a buffer of [`LARGE_BUFFER`](super::LARGE_BUFFER) `u16`s or more (every buffer under
+/// `cfg(test)`, so that the tests check it). A smaller state knows nothing (its copies are
+/// whole, and a fingerprint compares all of its few records), and so pays nothing: no note
+/// per record written, no token per copy, and a state one pointer larger, not four words,
+/// moved at every step of a search.
 #[derive(Debug, Default)]
 pub struct RecordWrites {
+    notes: Option<Box<Notes>>,
+}
+
+/// The notes of a [`RecordWrites`] that keeps them.
+#[derive(Debug, Default)]
+struct Notes {
     /// This state's token as a source of copies: given when it is first copied after its
     /// last record write (0: none yet), so that two copies made while it holds one started
     /// from the same records. Atomic: a state shared between workers is copied by several.
@@ -95,9 +106,68 @@ pub struct WritesSinceCopy {
 }
 
 impl RecordWrites {
+    /// Notes for a buffer of `len` `u16`s: kept where it is large (see [`RecordWrites`]).
+    pub(super) fn for_buffer(len: usize) -> Self {
+        let kept = cfg!(test) || len >= super::LARGE_BUFFER;
+        Self {
+            notes: kept.then(Box::default),
+        }
+    }
+
+    /// What a copy of the state holding `self` knows: it was copied from this state's token,
+    /// and has written nothing yet (nothing, where `self` keeps no notes).
+    #[inline]
+    pub(super) fn of_copy(&self) -> Self {
+        Self {
+            notes: self.notes.as_ref().map(|notes| Box::new(notes.of_copy())),
+        }
+    }
+
+    /// Makes `self` [`RecordWrites::of_copy`] of `source`, in the notes it already has.
+    #[inline]
+    pub(super) fn copy_of(&mut self, source: &Self) {
+        match (&mut self.notes, &source.notes) {
+            (None, None) => {}
+            (Some(mine), Some(theirs)) => **mine = theirs.of_copy(),
+            _ => *self = source.of_copy(),
+        }
+    }
+
+    /// Notes that pod records `low..high` were written: the state's copies from now on start
+    /// from other records.
+    #[inline]
+    pub(super) fn wrote_pods(&mut self, low: usize, high: usize) {
+        if let Some(notes) = &mut self.notes {
+            notes.wrote_pods(low, high);
+        }
+    }
+
+    /// Notes that node records `low..high` were written (as [`RecordWrites::wrote_pods`]).
+    #[inline]
+    pub(super) fn wrote_nodes(&mut self, low: usize, high: usize) {
+        if let Some(notes) = &mut self.notes {
+            notes.wrote_nodes(low, high);
+        }
+    }
+
+    /// The records outside which the state holding `self` and the one holding `source` hold
+    /// the same node and pod records ([`Notes::differing`]); `None` when either keeps no
+    /// notes.
+    pub(super) fn differing(&self, source: &Self) -> Option<Differing> {
+        self.notes.as_ref()?.differing(source.notes.as_ref()?)
+    }
+
+    /// The token of the state this one was copied from and the records written since, or
+    /// `None` when the state was not copied or keeps no notes.
+    pub fn since_copy(&self) -> Option<WritesSinceCopy> {
+        self.notes.as_ref()?.since_copy()
+    }
+}
+
+impl Notes {
     /// What a copy of the state holding `self` knows: it was copied from this state's token,
     /// and has written nothing yet.
-    pub(super) fn of_copy(&self) -> Self {
+    fn of_copy(&self) -> Self {
         Self {
             token: AtomicU64::new(0),
             copied_from: self.token(),
@@ -124,13 +194,13 @@ impl RecordWrites {
 
     /// Notes that pod records `low..high` were written: the state's copies from now on start
     /// from other records.
-    pub(super) fn wrote_pods(&mut self, low: usize, high: usize) {
+    fn wrote_pods(&mut self, low: usize, high: usize) {
         *self.token.get_mut() = 0;
         self.pods.add(low, high);
     }
 
-    /// Notes that node records `low..high` were written (as [`RecordWrites::wrote_pods`]).
-    pub(super) fn wrote_nodes(&mut self, low: usize, high: usize) {
+    /// Notes that node records `low..high` were written (as [`Notes::wrote_pods`]).
+    fn wrote_nodes(&mut self, low: usize, high: usize) {
         *self.token.get_mut() = 0;
         self.nodes.add(low, high);
     }
@@ -139,7 +209,7 @@ impl RecordWrites {
     /// the same node and pod records: the hulls of what both wrote where both were copied
     /// from one state's token, what this one wrote where it was copied from `source`'s
     /// current token; `None` when neither holds.
-    pub(super) fn differing(&self, source: &Self) -> Option<Differing> {
+    fn differing(&self, source: &Self) -> Option<Differing> {
         if self.copied_from == 0 {
             return None;
         }
@@ -162,7 +232,7 @@ impl RecordWrites {
 
     /// The token of the state this one was copied from and the records written since, or
     /// `None` when the state was not copied.
-    pub fn since_copy(&self) -> Option<WritesSinceCopy> {
+    fn since_copy(&self) -> Option<WritesSinceCopy> {
         (self.copied_from != 0).then(|| WritesSinceCopy {
             from: self.copied_from,
             written: Differing {

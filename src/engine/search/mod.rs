@@ -415,6 +415,7 @@ impl<'a, M: Model, V: VisitedSet> Search<'a, M, V> {
     /// Checks the properties in a newly stored state. Returns `true` when the state violates an
     /// `always` property (the caller then does not expand it). `path` is called only when
     /// something is found.
+    #[inline]
     pub fn check_new_state(
         &self,
         worker: &mut M::Worker,
