@@ -123,6 +123,28 @@ fn a_cordoned_node_still_gets_its_daemon_pod() {
 }
 
 #[test]
+fn only_a_host_network_agent_runs_on_a_node_whose_network_is_unavailable() {
+    // `AddOrUpdateDaemonPodTolerations` adds `node.kubernetes.io/network-unavailable:NoSchedule`
+    // only where the template has `hostNetwork: true`.
+    let nodes = std::fs::read_to_string(Path::new(EXAMPLE).join("yaml/nodes.yaml"))
+        .unwrap()
+        .replace(
+            "  - key: dedicated\n    value: gpu\n",
+            "  - key: node.kubernetes.io/network-unavailable\n",
+        );
+    let pod_network = variant("ds-pod-network", &agent("600m", ""), Some(&nodes));
+    let (_, stdout, stderr) = check(pod_network.to_str().unwrap(), &[]);
+    assert_eq!(agent_nodes(&stderr), "[1, 2, 3]", "{stdout}{stderr}");
+    let host_network = variant(
+        "ds-host-network",
+        &agent("600m", "      hostNetwork: true\n"),
+        Some(&nodes),
+    );
+    let (_, stdout, stderr) = check(host_network.to_str().unwrap(), &[]);
+    assert_eq!(agent_nodes(&stderr), "[1, 2, 3, 4]", "{stdout}{stderr}");
+}
+
+#[test]
 fn a_node_selector_keeps_the_agent_to_its_nodes_and_web_fits_on_the_others() {
     // `fitsNodeAffinity`: only worker-1 carries the selected label; web takes workers 2 and 3
     // and its third replica finds no room (worker-1 has 1.4 cores left).

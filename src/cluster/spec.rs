@@ -156,6 +156,8 @@ pub struct PodTemplate {
     /// selects only pods of its own (`getPodsForPdb`, `pkg/controller/disruption/disruption.go`).
     /// Kivi's own semantics has no namespaces.
     pub namespace: Option<String>,
+    /// `spec.hostNetwork` of its pods; read for a DaemonSet's ([`crate::cluster::kube::daemon_pod`]).
+    pub host_network: bool,
 }
 
 /// The namespace of an object that names none: `kubectl apply` puts it in the context's
@@ -811,6 +813,7 @@ pub static NO_TEMPLATE: PodTemplate = PodTemplate {
     preemption_policy: PreemptionPolicy::PreemptLowerPriority,
     safe_to_evict: None,
     namespace: None,
+    host_network: false,
 };
 
 /// The value number of label `key` in `labels` (0 when absent).

@@ -84,6 +84,9 @@ pub struct PodTemplate {
     /// Pod's), `None` when it names none or `default`: `kubectl apply` puts an object without
     /// one in the context's namespace, `default` unless configured.
     pub namespace: Option<String>,
+    /// `spec.hostNetwork`: the DaemonSet controller makes a daemon pod that has it tolerate
+    /// the `network-unavailable` taint.
+    pub host_network: bool,
 }
 
 impl PodTemplate {

@@ -242,6 +242,9 @@ pub(super) fn pod_template_json(
     if let Some(namespace) = &pod.namespace {
         json.insert("namespace".into(), json!(namespace));
     }
+    if pod.host_network {
+        json.insert("hostNetwork".into(), json!(true));
+    }
     if !pod.cpu_pattern.is_empty() {
         json.insert("maxCpuChange".into(), json!(pod.cpu_pattern.len()));
         json.insert(

@@ -10,8 +10,8 @@ use crate::cluster::taints::{TaintEffect, Toleration, TolerationOperator};
 /// (`AddOrUpdateDaemonPodTolerations`, `pkg/controller/daemon/util/daemonset_util.go`):
 /// NoExecute `not-ready` and `unreachable` without `tolerationSeconds`, so node problems never
 /// evict a daemon pod, and NoSchedule for the node-condition taints and `unschedulable`, so a
-/// cordoned node or one under pressure still gets its pod. (`network-unavailable`, added for
-/// `hostNetwork` pods only, is left out: the model carries no `hostNetwork`.)
+/// cordoned node or one under pressure still gets its pod; a `hostNetwork` pod also
+/// [`HOST_NETWORK_TOLERATION`].
 pub const ADDED_TOLERATIONS: &[(&str, TaintEffect)] = &[
     ("node.kubernetes.io/not-ready", TaintEffect::NoExecute),
     ("node.kubernetes.io/unreachable", TaintEffect::NoExecute),
@@ -24,21 +24,31 @@ pub const ADDED_TOLERATIONS: &[(&str, TaintEffect)] = &[
     ("node.kubernetes.io/unschedulable", TaintEffect::NoSchedule),
 ];
 
-/// A daemon pod's tolerations: the template's, and [`ADDED_TOLERATIONS`] in place of any of
-/// the template's with the same key and effect (`AddOrUpdateTolerationInPodSpec` replaces
-/// those).
+/// The taint the DaemonSet controller makes a daemon pod with `spec.hostNetwork` tolerate as
+/// well (`AddOrUpdateDaemonPodTolerations`): a node whose network plugin is not ready yet
+/// still gets the pods that do not need it, such as the network plugin's own.
+pub const HOST_NETWORK_TOLERATION: (&str, TaintEffect) = (
+    "node.kubernetes.io/network-unavailable",
+    TaintEffect::NoSchedule,
+);
+
+/// A daemon pod's tolerations: the template's, and [`ADDED_TOLERATIONS`] (with
+/// [`HOST_NETWORK_TOLERATION`] for a `hostNetwork` template) in place of any of the
+/// template's with the same key and effect (`AddOrUpdateTolerationInPodSpec` replaces those).
 pub fn tolerations(template: &PodTemplate) -> Vec<Toleration> {
+    let host_network = template.host_network.then_some(&HOST_NETWORK_TOLERATION);
+    let added: Vec<_> = ADDED_TOLERATIONS.iter().chain(host_network).collect();
     let mut tolerations: Vec<Toleration> = template
         .tolerations
         .iter()
         .filter(|t| {
-            !ADDED_TOLERATIONS
+            !added
                 .iter()
                 .any(|(key, effect)| t.key == *key && t.effect == Some(*effect))
         })
         .cloned()
         .collect();
-    tolerations.extend(ADDED_TOLERATIONS.iter().map(|&(key, effect)| Toleration {
+    tolerations.extend(added.iter().map(|&&(key, effect)| Toleration {
         key: key.to_string(),
         operator: TolerationOperator::Exists,
         value: String::new(),
@@ -67,7 +77,7 @@ pub fn name(spec: &ClusterSpec, pod: &DaemonPod) -> String {
 mod tests {
     use super::*;
     use crate::cluster::fixture::{Builder, Node, Template};
-    use crate::cluster::taints::{no_execute_stay, NoExecuteStay, Taint};
+    use crate::cluster::taints::{first_untolerated, no_execute_stay, NoExecuteStay, Taint};
 
     #[test]
     fn the_added_tolerations_never_evict_and_keep_the_templates_own() {
@@ -96,6 +106,35 @@ mod tests {
             no_execute_stay(&tolerations, &unreachable),
             NoExecuteStay::Forever,
             "the template's 30 s toleration is replaced"
+        );
+    }
+
+    #[test]
+    fn only_a_host_network_pod_tolerates_an_unavailable_network() {
+        let fixture = Builder::default()
+            .node(Node::new(1, 4, 4))
+            .template(Template::new(1, 1, "name", "agent"))
+            .build();
+        let pod_network = fixture.spec.pod_templates[0].clone();
+        let host_network = PodTemplate {
+            host_network: true,
+            ..pod_network.clone()
+        };
+        let unavailable =
+            [Taint::parse("node.kubernetes.io/network-unavailable:NoSchedule").unwrap()];
+        let untolerated = |template: &PodTemplate| {
+            first_untolerated(
+                &unavailable,
+                &tolerations(template),
+                &[TaintEffect::NoSchedule],
+            )
+            .is_some()
+        };
+        assert!(untolerated(&pod_network));
+        assert!(!untolerated(&host_network));
+        assert_eq!(
+            tolerations(&host_network).len(),
+            ADDED_TOLERATIONS.len() + 1
         );
     }
 }

@@ -260,6 +260,7 @@ pub fn pod_template(
         preemption_policy: None,
         safe_to_evict: None,
         namespace: None,
+        host_network: spec.host_network == Some(true),
     })
 }
 

@@ -565,6 +565,7 @@ fn pod_template(
         },
         safe_to_evict: template.safe_to_evict,
         namespace: namespace(&template.namespace),
+        host_network: template.host_network.unwrap_or(false),
     }
 }
 

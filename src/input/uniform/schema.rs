@@ -417,6 +417,9 @@ pub struct PodTemplate {
     /// The pods' namespace, their workload's `metadata.namespace` (kivi's addition; absent:
     /// `default`). Read under `--semantics kubernetes` only.
     pub namespace: Option<String>,
+    /// The pods' `spec.hostNetwork` (kivi's addition; absent: `false`). Read for a
+    /// DaemonSet's template only, whose pods then tolerate `network-unavailable`.
+    pub host_network: Option<bool>,
 }
 
 /// A node-affinity rule.
