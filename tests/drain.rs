@@ -295,6 +295,95 @@ fn a_drain_under_kivi_semantics_is_refused() {
     );
 }
 
+/// The fixed example's cluster description with the drain's `para` replaced by `para`.
+fn with_drain_para(para: &str) -> String {
+    std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json"))
+        .unwrap()
+        .replace(r#""para": {"node": 1}"#, &format!(r#""para": {para}"#))
+}
+
+#[test]
+fn disable_eviction_deletes_past_the_budget_and_pdb_never_violated_says_so() {
+    // `kubectl drain --disable-eviction` deletes the pods (`deletePods`): the budget that
+    // blocks the example's drain is bypassed, so the drain completes, and the deletion that
+    // takes `app` below `minAvailable: 3` is a voluntary disruption pdb_never_violated reports.
+    let configs = with_drain_para(r#"{"node": 1, "disableEviction": true}"#);
+    let dir = variant(
+        "drain-disable-eviction",
+        &[
+            ("user_input/cluster_configs.json", &configs),
+            ("yaml/pdb.yaml", &pdb("minAvailable: 3")),
+        ],
+    );
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "the drain completes: {stdout}{stderr}");
+    std::fs::write(dir.join("user_input/intents.json"), PDB_INTENT).unwrap();
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    for expected in [
+        "[kubectl drain] pod/pod-",
+        " deleted",
+        "PodDisruptionBudget app has 2 healthy pods, fewer than the 3 it requires, after a \
+         voluntary disruption!",
+    ] {
+        assert!(stdout.contains(expected), "{expected} not in {stdout}");
+    }
+}
+
+#[test]
+fn force_deletes_a_bare_pod_the_drain_otherwise_stops_at() {
+    // The bare Pod `debug` on node 3: `unreplicatedFilter` refuses it without `--force`, so
+    // the drain of node 3 never completes; with it the pod is evicted like the others, still
+    // through the Eviction API (an integer `minAvailable`, so the bare pod's missing scale
+    // does not make the budget fail safe).
+    let blocked = with_drain_para(r#"{"node": 3}"#);
+    let dir = variant(
+        "drain-bare-pod-force",
+        &[
+            ("yaml/debug.yaml", BARE_POD),
+            ("yaml/pdb.yaml", &pdb("minAvailable: 1")),
+            ("user_input/cluster_configs.json", &blocked),
+        ],
+    );
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("cannot delete Pods that declare no controller (use --force to override)"),
+        "{stdout}"
+    );
+    let forced = with_drain_para(r#"{"node": 3, "force": true}"#);
+    std::fs::write(dir.join("user_input/cluster_configs.json"), forced).unwrap();
+    let (code, stdout, stderr) = check_original(dir.to_str().unwrap(), &[]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+}
+
+#[test]
+fn a_drain_option_kivi_does_not_follow_is_an_input_error() {
+    for (para, place, problem) in [
+        (
+            r#"{"node": 1, "timeout": "60s"}"#,
+            "events_assumption[0].para.timeout",
+            "not an option kivi's drain takes",
+        ),
+        (
+            r#"{"node": 1, "force": "yes"}"#,
+            "events_assumption[0].para.force",
+            "not true or false",
+        ),
+    ] {
+        let dir = variant(
+            "drain-bad-option",
+            &[("user_input/cluster_configs.json", &with_drain_para(para))],
+        );
+        let (code, _, stderr) = check_original(dir.to_str().unwrap(), &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(place) && stderr.contains(problem),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn bad_drains_are_input_errors_naming_the_place() {
     let configs =

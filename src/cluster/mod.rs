@@ -25,6 +25,7 @@
 //!
 
 pub mod action;
+pub mod event_spec;
 #[cfg(test)]
 pub mod fixture;
 pub mod hpa_behavior;

@@ -14,7 +14,9 @@
 //!   `unreplicatedFilter` applies: a pod no controller owns (a bare pod of
 //!   the input) is refused without `--force`. kubectl then stops with that error and leaves
 //!   the node cordoned and its pods in place; the model leaves such a pod on the node and the
-//!   drain never ends, which is the same answer for `drain_completes`. Pods are listed anew
+//!   drain never ends, which is the same answer for `drain_completes`. With `--force`
+//!   (`{"force": true}` in the event's `para`) such a pod is deleted like the others, and
+//!   nothing replaces it. Pods are listed anew
 //!   in every state rather than once (a pod bound to the cordoned node later, by a template's
 //!   `nodeName`, is evicted too; kubectl would not see it).
 //! - Evictions: `evictPods` (`pkg/drain/drain.go`) evicts every listed pod concurrently, one
@@ -29,7 +31,10 @@
 //!   be one of them). A refused eviction changes nothing, so it is not a step: the retry is
 //!   the same eviction taken in a later state where the budget allows it. An evicted pod is
 //!   terminating and queued for the kubelet ([`ClusterState::mark_for_deletion`]), as the
-//!   descheduler's evictions are; its ReplicaSet replaces it on another node.
+//!   descheduler's evictions are; its ReplicaSet replaces it on another node. With
+//!   `--disable-eviction` (`{"disableEviction": true}`) kubectl deletes the pods instead
+//!   (`deletePods`): nothing is refused, the PodDisruptionBudgets are bypassed, and
+//!   `pdb_never_violated` reports a deletion that takes a budget below its healthy count.
 //! - Done: `waitForDelete` waits until every evicted pod is gone; the drain is complete once
 //!   no pod is left on the node ([`DrainProgress::Complete`]), terminating ones included.
 //!
@@ -41,8 +46,8 @@
 use super::{maintenance, node_upgrade};
 use crate::cluster::kube::eviction::{evict, EvictionAnswer};
 use crate::cluster::{
-    ClusterAction, ClusterSpec, ClusterState, EventKind, MaintenancePhase, PodPhase, Recorder,
-    Semantics,
+    ClusterAction, ClusterSpec, ClusterState, DrainOptions, EventKind, MaintenancePhase, PodPhase,
+    Recorder, Semantics,
 };
 
 /// Where a drain event stands in a state.
@@ -73,7 +78,7 @@ fn drained_nodes(
 ) -> Result<Vec<usize>, DrainProgress> {
     let started = state.events().done & (1 << event) != 0;
     match spec.events.get(event).map(|e| &e.kind) {
-        Some(&EventKind::Drain { node }) if started => Ok(vec![node as usize]),
+        Some(&EventKind::Drain { node, .. }) if started => Ok(vec![node as usize]),
         Some(EventKind::Drain { .. }) => Err(DrainProgress::NotStarted),
         Some(&EventKind::Upgrade { by }) => node_upgrade::draining(spec, state, event, by).ok_or(
             if node_upgrade::not_started(state, event) {
@@ -96,13 +101,23 @@ fn first_maintenance(spec: &ClusterSpec) -> Option<usize> {
         .position(|e| matches!(e.kind, EventKind::Maintenance { .. }))
 }
 
-/// Whether the drain may evict pod `pod` of `state` now: a controller owns it, it is not
-/// already terminating, and the Eviction API allows it.
-fn may_evict(spec: &ClusterSpec, state: &ClusterState, pod: usize) -> bool {
+/// The kubectl options of event `event`'s drains: a `drain` event's own, kubectl's defaults
+/// for an upgrade's and a maintenance's.
+fn options(spec: &ClusterSpec, event: usize) -> DrainOptions {
+    match spec.events.get(event).map(|e| &e.kind) {
+        Some(&EventKind::Drain { options, .. }) => options,
+        _ => DrainOptions::default(),
+    }
+}
+
+/// Whether a drain with `options` may delete pod `pod` of `state` now: a controller owns it
+/// (or `--force`), it is not already terminating, and the Eviction API allows it (or
+/// `--disable-eviction` deletes it without asking: `deletePods` in `pkg/drain/drain.go`).
+fn may_evict(spec: &ClusterSpec, state: &ClusterState, options: DrainOptions, pod: usize) -> bool {
     let record = state.pod(pod);
-    record.owned
+    (record.owned || options.force)
         && record.phase != PodPhase::Terminating
-        && evict(spec, state, pod) == EvictionAnswer::Evicted
+        && (options.disable_eviction || evict(spec, state, pod) == EvictionAnswer::Evicted)
 }
 
 /// Where the drain of event `event` (a `drain`, or an upgrade's current batch) stands in
@@ -112,10 +127,11 @@ pub fn progress(spec: &ClusterSpec, state: &ClusterState, event: usize) -> Drain
         Ok(nodes) => nodes,
         Err(progress) => return progress,
     };
+    let options = options(spec, event);
     let mut left = false;
     for pod in state.pods_on(&nodes) {
         left = true;
-        if state.pod(pod).phase == PodPhase::Terminating || may_evict(spec, state, pod) {
+        if state.pod(pod).phase == PodPhase::Terminating || may_evict(spec, state, options, pod) {
             return DrainProgress::Evicting;
         }
     }
@@ -141,11 +157,14 @@ pub fn refusals(spec: &ClusterSpec, state: &ClusterState) -> Vec<String> {
         let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;
         };
+        let options = options(spec, event);
         for pod in state.pods_on(&nodes) {
             let node = state.pod(pod).loc;
-            let why = if !state.pod(pod).owned {
+            let why = if !state.pod(pod).owned && !options.force {
                 "cannot delete Pods that declare no controller (use --force to override)"
                     .to_string()
+            } else if options.disable_eviction {
+                continue;
             } else {
                 match evict(spec, state, pod).refusal(spec) {
                     Some(why) => why,
@@ -185,8 +204,9 @@ pub fn for_each_eviction(
         let Ok(nodes) = drained_nodes(spec, state, event) else {
             continue;
         };
+        let options = options(spec, event);
         for pod in state.pods_on(&nodes) {
-            if may_evict(spec, state, pod)
+            if may_evict(spec, state, options, pod)
                 && !visit(ClusterAction::DrainEviction {
                     event: event as u8,
                     pod: pod as u32,
@@ -207,7 +227,7 @@ pub fn for_each_eviction(
 /// stays in its hands: the drain evicts its pods, and its phase is that procedure's.
 pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &mut Recorder) {
     state.events_mut().done |= 1 << event;
-    let EventKind::Drain { node } = spec.events[event].kind else {
+    let EventKind::Drain { node, .. } = spec.events[event].kind else {
         return;
     };
     let node = node as usize;
@@ -226,11 +246,22 @@ pub fn cordon(spec: &ClusterSpec, state: &mut ClusterState, event: usize, rec: &
     });
 }
 
-/// Drain event `event` evicts pod `pod`: it is terminating and queued for the kubelet.
-pub fn evict_pod(state: &mut ClusterState, pod: usize, rec: &mut Recorder) {
+/// Drain event `event` evicts pod `pod` (deletes it, with `--disable-eviction`): it is
+/// terminating and queued for the kubelet.
+pub fn evict_pod(
+    spec: &ClusterSpec,
+    state: &mut ClusterState,
+    event: usize,
+    pod: usize,
+    rec: &mut Recorder,
+) {
     let deployment = state.pod(pod).deployment as usize;
     state.mark_for_deletion(deployment, pod);
-    rec.log(Some("kubectl drain"), || format!("pod/pod-{pod} evicted"));
+    let how = match options(spec, event).disable_eviction {
+        true => "deleted",
+        false => "evicted",
+    };
+    rec.log(Some("kubectl drain"), || format!("pod/pod-{pod} {how}"));
 }
 
 #[cfg(test)]
@@ -244,11 +275,19 @@ mod tests {
     /// C3 under kubernetes with a drain of node 1 (two of the five pods) and a budget of
     /// `min_available` for deployment 1.
     fn c3_draining_node_1(min_available: i32) -> (ClusterSpec, ClusterState) {
+        c3_draining_node_1_with(min_available, DrainOptions::default())
+    }
+
+    /// [`c3_draining_node_1`] with kubectl's `options`.
+    fn c3_draining_node_1_with(
+        min_available: i32,
+        options: DrainOptions,
+    ) -> (ClusterSpec, ClusterState) {
         let cluster = cases::c3();
         let mut spec = cluster.spec.clone();
         spec.semantics = Semantics::Kubernetes;
         spec.events = vec![EventSpec {
-            kind: EventKind::Drain { node: 1 },
+            kind: EventKind::Drain { node: 1, options },
             after_stable: false,
             first: false,
         }];
@@ -292,7 +331,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
         );
-        evict_pod(&mut state, on_node_1[0], &mut Recorder::off());
+        evict_pod(&spec, &mut state, 0, on_node_1[0], &mut Recorder::off());
         assert_eq!(state.pod(on_node_1[0]).phase, PodPhase::Terminating);
         assert_eq!(progress(&spec, &state, 0), DrainProgress::Evicting);
     }
@@ -326,10 +365,44 @@ mod tests {
                 pod: pods[1] as u32
             }]
         );
-        evict_pod(&mut state, pods[1], &mut Recorder::off());
+        evict_pod(&spec, &mut state, 0, pods[1], &mut Recorder::off());
         state.pod_mut(pods[1]).phase = PodPhase::Idle;
         assert_eq!(progress(&spec, &state, 0), DrainProgress::Blocked);
         assert!(refusals(&spec, &state)[0].contains("declare no controller"));
+    }
+
+    #[test]
+    fn force_deletes_an_unreplicated_pod_too() {
+        let force = DrainOptions {
+            force: true,
+            ..DrainOptions::default()
+        };
+        let (spec, mut state) = c3_draining_node_1_with(0, force);
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        let pods: Vec<usize> = state.pods_on(&[1]).collect();
+        state.pod_mut(pods[0]).owned = false;
+        assert_eq!(evictions(&spec, &state).len(), 2);
+        evict_pod(&spec, &mut state, 0, pods[0], &mut Recorder::off());
+        assert_eq!(state.pod(pods[0]).phase, PodPhase::Terminating);
+    }
+
+    #[test]
+    fn disable_eviction_deletes_what_the_budget_would_refuse() {
+        // minAvailable 5 of 5 refuses every eviction (above); a deletion asks no budget.
+        let delete = DrainOptions {
+            disable_eviction: true,
+            ..DrainOptions::default()
+        };
+        let (spec, mut state) = c3_draining_node_1_with(5, delete);
+        cordon(&spec, &mut state, 0, &mut Recorder::off());
+        assert_eq!(evictions(&spec, &state).len(), 2);
+        assert_eq!(progress(&spec, &state, 0), DrainProgress::Evicting);
+        assert!(refusals(&spec, &state).is_empty());
+        let mut rec = Recorder::on();
+        let pod = state.pods_on(&[1]).next().unwrap();
+        evict_pod(&spec, &mut state, 0, pod, &mut rec);
+        let deleted = format!("pod/pod-{pod} deleted");
+        assert!(rec.into_lines().iter().any(|l| l.message == deleted));
     }
 
     #[test]

@@ -113,7 +113,9 @@ pub fn run(
         ClusterAction::MaintenanceStop { node } => maintenance::stop(state, node as usize, rec),
         ClusterAction::MaintenanceEnd { node } => maintenance::end(spec, state, node as usize, rec),
         ClusterAction::Drain { event } => drain::cordon(spec, state, event as usize, rec),
-        ClusterAction::DrainEviction { pod, .. } => drain::evict_pod(state, pod as usize, rec),
+        ClusterAction::DrainEviction { event, pod } => {
+            drain::evict_pod(spec, state, event as usize, pod as usize, rec)
+        }
         ClusterAction::NodeUpgrade { event, step } => {
             if let EventKind::Upgrade { by } = spec.events[event as usize].kind {
                 node_upgrade::run(spec, state, event as usize, by, step, rec);

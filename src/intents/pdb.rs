@@ -21,7 +21,8 @@
 //! update replacing old pods. Under `--semantics kubernetes` the descheduler's, the cluster
 //! autoscaler's and the drains' evictions (a `drain` event, an upgrade, a `maintenance`
 //! event's nodes) go through the Eviction API and are refused
-//! ([`crate::cluster::kube::eviction`]), so they never break a budget; under `--semantics
+//! ([`crate::cluster::kube::eviction`]), so they never break a budget, but for a `drain` with
+//! `--disable-eviction`, which deletes its pods (reported here); under `--semantics
 //! kivi` nothing honours budgets, and the descheduler's evictions and the nodes `maintenance`
 //! takes down with their pods are reported.
 

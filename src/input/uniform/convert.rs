@@ -685,14 +685,17 @@ fn event_spec(event: &Event, deployments: &[Deployment]) -> EventSpec {
                 .and_then(Value::as_i64)
                 .unwrap_or(1) as u8,
         },
-        "drain" => EventKind::Drain {
-            node: event
-                .para
-                .as_ref()
-                .and_then(|p| p.get("node"))
-                .and_then(Value::as_i64)
-                .unwrap_or(1) as u8,
-        },
+        "drain" => {
+            let para = |key: &str| event.para.as_ref().and_then(|p| p.get(key));
+            let flag = |key: &str| para(key).and_then(Value::as_bool).unwrap_or(false);
+            EventKind::Drain {
+                node: para("node").and_then(Value::as_i64).unwrap_or(1) as u8,
+                options: DrainOptions {
+                    force: flag("force"),
+                    disable_eviction: flag("disableEviction"),
+                },
+            }
+        }
         "upgrade" => EventKind::Upgrade {
             by: match event
                 .para

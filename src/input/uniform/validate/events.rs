@@ -5,6 +5,38 @@ use super::EVENTS;
 use crate::input::uniform::schema::{Event, Setup};
 use serde_json::Value;
 
+/// The keys a `drain` event's `para` may hold besides `node`: `kubectl drain`'s `--force` and
+/// `--disable-eviction`.
+const DRAIN_OPTIONS: [&str; 2] = ["force", "disableEviction"];
+
+/// Checks a `drain` event's options in `para`: each of [`DRAIN_OPTIONS`] a boolean, and no
+/// other key but `node` (a flag the model does not follow must not pass silently).
+fn check_drain_options(problems: &mut Problems, ppath: &str, para: Option<&Value>) {
+    let Some(Value::Object(para)) = para else {
+        return;
+    };
+    for (key, value) in para {
+        if key == "node" {
+            continue;
+        }
+        if !DRAIN_OPTIONS.contains(&key.as_str()) {
+            problems.add(
+                format!("{ppath}.{key}"),
+                "not an option kivi's drain takes",
+                "give `node`, and `force` or `disableEviction` (true or false) if needed; a \
+                 drain retries refused evictions for ever (no `timeout`), and DaemonSet pods \
+                 are always ignored",
+            );
+        } else if !value.is_boolean() {
+            problems.add(
+                format!("{ppath}.{key}"),
+                "not true or false",
+                format!("write `\"{key}\": true` or leave it out"),
+            );
+        }
+    }
+}
+
 /// Checks an event or user command: its name, `para` and the deployment, template or node
 /// it names.
 pub(super) fn check_event(problems: &mut Problems, path: &str, event: &Event, setup: &Setup) {
@@ -73,24 +105,27 @@ pub(super) fn check_event(problems: &mut Problems, path: &str, event: &Event, se
             numbered(problems, templates, "deployment template id")
         }
         "nodeFailure" => numbered(problems, nodes, "node id"),
-        "drain" => match event
-            .para
-            .as_ref()
-            .and_then(|p| p.get("node"))
-            .and_then(Value::as_i64)
-        {
-            Some(n) if (1..=nodes.min(255)).contains(&n) => {}
-            Some(n) => problems.add(
-                format!("{ppath}.node"),
-                format!("node {n} does not exist"),
-                format!("drain a node from 1 to {}", nodes.min(255)),
-            ),
-            None => problems.add(
-                format!("{ppath}.node"),
-                "missing, or not a whole number",
-                "add `node`: the id of the node `kubectl drain` drains",
-            ),
-        },
+        "drain" => {
+            match event
+                .para
+                .as_ref()
+                .and_then(|p| p.get("node"))
+                .and_then(Value::as_i64)
+            {
+                Some(n) if (1..=nodes.min(255)).contains(&n) => {}
+                Some(n) => problems.add(
+                    format!("{ppath}.node"),
+                    format!("node {n} does not exist"),
+                    format!("drain a node from 1 to {}", nodes.min(255)),
+                ),
+                None => problems.add(
+                    format!("{ppath}.node"),
+                    "missing, or not a whole number",
+                    "add `node`: the id of the node `kubectl drain` drains",
+                ),
+            }
+            check_drain_options(problems, &ppath, event.para.as_ref());
+        }
         "upgrade" => match event.para.as_ref().map(|p| p.get("by").ok_or(p)) {
             None | Some(Err(Value::Object(_))) => {}
             Some(Err(_)) => problems.add(
