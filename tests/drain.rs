@@ -331,7 +331,7 @@ fn disable_eviction_deletes_past_the_budget_and_pdb_never_violated_says_so() {
 }
 
 #[test]
-fn force_deletes_a_bare_pod_the_drain_otherwise_stops_at() {
+fn force_evicts_a_bare_pod_the_drain_otherwise_stops_at() {
     // The bare Pod `debug` on node 3: `unreplicatedFilter` refuses it without `--force`, so
     // the drain of node 3 never completes; with it the pod is evicted like the others, still
     // through the Eviction API (an integer `minAvailable`, so the bare pod's missing scale

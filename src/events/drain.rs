@@ -15,8 +15,8 @@
 //!   the input) is refused without `--force`. kubectl then stops with that error and leaves
 //!   the node cordoned and its pods in place; the model leaves such a pod on the node and the
 //!   drain never ends, which is the same answer for `drain_completes`. With `--force`
-//!   (`{"force": true}` in the event's `para`) such a pod is deleted like the others, and
-//!   nothing replaces it. Pods are listed anew
+//!   (`{"force": true}` in the event's `para`) such a pod is evicted like the others, through
+//!   the Eviction API, and nothing replaces it. Pods are listed anew
 //!   in every state rather than once (a pod bound to the cordoned node later, by a template's
 //!   `nodeName`, is evicted too; kubectl would not see it).
 //! - Evictions: `evictPods` (`pkg/drain/drain.go`) evicts every listed pod concurrently, one
@@ -372,7 +372,7 @@ mod tests {
     }
 
     #[test]
-    fn force_deletes_an_unreplicated_pod_too() {
+    fn force_evicts_an_unreplicated_pod_too() {
         let force = DrainOptions {
             force: true,
             ..DrainOptions::default()
