@@ -8,6 +8,7 @@
 use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup, Origin};
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
+use super::uniform::known_para_keys;
 use super::yaml_documents::Document;
 use crate::cluster::Taint;
 use serde::Deserialize;
@@ -369,6 +370,11 @@ pub fn apply(
     }
     let events: Vec<EventConfig> =
         serde_json::from_value(field("events_assumption")).map_err(parse("events_assumption"))?;
+    let commands: Vec<EventConfig> =
+        serde_json::from_value(field("userCommands")).map_err(parse("userCommands"))?;
+    for (list, configs) in [("events_assumption", &events), ("userCommands", &commands)] {
+        warn_unknown_para_keys(list, configs, document, diagnostics);
+    }
     let origin = |list: &str, i: usize| Origin {
         file: document.file.clone(),
         path: document.user_path(&format!("{list}[{i}]")),
@@ -379,8 +385,6 @@ pub fn apply(
             .enumerate()
             .map(|(i, e)| event(e, true, origin("events_assumption", i))),
     );
-    let commands: Vec<EventConfig> =
-        serde_json::from_value(field("userCommands")).map_err(parse("userCommands"))?;
     cluster.commands.extend(
         commands
             .into_iter()
@@ -410,6 +414,35 @@ pub fn apply(
         cluster.scaling.hpa_factor = factor;
     }
     Ok(())
+}
+
+/// Warns of each key of an event's `para` in `list` that the event does not take
+/// ([`known_para_keys`]; a deployment's name, which [`event`] reads under either spelling, is
+/// taken by any): Kivi ignores such a key, so a misspelt or unmodelled option would pass
+/// without a word.
+fn warn_unknown_para_keys(
+    list: &str,
+    configs: &[EventConfig],
+    document: &Document,
+    diagnostics: &mut Diagnostics,
+) {
+    for (i, config) in configs.iter().enumerate() {
+        let Value::Object(para) = &config.para else {
+            continue;
+        };
+        let known = known_para_keys(&config.name);
+        for key in para.keys() {
+            if !known.contains(&key.as_str()) && key != "targetDeployment" && key != "deployment" {
+                diagnostics.warn(format!(
+                    "{}:{}: {}.para.{key}: `{}` takes no such option; it is ignored",
+                    document.file,
+                    document.place_of(&format!("\"{key}\"")).line,
+                    document.user_path(&format!("{list}[{i}]")),
+                    config.name,
+                ));
+            }
+        }
+    }
 }
 
 fn event(config: EventConfig, default_after_stable: bool, origin: Origin) -> Event {

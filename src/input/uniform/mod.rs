@@ -137,13 +137,7 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
         ("userCommand", &document.user_command),
     ] {
         for (i, event) in events.iter().flatten().enumerate() {
-            let known: &[&str] = match event.name.as_deref() {
-                Some("eventCpuChange") => &["targetDeployment"],
-                Some("maintenance") => &["p"],
-                Some("drain") => &["node"],
-                Some("upgrade") => &["by"],
-                _ => &[],
-            };
+            let known = known_para_keys(event.name.as_deref().unwrap_or_default());
             if let Some(Value::Object(para)) = &event.para {
                 unknown.extend(
                     para.keys()
@@ -154,6 +148,18 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
         }
     }
     Ok(unknown)
+}
+
+/// The keys the `para` object of the event or command named `name` may hold (none for those
+/// whose `para` is a number, or that take none).
+pub fn known_para_keys(name: &str) -> &'static [&'static str] {
+    match name {
+        "eventCpuChange" => &["targetDeployment"],
+        "maintenance" => &["p"],
+        "drain" => &["node", "force", "disableEviction"],
+        "upgrade" => &["by"],
+        _ => &[],
+    }
 }
 
 fn parsed(doc: &Value) -> Result<(schema::Document, Vec<String>), LoadError> {

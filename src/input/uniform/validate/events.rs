@@ -5,29 +5,18 @@ use super::EVENTS;
 use crate::input::uniform::schema::{Event, Setup};
 use serde_json::Value;
 
-/// The keys a `drain` event's `para` may hold besides `node`: `kubectl drain`'s `--force` and
-/// `--disable-eviction`.
+/// The options a `drain` event's `para` may hold besides `node`: `kubectl drain`'s `--force`
+/// and `--disable-eviction`. Any other key is warned as not a field of the format
+/// (`crate::input::uniform::unknown_keys`), as everywhere in it.
 const DRAIN_OPTIONS: [&str; 2] = ["force", "disableEviction"];
 
-/// Checks a `drain` event's options in `para`: each of [`DRAIN_OPTIONS`] a boolean, and no
-/// other key but `node` (a flag the model does not follow must not pass silently).
+/// Checks a `drain` event's options in `para`: each of [`DRAIN_OPTIONS`] given is a boolean.
 fn check_drain_options(problems: &mut Problems, ppath: &str, para: Option<&Value>) {
     let Some(Value::Object(para)) = para else {
         return;
     };
     for (key, value) in para {
-        if key == "node" {
-            continue;
-        }
-        if !DRAIN_OPTIONS.contains(&key.as_str()) {
-            problems.add(
-                format!("{ppath}.{key}"),
-                "not an option kivi's drain takes",
-                "give `node`, and `force` or `disableEviction` (true or false) if needed; a \
-                 drain retries refused evictions for ever (no `timeout`), and DaemonSet pods \
-                 are always ignored",
-            );
-        } else if !value.is_boolean() {
+        if DRAIN_OPTIONS.contains(&key.as_str()) && !value.is_boolean() {
             problems.add(
                 format!("{ppath}.{key}"),
                 "not true or false",
