@@ -257,9 +257,10 @@ pub fn evict_pod(
 ) {
     let deployment = state.pod(pod).deployment as usize;
     state.mark_for_deletion(deployment, pod);
-    let how = match options(spec, event).disable_eviction {
-        true => "deleted",
-        false => "evicted",
+    let how = if options(spec, event).disable_eviction {
+        "deleted"
+    } else {
+        "evicted"
     };
     rec.log(Some("kubectl drain"), || format!("pod/pod-{pod} {how}"));
 }

@@ -416,6 +416,9 @@ pub fn apply(
     Ok(())
 }
 
+/// The keys under which an event's `para` names its deployment (Kivi writes either).
+const DEPLOYMENT_KEYS: [&str; 2] = ["targetDeployment", "deployment"];
+
 /// Warns of each key of an event's `para` in `list` that the event does not take
 /// ([`known_para_keys`]; a deployment's name, which [`event`] reads under either spelling, is
 /// taken by any): Kivi ignores such a key, so a misspelt or unmodelled option would pass
@@ -432,7 +435,7 @@ fn warn_unknown_para_keys(
         };
         let known = known_para_keys(&config.name);
         for key in para.keys() {
-            if !known.contains(&key.as_str()) && key != "targetDeployment" && key != "deployment" {
+            if !known.contains(&key.as_str()) && !DEPLOYMENT_KEYS.contains(&key.as_str()) {
                 diagnostics.warn(format!(
                     "{}:{}: {}.para.{key}: `{}` takes no such option; it is ignored",
                     document.file,
@@ -448,7 +451,7 @@ fn warn_unknown_para_keys(
 fn event(config: EventConfig, default_after_stable: bool, origin: Origin) -> Event {
     let mut para = config.para;
     let target = match &mut para {
-        Value::Object(fields) => ["targetDeployment", "deployment"]
+        Value::Object(fields) => DEPLOYMENT_KEYS
             .iter()
             .find_map(|key| fields.remove(*key).map(|v| label_text(&v))),
         _ => None,

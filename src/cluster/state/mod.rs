@@ -105,12 +105,12 @@ impl Clone for ClusterState {
 
     /// Copies `source` into this state's allocations when they fit (a state of the same
     /// cluster always does), so that a search that reuses spent states allocates nothing.
-    /// Where both are copies of one state, or this one is a copy of `source`, and the pod
-    /// table is large, only the node and pod records either wrote since their copy are
-    /// copied, with the rest of the buffer ([`ClusterState::copy_differing_from`]).
+    /// Where both are copies of one state, or this one is a copy of `source`, and the buffer
+    /// is large enough to keep notes of its record writes ([`RecordWrites`]), only the node
+    /// and pod records either wrote since their copy are copied, with the rest of the buffer
+    /// ([`ClusterState::copy_differing_from`]).
     fn clone_from(&mut self, source: &Self) {
-        let small = !cfg!(test) && self.buffer.len() < LARGE_BUFFER;
-        if small || !self.copy_differing_from(source) {
+        if !self.record_writes.kept() || !self.copy_differing_from(source) {
             self.buffer.clone_from(&source.buffer);
         }
         self.nodes = source.nodes;

@@ -114,6 +114,12 @@ impl RecordWrites {
         }
     }
 
+    /// Whether the notes are kept (the buffer is large, or under `cfg(test)`).
+    #[inline]
+    pub(super) fn kept(&self) -> bool {
+        self.notes.is_some()
+    }
+
     /// What a copy of the state holding `self` knows: it was copied from this state's token,
     /// and has written nothing yet (nothing, where `self` keeps no notes).
     #[inline]
