@@ -200,7 +200,10 @@ impl ClusterModel {
                          it evicts among equally ranked ones"
                     }
                 };
-                format!("a {what} than were explored ({why})")
+                format!(
+                    "a {what} than were explored ({why}){}",
+                    self.symmetry_clause()
+                )
             });
         }
         listing

@@ -12,6 +12,18 @@ use crate::engine::memory::allocation_size;
 use std::cell::RefCell;
 
 impl ClusterModel {
+    /// What a note on a listing of ties cut short adds about symmetry: nothing when it is on
+    /// (the listing was already one outcome per class), else why it is off.
+    pub(super) fn symmetry_clause(&self) -> String {
+        match &self.symmetry {
+            SymmetryStatus::On(_) => String::new(),
+            SymmetryStatus::Off(why) if why == NO_SYMMETRY => format!(
+                "; symmetry reduction is off ({why}), with it a step lists one outcome per class"
+            ),
+            SymmetryStatus::Off(why) => format!("; symmetry reduction is off ({why})"),
+        }
+    }
+
     /// Where outcome number `choices` of the scheduler step in `state` puts its pods, if the
     /// worker remembers it: a large state's child computed again after its listing.
     pub(super) fn remembered_placements(
@@ -184,21 +196,12 @@ impl ClusterModel {
             Listed::OutOfMemory { listed, held } => {
                 bounds.note_memory_refused();
                 self.left_out.get_or_init(|| {
-                    let why = match &self.symmetry {
-                        SymmetryStatus::On(_) => String::new(),
-                        SymmetryStatus::Off(why) if why == NO_SYMMETRY => format!(
-                            "; symmetry reduction is off ({why}), with it a step lists one \
-                             outcome per class"
-                        ),
-                        SymmetryStatus::Off(why) => {
-                            format!("; symmetry reduction is off ({why})")
-                        }
-                    };
                     format!(
                         "a scheduler step under --tie-break any had more outcomes than the \
                          memory budget holds (it ran out after listing {listed}, holding {} \
-                         MiB); give it more --memory{why}",
-                        held >> 20
+                         MiB); give it more --memory{}",
+                        held >> 20,
+                        self.symmetry_clause()
                     )
                 });
                 true
