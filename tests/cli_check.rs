@@ -620,6 +620,11 @@ fn an_incomplete_answer_names_what_cut_it_short() {
         "{stdout}"
     );
     assert!(!stdout.contains("--no-symmetry"), "{stdout}");
+    // The setup is the searched cluster's: without symmetry, whatever the check's would be.
+    assert!(
+        stdout.contains("symmetry off (a loop search keeps states as they are)"),
+        "{stdout}"
+    );
 }
 
 /// `--timeout` bounds a whole sweep, not each topology: C1's loop sweep under

@@ -5,7 +5,7 @@ use super::counterexample::{step_lines, Verbosity};
 use crate::engine::outcome::TraceLength;
 use crate::model::liveness::drain::refusals;
 use crate::model::liveness::stable_reconciliation::unconverged;
-use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::liveness::{searched_cluster, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::single::{setup_json, setup_text};
 use serde_json::{json, Value};
@@ -78,7 +78,7 @@ pub fn to_text(
         }
         LoopVerdict::Found(found) => text.push_str(&found_text(found, verbosity)),
     }
-    let _ = writeln!(text, "    Setup: {}", setup_text(model));
+    let _ = writeln!(text, "    Setup: {}", setup_text(&searched_cluster(model)));
     let stats = &search.stats;
     let _ = writeln!(
         text,
@@ -109,7 +109,7 @@ pub fn to_json(kind: LoopKind, model: &ClusterModel, search: &LoopSearch) -> Val
         LoopVerdict::Found(found) => found_json(found),
     };
     report["property"] = kind.rule().into();
-    report["setup"] = setup_json(model);
+    report["setup"] = setup_json(&searched_cluster(model));
     report["stats"] = json!({
         "states_stored": stats.states,
         "transitions": stats.transitions,

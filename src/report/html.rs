@@ -16,7 +16,7 @@ use super::counterexample::Counterexample;
 use super::escape_markup as escape;
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase, TraceLine};
 use crate::engine::Outcome;
-use crate::model::liveness::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use crate::model::liveness::{searched_cluster, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::model::ClusterModel;
 use crate::report::eviction_loop;
 use crate::scaler::sweep::{Finding, SweepResult};
@@ -700,7 +700,10 @@ pub fn loop_page(title: &str, kind: LoopKind, model: &ClusterModel, search: &Loo
         title: title.to_string(),
         verdict,
         summary: vec![
-            format!("Setup: {}", super::single::setup_text(model)),
+            format!(
+                "Setup: {}",
+                super::single::setup_text(&searched_cluster(model))
+            ),
             format!(
                 "States: {} stored, {} transitions, {} thread(s), {:.3} s",
                 search.stats.states,

@@ -21,7 +21,7 @@
 //! ([`crate::engine::cndfs`]), and a search a bound cuts short is incomplete (exit 3), never
 //! a proof.
 
-use super::found::{without_monitors, LoopKind, LoopSearch};
+use super::found::{searched_cluster, LoopKind, LoopSearch};
 use crate::cluster::{ClusterAction, ClusterState};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions};
 use crate::engine::lasso::Lasso;
@@ -145,7 +145,7 @@ pub fn find_stuck_drain(
     model: &ClusterModel,
     options: &LassoOptions,
 ) -> Result<LoopSearch, String> {
-    let cluster = without_monitors(model);
+    let cluster = searched_cluster(model);
     let product = Retrying { cluster: &cluster };
     let marked =
         |_: &ClusterState, _: &Retry, after: &ClusterState| refused_when_quiet(&cluster, after);

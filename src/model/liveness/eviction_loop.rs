@@ -8,7 +8,7 @@
 //! manager's, the node controller's and (under `--semantics kubernetes`) the taint eviction
 //! controller's; a deployment scaling down is not one.
 
-use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch};
+use super::found::{searched_cluster, FoundLoop, LoopKind, LoopSearch};
 use crate::cluster::{ClusterAction, ClusterState, PodPhase};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions};
 use crate::engine::lasso::{find_lasso, TooManyStates};
@@ -40,7 +40,7 @@ pub fn find_eviction_loop(
     model: &ClusterModel,
     options: &LassoOptions,
 ) -> Result<LoopSearch, String> {
-    let model = without_monitors(model);
+    let model = searched_cluster(model);
     let marked = |before: &ClusterState, action: &ClusterAction, after: &ClusterState| {
         evicts_pod(&model, before, action, after)
     };
@@ -61,7 +61,7 @@ pub fn find_eviction_loop_reference(
     model: &ClusterModel,
     max_states: usize,
 ) -> Result<Option<FoundLoop>, TooManyStates> {
-    let model = without_monitors(model);
+    let model = searched_cluster(model);
     let lasso = find_lasso(
         &model,
         |before: &ClusterState, action: &ClusterAction, after: &ClusterState| {

@@ -47,11 +47,12 @@ pub struct FoundLoop {
     pub length: TraceLength,
 }
 
-/// `model` without intent monitors (only the scheduler's own `pod_always_schedulable`), and
+/// The cluster a loop search explores (and its report's setup describes): `model` without
+/// intent monitors (only the scheduler's own `pod_always_schedulable`), and
 /// without symmetry reduction: in the reduced graph a cycle may close on a renaming of its
 /// first state, which is a loop of the cluster only after several rounds, so the search keeps
 /// states as they are and every loop it reports closes on its own first state.
-pub(super) fn without_monitors(model: &ClusterModel) -> ClusterModel {
+pub fn searched_cluster(model: &ClusterModel) -> ClusterModel {
     let mut spec = model.spec().clone();
     spec.intents.truncate(1);
     let (tie_break, semantics, perturbations) =

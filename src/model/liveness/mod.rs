@@ -12,7 +12,7 @@ pub mod eviction_loop;
 mod found;
 pub mod stable_reconciliation;
 
-pub use found::{FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+pub use found::{searched_cluster, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 
 use crate::engine::cndfs::LassoOptions;
 use crate::model::ClusterModel;

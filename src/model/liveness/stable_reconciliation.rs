@@ -26,7 +26,7 @@
 //! cluster that cannot converge (unschedulable pods, controllers undoing each other) keeps
 //! trying without an error; that is why it is worth checking.
 
-use super::found::{without_monitors, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
+use super::found::{searched_cluster, FoundLoop, LoopKind, LoopSearch, LoopVerdict};
 use crate::cluster::{ClusterAction, ClusterState, NodeStatus, PodPhase};
 use crate::engine::cndfs::{find_lasso_parallel, LassoOptions, LassoSearch};
 use crate::engine::lasso::Lasso;
@@ -314,7 +314,7 @@ pub fn find_unstable_reconciliation(
 ) -> Result<LoopSearch, String> {
     // Without symmetry (a cycle of the reduced graph may close on a renaming) and without
     // intent monitors, as the eviction-loop search.
-    let cluster = without_monitors(model);
+    let cluster = searched_cluster(model);
     let product = Settling { cluster: &cluster };
     // First a run that is not converged infinitely often for a reason the model does not
     // impose; failing that, one that stays short of replicas only for want of pod slots,
