@@ -424,3 +424,49 @@ fn bad_drains_are_input_errors_naming_the_place() {
         "{stderr}"
     );
 }
+
+/// A drain names its node, which keeps a class of its own, while the other nodes and the
+/// pods are still permuted, and a budget that selects a deployment counts its pods whatever
+/// their names: with two node failures beside the drain (their nodes permuted with their
+/// events), `pdb_never_violated` gets the same verdict as without the reduction, kept by
+/// the drain's evictions and broken by its deletions (`disableEviction`), in fewer states.
+#[test]
+fn symmetry_stays_on_with_a_drain_and_a_budget_and_keeps_the_verdict() {
+    for (disable_eviction, expected) in [(false, 0), (true, 1)] {
+        let mut config: Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        config["nodesTypes"][0]["num"] = 4.into();
+        config["nodesTypes"][0]["maxSize"] = 4.into();
+        config["dTypes"][0]["num"] = 4.into();
+        config["dTypes"][0]["maxSize"] = 4.into();
+        let events = config["events_assumption"].as_array_mut().unwrap();
+        events[0]["para"]["disableEviction"] = disable_eviction.into();
+        for node in [2, 3] {
+            events.push(serde_json::json!({"name": "nodeFailure", "para": node}));
+        }
+        let dir = variant(
+            &format!("drain-symmetry-{disable_eviction}"),
+            &[
+                ("user_input/cluster_configs.json", &config.to_string()),
+                ("user_input/intents.json", PDB_INTENT),
+            ],
+        );
+        let dir = dir.to_str().unwrap();
+        let any = ["--tie-break", "any"];
+        let (code, reduced, stderr) = check_original(dir, &any);
+        assert_eq!(code, Some(expected), "{reduced}{stderr}");
+        assert!(
+            reduced.contains("symmetry on (nodes in classes of 2; 4 pod slots)"),
+            "{reduced}"
+        );
+        let (code, full, stderr) = check_original(dir, &[&any[..], &["--no-symmetry"]].concat());
+        assert_eq!(code, Some(expected), "{full}{stderr}");
+        assert!(
+            stored_states(&reduced) * 10 < stored_states(&full),
+            "{reduced}\n{full}"
+        );
+    }
+}

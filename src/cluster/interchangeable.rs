@@ -17,8 +17,9 @@
 //! events are swapped with them: the events differ only in the node they name, so renaming the
 //! nodes and swapping the events' progress is a renaming of the whole state; such a node's
 //! failure progress is part of what it is ([`NodeClasses::key`]). A node named by a template's
-//! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does) or by more
-//! than one failure event has a class of its own.
+//! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does), by a
+//! `drain` event (its cordon and evictions are that node's alone) or by more than one failure
+//! event has a class of its own.
 //!
 //! Pod slots are all interchangeable once a deployment has made their pod from a template; a
 //! pod that still carries the input's labels is only interchangeable with the slots whose input
@@ -61,10 +62,11 @@ impl NodeClasses {
             .map(|&(count, first)| first.filter(|_| count == 1))
             .collect();
         let by_name = named_by_node_name(spec);
+        let drained = drained_by_event(spec);
         let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
         let classes = (1..=spec.nodes.len())
             .map(|n| {
-                let key = if by_name.contains(&n) || failing[n - 1].0 > 1 {
+                let key = if by_name.contains(&n) || drained.contains(&n) || failing[n - 1].0 > 1 {
                     vec![-(n as i64)]
                 } else {
                     let mut key = node_key(spec, n, &ignored);
@@ -201,6 +203,15 @@ fn named_by_node_name(spec: &ClusterSpec) -> Vec<usize> {
         named.extend((1..=spec.nodes.len()).filter(|&n| spec.node(n).name == template.node_name));
     }
     named
+}
+
+/// The nodes `drain` events name.
+fn drained_by_event(spec: &ClusterSpec) -> Vec<usize> {
+    let drained = spec.events.iter().filter_map(|e| match e.kind {
+        EventKind::Drain { node, .. } => Some(node as usize),
+        _ => None,
+    });
+    drained.collect()
 }
 
 /// The class of each pod slot's input labels (index = pod id - 1): equal numbers for slots

@@ -46,3 +46,19 @@ pub fn load_audit(file: &str) -> ClusterModel {
 pub fn with_new_pod(model: &ClusterModel) -> ClusterState {
     crate::cluster::fixture::cases::with_new_pod(model.initial_state())
 }
+
+/// The model of the example `models/<dir>`, read as `kivi check models/<dir> --original`
+/// reads it, once `edit` has changed its uniform document.
+pub fn load_example_edited(dir: &str, edit: impl FnOnce(&mut serde_json::Value)) -> ClusterModel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(dir);
+    let options = crate::input::InputOptions {
+        original: true,
+        verify: true,
+        ..Default::default()
+    };
+    let mut translation = crate::input::translate(&path, options).unwrap_or_else(|e| panic!("{e}"));
+    edit(&mut translation.document);
+    crate::input::load_uniform(&translation.document).unwrap_or_else(|e| panic!("{e}"))
+}

@@ -81,7 +81,11 @@
 //!   node 1 down and node 2's failure pending is the renaming of one with node 2 down and node
 //!   1's pending. A node named by more than one failure has a class of its own. A maintenance
 //!   event
-//!   walks the nodes in id order: models with one are not reduced.
+//!   walks the nodes in id order: models with one are not reduced. A `drain` (under
+//!   `--semantics kubernetes`) names its node, which has a class of its own: its cordon is
+//!   that node's record, and its evictions are offered for every pod on the node that the
+//!   Eviction API allows, one successor each (permuted offers), answered from counts per
+//!   budget.
 //! - **Descheduler.** Under `any` no id decides which pods it evicts: every choice of the
 //!   real plugins is explored (any `excess` of a node's duplicates, any `evict` of a domain's
 //!   pods, equally full domains taking the evictions in every way; `controllers::descheduler`),
@@ -112,9 +116,13 @@
 //!   counts. An old replica set takes the template of its lowest-id pod, and unschedulable
 //!   pods are queued again in id order, both of which show when pods differ: pods are
 //!   permuted only with a single pod template and no CPU usage patterns.
+//! - **PodDisruptionBudgets** that select deployments: the Eviction API's answer and
+//!   `pdb_never_violated` read how many of a budget's pods are healthy (the pods of its
+//!   deployments, a pod's deployment being in its record), which a renaming keeps.
 //! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
 //!   DaemonSets' pods (placed node by node in the spec), the cluster autoscaler (slots by id),
-//!   PodDisruptionBudgets (pods named by id) and the descheduler. `reduction_tests` checks
+//!   a PodDisruptionBudget that selects bare pods (named by id in the spec) and the
+//!   descheduler. `reduction_tests` checks
 //!   the reduced search against the unreduced one on both node-failure models and on the
 //!   cases' scaled templates under Kubernetes' semantics.
 //!
@@ -289,13 +297,6 @@ impl Symmetry {
         if spec
             .events
             .iter()
-            .any(|e| matches!(e.kind, EventKind::Drain { .. }))
-        {
-            return Err("a drain names its node".into());
-        }
-        if spec
-            .events
-            .iter()
             .any(|e| matches!(e.kind, EventKind::Upgrade { .. }))
         {
             return Err("an upgrade walks the nodes in id order".into());
@@ -342,7 +343,7 @@ impl Symmetry {
 
 /// Under `--semantics kubernetes`, what keeps node ids or pod ids in the state or the spec
 /// where a renaming would not follow them: a preempting pod's nominated node, the nodes each
-/// DaemonSet's pods were placed on, the cluster autoscaler's slots, the pods a
+/// DaemonSet's pods were placed on, the cluster autoscaler's slots, the bare pods a
 /// PodDisruptionBudget names and the descheduler's node-by-node plugins, none of which the
 /// argument above covers (see the module documentation's "Under `--semantics kubernetes`").
 fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
@@ -352,8 +353,8 @@ fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
         Some("DaemonSet pods are placed node by node")
     } else if spec.cluster_autoscaler.is_some() {
         Some("the cluster autoscaler adds and removes nodes by id")
-    } else if !spec.pdbs.is_empty() {
-        Some("PodDisruptionBudgets are checked against pods by id")
+    } else if spec.pdbs.iter().any(|pdb| !pdb.pods.is_empty()) {
+        Some("a PodDisruptionBudget selects bare pods by id")
     } else if spec.descheduler.is_some() {
         Some("the descheduler's plugins walk the nodes in id order")
     } else {

@@ -10,6 +10,7 @@ use super::test_support::{
 use super::SymmetryStatus;
 use crate::cluster::{ClusterAction, ClusterState, Queue, Semantics, TieBreak};
 use crate::engine::Model;
+use crate::model::test_cases::load_example_edited;
 use crate::model::ModelOptions;
 use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
 use std::collections::{HashSet, VecDeque};
@@ -263,6 +264,44 @@ fn under_kubernetes_the_reduced_search_reaches_every_state_up_to_renaming() {
         let forms = reduction_reaches_every_form(&model(true), || model(false), &at)
             .unwrap_or_else(|| panic!("{at}: symmetry is on"));
         assert!(forms > 100, "{at}: {forms} forms");
+    }
+}
+
+/// The same with a `drain` and a PodDisruptionBudget (`models/drain-blocked-by-pdb`, blocked
+/// and fixed, under Kubernetes' semantics): the drained node in a class of its own, the
+/// other two permuted, and the pods; with two node failures beside the drain (their nodes
+/// permuted with their events) and `pdb_never_violated`, which counts them as involuntary.
+#[test]
+fn with_a_drain_and_a_budget_the_reduced_search_reaches_every_state_up_to_renaming() {
+    for dir in ["drain-blocked-by-pdb", "drain-blocked-by-pdb/fixed"] {
+        for failures in [false, true] {
+            let model = |symmetry| {
+                load_example_edited(dir, |document| {
+                    if failures {
+                        let events = document["events"].as_array_mut().unwrap();
+                        for node in [2, 3] {
+                            events.push(serde_json::json!({"name": "nodeFailure", "para": node}));
+                        }
+                        document["intents"] = serde_json::json!([{"name": "pdb_never_violated"}]);
+                    }
+                })
+                .with_options(ModelOptions {
+                    tie_break: TieBreak::Any,
+                    semantics: Semantics::Kubernetes,
+                    symmetry,
+                    ..ModelOptions::default()
+                })
+            };
+            let at = format!("{dir}, failures {failures}");
+            let symmetry = model(true).symmetry().describe();
+            assert!(
+                symmetry.contains("nodes in classes of 2"),
+                "{at}: the drained node has a class of its own: {symmetry}"
+            );
+            let forms = reduction_reaches_every_form(&model(true), || model(false), &at)
+                .unwrap_or_else(|| panic!("{at}: symmetry is on"));
+            assert!(forms > 10, "{at}: {forms} forms");
+        }
     }
 }
 
