@@ -84,6 +84,17 @@ pub enum UpgradeBatch {
     Zone,
 }
 
+impl UpgradeBatch {
+    /// Per node (index `n - 1`), the batch (from 0) an upgrade taking nodes this way puts it
+    /// in: its place in id order, or its zone.
+    pub fn of_nodes(self, spec: &super::ClusterSpec) -> Vec<usize> {
+        match self {
+            Self::Node => (0..spec.nodes.len()).collect(),
+            Self::Zone => super::zones::zone_of_nodes(spec),
+        }
+    }
+}
+
 /// One entry of the input's `events` or `userCommand` lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventSpec {

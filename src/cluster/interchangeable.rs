@@ -19,7 +19,8 @@
 //! failure progress is part of what it is ([`NodeClasses::key`]). A node named by a template's
 //! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does), by a
 //! `drain` event (its cordon and evictions are that node's alone) or by more than one failure
-//! event has a class of its own.
+//! event has a class of its own; an `upgrade` takes its batches in turn, so two nodes are
+//! alike only in one batch (one zone's nodes, where it takes a zone at a time).
 //!
 //! Pod slots are all interchangeable once a deployment has made their pod from a template; a
 //! pod that still carries the input's labels is only interchangeable with the slots whose input
@@ -63,6 +64,7 @@ impl NodeClasses {
             .collect();
         let by_name = named_by_node_name(spec);
         let drained = drained_by_event(spec);
+        let upgrade_batches = upgrade_batches(spec);
         let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
         let classes = (1..=spec.nodes.len())
             .map(|n| {
@@ -74,6 +76,7 @@ impl NodeClasses {
                         let event = &spec.events[e as usize];
                         1 + 2 * event.after_stable as i64 + 4 * event.first as i64
                     }));
+                    key.extend(upgrade_batches.iter().map(|batches| batches[n - 1] as i64));
                     key
                 };
                 let next = classes.len() as u32;
@@ -212,6 +215,16 @@ fn drained_by_event(spec: &ClusterSpec) -> Vec<usize> {
         _ => None,
     });
     drained.collect()
+}
+
+/// Per `upgrade` event, the batch of each node (index `n - 1`): batches are upgraded in turn,
+/// so only nodes of one batch are alike to it.
+fn upgrade_batches(spec: &ClusterSpec) -> Vec<Vec<usize>> {
+    let batches = spec.events.iter().filter_map(|e| match e.kind {
+        EventKind::Upgrade { by } => Some(by.of_nodes(spec)),
+        _ => None,
+    });
+    batches.collect()
 }
 
 /// The class of each pod slot's input labels (index = pod id - 1): equal numbers for slots

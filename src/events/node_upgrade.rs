@@ -37,11 +37,10 @@
 //! deleted node cannot leave the spread domains.
 //!
 //! Ids and ties: batches are taken in node id order (zones in the order of their first node)
-//! under both `--tie-break` settings, as `maintenance` walks its nodes, so a model with an
-//! upgrade is not reduced by symmetry ([`crate::model::symmetry`]).
+//! under both `--tie-break` settings, so symmetry ([`crate::model::symmetry`]) permutes only
+//! nodes of one batch (a zone's alike nodes) and the pods.
 
 use crate::cluster::action::UpgradeStep;
-use crate::cluster::zones::zone_of_nodes;
 use crate::cluster::{
     ClusterAction, ClusterSpec, ClusterState, MaintenancePhase, NodeStatus, Recorder, UpgradeBatch,
 };
@@ -56,17 +55,15 @@ const DRAINING: u16 = 1;
 
 /// How many batches an upgrade taking `by` has in `spec`.
 pub fn batch_count(spec: &ClusterSpec, by: UpgradeBatch) -> usize {
-    match by {
-        UpgradeBatch::Node => spec.nodes.len(),
-        UpgradeBatch::Zone => zone_of_nodes(spec).iter().max().map_or(0, |z| z + 1),
-    }
+    by.of_nodes(spec).iter().max().map_or(0, |batch| batch + 1)
 }
 
 /// The nodes of batch `batch` (from 0) of an upgrade taking `by`, in id order.
 pub fn batch_nodes(spec: &ClusterSpec, by: UpgradeBatch, batch: usize) -> Vec<usize> {
     match by {
         UpgradeBatch::Node => vec![batch + 1],
-        UpgradeBatch::Zone => zone_of_nodes(spec)
+        UpgradeBatch::Zone => by
+            .of_nodes(spec)
             .iter()
             .enumerate()
             .filter(|&(_, &zone)| zone == batch)

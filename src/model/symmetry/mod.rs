@@ -85,7 +85,9 @@
 //!   `--semantics kubernetes`) names its node, which has a class of its own: its cordon is
 //!   that node's record, and its evictions are offered for every pod on the node that the
 //!   Eviction API allows, one successor each (permuted offers), answered from counts per
-//!   budget.
+//!   budget. An `upgrade` cordons, drains (as a drain does), stops and restores its batches
+//!   in turn, each batch's nodes in one step: nodes are alike only within a batch (a zone's,
+//!   by zone; none, by node), and the pods are permuted as without it.
 //! - **Descheduler.** Under `any` no id decides which pods it evicts: every choice of the
 //!   real plugins is explored (any `excess` of a node's duplicates, any `evict` of a domain's
 //!   pods, equally full domains taking the evictions in every way; `controllers::descheduler`),
@@ -293,13 +295,6 @@ impl Symmetry {
             .any(|e| matches!(e.kind, EventKind::Maintenance { .. }))
         {
             return Err("maintenance walks the nodes in id order".into());
-        }
-        if spec
-            .events
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Upgrade { .. }))
-        {
-            return Err("an upgrade walks the nodes in id order".into());
         }
         if spec.semantics == Semantics::Kubernetes {
             kubernetes_obstacle(spec)?;

@@ -305,6 +305,35 @@ fn with_a_drain_and_a_budget_the_reduced_search_reaches_every_state_up_to_renami
     }
 }
 
+/// The same with a rolling `upgrade` (`models/zone-upgrade-blocked`, blocked and fixed, by
+/// zone and by node, under Kubernetes' semantics): nodes permuted only within a batch (a
+/// zone's two, by zone; none, by node), and the pods.
+#[test]
+fn with_an_upgrade_the_reduced_search_reaches_every_state_up_to_renaming() {
+    for dir in ["zone-upgrade-blocked", "zone-upgrade-blocked/fixed"] {
+        for (by, classes) in [("zone", "nodes in classes of 2, 2; "), ("node", "")] {
+            let model = |symmetry| {
+                load_example_edited(dir, |document| {
+                    document["events"][0]["para"]["by"] = by.into();
+                    document["intents"] = serde_json::json!([{"name": "pdb_never_violated"}]);
+                })
+                .with_options(ModelOptions {
+                    tie_break: TieBreak::Any,
+                    semantics: Semantics::Kubernetes,
+                    symmetry,
+                    ..ModelOptions::default()
+                })
+            };
+            let at = format!("{dir}, by {by}");
+            let symmetry = model(true).symmetry().describe();
+            assert_eq!(symmetry, format!("on ({classes}4 pod slots)"), "{at}");
+            let forms = reduction_reaches_every_form(&model(true), || model(false), &at)
+                .unwrap_or_else(|| panic!("{at}: symmetry is on"));
+            assert!(forms > 20, "{at}: {forms} forms");
+        }
+    }
+}
+
 /// A fingerprint summed from what changed since the thread's last fingerprint
 /// (`Symmetry::sum_changes`) is the one summed afresh: over the first reachable states of
 /// the node-failure model (pods permuted, and kept by name) and of every case under
