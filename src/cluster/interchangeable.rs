@@ -20,7 +20,9 @@
 //! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does), by a
 //! `drain` event (its cordon and evictions are that node's alone) or by more than one failure
 //! event has a class of its own; an `upgrade` takes its batches in turn, so two nodes are
-//! alike only in one batch (one zone's nodes, where it takes a zone at a time).
+//! alike only in one batch (one zone's nodes, where it takes a zone at a time); and two nodes
+//! are alike only where the same DaemonSets placed a pod on each (`ClusterSpec::daemon_pods`,
+//! placed when the model starts under `--semantics kubernetes`).
 //!
 //! Pod slots are all interchangeable once a deployment has made their pod from a template; a
 //! pod that still carries the input's labels is only interchangeable with the slots whose input
@@ -77,6 +79,9 @@ impl NodeClasses {
                         1 + 2 * event.after_stable as i64 + 4 * event.first as i64
                     }));
                     key.extend(upgrade_batches.iter().map(|batches| batches[n - 1] as i64));
+                    let daemon_sets = spec.daemon_pods.iter().filter(|pod| pod.node == n);
+                    key.push(-1);
+                    key.extend(daemon_sets.map(|pod| pod.daemon_set as i64));
                     key
                 };
                 let next = classes.len() as u32;

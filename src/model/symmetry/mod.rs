@@ -121,8 +121,11 @@
 //! - **PodDisruptionBudgets** that select deployments: the Eviction API's answer and
 //!   `pdb_never_violated` read how many of a budget's pods are healthy (the pods of its
 //!   deployments, a pod's deployment being in its record), which a renaming keeps.
+//! - **DaemonSets' pods** are placed when the model starts and never move: two nodes are
+//!   alike only where the same DaemonSets placed a pod on each ([`NodeClasses`]), so a
+//!   renaming carries each node's daemon pods with it, in the snapshot as in the records.
 //! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
-//!   DaemonSets' pods (placed node by node in the spec), the cluster autoscaler (slots by id),
+//!   cluster autoscaler (slots by id),
 //!   a PodDisruptionBudget that selects bare pods (named by id in the spec) and the
 //!   descheduler. `reduction_tests` checks
 //!   the reduced search against the unreduced one on both node-failure models and on the
@@ -337,15 +340,13 @@ impl Symmetry {
 }
 
 /// Under `--semantics kubernetes`, what keeps node ids or pod ids in the state or the spec
-/// where a renaming would not follow them: a preempting pod's nominated node, the nodes each
-/// DaemonSet's pods were placed on, the cluster autoscaler's slots, the bare pods a
+/// where a renaming would not follow them: a preempting pod's nominated node, the cluster
+/// autoscaler's slots, the bare pods a
 /// PodDisruptionBudget names and the descheduler's node-by-node plugins, none of which the
 /// argument above covers (see the module documentation's "Under `--semantics kubernetes`").
 fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
     let obstacle = if spec.may_preempt() {
         Some("preemption nominates nodes by id")
-    } else if !spec.daemon_sets.is_empty() {
-        Some("DaemonSet pods are placed node by node")
     } else if spec.cluster_autoscaler.is_some() {
         Some("the cluster autoscaler adds and removes nodes by id")
     } else if spec.pdbs.iter().any(|pdb| !pdb.pods.is_empty()) {

@@ -333,6 +333,32 @@ fn with_an_upgrade_the_reduced_search_reaches_every_state_up_to_renaming() {
     }
 }
 
+/// The same with a DaemonSet (`models/daemonset-starves-app`, failing and fixed): the three
+/// workers, each with an agent, permuted; the tainted node without one apart.
+#[test]
+fn with_a_daemon_set_the_reduced_search_reaches_every_state_up_to_renaming() {
+    for dir in ["daemonset-starves-app", "daemonset-starves-app/fixed"] {
+        let (symmetry, forms) = example_forms(dir, |_| {}, dir);
+        assert!(
+            symmetry.starts_with("on (nodes in classes of 3;"),
+            "{dir}: {symmetry}"
+        );
+        assert!(forms > 3, "{dir}: {forms} forms");
+    }
+    // A worker without an agent (as where its room had run out) is not alike to the others.
+    let model =
+        load_example_edited("daemonset-starves-app/fixed", |_| {}).with_options(ModelOptions {
+            semantics: Semantics::Kubernetes,
+            ..ModelOptions::default()
+        });
+    let mut spec = model.spec().clone();
+    spec.daemon_pods.retain(|pod| pod.node != 2);
+    let classes = crate::cluster::interchangeable::NodeClasses::of(&spec);
+    let classes = classes.classes();
+    assert_eq!(classes[0], classes[2], "{classes:?}");
+    assert_ne!(classes[0], classes[1], "{classes:?}");
+}
+
 /// A fingerprint summed from what changed since the thread's last fingerprint
 /// (`Symmetry::sum_changes`) is the one summed afresh: over the first reachable states of
 /// the node-failure model (pods permuted, and kept by name) and of every case under
