@@ -8,7 +8,7 @@
 use super::description::{ClusterDescription, Event, Intent, Labels, NodeGroup, Origin};
 use super::diagnostics::{Diagnostics, InputError};
 use super::quantity::Quantity;
-use super::uniform::known_para_keys;
+use super::uniform::unknown_para_keys;
 use super::yaml_documents::Document;
 use crate::cluster::Taint;
 use serde::Deserialize;
@@ -420,7 +420,7 @@ pub fn apply(
 const DEPLOYMENT_KEYS: [&str; 2] = ["targetDeployment", "deployment"];
 
 /// Warns of each key of an event's `para` in `list` that the event does not take
-/// ([`known_para_keys`]; a deployment's name, which [`event`] reads under either spelling, is
+/// ([`unknown_para_keys`]; a deployment's name, which [`event`] reads under either spelling, is
 /// taken by any): Kivi ignores such a key, so a misspelt or unmodelled option would pass
 /// without a word.
 fn warn_unknown_para_keys(
@@ -430,12 +430,8 @@ fn warn_unknown_para_keys(
     diagnostics: &mut Diagnostics,
 ) {
     for (i, config) in configs.iter().enumerate() {
-        let Value::Object(para) = &config.para else {
-            continue;
-        };
-        let known = known_para_keys(&config.name);
-        for key in para.keys() {
-            if !known.contains(&key.as_str()) && !DEPLOYMENT_KEYS.contains(&key.as_str()) {
+        for key in unknown_para_keys(&config.name, &config.para) {
+            if !DEPLOYMENT_KEYS.contains(&key) {
                 diagnostics.warn(format!(
                     "{}:{}: {}.para.{key}: `{}` takes no such option; it is ignored",
                     document.file,

@@ -137,12 +137,11 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
         ("userCommand", &document.user_command),
     ] {
         for (i, event) in events.iter().flatten().enumerate() {
-            let known = known_para_keys(event.name.as_deref().unwrap_or_default());
-            if let Some(Value::Object(para)) = &event.para {
+            let name = event.name.as_deref().unwrap_or_default();
+            if let Some(para) = &event.para {
                 unknown.extend(
-                    para.keys()
-                        .filter(|name| !known.contains(&name.as_str()))
-                        .map(|name| format!("{key}[{i}].para.{name}")),
+                    unknown_para_keys(name, para)
+                        .map(|para_key| format!("{key}[{i}].para.{para_key}")),
                 );
             }
         }
@@ -150,9 +149,18 @@ pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
     Ok(unknown)
 }
 
+/// The keys of `para` (an event's or command's, named `name`) that it does not take
+/// ([`known_para_keys`]); none where `para` is not an object.
+pub fn unknown_para_keys<'a>(name: &str, para: &'a Value) -> impl Iterator<Item = &'a str> {
+    let known = known_para_keys(name);
+    let keys = para.as_object().into_iter().flat_map(|para| para.keys());
+    keys.map(String::as_str)
+        .filter(move |key| !known.contains(key))
+}
+
 /// The keys the `para` object of the event or command named `name` may hold (none for those
 /// whose `para` is a number, or that take none).
-pub fn known_para_keys(name: &str) -> &'static [&'static str] {
+fn known_para_keys(name: &str) -> &'static [&'static str] {
     match name {
         "eventCpuChange" => &["targetDeployment"],
         "maintenance" => &["p"],
