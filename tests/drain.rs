@@ -470,3 +470,54 @@ fn symmetry_stays_on_with_a_drain_and_a_budget_and_keeps_the_verdict() {
         );
     }
 }
+
+/// A sweep starts from one node, so a drain naming node 2 leaves the one-node topologies
+/// out (they cannot express it) and says so, instead of stopping at the first one with an
+/// input error; a node beyond every topology is an input error naming the event's place.
+#[test]
+fn a_sweep_leaves_out_the_topologies_without_the_drained_node() {
+    let configs =
+        std::fs::read_to_string(Path::new(FIXED).join("user_input/cluster_configs.json")).unwrap();
+    let drained = |node: &str| {
+        let configs = configs.replace(r#""node": 1"#, &format!(r#""node": {node}"#));
+        variant(
+            &format!("drain-sweep-node-{node}"),
+            &[("user_input/cluster_configs.json", &configs)],
+        )
+    };
+    let dir = drained("2");
+    let args = [
+        "check",
+        dir.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--format",
+        "json",
+    ];
+    let (code, stdout, stderr) = kivi_texts(&args);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    for expected in [
+        "topologies with fewer than 2 nodes are not swept: ",
+        "/user_input/cluster_configs.json: events_assumption[0].para.node drains node 2",
+    ] {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let rows = report["rows"].as_array().expect("the sweep's rows");
+    let nodes: Vec<u64> = rows
+        .iter()
+        .filter_map(|row| row["nodes"].as_u64())
+        .collect();
+    assert_eq!(nodes, [2, 2, 2, 3, 3, 3], "{stdout}");
+
+    let dir = drained("9");
+    let (code, _, stderr) = kivi_texts(&["check", dir.to_str().unwrap(), "-q"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nothing to verify: topologies with fewer than 9 nodes are not swept: ")
+            && stderr.contains(
+                "no topology up to the confident size has more than 3; name a node from 1 to 3"
+            ),
+        "{stderr}"
+    );
+}

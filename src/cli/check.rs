@@ -175,6 +175,10 @@ impl CheckArgs {
         let enumeration = self.enumeration_options()?;
         // A topology that does not load is the sweep's to report, if it gets there.
         let largest = enumerate(&template, &enumeration).pop();
+        // Where no topology is left, the sweep's error says why.
+        if let (Some(_), Some(named)) = (&largest, template.named_node()) {
+            eprintln!("note: {name}: {named}");
+        }
         if let Some(Ok(model)) = largest.map(|t| topology_model(&template, &t, model_options)) {
             warn_of_policy(name, &model);
         }

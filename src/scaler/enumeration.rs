@@ -92,7 +92,8 @@ impl Default for EnumerationOptions {
     }
 }
 
-/// All topologies to check, smallest first, in Kivi's order.
+/// All topologies to check, smallest first, in Kivi's order, without those too small to hold
+/// the node an event names ([`Template::named_node`]).
 ///
 /// Under [`FastFind::Gallop`] this is the level-0 list; the gallop changes only
 /// the order in which [`super::search::Search`] checks it.
@@ -110,6 +111,9 @@ pub fn enumerate(template: &Template, options: &EnumerationOptions) -> Vec<Topol
     let mut found = Found::new(proportional);
     walk.run(&mut found);
     let mut topologies = found.topologies;
+    if let Some(named) = template.named_node() {
+        topologies.retain(|t| t.total_nodes() >= named.id);
+    }
     // Each key once, not per comparison; the keys are sums of counts, never negative, so
     // their bits order them as their values do, and the sort keeps generation order among
     // equal keys.
@@ -134,6 +138,12 @@ pub fn why_no_topology(template: &Template, options: &EnumerationOptions) -> Str
     let nodes: u64 = (template.node_types.iter())
         .map(|t| t.max_size.min(confident))
         .sum();
+    if let Some(named) = template.named_node().filter(|named| named.id > nodes) {
+        return format!(
+            "{named}, and no topology up to the confident size has more than {nodes}; name a \
+             node from 1 to {nodes}, or raise the node types' maxSize or --confident-nodes"
+        );
+    }
     let per_node = template
         .max_pods_per_node
         .map_or(options.pods_per_node, |cap| cap.min(options.pods_per_node));

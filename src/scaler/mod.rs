@@ -4,6 +4,7 @@
 //! - [`template`]: the typed view of a template's `userDefined` section.
 //! - [`topology`]: one topology (node and replica counts per type) and Kivi's words for it.
 //! - [`enumeration`]: Kivi's ordered list of topologies up to the confident size.
+//! - [`named_node`]: the node an event names, which smaller topologies do not hold.
 //! - [`search`]: the state machine that hands out topologies and takes verdicts.
 //! - [`instantiate`](mod@instantiate): the cluster document for one topology.
 //! - [`typed_instance`]: the same document as typed records, which the sweep checks.
@@ -23,6 +24,7 @@ pub mod instantiate;
 pub mod jobs;
 pub mod journal;
 pub mod merge;
+pub mod named_node;
 pub mod node_groups;
 pub mod search;
 pub mod shard;

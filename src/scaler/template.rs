@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::error::TemplateError;
+use super::named_node::NamedNode;
 use super::node_groups::NodeTypeGroups;
 use super::topology::Topology;
 use super::typed_instance::TypedTemplate;
@@ -400,6 +401,12 @@ impl Template {
             max_pods_per_node,
             origins: Origins::default(),
         })
+    }
+
+    /// The highest node id the template's events name: topologies with fewer nodes are not
+    /// swept ([`NamedNode`]).
+    pub fn named_node(&self) -> Option<NamedNode> {
+        NamedNode::highest(&self.document, &self.origins)
     }
 
     /// The same template, its events, commands and intents written where `origins` says.
