@@ -82,7 +82,7 @@ fn eviction_limits_count_per_cycle_only_under_kubernetes() {
 }
 
 /// C5's cluster (`kivi dump`) under kubernetes semantics and `tie_break`.
-fn c5_model(tie_break: TieBreak) -> ClusterModel {
+fn c5_model(tie_break: TieBreak, symmetry: bool) -> ClusterModel {
     let output = kivi(&["dump", C5, "--original"]);
     assert_eq!(output.status.code(), Some(0));
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -91,6 +91,7 @@ fn c5_model(tie_break: TieBreak) -> ClusterModel {
         .with_options(ModelOptions {
             semantics: Semantics::Kubernetes,
             tie_break,
+            symmetry,
             ..ModelOptions::default()
         })
 }
@@ -122,11 +123,15 @@ fn descheduler_steps_once_quiet(model: &ClusterModel) -> Vec<ClusterAction> {
 fn any_explores_every_set_of_duplicates_a_cycle_may_evict() {
     // Lowest ids: one cycle, its choices the first options.
     assert_eq!(
-        descheduler_steps_once_quiet(&c5_model(TieBreak::Lowest)),
+        descheduler_steps_once_quiet(&c5_model(TieBreak::Lowest, true)),
         vec![ClusterAction::Descheduler]
     );
     // Any: the five replicas on the ssd node, three to go: every one of the C(5, 3) = 10
     // sets is a step (the order the plugin tries them in ends in the same state).
-    let steps = descheduler_steps_once_quiet(&c5_model(TieBreak::Any));
+    let steps = descheduler_steps_once_quiet(&c5_model(TieBreak::Any, false));
     assert_eq!(steps.len(), 10, "{steps:?}");
+    // With symmetry (on by default) the five alike replicas are one class: the ten sets are
+    // renamings of one another, one step.
+    let steps = descheduler_steps_once_quiet(&c5_model(TieBreak::Any, true));
+    assert_eq!(steps, vec![ClusterAction::Descheduler]);
 }

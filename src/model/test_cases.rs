@@ -53,12 +53,21 @@ pub fn load_example_edited(dir: &str, edit: impl FnOnce(&mut serde_json::Value))
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("models")
         .join(dir);
+    load_input_edited(&path, edit)
+}
+
+/// The model of the input at `path` (a directory or file `kivi check` reads), read as
+/// `kivi check PATH --original` reads it, once `edit` has changed its uniform document.
+pub fn load_input_edited(
+    path: &std::path::Path,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> ClusterModel {
     let options = crate::input::InputOptions {
         original: true,
         verify: true,
         ..Default::default()
     };
-    let mut translation = crate::input::translate(&path, options).unwrap_or_else(|e| panic!("{e}"));
+    let mut translation = crate::input::translate(path, options).unwrap_or_else(|e| panic!("{e}"));
     edit(&mut translation.document);
     crate::input::load_uniform(&translation.document).unwrap_or_else(|e| panic!("{e}"))
 }

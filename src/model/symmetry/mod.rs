@@ -124,12 +124,22 @@
 //! - **DaemonSets' pods** are placed when the model starts and never move: two nodes are
 //!   alike only where the same DaemonSets placed a pod on each ([`NodeClasses`]), so a
 //!   renaming carries each node's daemon pods with it, in the snapshot as in the records.
+//! - **Descheduler.** One cycle of descheduler v0.33 reads the snapshot, and every choice the
+//!   real one leaves to Go's map order or an unstable sort (the node lister's order, each
+//!   node's pods, owners, equally used nodes, equally sized domains) is explored under `any`
+//!   ([`crate::controllers::kube_descheduler::model_step`]), so which pods a cycle evicts —
+//!   before a PodDisruptionBudget refuses the rest — is no id's doing. Its evictions are
+//!   written in pod id order, which shows only in the kubelet's queue, a set where
+//!   `queues_as_sets` holds, and in a restart after k writes; the conditions on Kivi's
+//!   descheduler above (eviction limits included, not yet checked per cycle) apply
+//!   unchanged.
 //! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
-//!   cluster autoscaler (slots by id),
-//!   a PodDisruptionBudget that selects bare pods (named by id in the spec) and the
-//!   descheduler. `reduction_tests` checks
-//!   the reduced search against the unreduced one on both node-failure models and on the
-//!   cases' scaled templates under Kubernetes' semantics.
+//!   cluster autoscaler (slots by id) and
+//!   a PodDisruptionBudget that selects bare pods (named by id in the spec). `reduction_tests`
+//!   checks the reduced search against the unreduced one on both node-failure models, on the
+//!   cases' scaled templates under Kubernetes' semantics and on the descheduler examples, and
+//!   the descheduler's steps from every reachable state, not one per form
+//!   (`the_kubernetes_descheduler_steps_alike_from_renamings_of_a_state`).
 //!
 //! Listing a scheduler step's outcomes follows one partly placed state per class
 //! ([`crate::model::scheduler_steps::for_each_choice`]), so the alike outcomes of a tie are
@@ -341,8 +351,7 @@ impl Symmetry {
 
 /// Under `--semantics kubernetes`, what keeps node ids or pod ids in the state or the spec
 /// where a renaming would not follow them: a preempting pod's nominated node, the cluster
-/// autoscaler's slots, the bare pods a
-/// PodDisruptionBudget names and the descheduler's node-by-node plugins, none of which the
+/// autoscaler's slots and the bare pods a PodDisruptionBudget names, none of which the
 /// argument above covers (see the module documentation's "Under `--semantics kubernetes`").
 fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
     let obstacle = if spec.may_preempt() {
@@ -351,8 +360,6 @@ fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
         Some("the cluster autoscaler adds and removes nodes by id")
     } else if spec.pdbs.iter().any(|pdb| !pdb.pods.is_empty()) {
         Some("a PodDisruptionBudget selects bare pods by id")
-    } else if spec.descheduler.is_some() {
-        Some("the descheduler's plugins walk the nodes in id order")
     } else {
         None
     };
