@@ -154,50 +154,55 @@ const LISTING_BUDGET: u64 = 64 << 20;
 /// The canonical forms of the states reached breadth-first from `model`'s initial state,
 /// each form expanded once.
 pub(super) fn reachable_forms(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
-    let mut sym = super::Scratch::default();
-    let mut forms = HashSet::new();
-    let mut queue: VecDeque<ClusterState> = model.init_states().into();
-    let interrupt = Interrupt::with_memory(None, None, MemoryBudget::new(LISTING_BUDGET));
-    let mut worker = model.worker(WorkerBounds::new(interrupt));
-    let mut buffers = StepBuffers::new();
-    while let Some(state) = queue.pop_front() {
-        let mut form = Vec::new();
-        symmetry.encode(&state, &mut sym, &mut form);
-        if !forms.insert(form) {
-            continue;
-        }
-        Model::successors(model, &mut worker, &state, &mut buffers, |_, next| {
-            queue.push_back(next)
-        });
-    }
-    forms
+    forms_reached(model, symmetry, Expand::FirstOfEachForm)
 }
 
 /// The canonical forms of every state `model` reaches, each state expanded once: unlike
 /// [`reachable_forms`], which expands the first state of each form it meets, this catches a
 /// step that treats two renamings of one state differently (a choice made in id order).
 pub(super) fn forms_of_every_state(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
+    let forms = forms_reached(model, symmetry, Expand::EveryState);
+    assert_eq!(model.left_out(), None, "every step listed");
+    forms
+}
+
+/// Which reached states [`forms_reached`] expands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expand {
+    /// The first state met of each canonical form.
+    FirstOfEachForm,
+    /// Every distinct state.
+    EveryState,
+}
+
+/// The canonical forms of the states reached breadth-first from `model`'s initial state,
+/// expanding the states `expand` says.
+fn forms_reached(model: &ClusterModel, symmetry: &Symmetry, expand: Expand) -> HashSet<Vec<u8>> {
     let mut sym = super::Scratch::default();
     let mut forms = HashSet::new();
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut states: HashSet<Vec<u8>> = HashSet::new();
     let mut queue: VecDeque<ClusterState> = model.init_states().into();
     let interrupt = Interrupt::with_memory(None, None, MemoryBudget::new(LISTING_BUDGET));
     let mut worker = model.worker(WorkerBounds::new(interrupt));
     let mut buffers = StepBuffers::new();
     while let Some(state) = queue.pop_front() {
-        let mut encoded = Vec::new();
-        state.encode(&mut encoded);
-        if !seen.insert(encoded) {
-            continue;
-        }
         let mut form = Vec::new();
         symmetry.encode(&state, &mut sym, &mut form);
-        forms.insert(form);
-        Model::successors(model, &mut worker, &state, &mut buffers, |_, next| {
-            queue.push_back(next)
-        });
+        let new = match expand {
+            Expand::FirstOfEachForm => forms.insert(form),
+            Expand::EveryState => {
+                forms.insert(form);
+                let mut encoded = Vec::new();
+                state.encode(&mut encoded);
+                states.insert(encoded)
+            }
+        };
+        if new {
+            Model::successors(model, &mut worker, &state, &mut buffers, |_, next| {
+                queue.push_back(next)
+            });
+        }
     }
-    assert_eq!(model.left_out(), None, "every step listed");
     forms
 }
 
