@@ -20,7 +20,7 @@ use crate::input::Origins;
 pub struct NamedNode {
     /// The node id (from 1): a topology needs at least this many nodes.
     pub id: u64,
-    /// What names it, e.g. "drains node 3".
+    /// What the event does to the node: "fails" or "drains".
     what: &'static str,
     /// Where, in the user's file when a front-end translated the template.
     place: String,

@@ -128,11 +128,11 @@
 //!   real one leaves to Go's map order or an unstable sort (the node lister's order, each
 //!   node's pods, owners, equally used nodes, equally sized domains) is explored under `any`
 //!   ([`crate::controllers::kube_descheduler::model_step`]), so which pods a cycle evicts —
-//!   before a PodDisruptionBudget refuses the rest — is no id's doing. Its evictions are
-//!   written in pod id order, which shows only in the kubelet's queue, a set where
-//!   `queues_as_sets` holds, and in a restart after k writes; the conditions on Kivi's
-//!   descheduler above (eviction limits included, not yet checked per cycle) apply
-//!   unchanged.
+//!   before a PodDisruptionBudget or an eviction limit refuses the rest — is no id's doing:
+//!   the limits count per cycle, reached in whichever order the cycle takes (Kivi's count
+//!   over the descheduler's life, in id order). Its evictions are written in pod id order,
+//!   which shows only in the kubelet's queue, a set where `queues_as_sets` holds, and in a
+//!   restart after k writes, so those two conditions on Kivi's descheduler apply unchanged.
 //! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
 //!   cluster autoscaler (slots by id) and
 //!   a PodDisruptionBudget that selects bare pods (named by id in the spec). `reduction_tests`
@@ -291,7 +291,7 @@ impl Symmetry {
                         .into(),
                 );
             }
-            if evictor::limits_evictions(config) {
+            if evictor::limits_evictions(config) && spec.semantics == Semantics::Kivi {
                 return Err(
                     "the descheduler's eviction limits are reached in node-id order".into(),
                 );
