@@ -147,15 +147,9 @@ pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u
 }
 
 /// What the listings of one scheduler or deployment controller step may hold while
-/// [`reachable_forms`] expands a state: an unreduced model's step over distinct pods can have
+/// [`forms_reached`] expands a state: an unreduced model's step over distinct pods can have
 /// millions of outcomes; one with more is cut and noted in [`ClusterModel::left_out`].
 const LISTING_BUDGET: u64 = 64 << 20;
-
-/// The canonical forms of the states reached breadth-first from `model`'s initial state,
-/// each form expanded once.
-fn reachable_forms(model: &ClusterModel, symmetry: &Symmetry) -> HashSet<Vec<u8>> {
-    forms_reached(model, symmetry, Expand::FirstOfEachForm)
-}
 
 /// Which reached states [`forms_reached`] expands.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -234,7 +228,7 @@ fn reduction_compared(
     };
     let full = full();
     let from_full = forms_reached(&full, symmetry, expand);
-    let from_reduced = reachable_forms(reduced, symmetry);
+    let from_reduced = forms_reached(reduced, symmetry, Expand::FirstOfEachForm);
     assert_eq!(reduced.left_out(), None, "{at}: every reduced step listed");
     if full.left_out().is_some() {
         return None;
