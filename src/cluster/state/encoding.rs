@@ -146,11 +146,11 @@ impl ClusterState {
     /// header (each event in the mask `node_events`, which travels with its node, left out), the
     /// deployment records and what follows them, the queues' lengths, and the queues that
     /// hold no node or pod ids. A fingerprint under renamings adds the nodes and pods as
-    /// multisets ([`crate::model::symmetry`]). The nomination table, kept only under
-    /// `--semantics kubernetes` where symmetry is off, is written as it is.
+    /// multisets ([`crate::model::symmetry`]). The nomination table, if kept, is left out: its
+    /// entries name nodes, and the fingerprint hashes each with its pod, on its node.
     pub fn encode_unnamed(&self, node_events: u16, out: &mut Vec<u8>) {
         self.encode_header_without(node_events, out);
-        out.extend_from_slice(&self.bytes()[self.deployments_offset()..]);
+        out.extend_from_slice(&self.bytes()[self.deployments_offset()..self.nominations_offset()]);
         out.extend_from_slice(&self.queue_lengths());
         for queue in [Queue::Deployment, Queue::Hpa, Queue::Descheduler] {
             put_le(self.pending(queue), u32::to_le_bytes, out);

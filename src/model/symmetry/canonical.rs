@@ -1,10 +1,11 @@
 //! The canonical form ([`Symmetry::encode`]): the state renamed so that its nodes are sorted
-//! within their classes by what they hold and its pods by their new node and what they are.
+//! within their classes by what they hold and its pods by their new node (the one each counts
+//! on: [`counted_on`]) and what they are.
 //! Equal forms exactly for renamings but where nodes tie on every sort key (then a state may
 //! keep two forms); the search fingerprints by [`Symmetry::fingerprint`] instead, and the form
 //! is what the tests compare it with.
 
-use super::keys::{node_prefix, NodeKey};
+use super::keys::{counted_on, node_prefix, NodeKey};
 use super::scratch::Scratch;
 use super::Symmetry;
 use crate::cluster::{ClusterState, Renaming};
@@ -83,12 +84,9 @@ impl Symmetry {
             // is the order of sorting the (node, hash, id) keys whole, for a sort of each
             // node's few pods and of the unplaced ones instead of one of every pod slot.
             let node_new = &scratch.node_new;
-            let new_node = |p: usize| {
-                let loc = state.pod(p).settled().loc as usize;
-                match loc {
-                    0 => 0,
-                    _ => node_new.get(loc).copied().unwrap_or(0) as usize,
-                }
+            let new_node = |p: usize| match counted_on(state, p) {
+                0 => 0,
+                node => node_new[node] as usize,
             };
             let ends = &mut scratch.pod_buckets;
             ends.clear();

@@ -86,14 +86,8 @@ impl Symmetry {
         if pod.phase == crate::cluster::PodPhase::Idle && pod.queued == 0 && places == [0; 3] {
             return (0, 0);
         }
-        let mut unplaced = pod.settled();
-        let node = unplaced.loc as usize;
-        unplaced.loc = 0;
-        let hash = self.pod_hash(id, &unplaced, places);
-        match node {
-            1.. if node <= state.nodes().len() => (node as u32, hash),
-            _ => (0, hash),
-        }
+        let (node, hash) = self.pod_element(state, id, places);
+        (node as u32, hash)
     }
 
     /// Fills `summed` with every part of `state`'s fingerprint, computed afresh (the scratch
@@ -119,6 +113,8 @@ impl Symmetry {
                 }
             }
         }
+        summed.nominations.clear();
+        summed.nominations.extend(state.nomination_entries());
         summed.nodes.clear();
         summed.nodes.push(NodeState::default());
         summed.nodes.extend_from_slice(state.nodes());
@@ -197,6 +193,17 @@ impl Symmetry {
         }
         summed.unflagged = unflagged;
         summed.keep_unflagged(state);
+        // Pods whose nomination or preemption mark changed: kept apart from the records.
+        if state.keeps_nominations() {
+            let mut nominations = std::mem::take(&mut summed.nominations);
+            for (i, (entry, was)) in state.nomination_entries().zip(&mut nominations).enumerate() {
+                if entry != *was {
+                    *was = entry;
+                    self.resum_pod(state, scratch, summed, i + 1);
+                }
+            }
+            summed.nominations = nominations;
+        }
         // Nodes whose part may have changed: those whose pods' sum changed (`resum_pod` listed
         // them), whose record changed (found a block of records at a time), whose failure
         // event took a step (its progress is in the node's class key), and those in the node
@@ -292,6 +299,8 @@ pub(super) struct Summed {
     /// Where the state whose records these are was copied from and which node and pod
     /// records it had written since ([`ClusterState::writes_since_copy`]).
     writes: Option<WritesSinceCopy>,
+    /// Each pod's entry in the nomination table, where the state keeps one (index: id - 1).
+    nominations: Vec<u16>,
     /// Each pod's part ([`Symmetry::pod_part`], index: id - 1).
     parts: Vec<(u32, u64)>,
     /// Per node id (index 0 unused): its record, the sum of its pods' hashes and its part of

@@ -37,6 +37,39 @@ impl Symmetry {
         }
     }
 
+    /// Pod `id` of `state` as the canonical form sorts it and the fingerprint sums it: the
+    /// node it counts on (0: none) and its hash ([`Symmetry::pod_hash`], with the marks below), given its queue
+    /// `places`. A pod counts on the node it is bound to; a pending pod that a preemption
+    /// nominated to a node counts on that node, marked as nominated, so that a renaming
+    /// carries the nomination (a node id in the state's nomination table, renamed with the
+    /// pods' nodes by [`ClusterState::encode_renamed`]) with its node. A bound pod is nominated
+    /// nowhere ([`ClusterState::bind`] clears it), so no pod counts on two nodes. Whether a
+    /// preemption is deleting the pod is marked too.
+    pub(super) fn pod_element(
+        &self,
+        state: &ClusterState,
+        id: usize,
+        places: [u32; 3],
+    ) -> (usize, u64) {
+        let mut unplaced = state.pod(id).settled();
+        unplaced.loc = 0;
+        let node = counted_on(state, id);
+        let mut marks = 0;
+        if state.keeps_nominations() {
+            if state.nominated_node(id) != 0 {
+                marks |= NOMINATED;
+            }
+            if state.terminating_by_preemption(id) {
+                marks |= PREEMPTED;
+            }
+        }
+        let hash = self.pod_hash(id, &unplaced, places);
+        match marks {
+            0 => (node, hash),
+            marks => (node, fold(hash ^ MIX[1], marks ^ MIX[0])),
+        }
+    }
+
     /// A hash of what pod `id` is but its node: its input-label class
     /// ([`Symmetry::input_label_class`]), its record `unplaced` (settled, node cleared), its
     /// `places` in the three pod queues (scheduler, kubelet, taint manager) and, where pods
@@ -61,6 +94,30 @@ impl Symmetry {
         }
     }
 }
+
+/// The node pod `id` of `state` counts on for the reduction ([`Symmetry::pod_element`]): the
+/// node it is bound to, else the node it is nominated to, else 0 (also for a node id beyond
+/// the state's nodes).
+pub(super) fn counted_on(state: &ClusterState, id: usize) -> usize {
+    let bound = state.pod(id).settled().loc as usize;
+    let nominated = state.nominated_node(id);
+    debug_assert!(
+        bound == 0 || nominated == 0,
+        "pod {id} is bound and nominated"
+    );
+    let node = if bound != 0 { bound } else { nominated };
+    if node <= state.nodes().len() {
+        node
+    } else {
+        0
+    }
+}
+
+/// [`Symmetry::pod_element`]'s mark of a pending pod that counts on the node a preemption
+/// nominated it to.
+const NOMINATED: u64 = 1;
+/// [`Symmetry::pod_element`]'s mark of a pod that a preemption is deleting.
+const PREEMPTED: u64 = 2;
 
 /// A 64-bit hash of a node's record (its first eight bytes and the rest, folded).
 fn record_hash(node: &NodeState) -> u64 {

@@ -133,9 +133,18 @@
 //!   over the descheduler's life, in id order). Its evictions are written in pod id order,
 //!   which shows only in the kubelet's queue, a set where `queues_as_sets` holds, and in a
 //!   restart after k writes, so those two conditions on Kivi's descheduler apply unchanged.
-//! - **Not reduced:** preemption (a nominated node is an id outside the node records), the
-//!   cluster autoscaler (slots by id) and
-//!   a PodDisruptionBudget that selects bare pods (named by id in the spec). `reduction_tests`
+//! - **Preemption.** Under `any` every victim set and every node `pickOneNodeForPreemption`
+//!   may pick (with the start times the model does not keep as any) is a successor
+//!   ([`crate::model::kube_preemption`]), so no id decides. What it leaves in the state is a
+//!   node id outside the node records, the preemptor's nominated node, and a mark on each
+//!   victim: the canonical form renames the nominated node with the nodes
+//!   ([`ClusterState::encode_renamed`](crate::cluster::ClusterState::encode_renamed)), and the
+//!   fingerprint hashes a nominated pod, marked as such, into its node's sum as it does a
+//!   bound pod (`keys::counted_on`), so a renaming carries the nomination with its node;
+//!   where pods are permuted, the form deals a nominated pod to its node as a bound one.
+//! - **A PodDisruptionBudget that selects bare pods** names them by id: pods keep their
+//!   names (nodes are still permuted).
+//! - **Not reduced:** the cluster autoscaler (node slots by id). `reduction_tests`
 //!   checks the reduced search against the unreduced one on both node-failure models, on the
 //!   cases' scaled templates under Kubernetes' semantics and on the descheduler examples, and
 //!   the descheduler's steps from every reachable state, not one per form
@@ -318,9 +327,13 @@ impl Symmetry {
             *sizes.entry(class).or_default() += 1;
         }
         let groups: Vec<usize> = sizes.values().copied().filter(|&n| n > 1).collect();
+        let bare_pods_budgeted = spec.pdbs.iter().any(|pdb| !pdb.pods.is_empty());
         let pods_kept = match (spec.deployments.len() > 1, spec.has_taints()) {
             (true, _) => Some("more than one deployment"),
             (false, true) => Some("taints"),
+            (false, false) if bare_pods_budgeted => {
+                Some("a PodDisruptionBudget selects bare pods by id")
+            }
             (false, false) if spec.semantics == Semantics::Kubernetes => kubernetes_pods_kept(spec),
             (false, false) => None,
         };
@@ -349,22 +362,14 @@ impl Symmetry {
     }
 }
 
-/// Under `--semantics kubernetes`, what keeps node ids or pod ids in the state or the spec
-/// where a renaming would not follow them: a preempting pod's nominated node, the cluster
-/// autoscaler's slots and the bare pods a PodDisruptionBudget names, none of which the
-/// argument above covers (see the module documentation's "Under `--semantics kubernetes`").
+/// Under `--semantics kubernetes`, what keeps node ids in the state or the spec where a
+/// renaming would not follow them: the cluster autoscaler's node slots, which the argument
+/// above does not cover (see the module documentation's "Under `--semantics kubernetes`").
 fn kubernetes_obstacle(spec: &ClusterSpec) -> Result<(), String> {
-    let obstacle = if spec.may_preempt() {
-        Some("preemption nominates nodes by id")
-    } else if spec.cluster_autoscaler.is_some() {
-        Some("the cluster autoscaler adds and removes nodes by id")
-    } else if spec.pdbs.iter().any(|pdb| !pdb.pods.is_empty()) {
-        Some("a PodDisruptionBudget selects bare pods by id")
-    } else {
-        None
-    };
-    match obstacle {
-        Some(why) => Err(format!("--semantics kubernetes: {why}")),
+    match spec.cluster_autoscaler {
+        Some(_) => Err(
+            "--semantics kubernetes: the cluster autoscaler adds and removes nodes by id".into(),
+        ),
         None => Ok(()),
     }
 }

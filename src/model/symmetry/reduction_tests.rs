@@ -12,7 +12,7 @@ use super::SymmetryStatus;
 use crate::cluster::{ClusterAction, ClusterState, Queue, Semantics, TieBreak};
 use crate::engine::Model;
 use crate::model::test_cases::{load_example_edited, load_input_edited};
-use crate::model::ModelOptions;
+use crate::model::{ClusterModel, ModelOptions};
 use crate::scaler::{sweep::topology_model, template::Template, topology::Topology};
 use std::collections::{HashSet, VecDeque};
 
@@ -381,6 +381,112 @@ fn with_the_kubernetes_descheduler_the_reduced_search_reaches_every_state_up_to_
     }
 }
 
+/// The same with preemption (`models/preemption-of-critical-service`, failing and fixed, as
+/// it is and on two and three nodes with other replica counts): the nodes permuted with the
+/// nominations that point at them, the pods kept (their priorities differ). Every pick a
+/// preemption may make is explored, so no node id decides: taking the first of equally good
+/// nodes fails this (tried: the fixed example with two replicas of each deployment reaches
+/// 1,499 of the 1,521 forms). Exact counts, reduced = unreduced.
+#[test]
+fn with_preemption_the_reduced_search_reaches_every_state_up_to_renaming() {
+    for (example, counts) in [
+        ("preemption-of-critical-service", [740, 1_411, 2_587, 6_062]),
+        (
+            "preemption-of-critical-service/fixed",
+            [699, 1_521, 2_200, 6_029],
+        ),
+    ] {
+        for ((nodes, replicas), forms) in PREEMPTION_SIZES.into_iter().zip(counts) {
+            let at = format!("{example}, {nodes} nodes, replicas {replicas:?}");
+            let [reduced, full] = widened_preemption(example, nodes, replicas);
+            let reached = reduction_reaches_the_form_of_every_state(&reduced, || full, &at);
+            assert_eq!(
+                reduced.symmetry().describe(),
+                format!("on (nodes in classes of {nodes}; pods kept: more than one deployment)"),
+                "{at}"
+            );
+            assert_eq!(reached, Some(forms), "{at}");
+        }
+    }
+}
+
+/// The sizes [`widened_preemption`] is tried at: nodes, and replicas of payments, reports
+/// and ingest.
+const PREEMPTION_SIZES: [(u64, [u64; 3]); 4] = [
+    (2, [1, 1, 3]),
+    (2, [2, 2, 2]),
+    (3, [1, 1, 5]),
+    (3, [2, 2, 4]),
+];
+
+/// `models/{example}` (`preemption-of-critical-service` or its `fixed/`) with `nodes` nodes
+/// and `replicas` of payments, reports and ingest, under Kubernetes' semantics and `any`:
+/// with symmetry and without.
+fn widened_preemption(example: &str, nodes: u64, replicas: [u64; 3]) -> [ClusterModel; 2] {
+    let tag = format!("{nodes}-{replicas:?}");
+    let dir = edited_example_copy(example, &tag, |configs| {
+        configs["nodesTypes"][0]["num"] = nodes.into();
+        configs["nodesTypes"][0]["maxSize"] = nodes.into();
+        for (d, n) in replicas.into_iter().enumerate() {
+            configs["dTypes"][d]["num"] = n.into();
+            configs["dTypes"][d]["maxSize"] = n.into();
+        }
+    });
+    let models = [true, false].map(|symmetry| {
+        load_input_edited(&dir, |_| {}).with_options(ModelOptions {
+            tie_break: TieBreak::Any,
+            semantics: Semantics::Kubernetes,
+            symmetry,
+            ..ModelOptions::default()
+        })
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    models
+}
+
+/// The same with a PodDisruptionBudget that selects a bare pod (`models/drain-blocked-by-pdb`,
+/// blocked and fixed, with a bare `cache` pod and a budget of `minAvailable: 1` for it, and two
+/// node failures beside the drain, under `pdb_never_violated`): the budget names the pod by
+/// id, so pods keep their names, and the nodes but the drained one are permuted.
+#[test]
+fn with_a_budget_over_a_bare_pod_the_reduced_search_reaches_every_state_up_to_renaming() {
+    const CACHE: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: cache\n  labels:\n    \
+        name: cache\nspec:\n  containers:\n  - name: cache\n    image: registry.example/cache:1\n    \
+        resources:\n      requests:\n        cpu: \"1\"\n        memory: 1Gi\n---\n\
+        apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: cache\nspec:\n  \
+        minAvailable: 1\n  selector:\n    matchLabels:\n      name: cache\n";
+    for (example, forms) in [
+        ("drain-blocked-by-pdb", 18_550),
+        ("drain-blocked-by-pdb/fixed", 35_531),
+    ] {
+        let dir = edited_example_copy(example, "bare-pod", |configs| {
+            let events = configs["events_assumption"].as_array_mut().unwrap();
+            for node in [2, 3] {
+                events.push(serde_json::json!({"name": "nodeFailure", "para": node}));
+            }
+        });
+        std::fs::write(dir.join("yaml/cache.yaml"), CACHE).unwrap();
+        let intents = r#"[{"name": "pdb_never_violated"}]"#;
+        std::fs::write(dir.join("user_input/intents.json"), intents).unwrap();
+        let [reduced, full] = [true, false].map(|symmetry| {
+            load_input_edited(&dir, |_| {}).with_options(ModelOptions {
+                tie_break: TieBreak::Any,
+                semantics: Semantics::Kubernetes,
+                symmetry,
+                ..ModelOptions::default()
+            })
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        let reached = reduction_reaches_the_form_of_every_state(&reduced, || full, example);
+        assert_eq!(
+            reduced.symmetry().describe(),
+            "on (nodes in classes of 2; pods kept: a PodDisruptionBudget selects bare pods by id)",
+            "{example}"
+        );
+        assert_eq!(reached, Some(forms), "{example}");
+    }
+}
+
 /// No node or pod id decides which pods a descheduling cycle evicts: each of two renamings
 /// of a state steps to the renamings of the other's successors. `pdb-blocks-descheduler`
 /// widened to three plain and two `ssd` nodes and five replicas: the replicas go to the two
@@ -413,57 +519,74 @@ fn the_kubernetes_descheduler_steps_alike_from_renamings_of_a_state() {
 /// A copy of `models/pdb-blocks-descheduler` with three plain and two `ssd` nodes and five
 /// replicas; when `limited`, without its budget and with `maxNoOfPodsToEvictPerNamespace: 1`.
 fn widened_pdb_blocks_descheduler(limited: bool) -> std::path::PathBuf {
-    let example =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/pdb-blocks-descheduler");
-    let dir = std::env::temp_dir().join(format!(
-        "kivi-descheduler-renamings-{}-{limited}",
-        std::process::id()
-    ));
-    let copied: &[&str] = match limited {
-        false => &[
-            "user_input/intents.json",
-            "yaml/app.yaml",
-            "yaml/descheduler.yaml",
-            "yaml/pdb.yaml",
-        ],
-        true => &["yaml/app.yaml"],
-    };
-    for file in ["user_input/x", "yaml/x"] {
-        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
-    }
-    for file in copied {
-        std::fs::copy(example.join(file), dir.join(file)).unwrap();
-    }
+    let dir = edited_example_copy("pdb-blocks-descheduler", &limited.to_string(), |configs| {
+        configs["nodesTypes"][0]["num"] = 3.into();
+        configs["nodesTypes"][1]["num"] = 2.into();
+        configs["dTypes"][0]["num"] = 5.into();
+    });
     if limited {
+        std::fs::remove_file(dir.join("yaml/pdb.yaml")).unwrap();
         let intents = r#"[{"name": "pod_always_schedulable"}]"#;
         std::fs::write(dir.join("user_input/intents.json"), intents).unwrap();
-        let policy = std::fs::read_to_string(example.join("yaml/descheduler.yaml")).unwrap();
-        let policy = format!("{policy}maxNoOfPodsToEvictPerNamespace: 1\n");
-        std::fs::write(dir.join("yaml/descheduler.yaml"), policy).unwrap();
+        let policy = dir.join("yaml/descheduler.yaml");
+        let policy_text = std::fs::read_to_string(&policy).unwrap();
+        std::fs::write(
+            policy,
+            format!("{policy_text}maxNoOfPodsToEvictPerNamespace: 1\n"),
+        )
+        .unwrap();
     }
-    let configs = std::fs::read_to_string(example.join("user_input/cluster_configs.json")).unwrap();
-    let mut configs: serde_json::Value = serde_json::from_str(&configs).unwrap();
-    configs["nodesTypes"][0]["num"] = 3.into();
-    configs["nodesTypes"][1]["num"] = 2.into();
-    configs["dTypes"][0]["num"] = 5.into();
-    std::fs::write(
-        dir.join("user_input/cluster_configs.json"),
-        configs.to_string(),
-    )
-    .unwrap();
+    dir
+}
+
+/// A copy of the example `models/{example}` (its `user_input/` and `yaml/`) in a directory
+/// of its own (named by `tag`, and numbered: tests run side by side), with its
+/// `cluster_configs.json` changed by `edit`.
+fn edited_example_copy(
+    example: &str,
+    tag: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> std::path::PathBuf {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(example);
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let copy = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "kivi-renamings-{}-{}-{copy}-{tag}",
+        example.replace('/', "-"),
+        std::process::id()
+    ));
+    for sub in ["user_input", "yaml"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        for file in std::fs::read_dir(from.join(sub)).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, dir.join(sub).join(file.file_name().unwrap())).unwrap();
+        }
+    }
+    let configs = dir.join("user_input/cluster_configs.json");
+    let mut document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&configs).unwrap()).unwrap();
+    edit(&mut document);
+    std::fs::write(configs, document.to_string()).unwrap();
     dir
 }
 
 /// A fingerprint summed from what changed since the thread's last fingerprint
 /// (`Symmetry::sum_changes`) is the one summed afresh: over the first reachable states of
-/// the node-failure model (pods permuted, and kept by name) and of every case under
-/// `any`, each model's states fingerprinted one after another in the order they were
-/// reached, in reverse and shuffled, and the models' states interleaved.
+/// the node-failure model (pods permuted, and kept by name), of every case under `any` and
+/// of two preemption models (nominations change apart from the records), each model's
+/// states fingerprinted one after another in the order they were reached, in reverse and
+/// shuffled, and the models' states interleaved.
 #[test]
 fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
+    let [preempting, _] = widened_preemption("preemption-of-critical-service", 3, [2, 2, 4]);
+    let [fixed, _] = widened_preemption("preemption-of-critical-service/fixed", 2, [2, 2, 2]);
     let mut models = vec![
         node_failures_with("3,3:9", true, 1),
         node_failures_with("2,2:2,1", true, 2),
+        preempting,
+        fixed,
     ];
     for case in ["c1", "c2", "c3", "c4", "c7"] {
         models.push(
@@ -547,14 +670,37 @@ fn fingerprints_summed_from_changes_are_fingerprints_summed_afresh() {
 /// over the first reachable states of the node-failure model, with pods permuted (one
 /// deployment) and kept by name (two), two states have equal fingerprints if and only if
 /// their least renamings over every permutation are equal (the sorted form may keep two
-/// forms of one state where pods keep their names; the fingerprint does not). Each state
+/// forms of one state where pods keep their names; the fingerprint does not). The same over
+/// the states of two preemption models and, for each state with a nominated pod, the state
+/// with that pod nominated to each other node instead (a nominated node is an id outside
+/// the node records): a fingerprint that hashed a nominated pod with the unplaced ones
+/// fails this (tried: "one fingerprint for two states that are not renamings"). Each state
 /// is fingerprinted right after the tie of another state was narrowed on the same thread,
 /// so places that narrowing leaves in the shared scratch must not leak into it.
 #[test]
 fn fingerprints_merge_exactly_the_renamings() {
     let mut sym = super::Scratch::default();
-    for (topology, deployments) in [("3,3:9", 1), ("2,2:2,1", 2)] {
-        let model = node_failures_with(topology, true, deployments);
+    let fixed = "preemption-of-critical-service/fixed";
+    let [three_nodes, _] = widened_preemption(fixed, 3, [2, 2, 4]);
+    let [two_nodes, _] = widened_preemption(fixed, 2, [2, 2, 2]);
+    let models = [
+        (
+            "node failures 3,3:9",
+            node_failures_with("3,3:9", true, 1),
+            10_000,
+            0,
+        ),
+        (
+            "node failures 2,2:2,1",
+            node_failures_with("2,2:2,1", true, 2),
+            10_000,
+            0,
+        ),
+        ("preemption, 3 nodes", three_nodes, 1_000, 1),
+        ("preemption, 2 nodes", two_nodes, 1_000, 1),
+    ];
+    for (topology, model, least, least_moved) in models {
+        let mut moved_checked = 0;
         let SymmetryStatus::On(symmetry) = model.symmetry() else {
             panic!("symmetry is on");
         };
@@ -566,19 +712,25 @@ fn fingerprints_merge_exactly_the_renamings() {
         while let Some(state) = queue.pop_front() {
             let mut everyone: Vec<u16> = (1..=previous.nodes().len() as u16).collect();
             symmetry.narrow(&previous, &mut everyone, &mut sym);
-            let fingerprint = symmetry.fingerprint(&state, &mut sym, &mut scratch);
-            let least = least_renaming(symmetry, &state);
-            let known = fingerprint_of.contains_key(&least);
-            assert_eq!(
-                least_of.entry(fingerprint).or_insert_with(|| least.clone()),
-                &least,
-                "{topology}: one fingerprint for two states that are not renamings"
-            );
-            assert_eq!(
-                *fingerprint_of.entry(least).or_insert(fingerprint),
-                fingerprint,
-                "{topology}: two fingerprints for renamings of one state"
-            );
+            let mut known = None;
+            let moved = moved_nominations(&state);
+            moved_checked += moved.len();
+            for variant in std::iter::once(state.clone()).chain(moved) {
+                let fingerprint = symmetry.fingerprint(&variant, &mut sym, &mut scratch);
+                let least = least_renaming(symmetry, &variant);
+                known.get_or_insert(fingerprint_of.contains_key(&least));
+                assert_eq!(
+                    least_of.entry(fingerprint).or_insert_with(|| least.clone()),
+                    &least,
+                    "{topology}: one fingerprint for two states that are not renamings"
+                );
+                assert_eq!(
+                    *fingerprint_of.entry(least).or_insert(fingerprint),
+                    fingerprint,
+                    "{topology}: two fingerprints for renamings of one state"
+                );
+            }
+            let known = known == Some(true);
             previous = state.clone();
             if known || fingerprint_of.len() >= 10_000 {
                 continue;
@@ -587,6 +739,26 @@ fn fingerprints_merge_exactly_the_renamings() {
             model.actions(&state, &mut actions);
             queue.extend(actions.iter().filter_map(|a| model.next_state(&state, a)));
         }
-        assert!(fingerprint_of.len() >= 10_000, "{topology}");
+        assert!(fingerprint_of.len() >= least, "{topology}");
+        assert!(
+            moved_checked >= least_moved,
+            "{topology}: {moved_checked} nominations moved"
+        );
     }
+}
+
+/// `state` with one nominated pod nominated to another node instead, for each nominated pod
+/// and each other node: states that differ from `state` only in the node a nomination names.
+fn moved_nominations(state: &ClusterState) -> Vec<ClusterState> {
+    let nodes = state.nodes().len();
+    let mut moved = Vec::new();
+    for pod in 1..=state.pods().len() {
+        let nominated = state.nominated_node(pod);
+        for node in (1..=nodes).filter(|&node| nominated != 0 && node != nominated) {
+            let mut variant = state.clone();
+            variant.nominate(pod, node);
+            moved.push(variant);
+        }
+    }
+    moved
 }

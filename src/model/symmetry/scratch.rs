@@ -3,15 +3,16 @@
 //! queues, and what each pod is and each node holds.
 
 use super::fingerprint::Summed;
-use super::keys::{fold, MIX};
+use super::keys::{counted_on, fold, MIX};
 use super::narrowing::SeenKeys;
 use super::Symmetry;
 use crate::cluster::{ClusterState, NodeState, Queue};
 
 impl Symmetry {
     /// Fills the scratch's queue places, each pod's content hash (what it is but its node) and,
-    /// per node, the sum of the hashes of its pods; with `only_wanted`, only for the pods on
-    /// the nodes the scratch marks as wanted (the rest keep hash 0).
+    /// per node, the sum of the hashes of the pods that count on it
+    /// ([`Symmetry::pod_element`]); with `only_wanted`, only for the pods on the nodes the
+    /// scratch marks as wanted (the rest keep hash 0).
     pub(super) fn place_pods(
         &self,
         state: &ClusterState,
@@ -22,17 +23,13 @@ impl Symmetry {
         scratch.reset(nodes, pods);
         self.mark_places(state, scratch);
         scratch.places_left = true;
-        for (i, pod) in state.pods().iter().enumerate() {
-            let node = pod.loc as usize;
-            if only_wanted && !scratch.wanted.get(node).copied().unwrap_or(false) {
+        for id in 1..=pods {
+            if only_wanted && !scratch.wanted[counted_on(state, id)] {
                 continue;
             }
-            let mut unplaced = pod.settled();
-            let node = unplaced.loc as usize;
-            unplaced.loc = 0;
-            let hash = self.pod_hash(i + 1, &unplaced, scratch.pod_places[i + 1]);
-            scratch.pod_hash[i + 1] = hash;
-            if node != 0 && node <= nodes {
+            let (node, hash) = self.pod_element(state, id, scratch.pod_places[id]);
+            scratch.pod_hash[id] = hash;
+            if node != 0 {
                 scratch.node_sum[node] = scratch.node_sum[node].wrapping_add(hash);
             }
         }

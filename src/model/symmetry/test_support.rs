@@ -112,18 +112,8 @@ pub(super) fn least_renaming(symmetry: &Symmetry, state: &ClusterState) -> Vec<u
             let node_new = inverse(node_order);
             let mut pods: Vec<(u32, u64, u32)> = (1..=state.pods().len())
                 .map(|p| {
-                    let mut pod = state.pod(p).settled();
-                    let node = if pod.loc == 0 {
-                        0
-                    } else {
-                        node_new[pod.loc as usize]
-                    };
-                    pod.loc = 0;
-                    (
-                        node,
-                        symmetry.pod_hash(p, &pod, scratch.pod_places[p]),
-                        p as u32,
-                    )
+                    let (node, hash) = symmetry.pod_element(state, p, scratch.pod_places[p]);
+                    (node_new[node], hash, p as u32)
                 })
                 .collect();
             if symmetry.pod_slot_classes.is_some() {
