@@ -38,13 +38,13 @@ impl Symmetry {
     }
 
     /// Pod `id` of `state` as the canonical form sorts it and the fingerprint sums it: the
-    /// node it counts on (0: none) and its hash ([`Symmetry::pod_hash`], with the marks below), given its queue
-    /// `places`. A pod counts on the node it is bound to; a pending pod that a preemption
-    /// nominated to a node counts on that node, marked as nominated, so that a renaming
-    /// carries the nomination (a node id in the state's nomination table, renamed with the
-    /// pods' nodes by [`ClusterState::encode_renamed`]) with its node. A bound pod is nominated
-    /// nowhere ([`ClusterState::bind`] clears it), so no pod counts on two nodes. Whether a
-    /// preemption is deleting the pod is marked too.
+    /// node it counts on ([`counted_on`], 0: none) and its hash ([`Symmetry::pod_hash`], with
+    /// the marks below), given its queue `places`. A pod counts on the node it is bound to; a
+    /// pending pod that a preemption nominated to a node counts on that node, marked as
+    /// nominated, so that a renaming carries the nomination (a node id in the state's
+    /// nomination table, renamed with the pods' nodes by [`ClusterState::encode_renamed`])
+    /// with its node. A bound pod is nominated nowhere ([`ClusterState::bind`] clears it), so
+    /// no pod counts on two nodes. Whether a preemption is deleting the pod is marked too.
     pub(super) fn pod_element(
         &self,
         state: &ClusterState,

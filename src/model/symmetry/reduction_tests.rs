@@ -460,6 +460,12 @@ fn widened_preemption(example: &str, nodes: u64, replicas: [u64; 3]) -> [Cluster
             configs["dTypes"][d]["maxSize"] = n.into();
         }
     });
+    kubernetes_models_of(dir)
+}
+
+/// The input in `dir` (removed once read) under Kubernetes' semantics and `any`, with
+/// symmetry and without.
+fn kubernetes_models_of(dir: std::path::PathBuf) -> [ClusterModel; 2] {
     let models = [true, false].map(|symmetry| {
         load_input_edited(&dir, |_| {}).with_options(ModelOptions {
             tie_break: TieBreak::Any,
@@ -478,11 +484,32 @@ fn widened_preemption(example: &str, nodes: u64, replicas: [u64; 3]) -> [Cluster
 /// id, so pods keep their names, and the nodes but the drained one are permuted.
 #[test]
 fn with_a_budget_over_a_bare_pod_the_reduced_search_reaches_every_state_up_to_renaming() {
-    const CACHE: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: cache\n  labels:\n    \
-        name: cache\nspec:\n  containers:\n  - name: cache\n    image: registry.example/cache:1\n    \
-        resources:\n      requests:\n        cpu: \"1\"\n        memory: 1Gi\n---\n\
-        apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: cache\nspec:\n  \
-        minAvailable: 1\n  selector:\n    matchLabels:\n      name: cache\n";
+    const CACHE: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cache
+  labels:
+    name: cache
+spec:
+  containers:
+  - name: cache
+    image: registry.example/cache:1
+    resources:
+      requests:
+        cpu: \"1\"
+        memory: 1Gi
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: cache
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels:
+      name: cache
+";
     for (example, forms) in [
         ("drain-blocked-by-pdb", 18_550),
         ("drain-blocked-by-pdb/fixed", 35_531),
@@ -496,15 +523,7 @@ fn with_a_budget_over_a_bare_pod_the_reduced_search_reaches_every_state_up_to_re
         std::fs::write(dir.join("yaml/cache.yaml"), CACHE).unwrap();
         let intents = r#"[{"name": "pdb_never_violated"}]"#;
         std::fs::write(dir.join("user_input/intents.json"), intents).unwrap();
-        let [reduced, full] = [true, false].map(|symmetry| {
-            load_input_edited(&dir, |_| {}).with_options(ModelOptions {
-                tie_break: TieBreak::Any,
-                semantics: Semantics::Kubernetes,
-                symmetry,
-                ..ModelOptions::default()
-            })
-        });
-        std::fs::remove_dir_all(&dir).unwrap();
+        let [reduced, full] = kubernetes_models_of(dir);
         let reached = reduction_reaches_the_form_of_every_state(&reduced, || full, example);
         assert_eq!(
             reduced.symmetry().describe(),
@@ -528,18 +547,9 @@ fn with_a_budget_over_a_bare_pod_the_reduced_search_reaches_every_state_up_to_re
 #[test]
 fn the_kubernetes_descheduler_steps_alike_from_renamings_of_a_state() {
     for (limited, forms) in [(false, 6_774), (true, 6_809)] {
-        let dir = widened_pdb_blocks_descheduler(limited);
-        let model = |symmetry| {
-            load_input_edited(&dir, |_| {}).with_options(ModelOptions {
-                tie_break: TieBreak::Any,
-                semantics: Semantics::Kubernetes,
-                symmetry,
-                ..ModelOptions::default()
-            })
-        };
+        let [reduced, full] = kubernetes_models_of(widened_pdb_blocks_descheduler(limited));
         let at = format!("pdb-blocks-descheduler, 3 + 2 nodes, 5 replicas, limited {limited}");
-        let reached = reduction_reaches_the_form_of_every_state(&model(true), || model(false), &at);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let reached = reduction_reaches_the_form_of_every_state(&reduced, || full, &at);
         assert_eq!(reached, Some(forms), "{at}");
     }
 }
