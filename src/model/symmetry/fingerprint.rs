@@ -13,7 +13,8 @@ impl Symmetry {
     /// and pods are hashed as multisets instead of being sorted into the canonical form of
     /// [`Symmetry::encode`]: each pod as what it is but its node (its record, queue places
     /// and input-label class, and its id where pods keep their names), added into the sum of
-    /// its node or of the unplaced pods; each node as its class and failure progress, record,
+    /// the node it counts on (bound or nominated there: [`Symmetry::pod_element`]) or of the
+    /// unplaced pods; each node as its class and failure progress, record,
     /// place in the node controller's queue and that sum; and the state as what no renaming
     /// changes ([`ClusterState::encode_unnamed`]) with the sum over its nodes and the
     /// unplaced pods' sum. Two states with equal multisets are renamings of each other: match

@@ -52,18 +52,21 @@ impl Symmetry {
         places: [u32; 3],
     ) -> (usize, u64) {
         let mut unplaced = state.pod(id).settled();
+        let bound = unplaced.loc as usize;
         unplaced.loc = 0;
-        let node = counted_on(state, id);
-        let mut marks = 0;
-        if state.keeps_nominations() {
-            if state.nominated_node(id) != 0 {
-                marks |= NOMINATED;
-            }
-            if state.terminating_by_preemption(id) {
-                marks |= PREEMPTED;
-            }
-        }
         let hash = self.pod_hash(id, &unplaced, places);
+        if !state.keeps_nominations() {
+            return (counted_node(state, id, bound, 0), hash);
+        }
+        let nominated = state.nominated_node(id);
+        let mut marks = 0;
+        if nominated != 0 {
+            marks |= NOMINATED;
+        }
+        if state.terminating_by_preemption(id) {
+            marks |= PREEMPTED;
+        }
+        let node = counted_node(state, id, bound, nominated);
         match marks {
             0 => (node, hash),
             marks => (node, fold(hash ^ MIX[1], marks ^ MIX[0])),
@@ -100,7 +103,12 @@ impl Symmetry {
 /// the state's nodes).
 pub(super) fn counted_on(state: &ClusterState, id: usize) -> usize {
     let bound = state.pod(id).settled().loc as usize;
-    let nominated = state.nominated_node(id);
+    counted_node(state, id, bound, state.nominated_node(id))
+}
+
+/// [`counted_on`] for pod `id`, given the node it is `bound` to (its settled record's) and
+/// the one it is `nominated` to (0: none).
+fn counted_node(state: &ClusterState, id: usize, bound: usize, nominated: usize) -> usize {
     debug_assert!(
         bound == 0 || nominated == 0,
         "pod {id} is bound and nominated"

@@ -301,14 +301,7 @@ fn under_kubernetes_the_reduced_search_reaches_every_state_up_to_renaming() {
 /// and `any`: its reduction as reports describe it, and the forms the reduced search reaches,
 /// checked against the unreduced search with every state expanded ([`reduction_reaches_the_form_of_every_state`]).
 fn example_forms(dir: &str, edit: impl Fn(&mut serde_json::Value), at: &str) -> (String, usize) {
-    let model = |symmetry| {
-        load_example_edited(dir, &edit).with_options(ModelOptions {
-            tie_break: TieBreak::Any,
-            semantics: Semantics::Kubernetes,
-            symmetry,
-            ..ModelOptions::default()
-        })
-    };
+    let model = |symmetry| kubernetes_any(load_example_edited(dir, &edit), symmetry);
     let reduced = model(true);
     let forms = reduction_reaches_the_form_of_every_state(&reduced, || model(false), at)
         .unwrap_or_else(|| panic!("{at}: symmetry is on"));
@@ -466,16 +459,20 @@ fn widened_preemption(example: &str, nodes: u64, replicas: [u64; 3]) -> [Cluster
 /// The input in `dir` (removed once read) under Kubernetes' semantics and `any`, with
 /// symmetry and without.
 fn kubernetes_models_of(dir: std::path::PathBuf) -> [ClusterModel; 2] {
-    let models = [true, false].map(|symmetry| {
-        load_input_edited(&dir, |_| {}).with_options(ModelOptions {
-            tie_break: TieBreak::Any,
-            semantics: Semantics::Kubernetes,
-            symmetry,
-            ..ModelOptions::default()
-        })
-    });
+    let models =
+        [true, false].map(|symmetry| kubernetes_any(load_input_edited(&dir, |_| {}), symmetry));
     std::fs::remove_dir_all(&dir).unwrap();
     models
+}
+
+/// `model` under Kubernetes' semantics and `any`, with or without symmetry.
+fn kubernetes_any(model: ClusterModel, symmetry: bool) -> ClusterModel {
+    model.with_options(ModelOptions {
+        tie_break: TieBreak::Any,
+        semantics: Semantics::Kubernetes,
+        symmetry,
+        ..ModelOptions::default()
+    })
 }
 
 /// The same with a PodDisruptionBudget that selects a bare pod (`models/drain-blocked-by-pdb`,
