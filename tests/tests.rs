@@ -57,6 +57,7 @@ mod node_lifecycle;
 mod node_upgrade;
 mod pdb;
 mod perturbations;
+mod pinned_nodes;
 mod point_of_no_return;
 mod preemption;
 mod real_sizes;

@@ -179,6 +179,11 @@ impl CheckArgs {
         if let (Some(_), Some(named)) = (&largest, template.named_node()) {
             eprintln!("note: {name}: {named}");
         }
+        if largest.is_some() {
+            for pin in template.pins_leaving_topologies_out() {
+                eprintln!("note: {name}: {}", pin.note(&template.origins));
+            }
+        }
         if let Some(Ok(model)) = largest.map(|t| topology_model(&template, &t, model_options)) {
             warn_of_policy(name, &model);
         }

@@ -5,15 +5,16 @@
 
 use super::description::ClusterDescription;
 use super::emit::{pod_template_json, Units};
+use super::node_names::NodeNames;
 use serde_json::{json, Value};
 
 /// `document` (a single topology, or a scaling template, as the emitter wrote it) with the
 /// DaemonSets of `cluster`: their templates after the others, in `units`; a template's
-/// `nodeName` is looked up in `node_names` (the single topology's node names).
+/// `nodeName` is looked up in `node_names`.
 pub fn with_daemon_sets(
     cluster: &ClusterDescription,
     units: &Units,
-    node_names: Option<&[String]>,
+    node_names: NodeNames<'_>,
     mut document: Value,
 ) -> Result<Value, String> {
     if cluster.daemon_sets.is_empty() {

@@ -13,6 +13,7 @@ use super::description::{
     ClusterDescription, Deployment, Event, MetricResource, MetricTarget, NodeGroup, PodTemplate,
 };
 use super::diagnostics::{Diagnostics, InputError};
+use super::node_names::NodeNames;
 pub use super::translation_units::Units;
 use crate::cluster::kube::PreemptionPolicy;
 use crate::cluster::{Taint, Toleration};
@@ -172,7 +173,7 @@ fn toleration_json(toleration: &Toleration) -> Value {
 pub(super) fn pod_template_json(
     pod: &PodTemplate,
     units: &Units,
-    node_names: Option<&[String]>,
+    node_names: NodeNames<'_>,
     owner: &str,
 ) -> Result<Value, String> {
     let mut json = Map::new();
@@ -223,12 +224,7 @@ pub(super) fn pod_template_json(
         json.insert("toleration".into(), Value::Array(tolerations));
     }
     if let Some(name) = &pod.node_name {
-        let index = node_names
-            .and_then(|names| names.iter().position(|n| n == name))
-            .ok_or_else(|| {
-                format!("{owner}: spec.nodeName `{name}` is not a node of the cluster")
-            })?;
-        json.insert("nodeName".into(), json!(index + 1));
+        json.insert("nodeName".into(), node_names.json(name, owner)?);
     }
     if pod.priority != 0 {
         json.insert("priority".into(), json!(pod.priority));
@@ -323,7 +319,7 @@ fn applied_versions(
     cluster: &ClusterDescription,
     units: &Units,
     templates: &mut Vec<Value>,
-    node_names: Option<&[String]>,
+    node_names: NodeNames<'_>,
 ) -> Result<(Vec<Value>, Vec<Value>), String> {
     let mut versions = Vec::new();
     let mut commands = Vec::new();
@@ -517,7 +513,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         templates.push(pod_template_json(
             &deployment.pod,
             units,
-            Some(&node_names),
+            NodeNames::Listed(&node_names),
             &format!("Deployment/{}", deployment.name),
         )?);
     }
@@ -590,7 +586,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
         templates.push(pod_template_json(
             pod,
             units,
-            Some(&node_names),
+            NodeNames::Listed(&node_names),
             &format!("Pod/{name}"),
         )?);
         pods.push(json!({
@@ -614,7 +610,12 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             pod
         })
         .collect();
-    let (versions, applies) = applied_versions(cluster, units, &mut templates, Some(&node_names))?;
+    let (versions, applies) = applied_versions(
+        cluster,
+        units,
+        &mut templates,
+        NodeNames::Listed(&node_names),
+    )?;
     commands.extend(applies);
     for command in &cluster.commands {
         commands.push(command_json(cluster, command)?);
@@ -638,7 +639,7 @@ fn single(cluster: &ClusterDescription, units: &Units) -> Result<Value, String> 
             "kiviUnits": units.to_json(),
         }),
     );
-    let document = with_daemon_sets(cluster, units, Some(&node_names), pdbs)?;
+    let document = with_daemon_sets(cluster, units, NodeNames::Listed(&node_names), pdbs)?;
     let templates = template_nodes(cluster, units, &keys);
     Ok(with_cluster_autoscaler(
         cluster, false, &templates, document,
@@ -657,27 +658,10 @@ pub fn template(
     let error = |message: String| InputError::new(file, None, message);
     let keys = referenced_keys(cluster);
     let mut templates = Vec::new();
+    let swept = NodeNames::Swept(&cluster.nodes);
     for deployment in &cluster.deployments {
-        if deployment.pod.node_name.is_some() {
-            diagnostics.warn(format!(
-                "Deployment/{}: spec.nodeName cannot name a node of a swept topology; it is \
-                 dropped in scaling mode (use --original)",
-                deployment.name
-            ));
-        }
-        let pod = PodTemplate {
-            node_name: None,
-            ..deployment.pod.clone()
-        };
-        templates.push(
-            pod_template_json(
-                &pod,
-                units,
-                None,
-                &format!("Deployment/{}", deployment.name),
-            )
-            .map_err(error)?,
-        );
+        let owner = format!("Deployment/{}", deployment.name);
+        templates.push(pod_template_json(&deployment.pod, units, swept, &owner).map_err(error)?);
     }
     if !cluster.standalone_pods.is_empty() {
         diagnostics.warn(
@@ -714,7 +698,7 @@ pub fn template(
         })
         .collect();
     let (versions, mut commands) =
-        applied_versions(cluster, units, &mut templates, None).map_err(error)?;
+        applied_versions(cluster, units, &mut templates, swept).map_err(error)?;
     for command in &cluster.commands {
         commands.push(command_json(cluster, command).map_err(error)?);
     }
@@ -737,7 +721,7 @@ pub fn template(
             "kiviUnits": units.to_json(),
         }),
     );
-    let document = with_daemon_sets(cluster, units, None, pdbs).map_err(error)?;
+    let document = with_daemon_sets(cluster, units, swept, pdbs).map_err(error)?;
     let templates = template_nodes(cluster, units, &keys);
     Ok(with_cluster_autoscaler(cluster, true, &templates, document))
 }

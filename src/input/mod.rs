@@ -22,6 +22,7 @@ pub mod kube_list;
 pub mod kubernetes;
 pub mod manifests;
 pub mod names;
+pub mod node_names;
 pub mod origins;
 pub mod priorities;
 pub mod quantity;

@@ -25,6 +25,11 @@ pub struct Origins {
     /// Uniform-JSON path of an entry (`events[1]`), where the user wrote it, and the fields
     /// the user names differently.
     entries: Vec<(String, Origin, Renames)>,
+    /// Per entry of `setup.podTemplates`, the workload the user wrote it for
+    /// (`Deployment/web`), where it is one.
+    pod_template_owners: Vec<Option<String>>,
+    /// Per node type of a scaling template, the node group the user wrote it as.
+    node_types: Vec<String>,
 }
 
 impl Origins {
@@ -49,7 +54,42 @@ impl Origins {
         for (i, intent) in cluster.intents.iter().enumerate() {
             add("intents", i, &intent.origin, INTENT_FIELDS);
         }
-        Self { entries }
+        // The emitter writes the deployments' templates first and the DaemonSets' last.
+        let templates = document["setup"]["podTemplates"]
+            .as_array()
+            .map_or(0, Vec::len);
+        let mut pod_template_owners = vec![None; templates];
+        let deployments = cluster
+            .deployments
+            .iter()
+            .map(|d| format!("Deployment/{}", d.name));
+        for (owner, slot) in deployments.zip(&mut pod_template_owners) {
+            *slot = Some(owner);
+        }
+        let daemon_sets = cluster.daemon_sets.iter().rev();
+        let daemon_sets = daemon_sets.map(|d| format!("DaemonSet/{}", d.name));
+        for (owner, slot) in daemon_sets.zip(pod_template_owners.iter_mut().rev()) {
+            *slot = Some(owner);
+        }
+        Self {
+            entries,
+            pod_template_owners,
+            node_types: cluster
+                .nodes
+                .iter()
+                .map(|group| group.name.clone())
+                .collect(),
+        }
+    }
+
+    /// The workload the user wrote pod template `t` (from 0) for, where they wrote one.
+    pub fn pod_template_owner(&self, t: usize) -> Option<&str> {
+        self.pod_template_owners.get(t)?.as_deref()
+    }
+
+    /// The node group the user wrote node type `n` (from 0) as, where they wrote one.
+    pub fn node_type_name(&self, n: usize) -> Option<&str> {
+        self.node_types.get(n).map(String::as_str)
     }
 
     /// `error` with each problem about an entry the user wrote moved to the user's file and

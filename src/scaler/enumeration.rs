@@ -93,7 +93,8 @@ impl Default for EnumerationOptions {
 }
 
 /// All topologies to check, smallest first, in Kivi's order, without those too small to hold
-/// the node an event names ([`Template::named_node`]).
+/// the node an event names ([`Template::named_node`]) or a node a pod template is pinned to
+/// ([`super::pinned_nodes`]).
 ///
 /// Under [`FastFind::Gallop`] this is the level-0 list; the gallop changes only
 /// the order in which [`super::search::Search`] checks it.
@@ -114,6 +115,7 @@ pub fn enumerate(template: &Template, options: &EnumerationOptions) -> Vec<Topol
     if let Some(named) = template.named_node() {
         topologies.retain(|t| t.total_nodes() >= named.id);
     }
+    topologies.retain(|t| template.pinned.missing_in(t).is_none());
     // Each key once, not per comparison; the keys are sums of counts, never negative, so
     // their bits order them as their values do, and the sort keeps generation order among
     // equal keys.
@@ -142,6 +144,18 @@ pub fn why_no_topology(template: &Template, options: &EnumerationOptions) -> Str
         return format!(
             "{named}, and no topology up to the confident size has more than {nodes}; name a \
              node from 1 to {nodes}, or raise the node types' maxSize or --confident-nodes"
+        );
+    }
+    if let Some(pin) = (template.pinned.iter()).find(|pin| {
+        let node_type = &template.node_types[pin.node_type()];
+        pin.node() > node_type.max_size.min(confident)
+    }) {
+        return format!(
+            "{}, and no topology up to the confident size has more than {} of them; pin a node \
+             within them, or raise the maxSize of {} or --confident-nodes",
+            pin.describe(&template.origins),
+            template.node_types[pin.node_type()].max_size.min(confident),
+            pin.node_type_name(&template.origins),
         );
     }
     let per_node = template

@@ -4,8 +4,9 @@
 //! topology: the template's sections without `userDefined`, plus
 //! `setup.nodes`, `setup.d` and `setup.pods` built from the types. Identifiers
 //! come from one counter starting at 0: nodes first (each node's `name` is its
-//! `id`), then per deployment type its deployment, its two replica sets and
-//! its pods. Every deployment also gets a `createTargetDeployment` user
+//! `id`, or its position from 1 where pod templates are pinned to nodes:
+//! [`super::pinned_nodes`]), then per deployment type its deployment, its two
+//! replica sets and its pods. Every deployment also gets a `createTargetDeployment` user
 //! command appended to `userCommand`, and a cluster autoscaler's node group
 //! made of a node type gets that type's nodes ([`super::node_groups`]).
 //!
@@ -99,8 +100,9 @@ pub fn instantiate(template: &Template, topology: &Topology) -> Value {
     for (node_type, &count) in template.node_types.iter().zip(topology.nodes()) {
         for _ in 0..count {
             let mut node = node_type.template.clone();
+            let name = template.pinned.node_name(nodes.len() as u64, next_id);
             node.insert("id".into(), json!(next_id));
-            node.insert("name".into(), json!(next_id));
+            node.insert("name".into(), json!(name));
             next_id += 1;
             nodes.push(Value::Object(node));
         }
@@ -177,5 +179,6 @@ pub fn instantiate(template: &Template, topology: &Topology) -> Value {
     template
         .node_groups
         .bind_json(template, topology, &mut document);
+    template.pinned.bind_json(topology, &mut document);
     document
 }

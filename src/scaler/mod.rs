@@ -5,6 +5,7 @@
 //! - [`topology`]: one topology (node and replica counts per type) and Kivi's words for it.
 //! - [`enumeration`]: Kivi's ordered list of topologies up to the confident size.
 //! - [`named_node`]: the node an event names, which smaller topologies do not hold.
+//! - [`pinned_nodes`]: the nodes pod templates pin their pods to, per topology.
 //! - [`search`]: the state machine that hands out topologies and takes verdicts.
 //! - [`instantiate`](mod@instantiate): the cluster document for one topology.
 //! - [`typed_instance`]: the same document as typed records, which the sweep checks.
@@ -26,6 +27,7 @@ pub mod journal;
 pub mod merge;
 pub mod named_node;
 pub mod node_groups;
+pub mod pinned_nodes;
 pub mod search;
 pub mod shard;
 pub mod sweep;

@@ -228,12 +228,21 @@ impl std::fmt::Display for SweepError {
 
 /// The model of one topology of `template`, with `options`: its typed instance, checked and
 /// converted as a loaded document is; or, where a part of the template does not read as
-/// records, its instantiated JSON document loaded, which names the problem by its place.
+/// records, its instantiated JSON document loaded, which names the problem by its place. A
+/// topology without a node a pod template is pinned to is an error.
 pub fn topology_model(
     template: &Template,
     topology: &Topology,
     options: ModelOptions,
 ) -> Result<ClusterModel, String> {
+    if let Some(pin) = template.pinned.missing_in(topology) {
+        return Err(format!(
+            "topology {topology}: {}, but the topology has {} of them; give it {} or more",
+            pin.describe(&template.origins),
+            topology.nodes().get(pin.node_type()).copied().unwrap_or(0),
+            pin.node()
+        ));
+    }
     match typed_instance(template, topology) {
         Some(document) => load_records(&document),
         None => load_uniform(&instantiate(template, topology)),

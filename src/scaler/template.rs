@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::error::TemplateError;
 use super::named_node::NamedNode;
 use super::node_groups::NodeTypeGroups;
+use super::pinned_nodes::{Pin, PinnedNodes};
 use super::topology::Topology;
 use super::typed_instance::TypedTemplate;
 use crate::input::Origins;
@@ -62,7 +63,8 @@ pub struct DeploymentType {
 /// A parsed scaling template: the scaling description plus the document it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
-    /// The whole template document, kept to copy its other sections into instances.
+    /// The whole template document, kept to copy its other sections into instances (pins
+    /// included: each instance writes its own, [`PinnedNodes::bind_json`]).
     pub(crate) document: Map<String, Value>,
     /// Node types in `userDefined.nodesTypes` order.
     pub node_types: Vec<NodeType>,
@@ -82,6 +84,8 @@ pub struct Template {
     pub(crate) typed: TypedTemplate,
     /// The cluster autoscaler's node groups made of node types ([`super::node_groups`]).
     pub(crate) node_groups: NodeTypeGroups,
+    /// The pod templates pinned to a node of a node type ([`super::pinned_nodes`]).
+    pub pinned: PinnedNodes,
 }
 
 /// The path that names the whole document in errors.
@@ -385,14 +389,17 @@ impl Template {
         }
         require_something_to_sweep(&node_types, &deployment_types)?;
         let node_groups = NodeTypeGroups::read(root.object, &node_types)?;
+        let mut unpinned = root.object.clone();
+        let pinned = PinnedNodes::take(&mut unpinned, &node_types)?;
         let typed = TypedTemplate::read(
-            root.object,
+            &unpinned,
             node_types.iter().map(|t| &t.template),
             deployment_types.iter().map(|t| &t.template),
         );
         Ok(Template {
             typed,
             node_groups,
+            pinned,
             document: root.object.clone(),
             node_types,
             deployment_types,
@@ -407,6 +414,13 @@ impl Template {
     /// swept ([`NamedNode`]).
     pub fn named_node(&self) -> Option<NamedNode> {
         NamedNode::highest(&self.document, &self.origins)
+    }
+
+    /// The pins that some topologies of the types' sizes cannot hold ([`PinnedNodes`]): those
+    /// the sweep leaves out.
+    pub fn pins_leaving_topologies_out(&self) -> impl Iterator<Item = &Pin> {
+        let node_types = &self.node_types;
+        (self.pinned.iter()).filter(|pin| pin.node() > node_types[pin.node_type()].min_size)
     }
 
     /// The same template, its events, commands and intents written where `origins` says.

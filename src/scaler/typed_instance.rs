@@ -94,7 +94,9 @@ pub fn typed_instance(template: &Template, topology: &Topology) -> Option<Docume
         for _ in 0..count {
             let mut node = node.clone()?;
             node.id = Some(number(next_id)?);
-            node.name = Some(json!(next_id));
+            node.name = Some(json!(template
+                .pinned
+                .node_name(nodes.len() as u64, next_id)));
             next_id += 1;
             nodes.push(node);
         }
@@ -174,6 +176,7 @@ pub fn typed_instance(template: &Template, topology: &Topology) -> Option<Docume
     template
         .node_groups
         .bind_typed(template, topology, &typed.nodes, &mut document)?;
+    template.pinned.bind_typed(topology, &mut document)?;
     Some(document)
 }
 
@@ -185,9 +188,10 @@ mod tests {
     use crate::scaler::sweep::topology_model;
 
     /// Every case's scaling template, both variants, one with the cluster autoscaler's node
-    /// groups made of node types, and the node-failure benchmark's (last).
+    /// groups made of node types, the node-failure benchmark's with its pods pinned to the
+    /// second node of its second type, and the node-failure benchmark's (last).
     fn templates() -> Vec<(String, Value)> {
-        let mut all = Vec::new();
+        let mut all: Vec<(String, Value)> = Vec::new();
         for case in crate::cases::CASES.iter() {
             for non_violation in [false, true] {
                 let text = case.document(false, non_violation);
@@ -209,8 +213,14 @@ mod tests {
             let text = std::fs::read_to_string(root.join(path)).unwrap();
             all.push((name.into(), serde_json::from_str(&text).unwrap()));
         }
+        let (_, mut pinned) = all.last().unwrap().clone();
+        pinned["setup"]["podTemplates"][0]["nodeName"] = json!({"nodeType": 2, "node": 2});
+        all.insert(all.len() - 1, ("pinned to a node".into(), pinned));
         all
     }
+
+    /// How many of [`templates`] are the cases' (both variants of each).
+    const CASES_TEMPLATES: usize = 2 * crate::cases::CASES.len();
 
     /// The records the JSON loader reads from `topology`'s instantiated document.
     fn read_back(template: &Template, topology: &Topology) -> Document {
@@ -244,7 +254,31 @@ mod tests {
                 compared += 1;
             }
         }
-        assert_eq!(compared, 18 * 6);
+        assert_eq!(compared, 19 * 6);
+    }
+
+    /// A pinned pod template names the pinned node by its position, and the nodes are named
+    /// by their positions, so the kivi reading (a node id) and the Kubernetes reading (a node
+    /// name) pin the pods to the same node; a topology without that node has no model.
+    #[test]
+    fn a_pinned_template_pins_its_pods_to_the_same_node_under_both_readings() {
+        let (_, pinned) = templates().swap_remove(CASES_TEMPLATES + 1);
+        let template = Template::from_json(&pinned).unwrap();
+        let topology: Topology = "3,2:4".parse().unwrap();
+        let typed = typed_instance(&template, &topology).unwrap();
+        let setup = typed.setup.as_ref().unwrap();
+        assert_eq!(setup.pod_templates.as_ref().unwrap()[0].node_name, Some(5));
+        let names: Vec<Option<Value>> = (setup.nodes.as_ref().unwrap().iter())
+            .map(|node| node.name.clone())
+            .collect();
+        assert_eq!(names, (1..=5).map(|n| Some(json!(n))).collect::<Vec<_>>());
+        let model = topology_model(&template, &topology, Default::default()).unwrap();
+        let spec = model.spec();
+        let pinned_to = spec.pod_templates[0].node_name;
+        assert_eq!((pinned_to, spec.node(5).name), (5, 5));
+        let without: Topology = "3,1:4".parse().unwrap();
+        let error = topology_model(&template, &without, Default::default()).unwrap_err();
+        assert!(error.contains("but the topology has 1 of them"), "{error}");
     }
 
     /// A deployment instance named `null` keeps its null name, as the JSON instance does, and
