@@ -19,7 +19,8 @@
 //! failure progress is part of what it is ([`NodeClasses::key`]). A node named by a template's
 //! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does), by a
 //! `drain` event (its cordon and evictions are that node's alone) or by more than one failure
-//! event has a class of its own; an `upgrade` takes its batches in turn, so two nodes are
+//! event has a class of its own, and so has every node of a model with a `maintenance` event
+//! (it walks the nodes in id order, so where a node stands in the walk is its id); an `upgrade` takes its batches in turn, so two nodes are
 //! alike only in one batch (one zone's nodes, where it takes a zone at a time); and two nodes
 //! are alike only where the same DaemonSets placed a pod on each (`ClusterSpec::daemon_pods`,
 //! placed when the model starts under `--semantics kubernetes`).
@@ -67,10 +68,13 @@ impl NodeClasses {
         let by_name = named_by_node_name(spec);
         let drained = drained_by_event(spec);
         let upgrade_batches = upgrade_batches(spec);
+        let maintained =
+            (spec.events.iter()).any(|e| matches!(e.kind, EventKind::Maintenance { .. }));
         let mut classes: HashMap<Vec<i64>, u32> = HashMap::new();
         let classes = (1..=spec.nodes.len())
             .map(|n| {
-                let key = if by_name.contains(&n) || drained.contains(&n) || failing[n - 1].0 > 1 {
+                let apart = maintained || by_name.contains(&n) || drained.contains(&n);
+                let key = if apart || failing[n - 1].0 > 1 {
                     vec![-(n as i64)]
                 } else {
                     let mut key = node_key(spec, n, &ignored);

@@ -35,8 +35,8 @@
 //! Ids and ties: Kubernetes has no maintenance controller; an operator or an upgrade tool
 //! (`kubectl drain`, a managed node-pool upgrade) picks the order, often any order. kivi walks
 //! the nodes in id order under both `--tie-break` settings, as Kivi does, so the order is one
-//! fixed choice rather than every choice, and a model with a maintenance event is not reduced by
-//! symmetry ([`crate::model::symmetry`]).
+//! fixed choice rather than every choice, and symmetry keeps every node of a model with a
+//! maintenance event apart, permuting its pods only ([`crate::model::symmetry`]).
 
 use crate::cluster::timing::MAINTENANCE_WAIT_TIME;
 use crate::cluster::{

@@ -80,8 +80,11 @@
 //!   no timer; their order in the input only orders the search's successors), so a state with
 //!   node 1 down and node 2's failure pending is the renaming of one with node 2 down and node
 //!   1's pending. A node named by more than one failure has a class of its own. A maintenance
-//!   event
-//!   walks the nodes in id order: models with one are not reduced. A `drain` (under
+//!   event walks the nodes in id order, so in a model with one every node has a class of its
+//!   own (where the walk stands, a node id, is then never renamed); the pods are permuted as
+//!   without it: it takes a node's pods down with the node (Kivi's semantics: the node
+//!   controller deletes them, as after a failure) or evicts them one successor each (Kubernetes'
+//!   semantics: permuted offers, as a `drain`'s), never by pod id. A `drain` (under
 //!   `--semantics kubernetes`) names its node, which has a class of its own: its cordon is
 //!   that node's record, and its evictions are offered for every pod on the node that the
 //!   Eviction API allows, one successor each (permuted offers), answered from counts per
@@ -211,7 +214,7 @@ pub use step_classes::StepClasses;
 
 use crate::cluster::{
     interchangeable::{self, NodeClasses},
-    ClusterSpec, EventKind, Semantics, TieBreak,
+    ClusterSpec, Semantics, TieBreak,
 };
 use crate::controllers::descheduler::evictor;
 
@@ -310,13 +313,6 @@ impl Symmetry {
                     "a descheduler that crashes part-way has evicted in node-id order".into(),
                 );
             }
-        }
-        if spec
-            .events
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Maintenance { .. }))
-        {
-            return Err("maintenance walks the nodes in id order".into());
         }
         if spec.semantics == Semantics::Kubernetes {
             kubernetes_obstacle(spec)?;
