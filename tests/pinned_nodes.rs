@@ -21,6 +21,12 @@ fn pinned_to(node: &str) -> Scratch {
     dir
 }
 
+/// `kivi check DIR --semantics kubernetes MORE`: its exit code, standard output and error.
+fn under_kubernetes(dir: &str, more: &[&str]) -> (Option<i32>, String, String) {
+    let args = [&["check", dir, "--semantics", "kubernetes"], more].concat();
+    kivi_texts(&args)
+}
+
 /// The nodes per node type of each topology a sweep's JSON report decided, and of its
 /// minimal violating one.
 fn decided(report: &Value) -> (Vec<Vec<u64>>, Vec<u64>) {
@@ -35,15 +41,7 @@ fn decided(report: &Value) -> (Vec<Vec<u64>>, Vec<u64>) {
 
 #[test]
 fn a_pinned_pod_takes_its_node_in_every_topology_and_smaller_ones_are_not_swept() {
-    let args = [
-        "check",
-        PINNED,
-        "--semantics",
-        "kubernetes",
-        "--format",
-        "json",
-    ];
-    let (code, stdout, stderr) = kivi_texts(&args);
+    let (code, stdout, stderr) = under_kubernetes(PINNED, &["--format", "json"]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains(
@@ -62,41 +60,17 @@ fn a_pinned_pod_takes_its_node_in_every_topology_and_smaller_ones_are_not_swept(
     // Pinned to the node no web pod may use, the two `tier: web` nodes hold them.
     let elsewhere = pinned_to("node type 2");
     let dir = elsewhere.to_str().unwrap();
-    let args = [
-        "check",
-        dir,
-        "--semantics",
-        "kubernetes",
-        "--format",
-        "json",
-    ];
-    let (code, stdout, stderr) = kivi_texts(&args);
+    let (code, stdout, stderr) = under_kubernetes(dir, &["--format", "json"]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(decided(&report).1, [1, 1], "{stdout}");
-    let args = [
-        "check",
-        dir,
-        "--semantics",
-        "kubernetes",
-        "--topology",
-        "2,1:4,1",
-    ];
-    let (code, stdout, stderr) = kivi_texts(&args);
+    let (code, stdout, stderr) = under_kubernetes(dir, &["--topology", "2,1:4,1"]);
     assert_eq!(code, Some(0), "{stdout}{stderr}");
 
     // A DaemonSet pinned to the second `tier: web` node takes a core there: two such nodes no
     // longer hold the web pods, and one is not swept.
     std::fs::write(elsewhere.join("yaml/agent.yaml"), AGENT).unwrap();
-    let args = [
-        "check",
-        dir,
-        "--semantics",
-        "kubernetes",
-        "--format",
-        "json",
-    ];
-    let (code, stdout, stderr) = kivi_texts(&args);
+    let (code, stdout, stderr) = under_kubernetes(dir, &["--format", "json"]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains("DaemonSet/agent pins its pods (nodeName) to node 2 of node group"),
@@ -132,15 +106,7 @@ spec:
 
 #[test]
 fn a_topology_or_a_sweep_without_the_pinned_node_is_an_input_error() {
-    let args = [
-        "check",
-        PINNED,
-        "--semantics",
-        "kubernetes",
-        "--topology",
-        "1,2:4,1",
-    ];
-    let (code, _, stderr) = kivi_texts(&args);
+    let (code, _, stderr) = under_kubernetes(PINNED, &["--topology", "1,2:4,1"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(
@@ -180,6 +146,42 @@ fn a_topology_or_a_sweep_without_the_pinned_node_is_an_input_error() {
              group `node type 1`, and no topology up to the confident size has more than 2 of \
              them"
         ),
+        "{stderr}"
+    );
+}
+
+/// A hand-written uniform-JSON template pins a pod template as the front-end writes it: the
+/// node-failure model's pods pinned to the second node of the second node type.
+#[test]
+fn a_uniform_template_pins_pods_to_a_node_of_a_node_type() {
+    let text = std::fs::read_to_string("bench-configs/models/c3-four-node-failures.json").unwrap();
+    let mut template: Value = serde_json::from_str(&text).unwrap();
+    let dir = scratch("pinned-uniform-template");
+    let write = |template: &Value| {
+        let path = dir.join("template.json");
+        std::fs::write(&path, template.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    template["setup"]["podTemplates"][0]["nodeName"] =
+        serde_json::json!({"nodeType": 2, "node": 2});
+    let path = write(&template);
+    // Unpinned, the sweep's first topology already leaves a pod Pending (exit 1); pinned,
+    // every pod is bound to its node by the API and none waits for the scheduler.
+    let (code, stdout, stderr) = kivi_texts(&["check", &path, "--tie-break", "any"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(
+            "topologies with fewer than 2 nodes of userDefined.nodesTypes[1] are not swept: \
+             setup.podTemplates[0] pins its pods (nodeName) to node 2"
+        ),
+        "{stderr}"
+    );
+
+    template["setup"]["podTemplates"][0]["nodeName"]["zone"] = "a".into();
+    let (code, _, stderr) = kivi_texts(&["check", &write(&template)]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("setup.podTemplates[0].nodeName.zone: unknown key"),
         "{stderr}"
     );
 }

@@ -131,7 +131,7 @@ fn is_valid_single_topology(doc: &Value) -> bool {
 /// have, such as a misspelt `cpuu`: Kivi ignores them, so they are easy to miss. An error when
 /// the document does not even have the format's shape.
 pub fn unknown_keys(doc: &Value) -> Result<Vec<String>, LoadError> {
-    let (document, mut unknown) = parsed(doc)?;
+    let (document, mut unknown) = parsed(&without_pins(doc))?;
     for (key, events) in [
         ("events", &document.events),
         ("userCommand", &document.user_command),
@@ -168,6 +168,27 @@ fn known_para_keys(name: &str) -> &'static [&'static str] {
         "upgrade" => &["by"],
         _ => &[],
     }
+}
+
+/// `doc` without the pins of a template's pod templates (a `nodeName` that names a node of a
+/// node type, an object: `crate::scaler::pinned_nodes` reads and checks it); a single
+/// topology as it is, where such a `nodeName` is the wrong type.
+fn without_pins(doc: &Value) -> std::borrow::Cow<'_, Value> {
+    let templates = doc.pointer("/setup/podTemplates").and_then(Value::as_array);
+    let pinned = |t: &Value| t.get("nodeName").is_some_and(Value::is_object);
+    if doc.get("userDefined").is_none() || !templates.is_some_and(|t| t.iter().any(pinned)) {
+        return std::borrow::Cow::Borrowed(doc);
+    }
+    let mut doc = doc.clone();
+    let templates = doc
+        .pointer_mut("/setup/podTemplates")
+        .and_then(Value::as_array_mut);
+    for template in templates.into_iter().flatten() {
+        if let Some(template) = template.as_object_mut() {
+            template.retain(|key, value| key != "nodeName" || !value.is_object());
+        }
+    }
+    std::borrow::Cow::Owned(doc)
 }
 
 fn parsed(doc: &Value) -> Result<(schema::Document, Vec<String>), LoadError> {
