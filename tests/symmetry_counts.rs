@@ -2,12 +2,13 @@
 //! reachable states up to renaming, whatever the search's history, so it is the same at every
 //! thread count, depth-first and breadth-first, with fingerprints and with exact states, and
 //! never more than the unreduced count (issue #46, row 2). Checked on the auditor's inputs and
-//! on generated small configurations with taints and node failures.
+//! on generated small configurations with taints and node failures, and with maintenance.
 
 use crate::support::random_config;
 
+use kivi::cluster::Semantics;
 use kivi::engine::{check, CheckOptions, Strategy, Verdict, VisitedKind};
-use kivi::model::ClusterModel;
+use kivi::model::{ClusterModel, ModelOptions};
 use random_config::{any_ties, Config, Shape};
 
 /// How a check is run: threads, order and visited set.
@@ -192,4 +193,46 @@ fn generated_configurations_store_one_count_at_every_thread_count_and_order() {
         tainted >= 150 && pods_permuted >= 10,
         "{tainted} with taints, {pods_permuted} with pods permuted"
     );
+}
+
+/// The same on generated configurations with a maintenance event after their node failures,
+/// under both semantics: every node apart and the pods permuted, one count at every run, no
+/// more than the unreduced count, and the unreduced verdict.
+#[test]
+fn generated_configurations_with_maintenance_store_one_count_at_every_run() {
+    let shape = Shape {
+        max_nodes: 3,
+        max_replicas: 3,
+        tainted_percent: 30,
+    };
+    let runs = every_kind_of_run();
+    let mut compared = 0;
+    for seed in 0..300 {
+        let maintenance = serde_json::json!({"name": "maintenance", "para": {"p": 1}});
+        let config = Config::generate(seed, shape).with_event(maintenance);
+        for semantics in [Semantics::Kivi, Semantics::Kubernetes] {
+            let options = |symmetry| ModelOptions {
+                semantics,
+                ..any_ties(symmetry)
+            };
+            let reduced = config.model(options(true));
+            if !reduced.symmetry().is_on() {
+                continue;
+            }
+            assert!(
+                !reduced.symmetry().describe().contains("nodes in classes"),
+                "seed {seed}: {}",
+                reduced.symmetry().describe()
+            );
+            let full = (1, Strategy::Bfs, VisitedKind::Exact);
+            let Some(full) = search(&config.model(options(false)), full, Some(4 << 20)) else {
+                continue;
+            };
+            let what = format!("seed {seed} {semantics:?}:\n{}", config.yaml());
+            counts_agree(&reduced, &full, &runs, &what);
+            compared += 1;
+        }
+    }
+    // Symmetry on with every node apart: the pods are permuted in each one compared.
+    assert_eq!(compared, 82, "configurations compared");
 }

@@ -146,6 +146,14 @@ impl Config {
         Self { seed, documents }
     }
 
+    /// The same configuration with `event` after its own events.
+    pub fn with_event(mut self, event: Value) -> Self {
+        let description = self.documents.last_mut().expect("the cluster description");
+        let events = description["kivi"]["events_assumption"].as_array_mut();
+        events.expect("its events").push(event);
+        self
+    }
+
     /// The configuration as one YAML stream (JSON documents, which YAML reads as they are).
     pub fn yaml(&self) -> String {
         let documents: Vec<String> = self.documents.iter().map(Value::to_string).collect();
