@@ -20,8 +20,8 @@
 //! `nodeName` (which kivi reads both as a node name and as a node id, as Kivi does), by a
 //! `drain` event (its cordon and evictions are that node's alone) or by more than one failure
 //! event has a class of its own, and so has every node of a model with a `maintenance` event
-//! (it walks the nodes in id order, so where a node stands in the walk is its id); an `upgrade` takes its batches in turn, so two nodes are
-//! alike only in one batch (one zone's nodes, where it takes a zone at a time); and two nodes
+//! (it walks the nodes in id order, so where a node stands in the walk is its id); an
+//! `upgrade` takes its batches in turn, so two nodes are alike only in one batch (one zone's nodes, where it takes a zone at a time); and two nodes
 //! are alike only where the same DaemonSets placed a pod on each (`ClusterSpec::daemon_pods`,
 //! placed when the model starts under `--semantics kubernetes`).
 //!

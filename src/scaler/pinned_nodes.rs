@@ -24,6 +24,7 @@ use super::error::TemplateError;
 use super::template::NodeType;
 use super::topology::Topology;
 use crate::input::uniform::schema::Document;
+use crate::input::uniform::take_pins;
 use crate::input::Origins;
 
 /// One pod template pinned to a node of a node type.
@@ -51,22 +52,9 @@ impl PinnedNodes {
         document: &mut Map<String, Value>,
         node_types: &[NodeType],
     ) -> Result<Self, TemplateError> {
-        let templates = document
-            .get_mut("setup")
-            .and_then(|setup| setup.get_mut("podTemplates"))
-            .and_then(Value::as_array_mut);
-        let mut pins = Vec::new();
-        for (t, template) in templates.into_iter().flatten().enumerate() {
-            let Some(template) = template.as_object_mut() else {
-                continue;
-            };
-            let Some(Value::Object(given)) = template.get("nodeName") else {
-                continue;
-            };
-            pins.push(read_pin(given, t, node_types)?);
-            template.remove("nodeName");
-        }
-        Ok(Self(pins))
+        let pins = take_pins(document).into_iter();
+        let pins = pins.map(|(t, given)| read_pin(&given, t, node_types));
+        Ok(Self(pins.collect::<Result<_, _>>()?))
     }
 
     /// Whether no pod template is pinned to a node of a node type.
@@ -198,6 +186,28 @@ impl fmt::Display for Pin {
     }
 }
 
+/// The whole number at `key` of pin `given` (at `at`) within `range`; an error saying it is
+/// missing or is not `what.0`, with the fix `what.1`.
+fn position(
+    given: &Map<String, Value>,
+    at: &str,
+    key: &str,
+    range: std::ops::RangeInclusive<u64>,
+    what: (&str, &str),
+) -> Result<u64, TemplateError> {
+    let value = given.get(key);
+    match value.and_then(Value::as_u64) {
+        Some(k) if range.contains(&k) => Ok(k),
+        _ => Err(TemplateError::new(
+            format!("{at}.{key}"),
+            value.map_or("missing".to_string(), |value| {
+                format!("{value} is not {}", what.0)
+            }),
+            what.1,
+        )),
+    }
+}
+
 /// Reads pod template `t`'s `nodeName` object `given`.
 fn read_pin(
     given: &Map<String, Value>,
@@ -215,34 +225,16 @@ fn read_pin(
             "give only nodeType and node",
         ));
     }
-    let count = node_types.len();
-    let node_type = match given.get("nodeType").and_then(Value::as_u64) {
-        Some(k) if (1..=count as u64).contains(&k) => k as usize - 1,
-        _ => {
-            return Err(TemplateError::new(
-                format!("{at}.nodeType"),
-                match given.get("nodeType") {
-                    Some(value) => format!("{value} is not a node type of this template"),
-                    None => "missing".to_string(),
-                },
-                format!("give a position in userDefined.nodesTypes, from 1 to {count}"),
-            ))
-        }
-    };
+    let count = node_types.len() as u64;
+    let type_fix = format!("give a position in userDefined.nodesTypes, from 1 to {count}");
+    let what = ("a node type of this template", type_fix.as_str());
+    let node_type = position(given, &at, "nodeType", 1..=count, what)? as usize - 1;
     let max_size = node_types[node_type].max_size;
-    let node = match given.get("node").and_then(Value::as_u64) {
-        Some(k) if k >= 1 => k,
-        _ => {
-            return Err(TemplateError::new(
-                format!("{at}.node"),
-                match given.get("node") {
-                    Some(value) => format!("{value} is not a node's position"),
-                    None => "missing".to_string(),
-                },
-                "give the node's position among its type's nodes, from 1",
-            ))
-        }
-    };
+    let what = (
+        "a node's position",
+        "give the node's position among its type's nodes, from 1",
+    );
+    let node = position(given, &at, "node", 1..=u64::MAX, what)?;
     if node > max_size {
         return Err(TemplateError::new(
             format!("{at}.node"),

@@ -21,7 +21,7 @@ pub mod schema;
 pub mod validate;
 
 use crate::model::ClusterModel;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
 use std::path::Path;
 
@@ -170,9 +170,8 @@ fn known_para_keys(name: &str) -> &'static [&'static str] {
     }
 }
 
-/// `doc` without the pins of a template's pod templates (a `nodeName` that names a node of a
-/// node type, an object: `crate::scaler::pinned_nodes` reads and checks it); a single
-/// topology as it is, where such a `nodeName` is the wrong type.
+/// `doc` without the pins of a template's pod templates ([`take_pins`]); a single topology
+/// as it is, where such a `nodeName` is the wrong type.
 fn without_pins(doc: &Value) -> std::borrow::Cow<'_, Value> {
     let templates = doc.pointer("/setup/podTemplates").and_then(Value::as_array);
     let pinned = |t: &Value| t.get("nodeName").is_some_and(Value::is_object);
@@ -180,15 +179,32 @@ fn without_pins(doc: &Value) -> std::borrow::Cow<'_, Value> {
         return std::borrow::Cow::Borrowed(doc);
     }
     let mut doc = doc.clone();
-    let templates = doc
-        .pointer_mut("/setup/podTemplates")
-        .and_then(Value::as_array_mut);
-    for template in templates.into_iter().flatten() {
-        if let Some(template) = template.as_object_mut() {
-            template.retain(|key, value| key != "nodeName" || !value.is_object());
-        }
+    if let Some(document) = doc.as_object_mut() {
+        take_pins(document);
     }
     std::borrow::Cow::Owned(doc)
+}
+
+/// Takes out of a template `document` the `nodeName`s of its pod templates that are objects
+/// (a node of a node type, which `crate::scaler::pinned_nodes` reads and checks), with the
+/// position of each pod template in `setup.podTemplates`.
+pub fn take_pins(document: &mut Map<String, Value>) -> Vec<(usize, Map<String, Value>)> {
+    let templates = document
+        .get_mut("setup")
+        .and_then(|setup| setup.get_mut("podTemplates"))
+        .and_then(Value::as_array_mut);
+    let mut pins = Vec::new();
+    for (t, template) in templates.into_iter().flatten().enumerate() {
+        let Some(template) = template.as_object_mut() else {
+            continue;
+        };
+        if template.get("nodeName").is_some_and(Value::is_object) {
+            if let Some(Value::Object(pin)) = template.remove("nodeName") {
+                pins.push((t, pin));
+            }
+        }
+    }
+    pins
 }
 
 fn parsed(doc: &Value) -> Result<(schema::Document, Vec<String>), LoadError> {
